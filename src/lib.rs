@@ -1,0 +1,12 @@
+//! compactor: replay AI coding-agent session logs through context-management
+//! policies (tool-output pruning, history compaction) and measure what they save
+//! and what they lose.
+//!
+//! This library never prints; the `compactor` binary (`src/main.rs`, `src/cli/`)
+//! owns stdout, stderr and exit codes.
+
+pub mod model;
+pub mod read;
+#[doc(hidden)]
+pub mod testing;
+pub mod tokens;

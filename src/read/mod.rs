@@ -1,0 +1,256 @@
+//! Reading session logs: discovery of input files, format detection, dispatch to
+//! the per-format readers, and the helpers they share (line splitting, timestamps,
+//! API-error classification).
+//!
+//! Readers never fail on content: a malformed line becomes a diagnostic naming the
+//! file and line, an unknown record kind is counted and kept raw. Only an input
+//! that cannot be opened at all is an error, and the batch goes on without it.
+
+pub mod claude;
+pub mod cline;
+pub mod codex;
+pub mod codex_exec;
+pub mod discover;
+pub mod errors;
+pub mod gemini;
+pub mod generic;
+pub mod pi;
+pub mod time;
+
+use crate::model::{Diagnostic, Format, Session, Severity};
+use std::path::{Path, PathBuf};
+
+pub use discover::{Input, InputKind, discover};
+
+/// How many leading records format detection looks at.
+pub const DETECT_RECORDS: usize = 200;
+
+/// The result of reading a batch of inputs.
+#[derive(Debug, Default)]
+pub struct Batch {
+    pub sessions: Vec<Session>,
+    /// Inputs that could not be read at all (also the file-level warnings that do
+    /// not belong to a session).
+    pub failures: Vec<Diagnostic>,
+    pub inputs_read: usize,
+}
+
+/// Read one input. `format` overrides detection. Errors only when the input cannot
+/// be read at all (I/O error, or no format recognized).
+pub fn read_input(input: &Input, format: Option<Format>) -> Result<Vec<Session>, Diagnostic> {
+    match &input.kind {
+        InputKind::ClineTask => cline::read_task_dir(&input.path),
+        InputKind::File => {
+            let data = std::fs::read(&input.path).map_err(|e| Diagnostic {
+                severity: Severity::Error,
+                path: input.path.clone(),
+                line: 0,
+                message: format!("cannot read: {e}"),
+            })?;
+            read_bytes(&input.path, &data, format)
+        }
+        InputKind::Stdin => {
+            use std::io::Read;
+            let mut data = Vec::new();
+            std::io::stdin().lock().read_to_end(&mut data).map_err(|e| Diagnostic {
+                severity: Severity::Error,
+                path: input.path.clone(),
+                line: 0,
+                message: format!("cannot read standard input: {e}"),
+            })?;
+            read_bytes(&input.path, &data, format)
+        }
+    }
+}
+
+/// Read an in-memory log. `path` is used for diagnostics and session ids only.
+pub fn read_bytes(path: &Path, data: &[u8], format: Option<Format>) -> Result<Vec<Session>, Diagnostic> {
+    let format = match format.or_else(|| detect(data)) {
+        Some(f) => f,
+        None => {
+            return Err(Diagnostic {
+                severity: Severity::Error,
+                path: path.to_path_buf(),
+                line: 0,
+                message: if data.iter().all(u8::is_ascii_whitespace) {
+                    "empty file: no session records".to_string()
+                } else {
+                    "no known session-log format recognized in the first records (use --format to force one)"
+                        .to_string()
+                },
+            });
+        }
+    };
+    let sessions = match format {
+        Format::ClaudeCode => claude::read(path, data),
+        Format::Codex => codex::read(path, data),
+        Format::CodexExec => codex_exec::read(path, data),
+        Format::Pi => pi::read(path, data),
+        Format::Gemini => gemini::read(path, data),
+        Format::Cline => cline::read_history_bytes(path, data, None),
+        Format::Generic => generic::read(path, data),
+    };
+    Ok(sessions)
+}
+
+/// Read every input (in parallel), then link sub-agent sessions to their parents.
+/// Sessions come back sorted by (source path, id) whatever the thread count.
+pub fn read_all(inputs: &[Input], format: Option<Format>) -> Batch {
+    use rayon::prelude::*;
+    let results: Vec<(usize, Result<Vec<Session>, Diagnostic>)> =
+        inputs.par_iter().enumerate().map(|(i, input)| (i, read_input(input, format))).collect();
+    let mut batch = Batch::default();
+    for (_, r) in results {
+        match r {
+            Ok(s) => {
+                batch.inputs_read += 1;
+                batch.sessions.extend(s);
+            }
+            Err(d) => batch.failures.push(d),
+        }
+    }
+    claude::link_across_files(&mut batch.sessions);
+    batch.sessions.sort_by(|a, b| a.source_path.cmp(&b.source_path).then_with(|| a.id.cmp(&b.id)));
+    batch
+}
+
+/// Detect the format by scanning up to [`DETECT_RECORDS`] records for signature
+/// keys. Never decides from the first line alone: Claude Code files often start
+/// with bookkeeping lines that any format could have.
+pub fn detect(data: &[u8]) -> Option<Format> {
+    let data = strip_bom(data);
+    let first = data.iter().position(|b| !b.is_ascii_whitespace())?;
+    // Whole-file JSON documents (Gemini session, Cline history, generic arrays).
+    if let Some(f) = detect_json_document(&data[first..]) {
+        return Some(f);
+    }
+    let mut votes: Option<Format> = None;
+    let mut generic_lines = 0usize;
+    for (_, line) in lines(data).take(DETECT_RECORDS) {
+        let Ok(v) = serde_json::from_slice::<serde_json::Value>(line) else { continue };
+        let Some(obj) = v.as_object() else { continue };
+        let ty = obj.get("type").and_then(|t| t.as_str()).unwrap_or("");
+        if obj.contains_key("payload")
+            && matches!(ty, "session_meta" | "response_item" | "event_msg" | "turn_context" | "compacted")
+        {
+            return Some(Format::Codex);
+        }
+        if matches!(
+            ty,
+            "thread.started"
+                | "turn.started"
+                | "turn.completed"
+                | "item.started"
+                | "item.completed"
+                | "item.updated"
+                | "turn.failed"
+        ) {
+            return Some(Format::CodexExec);
+        }
+        if (obj.contains_key("parentUuid") || obj.contains_key("uuid")) && obj.contains_key("sessionId") {
+            return Some(Format::ClaudeCode);
+        }
+        if ty == "session" && (obj.contains_key("cwd") || obj.contains_key("version")) && obj.contains_key("id") {
+            return Some(Format::Pi);
+        }
+        if ty == "message" && obj.get("message").and_then(|m| m.get("role")).is_some() && !obj.contains_key("sessionId")
+        {
+            votes = Some(Format::Pi);
+        }
+        if matches!(ty, "compaction" | "model_change" | "thinking_level_change") && obj.contains_key("timestamp") {
+            votes = votes.or(Some(Format::Pi));
+        }
+        if obj.get("role").and_then(|r| r.as_str()).is_some() || obj.get("messages").is_some_and(|m| m.is_array()) {
+            generic_lines += 1;
+        }
+    }
+    votes.or(if generic_lines > 0 { Some(Format::Generic) } else { None })
+}
+
+fn detect_json_document(data: &[u8]) -> Option<Format> {
+    if data.first() != Some(&b'{') && data.first() != Some(&b'[') {
+        return None;
+    }
+    // A JSONL file also starts with '{': only a document that parses whole counts.
+    let v: serde_json::Value = serde_json::from_slice(data).ok()?;
+    match &v {
+        serde_json::Value::Object(o) => {
+            let msgs = o.get("messages").and_then(|m| m.as_array());
+            if let Some(msgs) = msgs {
+                let gemini = msgs.iter().any(|m| {
+                    matches!(m.get("type").and_then(|t| t.as_str()), Some("gemini" | "user" | "info" | "error"))
+                        && m.get("role").is_none()
+                });
+                if o.contains_key("sessionId") || o.contains_key("projectHash") || gemini {
+                    return Some(Format::Gemini);
+                }
+                return Some(Format::Generic);
+            }
+            if o.get("role").is_some() {
+                return Some(Format::Generic);
+            }
+            // One-line JSONL files of other formats are handled by line detection.
+            None
+        }
+        serde_json::Value::Array(a) => {
+            if a.iter().any(|m| m.get("role").is_some()) {
+                // Cline's api_conversation_history.json is a bare MessageParam array;
+                // a generic reader handles it the same way, the Cline reader adds
+                // positional result pairing.
+                return Some(Format::Cline);
+            }
+            None
+        }
+        _ => None,
+    }
+}
+
+/// Remove a UTF-8 byte-order mark.
+pub fn strip_bom(data: &[u8]) -> &[u8] {
+    data.strip_prefix(&[0xEF, 0xBB, 0xBF][..]).unwrap_or(data)
+}
+
+/// Iterate over non-blank lines with their 1-based line numbers, tolerating CRLF,
+/// a BOM and a missing final newline.
+pub fn lines(data: &[u8]) -> impl Iterator<Item = (u64, &[u8])> {
+    let data = strip_bom(data);
+    data.split(|&b| b == b'\n').enumerate().filter_map(|(i, l)| {
+        let l = l.strip_suffix(b"\r").unwrap_or(l);
+        if l.iter().all(u8::is_ascii_whitespace) { None } else { Some((i as u64 + 1, l)) }
+    })
+}
+
+/// Parse one JSONL line, turning failure into a short reason for a diagnostic.
+/// The reason never quotes the line's content (logs may hold secrets).
+pub fn parse_line(line: &[u8]) -> Result<serde_json::Value, String> {
+    serde_json::from_slice(line).map_err(|e| {
+        if e.is_eof() {
+            format!("truncated JSON record ({} bytes): {}", line.len(), e)
+        } else {
+            format!("malformed JSON record ({} bytes): {}", line.len(), e)
+        }
+    })
+}
+
+/// A session id derived from a file name when the log has none.
+pub fn stem_id(path: &Path) -> String {
+    path.file_stem().map(|s| s.to_string_lossy().into_owned()).unwrap_or_else(|| "session".to_string())
+}
+
+/// Truncate a string to at most `max` bytes on a char boundary.
+pub fn truncate_str(s: &str, max: usize) -> &str {
+    if s.len() <= max {
+        return s;
+    }
+    let mut end = max;
+    while !s.is_char_boundary(end) {
+        end -= 1;
+    }
+    &s[..end]
+}
+
+/// Standard locations scanned when no path is given.
+pub fn default_locations() -> Vec<PathBuf> {
+    let Some(home) = std::env::var_os("HOME").map(PathBuf::from) else { return Vec::new() };
+    [home.join(".claude/projects"), home.join(".codex/sessions")].into_iter().filter(|p| p.is_dir()).collect()
+}
