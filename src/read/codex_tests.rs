@@ -283,7 +283,7 @@ fn corpus_matches_manifest() {
     let Some(corpus) = corpus_dir() else { return };
     let manifest = std::fs::read_to_string(corpus.join("MANIFEST.md")).unwrap();
     let mut checked = 0;
-    for (folder, format) in [("codex", Format::Codex)] {
+    for (folder, format) in [("codex", Format::Codex), ("codex-exec-json", Format::CodexExec)] {
         let mut files: Vec<_> = std::fs::read_dir(corpus.join(folder)).unwrap().map(|e| e.unwrap().path()).collect();
         files.sort();
         for path in files {
@@ -323,13 +323,13 @@ fn corpus_matches_manifest() {
             checked += 1;
         }
     }
-    assert_eq!(checked, 5);
+    assert_eq!(checked, 11);
 }
 
 /// Lines of every fixture of both readers, as mutation seeds.
 fn seed_lines() -> Vec<String> {
     let mut out = Vec::new();
-    for dir in ["codex"] {
+    for dir in ["codex", "codex-exec"] {
         let mut files: Vec<_> =
             std::fs::read_dir(fixtures_dir().join(dir)).unwrap().map(|e| e.unwrap().path()).collect();
         files.sort();
@@ -371,6 +371,7 @@ proptest! {
     #[test]
     fn arbitrary_bytes_never_panic(data in proptest::collection::vec(any::<u8>(), 0..2048)) {
         let _ = read(Path::new("fuzz.jsonl"), &data);
+        let _ = super::super::codex_exec::read(Path::new("fuzz.jsonl"), &data);
     }
 
     #[test]
@@ -391,6 +392,12 @@ proptest! {
         }
         for c in &s[0].recorded_compactions {
             prop_assert!(c.inserted.end <= s[0].messages.len());
+        }
+        let e = super::super::codex_exec::read(Path::new("fuzz.jsonl"), &data);
+        for s in &e {
+            for c in &s.calls {
+                prop_assert!(c.message_index < s.messages.len());
+            }
         }
     }
 }
