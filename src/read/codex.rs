@@ -1,10 +1,848 @@
-//! Reader for the `codex` format (see docs/log-formats.md). Not yet implemented.
+//! Reader for Codex CLI rollouts (`~/.codex/sessions/YYYY/MM/DD/rollout-*.jsonl`,
+//! docs/log-formats.md §2).
+//!
+//! Every line is `{timestamp, type, payload}`. The model-visible history is the
+//! `response_item`s (OpenAI Responses API items); `event_msg`s are a UI/telemetry
+//! stream that duplicates them, except `token_count` (usage), `error`,
+//! `context_compacted` and the turn-boundary events. `turn_context` carries the
+//! model name, `session_meta` the thread id, cwd and CLI version, `compacted` the
+//! agent's own compactions.
+//!
+//! Mapping to the normalized model:
+//! - consecutive model-side items (reasoning, assistant message, tool calls) form
+//!   one assistant message; consecutive tool outputs form one user message of
+//!   `ToolResult` blocks; every user/developer message item is its own message;
+//! - one [`Call`] per model response (see [`Reader::token_count`] for how the
+//!   usage of `token_count` events is paired with responses);
+//! - `compacted.replacement_history` becomes messages listed in
+//!   [`RecordedCompaction::inserted`].
 
-use crate::model::{Format, Session};
+use super::{errors, time};
+use crate::model::{
+    Block, Call, CompactionKind, Format, Message, Origin, RecordedCompaction, RecordedError, Role, Session, Usage,
+    UsageProvenance,
+};
+use serde_json::Value;
+use std::collections::HashMap;
 use std::path::Path;
 
-pub fn read(path: &Path, _data: &[u8]) -> Vec<Session> {
-    let mut s = Session::new(super::stem_id(path), Format::Generic, path);
-    s.diagnostics.warn(path, 0, "reader not implemented yet");
-    vec![s]
+/// Bounded length of a recorded API error message.
+const MAX_ERROR_LEN: usize = 2000;
+
+/// Canonical name of a tool across Codex versions and formats, for metrics that
+/// must not split one tool into several (log-formats.md §7 #16). Every shell
+/// variant (`shell` 0.40, `shell_command` 0.77, `exec_command` 0.118, the old
+/// `local_shell_call`, `codex exec`'s `command_execution`) maps to `shell`; exec's
+/// `file_change` is the `apply_patch` tool. Other names pass through.
+pub fn canonical_tool(name: &str) -> &str {
+    match name {
+        "shell" | "shell_command" | "exec_command" | "local_shell" | "container.exec" | "unified_exec"
+        | "command_execution" => "shell",
+        "file_change" => "apply_patch",
+        _ => name,
+    }
 }
+
+pub fn read(path: &Path, data: &[u8]) -> Vec<Session> {
+    let mut r = Reader::new(path);
+    r.s.stats.bytes = data.len() as u64;
+    for (line_no, line) in super::lines(data) {
+        r.s.stats.records += 1;
+        let v = match super::parse_line(line) {
+            Ok(v) => v,
+            Err(reason) => {
+                r.s.diagnostics.bad_line(path, line_no, reason);
+                continue;
+            }
+        };
+        if !v.is_object() {
+            r.s.diagnostics.bad_line(path, line_no, "record is not a JSON object");
+            continue;
+        }
+        r.record(&v, line_no, line);
+    }
+    vec![r.finish()]
+}
+
+/// Where `token_count` events sit relative to the response items they measure.
+/// Codex 0.40 emits the event *before* recording the response's items (the
+/// items are written in one batch when the response is done); later builds record
+/// items as they stream and emit `token_count` at `response.completed`, *after*
+/// them. The file shows which layout it has: whichever of the two comes first.
+/// (Checked on the five 0.40 corpus files: the visible output size of each
+/// response correlates at 0.98–1.0 with the non-reasoning output tokens of the
+/// event before it, and at < 0.45 with the event after it.)
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum UsageOrder {
+    Unknown,
+    Precedes,
+    Follows,
+}
+
+/// Whether items are live history or a compaction's replacement history.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Ctx {
+    Live,
+    Replacement,
+}
+
+/// Cumulative counters of `total_token_usage`, for deltas when an event has no
+/// `last_token_usage` (very old rollouts).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+struct Totals {
+    input: u64,
+    cached: u64,
+    output: u64,
+    reasoning: u64,
+}
+
+struct Reader<'a> {
+    path: &'a Path,
+    s: Session,
+    has_id: bool,
+    model: Option<String>,
+    /// The assistant message model-side items are appended to, while open.
+    open_assistant: Option<usize>,
+    /// The user message tool outputs are appended to, while open.
+    open_results: Option<usize>,
+    /// A `Call` was created since the last response boundary: further model-side
+    /// items belong to the same response.
+    response_open: bool,
+    order: UsageOrder,
+    /// Usage seen before its response's items (0.40 layout).
+    pending_usage: Option<Usage>,
+    /// Identity of the last usage-bearing `token_count` (totals, or last usage
+    /// when there are no totals), to drop the repeats Codex emits.
+    last_usage_key: Option<(Value, Value)>,
+    prev_totals: Option<Totals>,
+    unpaired_usage: u64,
+    /// The compaction recorded since the last call, to merge `compacted` with its
+    /// `context_compacted` event; `bool` = it was created from the event alone.
+    open_compaction: Option<(usize, bool)>,
+    /// Exit status from `exec_command_end` / `patch_apply_end` events, by call id,
+    /// for outputs whose text does not say.
+    exit_by_call: HashMap<String, bool>,
+    last_version: Option<String>,
+}
+
+impl<'a> Reader<'a> {
+    fn new(path: &'a Path) -> Reader<'a> {
+        Reader {
+            path,
+            s: Session::new(super::stem_id(path), Format::Codex, path),
+            has_id: false,
+            model: None,
+            open_assistant: None,
+            open_results: None,
+            response_open: false,
+            order: UsageOrder::Unknown,
+            pending_usage: None,
+            last_usage_key: None,
+            prev_totals: None,
+            unpaired_usage: 0,
+            open_compaction: None,
+            exit_by_call: HashMap::new(),
+            last_version: None,
+        }
+    }
+
+    fn record(&mut self, v: &Value, line_no: u64, raw: &[u8]) {
+        let ty = v.get("type").and_then(Value::as_str).unwrap_or("");
+        let payload = v.get("payload").unwrap_or(&Value::Null);
+        let ts = v.get("timestamp").and_then(time::parse_value);
+        match ty {
+            "session_meta" => self.session_meta(payload),
+            "turn_context" => {
+                self.boundary();
+                if let Some(m) = payload.get("model").and_then(Value::as_str).filter(|m| !m.is_empty()) {
+                    self.s.meta.add_model(m);
+                    self.model = Some(m.to_string());
+                }
+                if self.s.meta.cwd.is_none() {
+                    self.s.meta.cwd = payload.get("cwd").and_then(Value::as_str).map(str::to_string);
+                }
+            }
+            "response_item" => self.response_item(payload, line_no, ts, Ctx::Live, Some(raw)),
+            "event_msg" => self.event(payload, line_no, raw),
+            "compacted" => self.compacted(payload, line_no, ts),
+            _ => {
+                let kind = if ty.is_empty() { "(no type)" } else { ty };
+                self.s.diagnostics.unknown(kind, line_no, &raw_text(raw));
+            }
+        }
+    }
+
+    fn session_meta(&mut self, p: &Value) {
+        // Later builds call it `session_id`; the first id wins (a fork/resume may
+        // repeat the line).
+        let id = p.get("session_id").or_else(|| p.get("id")).and_then(Value::as_str).filter(|s| !s.is_empty());
+        if let (false, Some(id)) = (self.has_id, id) {
+            self.s.id = id.to_string();
+            self.has_id = true;
+        }
+        if self.s.meta.cwd.is_none() {
+            self.s.meta.cwd = p.get("cwd").and_then(Value::as_str).map(str::to_string);
+        }
+        if let Some(v) = p.get("cli_version").and_then(Value::as_str) {
+            self.s.meta.add_version(v);
+            // A session resumed by another CLI version may use the other
+            // token_count layout: decide again from what follows.
+            if self.last_version.as_deref().is_some_and(|last| last != v) {
+                self.order = UsageOrder::Unknown;
+                if self.pending_usage.take().is_some() {
+                    self.unpaired_usage += 1;
+                }
+            }
+            self.last_version = Some(v.to_string());
+        }
+        self.boundary();
+    }
+
+    /// Ends the current model response and the current message groups.
+    fn boundary(&mut self) {
+        self.open_assistant = None;
+        self.open_results = None;
+        self.response_open = false;
+    }
+
+    fn push_message(&mut self, role: Role, origin: Origin, blocks: Vec<Block>, line: u64, ts: Option<i64>) -> usize {
+        let mut m = Message::new(role, origin, blocks);
+        m.source_line = line;
+        m.timestamp = ts;
+        self.s.messages.push(m);
+        self.s.messages.len() - 1
+    }
+
+    /// Append model-side blocks to the open assistant message, opening it (and, for
+    /// live history, a new `Call` when no response is open) if needed.
+    fn assistant_blocks(&mut self, blocks: Vec<Block>, line: u64, ts: Option<i64>, ctx: Ctx) {
+        self.open_results = None;
+        let idx = match self.open_assistant {
+            Some(i) => i,
+            None => {
+                let i = self.push_message(Role::Assistant, Origin::Model, Vec::new(), line, ts);
+                self.open_assistant = Some(i);
+                if ctx == Ctx::Live && !self.response_open {
+                    self.new_call(i, ts);
+                }
+                i
+            }
+        };
+        if let Some(m) = self.s.messages.get_mut(idx) {
+            m.blocks.extend(blocks);
+        }
+    }
+
+    fn new_call(&mut self, message_index: usize, ts: Option<i64>) {
+        self.response_open = true;
+        self.open_compaction = None;
+        let usage = match self.order {
+            UsageOrder::Unknown => {
+                // Items before any usage: this file records usage after responses.
+                self.order = UsageOrder::Follows;
+                None
+            }
+            UsageOrder::Precedes => self.pending_usage.take(),
+            UsageOrder::Follows => None,
+        };
+        self.s.calls.push(Call { message_index, model: self.model.clone(), usage, timestamp: ts, response_id: None });
+    }
+
+    /// Append a tool result to the open tool-results user message.
+    fn result_block(&mut self, block: Block, line: u64, ts: Option<i64>) {
+        self.open_assistant = None;
+        let idx = match self.open_results {
+            Some(i) => i,
+            None => {
+                let i = self.push_message(Role::User, Origin::ToolResult, Vec::new(), line, ts);
+                self.open_results = Some(i);
+                i
+            }
+        };
+        if let Some(m) = self.s.messages.get_mut(idx) {
+            m.blocks.push(block);
+        }
+    }
+
+    /// `raw` = the source line, None for an item nested in another record.
+    fn response_item(&mut self, p: &Value, line: u64, ts: Option<i64>, ctx: Ctx, raw: Option<&[u8]>) {
+        let ty = p.get("type").and_then(Value::as_str).unwrap_or("");
+        match ty {
+            "message" => self.message_item(p, line, ts, ctx, None),
+            "reasoning" => {
+                let block = reasoning_block(p);
+                self.assistant_blocks(vec![block], line, ts, ctx);
+            }
+            "function_call" => {
+                let input = match p.get("arguments") {
+                    // `arguments` is a JSON string; a model can emit invalid JSON,
+                    // which is kept verbatim.
+                    Some(Value::String(s)) => serde_json::from_str(s).unwrap_or_else(|_| Value::String(s.clone())),
+                    Some(other) => other.clone(),
+                    None => Value::Null,
+                };
+                let block = Block::ToolUse { id: call_id(p, line), name: str_field(p, "name", "unknown"), input };
+                self.assistant_blocks(vec![block], line, ts, ctx);
+            }
+            "custom_tool_call" => {
+                // Freeform tools (apply_patch): `input` is raw text, not JSON.
+                let input = p.get("input").cloned().unwrap_or(Value::Null);
+                let block = Block::ToolUse { id: call_id(p, line), name: str_field(p, "name", "unknown"), input };
+                self.assistant_blocks(vec![block], line, ts, ctx);
+            }
+            "local_shell_call" => {
+                let input = p.get("action").cloned().unwrap_or(Value::Null);
+                let block = Block::ToolUse { id: call_id(p, line), name: "local_shell".to_string(), input };
+                self.assistant_blocks(vec![block], line, ts, ctx);
+            }
+            // Server-side tool: no call id and no output item in the history, so it
+            // is kept as an opaque block rather than an unpaired ToolUse.
+            "web_search_call" | "image_generation_call" => {
+                self.assistant_blocks(vec![Block::Other { raw: p.clone() }], line, ts, ctx);
+            }
+            "function_call_output" | "custom_tool_call_output" => {
+                let id = call_id(p, line);
+                let (content, is_error) = tool_output(p.get("output"));
+                self.result_block(Block::ToolResult { tool_use_id: id, content, is_error }, line, ts);
+            }
+            // Remote compaction summary item: opaque, but it is in the context.
+            "compaction" | "compaction_summary" | "context_compaction" => {
+                self.open_assistant = None;
+                self.open_results = None;
+                let len = p.get("encrypted_content").and_then(Value::as_str).map_or(0, str::len);
+                let block = Block::Thinking { text: String::new(), opaque_len: len };
+                let i = self.push_message(Role::User, Origin::CompactSummary, vec![block], line, ts);
+                if ctx == Ctx::Live {
+                    self.response_open = false;
+                    if self.open_compaction.is_none() {
+                        self.add_compaction(line, i..i + 1, false);
+                    }
+                }
+            }
+            "ghost_snapshot" => self.s.diagnostics.skip("response_item/ghost_snapshot"),
+            _ => {
+                let kind = format!("response_item/{}", if ty.is_empty() { "(no type)" } else { ty });
+                let raw = raw.map_or_else(|| p.to_string(), raw_text);
+                self.s.diagnostics.unknown(&kind, line, &raw);
+            }
+        }
+    }
+
+    /// A `message` item. `summary` = the `compacted.message` text, to recognize the
+    /// summary inside a replacement history.
+    fn message_item(&mut self, p: &Value, line: u64, ts: Option<i64>, ctx: Ctx, summary: Option<&str>) {
+        let role = p.get("role").and_then(Value::as_str).unwrap_or("user");
+        let blocks = content_blocks(p.get("content"));
+        if role == "assistant" {
+            self.assistant_blocks(blocks, line, ts, ctx);
+            return;
+        }
+        // Any input item ends the model response and the message groups.
+        if ctx == Ctx::Live {
+            self.boundary();
+        } else {
+            self.open_assistant = None;
+            self.open_results = None;
+        }
+        let (role, origin) = match role {
+            "user" => (Role::User, user_origin(&blocks, summary)),
+            "developer" | "system" => (Role::System, Origin::Injected),
+            _ => (Role::User, Origin::Injected),
+        };
+        self.push_message(role, origin, blocks, line, ts);
+    }
+
+    fn event(&mut self, p: &Value, line: u64, raw: &[u8]) {
+        let ty = p.get("type").and_then(Value::as_str).unwrap_or("");
+        match ty {
+            "token_count" => self.token_count(p),
+            "error" => {
+                let msg = p.get("message").and_then(Value::as_str).unwrap_or("");
+                self.s.errors.push(RecordedError {
+                    source_line: line,
+                    kind: errors::classify(msg),
+                    message: super::truncate_str(msg, MAX_ERROR_LEN).to_string(),
+                });
+            }
+            "context_compacted" => {
+                self.boundary();
+                if self.open_compaction.is_some() {
+                    // The `compacted` record of the same compaction came first.
+                    self.s.diagnostics.skip("event_msg/context_compacted");
+                } else {
+                    let n = self.s.messages.len();
+                    self.add_compaction(line, n..n, true);
+                }
+            }
+            "exec_command_end" => {
+                if let (Some(id), Some(code)) =
+                    (p.get("call_id").and_then(Value::as_str), p.get("exit_code").and_then(Value::as_i64))
+                {
+                    self.exit_by_call.insert(id.to_string(), code != 0);
+                }
+                self.s.diagnostics.skip("event_msg/exec_command_end");
+            }
+            "patch_apply_end" => {
+                if let (Some(id), Some(ok)) =
+                    (p.get("call_id").and_then(Value::as_str), p.get("success").and_then(Value::as_bool))
+                {
+                    self.exit_by_call.insert(id.to_string(), !ok);
+                }
+                self.s.diagnostics.skip("event_msg/patch_apply_end");
+            }
+            "turn_aborted" | "task_started" | "task_complete" | "turn_started" | "turn_complete" => {
+                self.boundary();
+                self.s.diagnostics.skip(&format!("event_msg/{ty}"));
+            }
+            "thread_rolled_back" => {
+                self.boundary();
+                self.s.diagnostics.skip("event_msg/thread_rolled_back");
+                self.s.diagnostics.warn(
+                    self.path,
+                    line,
+                    "thread rollback: the dropped turns stay in the messages (not modelled)",
+                );
+            }
+            // Duplicates of response items, UI and telemetry: nothing for the model.
+            "user_message"
+            | "agent_message"
+            | "agent_message_delta"
+            | "agent_reasoning"
+            | "agent_reasoning_delta"
+            | "agent_reasoning_raw_content"
+            | "agent_reasoning_raw_content_delta"
+            | "agent_reasoning_section_break"
+            | "entered_review_mode"
+            | "exited_review_mode"
+            | "exec_command_begin"
+            | "exec_command_output_delta"
+            | "patch_apply_begin"
+            | "mcp_tool_call_begin"
+            | "mcp_tool_call_end"
+            | "web_search_begin"
+            | "web_search_end"
+            | "image_generation_begin"
+            | "image_generation_end"
+            | "view_image_tool_call"
+            | "item_started"
+            | "item_completed"
+            | "plan_update"
+            | "turn_diff"
+            | "stream_error"
+            | "warning"
+            | "background_event"
+            | "session_configured"
+            | "thread_name_updated"
+            | "undo_started"
+            | "undo_completed"
+            | "request_user_input"
+            | "collab_agent_spawn_begin"
+            | "collab_agent_spawn_end"
+            | "collab_agent_interaction_begin"
+            | "collab_agent_interaction_end"
+            | "collab_waiting_begin"
+            | "collab_waiting_end"
+            | "collab_close_begin"
+            | "collab_close_end" => self.s.diagnostics.skip(&format!("event_msg/{ty}")),
+            _ => {
+                let kind = format!("event_msg/{}", if ty.is_empty() { "(no type)" } else { ty });
+                self.s.diagnostics.unknown(&kind, line, &raw_text(raw));
+            }
+        }
+    }
+
+    /// Pairing of `token_count` usage with model responses.
+    ///
+    /// Rule: an event counts only when its totals differ from the previous one
+    /// (Codex repeats events; `info: null` carries rate limits only). Its usage is
+    /// `info.last_token_usage`, else the delta of `info.total_token_usage`. A
+    /// counted event ends the current response. Then, by the file's layout:
+    /// - `Follows` (0.77+: items, then the event): the usage goes to the latest
+    ///   `Call` if it has none yet;
+    /// - `Precedes` (0.40: the event, then the items): the usage waits for the
+    ///   next `Call`, which is the response it measured.
+    ///
+    /// Usage that finds no response (the model call of a compaction, a response
+    /// that recorded no item, a second event before any item) is not attached to
+    /// a neighbour: it is counted and reported as unpaired, so one missing event
+    /// never shifts the usage of every later call.
+    fn token_count(&mut self, p: &Value) {
+        let Some(info) = p.get("info").filter(|i| i.is_object()) else {
+            self.s.diagnostics.skip("event_msg/token_count (info: null)");
+            return;
+        };
+        // MANIFEST "usage recs": records carrying usage as they appear in the file,
+        // repeats included (like Claude's repeated block-lines).
+        self.s.stats.usage_records += 1;
+        let total = info.get("total_token_usage").filter(|v| v.is_object());
+        let last = info.get("last_token_usage").filter(|v| v.is_object());
+        let key = match total {
+            Some(t) => (t.clone(), Value::Null),
+            None => (Value::Null, last.cloned().unwrap_or(Value::Null)),
+        };
+        if self.last_usage_key.as_ref() == Some(&key) {
+            self.s.diagnostics.skip("event_msg/token_count (repeat)");
+            return;
+        }
+        self.last_usage_key = Some(key);
+        let totals = total.map(totals_of);
+        let usage = match (last.and_then(openai_usage), totals) {
+            (Some(u), _) => Some(u),
+            (None, Some(t)) => {
+                let prev = self.prev_totals.unwrap_or_default();
+                Some(usage_of(Totals {
+                    input: t.input.saturating_sub(prev.input),
+                    cached: t.cached.saturating_sub(prev.cached),
+                    output: t.output.saturating_sub(prev.output),
+                    reasoning: t.reasoning.saturating_sub(prev.reasoning),
+                }))
+            }
+            (None, None) => None,
+        };
+        if totals.is_some() {
+            self.prev_totals = totals;
+        }
+        let Some(usage) = usage else { return };
+        self.open_assistant = None;
+        self.response_open = false;
+        match self.order {
+            UsageOrder::Unknown => {
+                self.order = UsageOrder::Precedes;
+                self.pending_usage = Some(usage);
+            }
+            UsageOrder::Precedes => {
+                if self.pending_usage.replace(usage).is_some() {
+                    self.unpaired_usage += 1;
+                }
+            }
+            UsageOrder::Follows => match self.s.calls.last_mut() {
+                Some(c) if c.usage.is_none() => c.usage = Some(usage),
+                _ => self.unpaired_usage += 1,
+            },
+        }
+    }
+
+    fn add_compaction(&mut self, line: u64, inserted: std::ops::Range<usize>, from_event: bool) {
+        let start = inserted.start;
+        self.s.recorded_compactions.push(RecordedCompaction {
+            kind: CompactionKind::CodexCompacted,
+            source_line: line,
+            inserted,
+            kept: start..start,
+            tokens_before: None,
+            trigger: None,
+        });
+        self.open_compaction = Some((self.s.recorded_compactions.len() - 1, from_event));
+    }
+
+    /// `compacted`: the replacement history (the agent's whole new context) and the
+    /// summary text become inserted messages.
+    fn compacted(&mut self, p: &Value, line: u64, ts: Option<i64>) {
+        self.boundary();
+        // In the 0.40 layout a usage still waiting for its response here measured
+        // the compaction's own summarization request, not the next response.
+        if self.order == UsageOrder::Precedes && self.pending_usage.take().is_some() {
+            self.unpaired_usage += 1;
+        }
+        let start = self.s.messages.len();
+        let summary = p.get("message").and_then(Value::as_str).filter(|m| !m.trim().is_empty());
+        if let Some(items) = p.get("replacement_history").and_then(Value::as_array) {
+            for item in items {
+                if item.get("type").and_then(Value::as_str) == Some("message") {
+                    self.message_item(item, line, ts, Ctx::Replacement, summary);
+                } else {
+                    self.response_item(item, line, ts, Ctx::Replacement, None);
+                }
+            }
+            self.open_assistant = None;
+            self.open_results = None;
+        }
+        let has_summary = self.s.messages[start..].iter().any(|m| m.origin == Origin::CompactSummary);
+        if let (Some(text), false) = (summary, has_summary) {
+            self.push_message(Role::User, Origin::CompactSummary, vec![Block::text(text)], line, ts);
+        }
+        let end = self.s.messages.len();
+        match self.open_compaction {
+            // The `context_compacted` event of this compaction came first.
+            Some((i, true)) => {
+                if let Some(c) = self.s.recorded_compactions.get_mut(i) {
+                    c.inserted = start..end;
+                    c.kept = start..start;
+                    c.source_line = line;
+                }
+                self.open_compaction = Some((i, false));
+            }
+            _ => self.add_compaction(line, start..end, false),
+        }
+    }
+
+    fn finish(mut self) -> Session {
+        if self.pending_usage.take().is_some() {
+            self.unpaired_usage += 1;
+        }
+        if self.unpaired_usage > 0 {
+            let n = self.unpaired_usage;
+            self.s.diagnostics.warn(
+                self.path,
+                0,
+                format!("{n} token_count record(s) could not be paired with a model response; their usage is not in any call"),
+            );
+        }
+        // Outputs whose text gave no exit status take it from the events.
+        if !self.exit_by_call.is_empty() {
+            for m in &mut self.s.messages {
+                for b in &mut m.blocks {
+                    if let Block::ToolResult { tool_use_id, is_error: is_error @ None, .. } = b
+                        && let Some(&e) = self.exit_by_call.get(tool_use_id.as_str())
+                    {
+                        *is_error = Some(e);
+                    }
+                }
+            }
+        }
+        self.s
+    }
+}
+
+/// The text kept for an unknown record, cut before decoding (the diagnostics keep
+/// a bounded prefix anyway).
+pub(crate) fn raw_text(raw: &[u8]) -> String {
+    String::from_utf8_lossy(&raw[..raw.len().min(crate::model::MAX_UNKNOWN_RAW_LEN)]).into_owned()
+}
+
+fn str_field(p: &Value, key: &str, default: &str) -> String {
+    p.get(key).and_then(Value::as_str).unwrap_or(default).to_string()
+}
+
+/// The call id linking a tool call and its output (`call_id`, older `id`), or a
+/// line-derived one so the block is never without an id.
+fn call_id(p: &Value, line: u64) -> String {
+    p.get("call_id")
+        .or_else(|| p.get("id"))
+        .and_then(Value::as_str)
+        .map_or_else(|| format!("line-{line}"), str::to_string)
+}
+
+/// `reasoning`: summary texts joined (raw `content` texts when there is no
+/// summary, as open-weight models write), encrypted payload kept by length only.
+fn reasoning_block(p: &Value) -> Block {
+    let texts = |key: &str| -> Vec<String> {
+        p.get(key)
+            .and_then(Value::as_array)
+            .map(|a| a.iter().filter_map(|x| x.get("text").and_then(Value::as_str)).map(str::to_string).collect())
+            .unwrap_or_default()
+    };
+    let mut parts = texts("summary");
+    if parts.is_empty() {
+        parts = texts("content");
+    }
+    let opaque_len = p.get("encrypted_content").and_then(Value::as_str).map_or(0, str::len);
+    Block::Thinking { text: parts.join("\n\n"), opaque_len }
+}
+
+/// Content parts of a message or of an array tool output.
+fn content_blocks(content: Option<&Value>) -> Vec<Block> {
+    match content {
+        Some(Value::String(s)) => vec![Block::text(s.clone())],
+        Some(Value::Array(parts)) => parts.iter().map(content_part).collect(),
+        Some(Value::Null) | None => Vec::new(),
+        Some(other) => vec![Block::Other { raw: other.clone() }],
+    }
+}
+
+fn content_part(part: &Value) -> Block {
+    let ty = part.get("type").and_then(Value::as_str).unwrap_or("");
+    match ty {
+        "input_text" | "output_text" | "text" | "summary_text" | "reasoning_text" => {
+            Block::text(part.get("text").and_then(Value::as_str).unwrap_or(""))
+        }
+        "refusal" => Block::text(part.get("refusal").and_then(Value::as_str).unwrap_or("")),
+        "input_image" => {
+            let url = part.get("image_url").and_then(Value::as_str).unwrap_or("");
+            image_block(url)
+        }
+        _ => Block::Other { raw: part.clone() },
+    }
+}
+
+/// An image by URL: a `data:` URL keeps its media type and base64 length, any
+/// other URL its length.
+pub(crate) fn image_block(url: &str) -> Block {
+    if let Some(rest) = url.strip_prefix("data:")
+        && let Some((meta, payload)) = rest.split_once(',')
+    {
+        let media_type = meta.split(';').next().unwrap_or("").to_string();
+        return Block::Image { media_type, bytes: payload.len() };
+    }
+    Block::Image { media_type: "url".to_string(), bytes: url.len() }
+}
+
+/// Text openings of user-role messages Codex injects (environment, AGENTS.md,
+/// user instructions, skills, shell-command echoes, notices), compared
+/// case-insensitively after leading whitespace (codex-rs `is_session_prefix`,
+/// `is_contextual_user_message`).
+const INJECTED_PREFIXES: &[&str] = &[
+    "<environment_context>",
+    "<user_instructions>",
+    "# agents.md instructions",
+    "<instructions>",
+    "<turn_aborted>",
+    "<user_shell_command>",
+    "<subagent_notification>",
+    "<skill>",
+    "<context_update>",
+    "<tool_context>",
+    "<reasoning_context>",
+    "<pinned_notes>",
+];
+
+/// Openings of the user message Codex builds from a compaction summary
+/// (`templates/compact/summary_prefix.md`) and of the older history bridge.
+const SUMMARY_PREFIXES: &[&str] = &[
+    "another language model started to solve this problem",
+    "you were originally given instructions from a user over one or more turns",
+];
+
+fn starts_with_ci(text: &str, prefix: &str) -> bool {
+    text.get(..prefix.len()).is_some_and(|head| head.eq_ignore_ascii_case(prefix))
+}
+
+fn user_origin(blocks: &[Block], summary: Option<&str>) -> Origin {
+    let first_text = blocks.iter().find_map(|b| match b {
+        Block::Text { text } if !text.trim().is_empty() => Some(text.trim_start()),
+        _ => None,
+    });
+    let Some(text) = first_text else { return Origin::Human };
+    if SUMMARY_PREFIXES.iter().any(|p| starts_with_ci(text, p)) || summary.is_some_and(|s| text.contains(s.trim())) {
+        return Origin::CompactSummary;
+    }
+    if INJECTED_PREFIXES.iter().any(|p| starts_with_ci(text, p)) {
+        return Origin::Injected;
+    }
+    Origin::Human
+}
+
+/// A tool output: its content blocks and whether it failed (None = unknown).
+fn tool_output(output: Option<&Value>) -> (Vec<Block>, Option<bool>) {
+    match output {
+        Some(Value::String(s)) => output_text(s),
+        Some(Value::Array(items)) => {
+            let blocks: Vec<Block> = items.iter().map(content_part).collect();
+            let is_error = blocks.iter().find_map(|b| match b {
+                Block::Text { text } => Some(text_status(text)),
+                _ => None,
+            });
+            (blocks, is_error.flatten())
+        }
+        // Internal payload shape `{content, success}` some builds serialized.
+        Some(Value::Object(o)) => {
+            let (mut blocks, mut is_error) = match o.get("content") {
+                Some(Value::String(s)) => output_text(s),
+                other => (content_blocks(other), None),
+            };
+            if let Some(ok) = o.get("success").and_then(Value::as_bool) {
+                is_error = Some(!ok);
+            }
+            if blocks.is_empty() && o.get("content").is_none() {
+                blocks.push(Block::Other { raw: Value::Object(o.clone()) });
+            }
+            (blocks, is_error)
+        }
+        Some(Value::Null) | None => (Vec::new(), None),
+        Some(other) => (vec![Block::Other { raw: other.clone() }], None),
+    }
+}
+
+/// A string output. 0.40 wraps it as JSON `{"output": …, "metadata": {"exit_code":
+/// …}}`: the inner text and the exit code are used. Later builds write text with
+/// an `Exit code: N` / `Process exited with code N` header.
+fn output_text(s: &str) -> (Vec<Block>, Option<bool>) {
+    if s.trim_start().starts_with('{')
+        && let Ok(Value::Object(o)) = serde_json::from_str::<Value>(s)
+        && let Some(inner) = o.get("output").and_then(Value::as_str)
+    {
+        let code = o.get("metadata").and_then(|m| m.get("exit_code")).and_then(Value::as_i64);
+        let is_error = code.map(|c| c != 0).or_else(|| text_status(inner));
+        let blocks = if inner.is_empty() { Vec::new() } else { vec![Block::text(inner)] };
+        return (blocks, is_error);
+    }
+    let blocks = if s.is_empty() { Vec::new() } else { vec![Block::text(s)] };
+    (blocks, text_status(s))
+}
+
+/// Failure status a Codex tool-output text states in its header: the exit code
+/// (non-zero = error), or one of Codex's own failure messages. Only the header
+/// lines are read, never the command's output, which can contain anything.
+pub(crate) fn text_status(s: &str) -> Option<bool> {
+    let parse_code = |t: &str| -> Option<i64> {
+        let t = t.trim_start();
+        let end =
+            t.char_indices().find(|&(i, c)| !(c.is_ascii_digit() || (i == 0 && c == '-'))).map_or(t.len(), |x| x.0);
+        t[..end].parse().ok()
+    };
+    for line in s.lines().take(8) {
+        if line == "Output:" {
+            break;
+        }
+        if let Some(rest) = line.strip_prefix("Exit code:").or_else(|| line.strip_prefix("Process exited with code"))
+            && let Some(code) = parse_code(rest)
+        {
+            return Some(code != 0);
+        }
+    }
+    let first = s.lines().next().unwrap_or("");
+    // 0.40 sandbox failures: "failed in sandbox … with execution error: …, exit
+    // code: 1, stdout: …"; tool errors Codex returns to the model.
+    if first.starts_with("failed in sandbox") || first.starts_with("execution error:") {
+        if let Some(pos) = first.find("exit code:")
+            && let Some(code) = parse_code(&first[pos + "exit code:".len()..])
+        {
+            return Some(code != 0);
+        }
+        return Some(true);
+    }
+    if first.starts_with("patch rejected by user") || first.starts_with("aborted by user") {
+        return Some(true);
+    }
+    None
+}
+
+fn num(v: &Value, keys: &[&str]) -> u64 {
+    keys.iter().find_map(|k| v.pointer(k).and_then(Value::as_u64)).unwrap_or(0)
+}
+
+fn totals_of(v: &Value) -> Totals {
+    Totals {
+        input: num(v, &["/input_tokens"]),
+        cached: num(v, &["/cached_input_tokens", "/input_tokens_details/cached_tokens"]),
+        output: num(v, &["/output_tokens"]),
+        reasoning: num(v, &["/reasoning_output_tokens", "/output_tokens_details/reasoning_tokens"]),
+    }
+}
+
+/// OpenAI semantics: input includes cached input, output includes reasoning.
+fn usage_of(t: Totals) -> Usage {
+    Usage {
+        uncached_input: t.input.saturating_sub(t.cached),
+        cache_read: t.cached,
+        cache_write: 0,
+        output: t.output,
+        reasoning: t.reasoning,
+        provenance: UsageProvenance::OpenAi,
+    }
+}
+
+/// An OpenAI/Codex usage object (`{input_tokens, cached_input_tokens,
+/// output_tokens, reasoning_output_tokens}` or the Responses API's `*_details`
+/// shape), normalized. None when it has no token counts at all.
+pub(crate) fn openai_usage(v: &Value) -> Option<Usage> {
+    let o = v.as_object()?;
+    if !o.contains_key("input_tokens") && !o.contains_key("output_tokens") {
+        return None;
+    }
+    Some(usage_of(totals_of(v)))
+}
+
+#[cfg(test)]
+#[path = "codex_tests.rs"]
+mod tests;

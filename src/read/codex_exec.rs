@@ -1,10 +1,325 @@
-//! Reader for the `codex_exec` format (see docs/log-formats.md). Not yet implemented.
+//! Reader for the `codex exec --json` event stream (stdout of a headless Codex
+//! run, docs/log-formats.md §2.9; event types of codex-rs `exec_events.rs`).
+//!
+//! `thread.started{thread_id}` names the session; each `turn.started` …
+//! `turn.completed{usage}` / `turn.failed{error}` is one user turn; items arrive
+//! as `item.started` / `item.updated` / `item.completed`. The completed item is
+//! the truth; a started/updated item is used only when it never completed (a
+//! killed run). The prompt itself is not in the stream.
+//!
+//! Mapping: reasoning and agent messages are assistant blocks; command
+//! executions, file changes and MCP calls become a `ToolUse` in the assistant
+//! message and a `ToolResult` in the following user message (keyed by the item
+//! id). `turn.completed.usage` is the sum over the turn's model requests, so it
+//! becomes one [`Call`] per turn, attached to the turn's last assistant message.
 
-use crate::model::{Format, Session};
+use super::{codex, errors};
+use crate::model::{Block, Call, Format, Message, Origin, RecordedError, Role, Session};
+use serde_json::{Value, json};
+use std::collections::HashMap;
 use std::path::Path;
 
-pub fn read(path: &Path, _data: &[u8]) -> Vec<Session> {
-    let mut s = Session::new(super::stem_id(path), Format::Generic, path);
-    s.diagnostics.warn(path, 0, "reader not implemented yet");
-    vec![s]
+const MAX_ERROR_LEN: usize = 2000;
+
+pub fn read(path: &Path, data: &[u8]) -> Vec<Session> {
+    let mut sessions = Vec::new();
+    let mut r = Reader::new(path);
+    r.s.stats.bytes = data.len() as u64;
+    for (line_no, line) in super::lines(data) {
+        let v = match super::parse_line(line) {
+            Ok(v) => v,
+            Err(reason) => {
+                r.s.stats.records += 1;
+                r.s.diagnostics.bad_line(path, line_no, reason);
+                continue;
+            }
+        };
+        let ty = v.get("type").and_then(Value::as_str).unwrap_or("");
+        // Concatenated streams: a second thread starts a second session.
+        if ty == "thread.started" {
+            let id = v.get("thread_id").and_then(Value::as_str).unwrap_or("");
+            if r.has_id && r.s.id != id {
+                let next = Reader::new(path);
+                sessions.push(std::mem::replace(&mut r, next).finish());
+            }
+        }
+        r.s.stats.records += 1;
+        if !v.is_object() {
+            r.s.diagnostics.bad_line(path, line_no, "record is not a JSON object");
+            continue;
+        }
+        r.record(&v, ty, line_no, line);
+    }
+    sessions.push(r.finish());
+    // Bytes are attributed to the first session: streams are split by thread only
+    // in the rare concatenated case.
+    for s in sessions.iter_mut().skip(1) {
+        s.stats.bytes = 0;
+    }
+    sessions
 }
+
+/// One item of the current turn, in order of first appearance.
+struct Item {
+    id: String,
+    item: Value,
+    completed: bool,
+    line: u64,
+}
+
+struct Reader<'a> {
+    path: &'a Path,
+    s: Session,
+    has_id: bool,
+    turn: Vec<Item>,
+    /// Position in `turn` by item id.
+    turn_index: HashMap<String, usize>,
+    turn_line: u64,
+}
+
+impl<'a> Reader<'a> {
+    fn new(path: &'a Path) -> Reader<'a> {
+        Reader {
+            path,
+            s: Session::new(super::stem_id(path), Format::CodexExec, path),
+            has_id: false,
+            turn: Vec::new(),
+            turn_index: HashMap::new(),
+            turn_line: 0,
+        }
+    }
+
+    fn record(&mut self, v: &Value, ty: &str, line: u64, raw: &[u8]) {
+        match ty {
+            "thread.started" => {
+                if let Some(id) = v.get("thread_id").and_then(Value::as_str).filter(|s| !s.is_empty()) {
+                    self.s.id = id.to_string();
+                    self.has_id = true;
+                }
+            }
+            "turn.started" => {
+                // A turn that never completed ends where the next one starts.
+                self.end_turn(None, false);
+                self.turn_line = line;
+            }
+            "item.started" | "item.updated" | "item.completed" => {
+                let Some(item) = v.get("item").filter(|i| i.is_object()) else {
+                    self.s.diagnostics.bad_line(self.path, line, format!("{ty} without an item object"));
+                    return;
+                };
+                let completed = ty == "item.completed";
+                let id = item.get("id").and_then(Value::as_str).map_or_else(|| format!("line-{line}"), str::to_string);
+                match self.turn_index.get(&id).and_then(|&i| self.turn.get_mut(i)) {
+                    Some(it) => {
+                        // Later states replace earlier ones; nothing replaces a completion.
+                        if !it.completed {
+                            it.item = item.clone();
+                            it.completed = completed;
+                        }
+                    }
+                    None => {
+                        self.turn_index.insert(id.clone(), self.turn.len());
+                        self.turn.push(Item { id, item: item.clone(), completed, line });
+                    }
+                }
+            }
+            "turn.completed" => {
+                let usage = v.get("usage").filter(|u| u.is_object());
+                if usage.is_some() {
+                    self.s.stats.usage_records += 1;
+                }
+                self.end_turn(usage, true);
+            }
+            "turn.failed" => {
+                let msg = v.pointer("/error/message").and_then(Value::as_str).unwrap_or("turn failed");
+                self.error(line, msg);
+                self.end_turn(None, true);
+            }
+            "error" => {
+                let msg = v.get("message").and_then(Value::as_str).unwrap_or("");
+                self.error(line, msg);
+            }
+            _ => {
+                let kind = if ty.is_empty() { "(no type)" } else { ty };
+                self.s.diagnostics.unknown(kind, line, &codex::raw_text(raw));
+            }
+        }
+    }
+
+    fn error(&mut self, line: u64, msg: &str) {
+        self.s.errors.push(RecordedError {
+            source_line: line,
+            kind: errors::classify(msg),
+            message: super::truncate_str(msg, MAX_ERROR_LEN).to_string(),
+        });
+    }
+
+    fn push(&mut self, role: Role, origin: Origin, blocks: Vec<Block>, line: u64) -> usize {
+        let mut m = Message::new(role, origin, blocks);
+        m.source_line = line;
+        self.s.messages.push(m);
+        self.s.messages.len() - 1
+    }
+
+    /// Turn the collected items into messages; with `ended`, record the turn's call.
+    fn end_turn(&mut self, usage: Option<&Value>, ended: bool) {
+        let items = std::mem::take(&mut self.turn);
+        self.turn_index.clear();
+        let mut open_assistant: Option<usize> = None;
+        let mut open_results: Option<usize> = None;
+        let mut last_assistant: Option<usize> = None;
+        for it in items {
+            let (model_blocks, result) = self.convert(&it);
+            if !model_blocks.is_empty() {
+                let idx = match open_assistant {
+                    Some(i) => i,
+                    None => self.push(Role::Assistant, Origin::Model, Vec::new(), it.line),
+                };
+                if let Some(m) = self.s.messages.get_mut(idx) {
+                    m.blocks.extend(model_blocks);
+                }
+                open_assistant = Some(idx);
+                open_results = None;
+                last_assistant = Some(idx);
+            }
+            if let Some(block) = result {
+                let idx = match open_results {
+                    Some(i) => i,
+                    None => self.push(Role::User, Origin::ToolResult, Vec::new(), it.line),
+                };
+                if let Some(m) = self.s.messages.get_mut(idx) {
+                    m.blocks.push(block);
+                }
+                open_results = Some(idx);
+                open_assistant = None;
+            }
+        }
+        if !ended {
+            return;
+        }
+        let usage = usage.and_then(codex::openai_usage);
+        match last_assistant {
+            Some(message_index) => {
+                // The stream names no model and has no timestamps.
+                self.s.calls.push(Call { message_index, model: None, usage, timestamp: None, response_id: None });
+            }
+            None if usage.is_some() => {
+                let line = self.turn_line;
+                self.s.diagnostics.warn(
+                    self.path,
+                    line,
+                    "turn usage recorded but the turn produced no model output; not attached to any call",
+                );
+            }
+            None => {}
+        }
+    }
+
+    /// An item as model-side blocks and an optional tool result.
+    fn convert(&mut self, it: &Item) -> (Vec<Block>, Option<Block>) {
+        let item = &it.item;
+        let ty = item.get("type").and_then(Value::as_str).unwrap_or("");
+        let text = |k: &str| item.get(k).and_then(Value::as_str).unwrap_or("").to_string();
+        let status = item.get("status").and_then(Value::as_str).unwrap_or("");
+        let tool = |name: String, input: Value, content: Vec<Block>, is_error: Option<bool>| {
+            let use_ = Block::ToolUse { id: it.id.clone(), name, input };
+            let result = Block::ToolResult { tool_use_id: it.id.clone(), content, is_error };
+            (vec![use_], Some(result))
+        };
+        match ty {
+            "reasoning" => (vec![Block::Thinking { text: text("text"), opaque_len: 0 }], None),
+            "agent_message" => (vec![Block::text(text("text"))], None),
+            "command_execution" => {
+                let out = text("aggregated_output");
+                let content = if out.is_empty() { Vec::new() } else { vec![Block::text(out)] };
+                let is_error = match item.get("exit_code").and_then(Value::as_i64) {
+                    Some(code) => Some(code != 0),
+                    None => failed_status(status),
+                };
+                tool("command_execution".to_string(), json!({ "command": text("command") }), content, is_error)
+            }
+            "file_change" => {
+                let changes = item.get("changes").cloned().unwrap_or(Value::Null);
+                let summary: Vec<String> = changes
+                    .as_array()
+                    .map(|a| {
+                        a.iter()
+                            .map(|c| {
+                                let kind = c.get("kind").and_then(Value::as_str).unwrap_or("?");
+                                let path = c.get("path").and_then(Value::as_str).unwrap_or("?");
+                                format!("{kind} {path}")
+                            })
+                            .collect()
+                    })
+                    .unwrap_or_default();
+                let content = if summary.is_empty() {
+                    Vec::new()
+                } else {
+                    vec![Block::text(format!("{status}: {}", summary.join("\n")))]
+                };
+                tool("file_change".to_string(), json!({ "changes": changes }), content, failed_status(status))
+            }
+            "mcp_tool_call" => {
+                let name = format!("mcp__{}__{}", text("server"), text("tool"));
+                let input = item.get("arguments").cloned().unwrap_or(Value::Null);
+                let mut content = Vec::new();
+                let mut is_error = failed_status(status);
+                if let Some(parts) = item.pointer("/result/content").and_then(Value::as_array) {
+                    content.extend(parts.iter().map(|p| match p.get("type").and_then(Value::as_str) {
+                        Some("text") => Block::text(p.get("text").and_then(Value::as_str).unwrap_or("")),
+                        Some("image") => Block::Image {
+                            media_type: p.get("mimeType").and_then(Value::as_str).unwrap_or("").to_string(),
+                            bytes: p.get("data").and_then(Value::as_str).map_or(0, str::len),
+                        },
+                        _ => Block::Other { raw: p.clone() },
+                    }));
+                }
+                if let Some(msg) = item.pointer("/error/message").and_then(Value::as_str) {
+                    content.push(Block::text(msg));
+                    is_error = Some(true);
+                }
+                tool(name, input, content, is_error)
+            }
+            "collab_tool_call" => {
+                let name = format!("collab_{}", text("tool"));
+                let input =
+                    json!({ "prompt": item.get("prompt"), "receiver_thread_ids": item.get("receiver_thread_ids") });
+                let states = item.get("agents_states").cloned().unwrap_or(Value::Null);
+                let content = if states.is_null() { Vec::new() } else { vec![Block::Other { raw: states }] };
+                tool(name, input, content, failed_status(status))
+            }
+            // Server-side search and the plan widget: model-side, without a result
+            // item; kept whole.
+            "web_search" | "todo_list" | "plan" => (vec![Block::Other { raw: item.clone() }], None),
+            "error" => {
+                let msg = text("message");
+                self.error(it.line, &msg);
+                (Vec::new(), None)
+            }
+            _ => {
+                let kind = format!("item/{}", if ty.is_empty() { "(no type)" } else { ty });
+                self.s.diagnostics.unknown(&kind, it.line, &item.to_string());
+                (Vec::new(), None)
+            }
+        }
+    }
+
+    fn finish(mut self) -> Session {
+        self.end_turn(None, false);
+        self.s
+    }
+}
+
+/// Error status of an item without an exit code: failed/declined = error,
+/// completed = success, in progress (never completed) = unknown.
+fn failed_status(status: &str) -> Option<bool> {
+    match status {
+        "failed" | "declined" => Some(true),
+        "completed" => Some(false),
+        _ => None,
+    }
+}
+
+#[cfg(test)]
+#[path = "codex_exec_tests.rs"]
+mod tests;

@@ -1,0 +1,403 @@
+//! Tests of the Codex rollout reader: synthetic fixtures (`fixtures/codex/`), the
+//! real corpus against MANIFEST.md (both Codex folders), and robustness.
+
+use super::*;
+use crate::model::{ApiErrorKind, Session};
+use crate::testing::{corpus_dir, fixtures_dir};
+use proptest::prelude::*;
+
+fn fixture(name: &str) -> Session {
+    let path = fixtures_dir().join("codex").join(name);
+    let data = std::fs::read(&path).unwrap();
+    let mut sessions = read(&path, &data);
+    assert_eq!(sessions.len(), 1);
+    sessions.pop().unwrap()
+}
+
+/// `(tool_use_id, is_error)` of every tool result, in order.
+fn results(s: &Session) -> Vec<(String, Option<bool>)> {
+    s.messages
+        .iter()
+        .flat_map(|m| m.blocks.iter())
+        .filter_map(|b| match b {
+            Block::ToolResult { tool_use_id, is_error, .. } => Some((tool_use_id.clone(), *is_error)),
+            _ => None,
+        })
+        .collect()
+}
+
+fn result_text(s: &Session, id: &str) -> String {
+    for b in s.messages.iter().flat_map(|m| m.blocks.iter()) {
+        if let Block::ToolResult { tool_use_id, content, .. } = b
+            && tool_use_id == id
+        {
+            return content
+                .iter()
+                .map(|c| match c {
+                    Block::Text { text } => text.as_str(),
+                    _ => "",
+                })
+                .collect();
+        }
+    }
+    panic!("no result for {id}");
+}
+
+fn usage(input: u64, cached: u64, output: u64, reasoning: u64) -> Usage {
+    Usage {
+        uncached_input: input - cached,
+        cache_read: cached,
+        cache_write: 0,
+        output,
+        reasoning,
+        provenance: UsageProvenance::OpenAi,
+    }
+}
+
+#[test]
+fn v040_json_in_string_outputs_and_usage_before_items() {
+    let s = fixture("v040_json_output.jsonl");
+    assert_eq!(s.format, Format::Codex);
+    assert_eq!(s.id, "0199aaaa-0040-7000-8000-000000000040");
+    assert_eq!(s.meta.cwd.as_deref(), Some("/home/dev/proj"));
+    assert_eq!(s.meta.versions, vec!["0.40.0"]);
+    assert_eq!(s.meta.models, vec!["gpt-5-codex"]);
+    assert_eq!(s.tool_call_count(), 3);
+    // Inner output text, exit code from metadata; the sandbox failure text.
+    assert_eq!(
+        results(&s),
+        vec![
+            ("call_ls".to_string(), Some(false)),
+            ("call_build".to_string(), Some(true)),
+            ("call_sandbox".to_string(), Some(true))
+        ]
+    );
+    assert_eq!(result_text(&s, "call_ls"), "Cargo.toml\nsrc\n");
+    // Origins: environment context injected, the IDE-wrapped prompt is human.
+    assert_eq!(s.messages[0].origin, Origin::Injected);
+    assert_eq!(s.messages[1].origin, Origin::Human);
+    // Reasoning: joined summaries, encrypted content by length.
+    let Block::Thinking { text, opaque_len } = &s.messages[2].blocks[0] else { panic!("{:?}", s.messages[2]) };
+    assert_eq!(text, "**Listing files**\n\nThen the build.");
+    assert_eq!(*opaque_len, 100);
+    // function_call arguments parsed into a JSON value.
+    let (_, name, input) = s.messages[2].tool_uses().next().unwrap();
+    assert_eq!(name, "shell");
+    assert_eq!(input["command"][2], "ls");
+    // Four responses; usage preceded each; the repeated last token_count counts once.
+    assert_eq!(s.calls.len(), 4);
+    assert_eq!(s.usage_count(), 4);
+    assert_eq!(s.stats.usage_records, 5);
+    assert_eq!(s.calls[0].usage, Some(usage(1000, 200, 50, 20)));
+    assert_eq!(s.calls[3].usage, Some(usage(1700, 1400, 60, 10)));
+    assert_eq!(s.calls[0].model.as_deref(), Some("gpt-5-codex"));
+    assert_eq!(s.calls[0].timestamp, time::parse_iso("2025-09-25T01:00:02.000Z"));
+    for c in &s.calls {
+        assert_eq!(s.messages[c.message_index].role, Role::Assistant);
+    }
+    let last = &s.messages[s.calls[3].message_index];
+    assert!(matches!(&last.blocks[1], Block::Text { text } if text.starts_with("The build fails")));
+    // Event duplicates are skipped, not messages.
+    assert_eq!(s.diagnostics.skipped.get("event_msg/agent_message"), Some(&1));
+    assert_eq!(s.diagnostics.skipped.get("event_msg/user_message"), Some(&1));
+    assert_eq!(s.diagnostics.skipped.get("event_msg/token_count (repeat)"), Some(&1));
+    assert_eq!(s.messages.len(), 9);
+    assert!(s.diagnostics.messages.is_empty(), "{:?}", s.diagnostics.messages);
+    assert_eq!(s.stats.records, 25);
+    assert_eq!(s.stats.bytes, std::fs::metadata(fixtures_dir().join("codex/v040_json_output.jsonl")).unwrap().len());
+}
+
+#[test]
+fn v077_exit_code_text_custom_tool_and_usage_after_items() {
+    let s = fixture("v077_exit_code.jsonl");
+    assert_eq!(s.meta.models, vec!["gpt-5.2-codex"]);
+    // developer → system/injected; AGENTS.md and environment → injected.
+    assert_eq!((s.messages[0].role, s.messages[0].origin), (Role::System, Origin::Injected));
+    assert_eq!(s.messages[1].origin, Origin::Injected);
+    assert_eq!(s.messages[2].origin, Origin::Injected);
+    assert_eq!(s.messages[3].origin, Origin::Human);
+    // The header says 101; the "Exit code: 0" inside the output is not read.
+    assert_eq!(
+        results(&s),
+        vec![
+            ("call_t1".to_string(), Some(true)),
+            ("call_patch".to_string(), Some(false)),
+            ("call_t2".to_string(), Some(false)),
+            ("call_legacy".to_string(), Some(false)),
+        ]
+    );
+    // apply_patch input is raw text.
+    let patch = s.messages.iter().flat_map(|m| m.tool_uses()).find(|(id, ..)| *id == "call_patch").unwrap();
+    assert_eq!(patch.1, "apply_patch");
+    assert!(matches!(patch.2, Value::String(t) if t.starts_with("*** Begin Patch")));
+    // The two outputs after the second response form one user message.
+    let two = s.messages.iter().find(|m| m.blocks.len() == 2 && m.has_tool_results()).unwrap();
+    assert_eq!(two.origin, Origin::ToolResult);
+    // Four responses, usage from the token_count after each; info:null and the
+    // repeat ignored.
+    assert_eq!(s.calls.len(), 4);
+    assert_eq!(s.calls[0].usage, Some(usage(2000, 0, 80, 40)));
+    assert_eq!(s.calls[1].usage, Some(usage(2500, 1900, 120, 60)));
+    assert_eq!(s.calls[3].usage, Some(usage(2800, 2600, 30, 0)));
+    assert_eq!(s.stats.usage_records, 5);
+    assert_eq!(s.diagnostics.skipped.get("event_msg/token_count (info: null)"), Some(&1));
+    assert_eq!(s.diagnostics.skipped.get("response_item/ghost_snapshot"), Some(&1));
+    // reasoning (no summary) + custom tool + function call = one message.
+    let m = &s.messages[s.calls[1].message_index];
+    assert_eq!(m.blocks.len(), 3);
+    assert!(matches!(m.blocks[0], Block::Thinking { ref text, opaque_len: 36 } if text.is_empty()));
+    assert!(s.diagnostics.messages.is_empty(), "{:?}", s.diagnostics.messages);
+}
+
+#[test]
+fn v0118_exec_command_exit_codes_and_events() {
+    let s = fixture("v0118_exec_command.jsonl");
+    assert_eq!(s.meta.versions, vec!["0.118.0"]);
+    assert_eq!(s.messages[0].origin, Origin::Injected); // <user_instructions>
+    let prompt = &s.messages[1];
+    assert_eq!(prompt.origin, Origin::Human);
+    assert!(matches!(prompt.blocks[1], Block::Image { ref media_type, bytes: 15 } if media_type == "image/png"));
+    assert_eq!(
+        results(&s),
+        vec![
+            ("call_bun".to_string(), Some(true)),   // Process exited with code 1
+            ("call_npm".to_string(), None),         // still running: unknown
+            ("call_poll".to_string(), Some(false)), // from exec_command_end
+        ]
+    );
+    // commentary message + reasoning + exec_command + web search: one response.
+    let first = &s.messages[s.calls[0].message_index];
+    assert_eq!(first.blocks.len(), 4);
+    assert!(matches!(first.blocks[3], Block::Other { .. }));
+    assert_eq!(s.tool_call_count(), 3);
+    assert_eq!(s.calls.len(), 4);
+    assert_eq!(s.usage_count(), 4);
+    assert_eq!(s.calls[0].model.as_deref(), Some("gpt-5.4"));
+}
+
+#[test]
+fn compacted_replacement_history_is_inserted() {
+    let s = fixture("compacted.jsonl");
+    assert_eq!(s.recorded_compactions.len(), 2);
+    let c = &s.recorded_compactions[0];
+    assert_eq!(c.kind, CompactionKind::CodexCompacted);
+    assert_eq!(c.inserted, 5..8);
+    assert!(c.kept.is_empty());
+    let origins: Vec<Origin> = s.messages[c.inserted.clone()].iter().map(|m| m.origin).collect();
+    assert_eq!(origins, vec![Origin::Injected, Origin::Human, Origin::CompactSummary]);
+    assert!(s.is_inserted(7) && !s.is_inserted(8));
+    // context_compacted after compacted is the same compaction.
+    assert_eq!(s.diagnostics.skipped.get("event_msg/context_compacted"), Some(&1));
+    // Message-only compaction: the summary is the inserted message.
+    let c2 = &s.recorded_compactions[1];
+    assert_eq!(c2.inserted.len(), 1);
+    let m = &s.messages[c2.inserted.start];
+    assert_eq!((m.role, m.origin), (Role::User, Origin::CompactSummary));
+    assert!(matches!(&m.blocks[0], Block::Text { text } if text.starts_with("Summary: bun installed")));
+    // Inserted messages are never calls; the compaction's own request is unpaired.
+    assert_eq!(s.calls.len(), 4);
+    assert_eq!(s.usage_count(), 4);
+    assert!(s.calls.iter().all(|c| !s.is_inserted(c.message_index)));
+    assert_eq!(s.calls[2].usage, Some(usage(900, 0, 40, 0)));
+    assert_eq!(s.diagnostics.messages.len(), 1);
+    assert!(s.diagnostics.messages[0].message.starts_with("1 token_count"));
+}
+
+#[test]
+fn errors_unknown_kinds_and_bad_lines() {
+    let s = fixture("errors_unknown_truncated.jsonl");
+    assert_eq!(s.id, "019d0000-e000-7000-8000-00000000e000");
+    let kinds: Vec<ApiErrorKind> = s.errors.iter().map(|e| e.kind).collect();
+    assert_eq!(kinds, vec![ApiErrorKind::ContextOverflow, ApiErrorKind::RateLimit]);
+    assert_eq!(s.errors[0].source_line, 4);
+    assert_eq!(s.diagnostics.skipped.get("event_msg/turn_aborted"), Some(&1));
+    for k in ["world_state", "event_msg/brand_new_event", "response_item/brand_new_item"] {
+        assert_eq!(s.diagnostics.unknown_kinds.get(k), Some(&1), "{k}");
+    }
+    assert_eq!(s.diagnostics.unknown_raw.len(), 3);
+    assert_eq!(s.diagnostics.bad_lines, 2);
+    let lines: Vec<u64> = s.diagnostics.messages.iter().map(|d| d.line).collect();
+    assert_eq!(lines, vec![10, 11]);
+    assert!(s.diagnostics.messages[1].message.starts_with("truncated JSON record"));
+    // Reasons never quote the content.
+    assert!(s.diagnostics.messages.iter().all(|d| !d.message.contains("not json")));
+    assert_eq!(s.stats.records, 11);
+    assert_eq!(s.messages.len(), 1);
+}
+
+#[test]
+fn canonical_tool_names() {
+    for n in ["shell", "shell_command", "exec_command", "local_shell", "command_execution"] {
+        assert_eq!(canonical_tool(n), "shell", "{n}");
+    }
+    assert_eq!(canonical_tool("apply_patch"), "apply_patch");
+    assert_eq!(canonical_tool("file_change"), "apply_patch");
+    assert_eq!(canonical_tool("update_plan"), "update_plan");
+}
+
+#[test]
+fn text_status_reads_only_the_header() {
+    assert_eq!(text_status("Exit code: 0\nWall time: 1 seconds\nOutput:\nx"), Some(false));
+    assert_eq!(text_status("Exit code: 2\nOutput:\n"), Some(true));
+    assert_eq!(
+        text_status("Command: ls\nChunk ID: 1\nWall time: 0\nProcess exited with code 0\nOutput:\n"),
+        Some(false)
+    );
+    assert_eq!(text_status("Command: x\nProcess exited with code -1\n"), Some(true));
+    assert_eq!(text_status("Output:\nExit code: 1\n"), None);
+    assert_eq!(text_status("Plan updated"), None);
+    assert_eq!(text_status("patch rejected by user"), Some(true));
+    assert_eq!(text_status("execution error: No such file or directory (os error 2)"), Some(true));
+}
+
+#[test]
+fn token_count_without_last_usage_uses_total_deltas() {
+    let lines = [
+        r#"{"type":"response_item","payload":{"type":"message","role":"assistant","content":[{"type":"output_text","text":"a"}]}}"#,
+        r#"{"type":"event_msg","payload":{"type":"token_count","info":{"total_token_usage":{"input_tokens":100,"cached_input_tokens":40,"output_tokens":10}}}}"#,
+        r#"{"type":"response_item","payload":{"type":"message","role":"user","content":[{"type":"input_text","text":"more"}]}}"#,
+        r#"{"type":"response_item","payload":{"type":"message","role":"assistant","content":[{"type":"output_text","text":"b"}]}}"#,
+        r#"{"type":"event_msg","payload":{"type":"token_count","info":{"total_token_usage":{"input_tokens":250,"cached_input_tokens":140,"output_tokens":15}}}}"#,
+        r#"{"type":"event_msg","payload":{"type":"token_count","info":{"total_token_usage":{"input_tokens":250,"cached_input_tokens":140,"output_tokens":15}}}}"#,
+    ];
+    let data = lines.join("\n");
+    let s = read(Path::new("x.jsonl"), data.as_bytes()).pop().unwrap();
+    assert_eq!(s.id, "x");
+    assert_eq!(s.calls.len(), 2);
+    assert_eq!(s.calls[0].usage, Some(usage(100, 40, 10, 0)));
+    assert_eq!(s.calls[1].usage, Some(usage(150, 100, 5, 0)));
+    assert_eq!(s.stats.usage_records, 3);
+}
+
+/// The MANIFEST.md row of a corpus file: (tool calls, usage recs).
+fn manifest_counts(manifest: &str, rel: &str) -> (usize, u64) {
+    let key = format!("| `{rel}` |");
+    let row = manifest.lines().find(|l| l.starts_with(&key)).unwrap_or_else(|| panic!("{rel} not in MANIFEST"));
+    let cells: Vec<&str> = row.split('|').map(str::trim).collect();
+    // | file | repo | source path | commit | format | bytes | lines | tool calls | usage recs | …
+    (cells[8].parse().unwrap(), cells[9].parse().unwrap())
+}
+
+#[test]
+fn corpus_matches_manifest() {
+    let Some(corpus) = corpus_dir() else { return };
+    let manifest = std::fs::read_to_string(corpus.join("MANIFEST.md")).unwrap();
+    let mut checked = 0;
+    for (folder, format) in [("codex", Format::Codex), ("codex-exec-json", Format::CodexExec)] {
+        let mut files: Vec<_> = std::fs::read_dir(corpus.join(folder)).unwrap().map(|e| e.unwrap().path()).collect();
+        files.sort();
+        for path in files {
+            let data = std::fs::read(&path).unwrap();
+            assert_eq!(crate::read::detect(&data), Some(format), "{}", path.display());
+            let sessions = match format {
+                Format::Codex => read(&path, &data),
+                _ => super::super::codex_exec::read(&path, &data),
+            };
+            assert_eq!(sessions.len(), 1);
+            let s = &sessions[0];
+            let rel = format!("{folder}/{}", path.file_name().unwrap().to_string_lossy());
+            let (tools, usage_recs) = manifest_counts(&manifest, &rel);
+            assert_eq!(s.tool_call_count(), tools, "tool calls of {rel}");
+            assert_eq!(s.stats.usage_records, usage_recs, "usage recs of {rel}");
+            assert_eq!(s.diagnostics.bad_lines, 0, "{rel}");
+            assert!(s.diagnostics.unknown_kinds.is_empty(), "{rel}: {:?}", s.diagnostics.unknown_kinds);
+            // Every tool call has its result and the reverse.
+            let uses: std::collections::BTreeSet<&str> =
+                s.messages.iter().flat_map(|m| m.tool_uses()).map(|(id, ..)| id).collect();
+            let res: std::collections::BTreeSet<&str> = s
+                .messages
+                .iter()
+                .flat_map(|m| m.blocks.iter())
+                .filter_map(|b| match b {
+                    Block::ToolResult { tool_use_id, .. } => Some(tool_use_id.as_str()),
+                    _ => None,
+                })
+                .collect();
+            assert_eq!(uses, res, "{rel}");
+            if format == Format::Codex {
+                // Every model response of these 0.40 files has its usage.
+                assert_eq!(s.usage_count(), s.calls.len(), "{rel}");
+                assert!(s.diagnostics.messages.is_empty(), "{rel}: {:?}", s.diagnostics.messages);
+                assert_eq!(s.stats.records, data.iter().filter(|&&b| b == b'\n').count() as u64, "{rel}");
+            }
+            checked += 1;
+        }
+    }
+    assert_eq!(checked, 11);
+}
+
+/// Lines of every fixture of both readers, as mutation seeds.
+fn seed_lines() -> Vec<String> {
+    let mut out = Vec::new();
+    for dir in ["codex", "codex-exec"] {
+        let mut files: Vec<_> =
+            std::fs::read_dir(fixtures_dir().join(dir)).unwrap().map(|e| e.unwrap().path()).collect();
+        files.sort();
+        for f in files {
+            out.extend(std::fs::read_to_string(f).unwrap().lines().map(str::to_string));
+        }
+    }
+    out
+}
+
+fn mutate(line: &str, op: u8, at: usize, byte: u8) -> Vec<u8> {
+    let mut b = line.as_bytes().to_vec();
+    let at = if b.is_empty() { 0 } else { at % b.len() };
+    match op % 5 {
+        0 => b.truncate(at),
+        1 => {
+            if !b.is_empty() {
+                b[at] = byte;
+            }
+        }
+        2 => b.insert(at, byte),
+        3 => {
+            if !b.is_empty() {
+                b.remove(at);
+            }
+        }
+        // Swap a value for another type: the readers must not trust shapes.
+        _ => {
+            let s = String::from_utf8_lossy(&b).replace("\"text\":", "\"text\":[1,{}],\"x\":").replace(":0", ":-1");
+            b = s.into_bytes();
+        }
+    }
+    b
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 256, ..ProptestConfig::default() })]
+
+    #[test]
+    fn arbitrary_bytes_never_panic(data in proptest::collection::vec(any::<u8>(), 0..2048)) {
+        let _ = read(Path::new("fuzz.jsonl"), &data);
+        let _ = super::super::codex_exec::read(Path::new("fuzz.jsonl"), &data);
+    }
+
+    #[test]
+    fn mutated_fixture_lines_never_panic(
+        picks in proptest::collection::vec((any::<usize>(), any::<u8>(), any::<usize>(), any::<u8>()), 1..40)
+    ) {
+        let seeds = seed_lines();
+        let mut data = Vec::new();
+        for (i, op, at, byte) in picks {
+            let line = &seeds[i % seeds.len()];
+            data.extend(if op % 3 == 0 { line.as_bytes().to_vec() } else { mutate(line, op, at, byte) });
+            data.push(b'\n');
+        }
+        let s = read(Path::new("fuzz.jsonl"), &data);
+        prop_assert_eq!(s.len(), 1);
+        for c in &s[0].calls {
+            prop_assert!(c.message_index < s[0].messages.len());
+        }
+        for c in &s[0].recorded_compactions {
+            prop_assert!(c.inserted.end <= s[0].messages.len());
+        }
+        let e = super::super::codex_exec::read(Path::new("fuzz.jsonl"), &data);
+        for s in &e {
+            for c in &s.calls {
+                prop_assert!(c.message_index < s.messages.len());
+            }
+        }
+    }
+}
