@@ -3,6 +3,8 @@
 //! the numbers in MANIFEST.md. Fails loudly in CI when the corpus is missing,
 //! skips with a printed reason elsewhere.
 
+#![allow(clippy::expect_used, clippy::unwrap_used)] // test code: a panic is the failure report
+
 use compactor::read::{discover, read_all};
 use std::collections::BTreeMap;
 use std::path::PathBuf;
@@ -38,7 +40,7 @@ fn every_corpus_file_matches_the_manifest() {
     let Some(corpus) = compactor::testing::corpus_dir() else { return };
     let rows = manifest_rows(&corpus);
     assert!(rows.len() >= 27, "MANIFEST lists {} files", rows.len());
-    let (inputs, problems) = discover(&[corpus.clone()]);
+    let (inputs, problems) = discover(std::slice::from_ref(&corpus));
     assert!(problems.is_empty(), "{problems:?}");
     let batch = read_all(&inputs, None);
     assert!(batch.failures.is_empty(), "files that could not be read: {:#?}", batch.failures);
