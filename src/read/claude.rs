@@ -166,8 +166,7 @@ pub fn read(path: &Path, data: &[u8]) -> Vec<Session> {
     {
         read_meta_sidecar(path, main);
     }
-    let (main, rest) = sessions.split_at_mut(1);
-    if let Some(main) = main.first_mut() {
+    if let Some((main, rest)) = sessions.split_first_mut() {
         for side in rest.iter_mut() {
             main.subagents.push(side.id.clone());
             fill_agent_meta(main, side);
@@ -278,9 +277,12 @@ fn drop_replayed(s: &mut Session, owned: &HashSet<String>) {
     }
     let mut k = keep.iter();
     s.messages.retain(|_| k.next().copied().unwrap_or(true));
-    *s.diagnostics.skipped.entry("replayed-response".to_string()).or_default() += dropped_calls as u64;
-    *s.diagnostics.skipped.entry("replayed-message".to_string()).or_default() +=
-        (dropped_messages - dropped_calls.min(dropped_messages)) as u64;
+    for _ in 0..dropped_calls {
+        s.diagnostics.skip("replayed-response");
+    }
+    for _ in dropped_calls..dropped_messages {
+        s.diagnostics.skip("replayed-message");
+    }
 }
 
 /// `agent-ID.jsonl` → `ID` (also `aside_question-…` for `/btw` asides).

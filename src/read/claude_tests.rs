@@ -299,6 +299,8 @@ fn subagent_files_link_to_parent_and_asides_are_not_double_counted() {
     assert!(text_of(&aside.messages[0].blocks[0]).starts_with("btw"));
     assert_eq!(aside.calls[0].message_index, 1);
     assert_eq!(aside.diagnostics.skipped.get("replayed-response"), Some(&2));
+    assert_eq!(aside.diagnostics.skipped.get("replayed-message"), Some(&3), "prompt and two tool results");
+    assert!(!main.diagnostics.skipped.contains_key("replayed-response"));
     // Raw counts still describe the file as written (3 replayed block-lines with
     // usage + its own answer).
     assert_eq!(aside.stats.usage_records, 4);
