@@ -1,13 +1,998 @@
-//! Reader for Claude Code session JSONL (`~/.claude/projects`). Not yet implemented.
+//! Reader for Claude Code session JSONL (`~/.claude/projects`), log-formats.md §1.
+//!
+//! What the on-disk format forces on us, and how this reader answers it:
+//! - One API response is written as several lines (one per content block) sharing
+//!   `message.id`; the usage is repeated on each, with a partial `output_tokens` on
+//!   the early ones. Lines are merged into one assistant message and one [`Call`]
+//!   whose usage takes the largest value of each field.
+//! - Conversation order is the `uuid`/`parentUuid` DAG, not file order: records are
+//!   topologically sorted with file position as the tie-break, dangling parents
+//!   start new roots and cycles are broken at their earliest record.
+//! - A replayed `uuid` (resume) is kept once, at its first occurrence.
+//! - Sub-agents come in three layouts: inline `isSidechain` records (one session per
+//!   sidechain tree), flat `agent-*.jsonl`, and `<session>/subagents/agent-*.jsonl`
+//!   with a `.meta.json` sidecar. All become sessions with id `PARENT#agent-ID`,
+//!   linked to their parent here or in [`link_across_files`].
+//! - `/btw` aside files replay parent responses under the same `message.id`;
+//!   [`link_across_files`] drops the replayed copies so nothing is counted twice.
+//! - `stats` count lines as they appear in the file (every block-line with usage,
+//!   sidechains and replayed uuids included), which is how the corpus MANIFEST counts.
 
-use crate::model::{Format, Session};
+use super::{errors, time, truncate_str};
+use crate::model::{
+    Block, Call, CompactionKind, Format, Message, Origin, RecordedCompaction, RecordedError, Role, Session, Usage,
+    UsageProvenance,
+};
+use serde_json::Value;
+use std::cmp::Reverse;
+use std::collections::hash_map::DefaultHasher;
+use std::collections::{BinaryHeap, HashMap, HashSet};
+use std::hash::{Hash, Hasher};
 use std::path::Path;
 
-pub fn read(path: &Path, _data: &[u8]) -> Vec<Session> {
-    let mut s = Session::new(super::stem_id(path), Format::ClaudeCode, path);
-    s.diagnostics.warn(path, 0, "reader not implemented yet");
-    vec![s]
+/// Longest API-error text kept in a [`RecordedError`].
+const MAX_ERROR_LEN: usize = 2000;
+
+/// Record kinds that carry no conversation content: counted in
+/// `diagnostics.skipped`, never turned into messages. `summary` lines are session
+/// titles (not compactions) and feed `meta.title`.
+const BOOKKEEPING: &[&str] = &[
+    "permission-mode",
+    "file-history-snapshot",
+    "last-prompt",
+    "custom-title",
+    "agent-name",
+    "ai-title",
+    "queue-operation",
+    "progress",
+    "pr-link",
+    "agent-setting",
+    "summary",
+];
+
+/// Tool names that start a sub-agent (`Task` up to 2.0, `Agent` in 2.1).
+const AGENT_TOOLS: &[&str] = &["Task", "Agent"];
+
+/// One parsed line.
+struct Rec<'a> {
+    line: u64,
+    v: Value,
+    raw: &'a [u8],
 }
 
-/// Link sub-agent sessions read from separate files to their parents.
-pub fn link_across_files(_sessions: &mut [Session]) {}
+impl Rec<'_> {
+    fn str(&self, key: &str) -> Option<&str> {
+        self.v.get(key).and_then(Value::as_str)
+    }
+    fn flag(&self, key: &str) -> bool {
+        self.v.get(key).and_then(Value::as_bool).unwrap_or(false)
+    }
+    fn kind(&self) -> &str {
+        self.str("type").unwrap_or("(no type)")
+    }
+    fn uuid(&self) -> Option<&str> {
+        self.str("uuid").filter(|u| !u.is_empty())
+    }
+    fn message(&self) -> Option<&serde_json::Map<String, Value>> {
+        self.v.get("message").and_then(Value::as_object)
+    }
+    fn carries_usage(&self) -> bool {
+        self.message().and_then(|m| m.get("usage")).is_some_and(|u| !u.is_null())
+    }
+    fn timestamp(&self) -> Option<i64> {
+        self.v.get("timestamp").and_then(time::parse_value)
+    }
+}
+
+/// Read one Claude Code JSONL file: the file's own session first, then one session
+/// per inline sidechain, in order of first appearance.
+pub fn read(path: &Path, data: &[u8]) -> Vec<Session> {
+    let line_bytes = raw_line_lengths(data);
+    let mut recs: Vec<Rec> = Vec::new();
+    let mut bad: Vec<(u64, String)> = Vec::new();
+    for (line, raw) in super::lines(data) {
+        match super::parse_line(raw) {
+            Ok(v) if v.is_object() => recs.push(Rec { line, v, raw }),
+            Ok(_) => bad.push((line, format!("JSON record is not an object ({} bytes)", raw.len()))),
+            Err(reason) => bad.push((line, reason)),
+        }
+    }
+
+    let agent_file = agent_file_id(path);
+    let first_session_id = recs.iter().find_map(|r| r.str("sessionId").filter(|s| !s.is_empty()));
+    let (main_id, main_parent) = match &agent_file {
+        Some(agent_id) => {
+            // Sub-agent files carry the parent's sessionId; the nested layout also
+            // names the parent in the directory (`<session>/subagents/`).
+            let parent = first_session_id.map(str::to_string).or_else(|| subagents_dir_parent(path));
+            match parent {
+                Some(p) => (format!("{p}#agent-{agent_id}"), Some(p)),
+                None => (super::stem_id(path), None),
+            }
+        }
+        None => (first_session_id.map(str::to_string).unwrap_or_else(|| super::stem_id(path)), None),
+    };
+
+    // Partition records: group 0 is the file's own session; in a main file every
+    // inline sidechain tree is its own group.
+    let (groups, agent_ids) =
+        if agent_file.is_some() { (vec![0; recs.len()], Vec::new()) } else { sidechain_groups(&recs) };
+    let group_count = agent_ids.len() + 1;
+    let mut members: Vec<Vec<usize>> = vec![Vec::new(); group_count];
+    for (i, g) in groups.iter().enumerate() {
+        members[*g].push(i);
+    }
+
+    let titles = file_titles(&recs, &groups);
+    let mut sessions = Vec::with_capacity(group_count);
+    let mut attributed_bytes = 0u64;
+    for (g, idx) in members.iter().enumerate() {
+        let id = match g.checked_sub(1).and_then(|k| agent_ids.get(k)) {
+            Some(agent) => format!("{main_id}#agent-{agent}"),
+            None => main_id.clone(),
+        };
+        let mut b = Builder::new(path, id);
+        for &i in idx {
+            let r = &recs[i];
+            b.s.stats.records += 1;
+            b.s.stats.usage_records += u64::from(r.carries_usage());
+            let bytes = line_bytes.get((r.line - 1) as usize).copied().unwrap_or(0);
+            b.s.stats.bytes += bytes;
+            if g != 0 {
+                attributed_bytes += bytes;
+            }
+        }
+        if g == 0 {
+            for (line, reason) in &bad {
+                b.s.stats.records += 1;
+                b.s.diagnostics.bad_line(path, *line, reason.clone());
+            }
+            b.s.parent = main_parent.clone();
+        } else {
+            b.s.parent = Some(main_id.clone());
+        }
+        b.s.meta.title = titles.get(&g).cloned();
+        let group_recs: Vec<&Rec> = idx.iter().map(|&i| &recs[i]).collect();
+        b.build(&group_recs);
+        sessions.push(b.finish());
+    }
+    // Blank lines, the BOM and malformed lines belong to the file's own session.
+    if let Some(main) = sessions.first_mut() {
+        main.stats.bytes = (data.len() as u64).saturating_sub(attributed_bytes);
+    }
+
+    if agent_file.is_some()
+        && let Some(main) = sessions.first_mut()
+    {
+        read_meta_sidecar(path, main);
+    }
+    if let Some((main, rest)) = sessions.split_first_mut() {
+        for side in rest.iter_mut() {
+            main.subagents.push(side.id.clone());
+            fill_agent_meta(main, side);
+        }
+    }
+    sessions
+}
+
+/// Link sub-agent sessions read from separate files to their parents, and drop the
+/// responses a sub-agent file replays from its parent (`/btw` asides copy the
+/// parent's messages under the same `message.id`; ccusage #913).
+pub fn link_across_files(sessions: &mut [Session]) {
+    let mut index: HashMap<String, usize> = HashMap::new();
+    for (i, s) in sessions.iter().enumerate() {
+        index.entry(s.id.clone()).or_insert(i);
+    }
+    for i in 0..sessions.len() {
+        let Some(parent) = sessions[i].parent.clone() else { continue };
+        let Some(&pi) = index.get(&parent) else { continue };
+        if pi == i {
+            continue;
+        }
+        let child_id = sessions[i].id.clone();
+        if !sessions[pi].subagents.contains(&child_id) {
+            sessions[pi].subagents.push(child_id);
+        }
+        if sessions[i].meta.agent_type.is_none() && sessions[i].format == Format::ClaudeCode {
+            let (parent_s, child_s) = if pi < i {
+                let (a, b) = sessions.split_at_mut(i);
+                (&a[pi], &mut b[0])
+            } else {
+                let (a, b) = sessions.split_at_mut(pi);
+                (&b[0], &mut a[i])
+            };
+            fill_agent_meta(parent_s, child_s);
+        }
+    }
+
+    // A response id belongs to the top-level session that recorded it; a sub-agent
+    // copy of it is a replay.
+    let owned: HashSet<String> = sessions
+        .iter()
+        .filter(|s| s.parent.is_none() && s.format == Format::ClaudeCode)
+        .flat_map(|s| s.calls.iter().filter_map(|c| c.response_id.clone()))
+        .collect();
+    if owned.is_empty() {
+        return;
+    }
+    for s in sessions.iter_mut().filter(|s| s.parent.is_some() && s.format == Format::ClaudeCode) {
+        drop_replayed(s, &owned);
+    }
+}
+
+/// Remove from a sub-agent session the responses (and the context around them) it
+/// replays from its parent: the assistant messages whose response id the parent
+/// owns, the tool results answering them, and every non-assistant message before
+/// the last replayed response (the copied parent context).
+fn drop_replayed(s: &mut Session, owned: &HashSet<String>) {
+    let dup: HashSet<usize> = s
+        .calls
+        .iter()
+        .filter(|c| c.response_id.as_ref().is_some_and(|id| owned.contains(id)))
+        .map(|c| c.message_index)
+        .collect();
+    let Some(&last) = dup.iter().max() else { return };
+    let dropped_uses: HashSet<String> = dup
+        .iter()
+        .filter_map(|&i| s.messages.get(i))
+        .flat_map(|m| m.tool_uses().map(|(id, _, _)| id.to_string()))
+        .collect();
+    let keep: Vec<bool> = s
+        .messages
+        .iter()
+        .enumerate()
+        .map(|(i, m)| {
+            if dup.contains(&i) || (i < last && m.role != Role::Assistant) {
+                return false;
+            }
+            let answers_dropped = m.has_tool_results()
+                && m.blocks.iter().all(|b| match b {
+                    Block::ToolResult { tool_use_id, .. } => dropped_uses.contains(tool_use_id),
+                    _ => true,
+                });
+            !answers_dropped
+        })
+        .collect();
+    // new_index[i] = number of kept messages before i.
+    let mut new_index = Vec::with_capacity(keep.len() + 1);
+    let mut n = 0usize;
+    for k in &keep {
+        new_index.push(n);
+        n += usize::from(*k);
+    }
+    new_index.push(n);
+    let remap = |r: &std::ops::Range<usize>| {
+        let at = |x: usize| new_index.get(x).copied().unwrap_or(n);
+        at(r.start)..at(r.end).max(at(r.start))
+    };
+    let dropped_calls = s.calls.iter().filter(|c| !keep.get(c.message_index).copied().unwrap_or(true)).count();
+    let dropped_messages = keep.iter().filter(|k| !**k).count();
+    s.calls.retain(|c| keep.get(c.message_index).copied().unwrap_or(true));
+    for c in &mut s.calls {
+        c.message_index = new_index.get(c.message_index).copied().unwrap_or(n);
+    }
+    for c in &mut s.recorded_compactions {
+        c.inserted = remap(&c.inserted);
+        c.kept = remap(&c.kept);
+    }
+    let mut k = keep.iter();
+    s.messages.retain(|_| k.next().copied().unwrap_or(true));
+    for _ in 0..dropped_calls {
+        s.diagnostics.skip("replayed-response");
+    }
+    for _ in dropped_calls..dropped_messages {
+        s.diagnostics.skip("replayed-message");
+    }
+}
+
+/// `agent-ID.jsonl` → `ID` (also `aside_question-…` for `/btw` asides).
+fn agent_file_id(path: &Path) -> Option<String> {
+    let name = path.file_name()?.to_str()?;
+    let id = name.strip_prefix("agent-")?.strip_suffix(".jsonl")?;
+    (!id.is_empty()).then(|| id.to_string())
+}
+
+/// `<session>/subagents/agent-X.jsonl` → `<session>`.
+fn subagents_dir_parent(path: &Path) -> Option<String> {
+    let dir = path.parent()?;
+    if dir.file_name()? != "subagents" {
+        return None;
+    }
+    Some(dir.parent()?.file_name()?.to_str()?.to_string())
+}
+
+/// `agent-X.meta.json` next to a sub-agent file: `{"agentType", "description"}`.
+fn read_meta_sidecar(path: &Path, s: &mut Session) {
+    let Some(stem) = path.file_stem().and_then(|n| n.to_str()) else { return };
+    let meta_path = path.with_file_name(format!("{stem}.meta.json"));
+    let data = match std::fs::read(&meta_path) {
+        Ok(d) => d,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return,
+        Err(e) => {
+            s.diagnostics.warn(&meta_path, 0, format!("cannot read sub-agent metadata: {e}"));
+            return;
+        }
+    };
+    match serde_json::from_slice::<Value>(&data) {
+        Ok(v) => {
+            let get = |k: &str| v.get(k).and_then(Value::as_str).map(str::to_string);
+            s.meta.agent_type = get("agentType").or(s.meta.agent_type.take());
+            s.meta.description = get("description").or(s.meta.description.take());
+        }
+        Err(e) => s.diagnostics.warn(&meta_path, 0, format!("malformed sub-agent metadata: {e}")),
+    }
+}
+
+/// Fill a sub-agent's `agent_type`/`description` from the parent's `Task`/`Agent`
+/// call whose prompt is the sub-agent's first user message (older layouts have no
+/// `.meta.json`).
+fn fill_agent_meta(parent: &Session, child: &mut Session) {
+    if child.meta.agent_type.is_some() && child.meta.description.is_some() {
+        return;
+    }
+    let Some(first) = child.messages.iter().find(|m| m.role == Role::User) else { return };
+    let prompt: String = first
+        .blocks
+        .iter()
+        .filter_map(|b| match b {
+            Block::Text { text } => Some(text.as_str()),
+            _ => None,
+        })
+        .collect();
+    if prompt.is_empty() {
+        return;
+    }
+    let call = parent.messages.iter().flat_map(|m| m.tool_uses()).find(|(_, name, input)| {
+        AGENT_TOOLS.contains(name) && input.get("prompt").and_then(Value::as_str) == Some(prompt.as_str())
+    });
+    if let Some((_, _, input)) = call {
+        let get = |k: &str| input.get(k).and_then(Value::as_str).map(str::to_string);
+        if child.meta.agent_type.is_none() {
+            child.meta.agent_type = get("subagent_type");
+        }
+        if child.meta.description.is_none() {
+            child.meta.description = get("description");
+        }
+    }
+}
+
+/// Raw byte length of each line (1-based line n at index n-1), newline included, so
+/// the per-session byte counts add up to the file size.
+fn raw_line_lengths(data: &[u8]) -> Vec<u64> {
+    let mut out: Vec<u64> = data.split(|&b| b == b'\n').map(|l| l.len() as u64 + 1).collect();
+    if let Some(last) = out.last_mut() {
+        // The final segment has no newline after it.
+        *last -= 1;
+    }
+    out
+}
+
+/// Group index per record: 0 for the file's own session, 1.. for each inline
+/// sidechain (keyed by `agentId`, else by the root `uuid` of its tree), numbered in
+/// order of first appearance; with the agent id of each sidechain group (group g
+/// at index g-1).
+fn sidechain_groups(recs: &[Rec]) -> (Vec<usize>, Vec<String>) {
+    // uuid → parentUuid among sidechain records only: a sidechain's root is the
+    // first record whose parent is not itself a sidechain record.
+    let mut parent_of: HashMap<&str, Option<&str>> = HashMap::new();
+    for r in recs.iter().filter(|r| r.flag("isSidechain")) {
+        if let Some(u) = r.uuid() {
+            parent_of.entry(u).or_insert_with(|| r.str("parentUuid"));
+        }
+    }
+    let mut root_cache: HashMap<&str, &str> = HashMap::new();
+    let mut keys: HashMap<String, usize> = HashMap::new();
+    let mut agent_ids: Vec<String> = Vec::new();
+    let mut last_side: Option<usize> = None;
+    let mut out = Vec::with_capacity(recs.len());
+    for r in recs {
+        if !r.flag("isSidechain") {
+            out.push(0);
+            continue;
+        }
+        let key = match (r.str("agentId"), r.uuid()) {
+            (Some(a), _) if !a.is_empty() => Some(a),
+            (_, Some(u)) => Some(sidechain_root(u, &parent_of, &mut root_cache)),
+            _ => None,
+        };
+        let g = match key {
+            Some(k) => match keys.get(k) {
+                Some(&g) => g,
+                None => {
+                    agent_ids.push(k.to_string());
+                    keys.insert(k.to_string(), agent_ids.len());
+                    agent_ids.len()
+                }
+            },
+            // A sidechain record without uuid or agentId joins the latest sidechain.
+            None => last_side.unwrap_or(0),
+        };
+        if g != 0 {
+            last_side = Some(g);
+        }
+        out.push(g);
+    }
+    (out, agent_ids)
+}
+
+/// Root uuid of a sidechain record's tree, memoized; cycles stop at the first
+/// repeated node.
+fn sidechain_root<'a>(
+    start: &'a str,
+    parent_of: &HashMap<&'a str, Option<&'a str>>,
+    cache: &mut HashMap<&'a str, &'a str>,
+) -> &'a str {
+    let mut path: Vec<&str> = Vec::new();
+    let mut seen: HashSet<&str> = HashSet::new();
+    let mut cur = start;
+    let root = loop {
+        if let Some(&r) = cache.get(cur) {
+            break r;
+        }
+        if !seen.insert(cur) {
+            break cur;
+        }
+        path.push(cur);
+        match parent_of.get(cur).copied().flatten() {
+            Some(p) if parent_of.contains_key(p) => cur = p,
+            _ => break cur,
+        }
+    };
+    for p in path {
+        cache.insert(p, root);
+    }
+    root
+}
+
+/// Session titles per group. A `custom-title` (set by the user) wins over a
+/// `summary` line, which wins over an `ai-title`. A `summary` titles the session
+/// holding its `leafUuid` (summaries are written into whichever file was open, and
+/// often name other sessions); one without `leafUuid` titles the file's session.
+fn file_titles(recs: &[Rec], groups: &[usize]) -> HashMap<usize, String> {
+    let uuid_group: HashMap<&str, usize> =
+        recs.iter().zip(groups).filter_map(|(r, g)| r.uuid().map(|u| (u, *g))).collect();
+    let mut custom: HashMap<usize, String> = HashMap::new();
+    let mut summary: HashMap<usize, String> = HashMap::new();
+    let mut ai: HashMap<usize, String> = HashMap::new();
+    for (r, &g) in recs.iter().zip(groups) {
+        match r.kind() {
+            "custom-title" => {
+                if let Some(t) = r.str("customTitle") {
+                    custom.insert(g, t.to_string());
+                }
+            }
+            "ai-title" => {
+                if let Some(t) = r.str("aiTitle") {
+                    ai.insert(g, t.to_string());
+                }
+            }
+            "summary" => {
+                let Some(t) = r.str("summary") else { continue };
+                let target = match r.str("leafUuid") {
+                    Some(leaf) => uuid_group.get(leaf).copied(),
+                    None => Some(g),
+                };
+                if let Some(tg) = target {
+                    summary.insert(tg, t.to_string());
+                }
+            }
+            _ => {}
+        }
+    }
+    for (g, t) in summary {
+        custom.entry(g).or_insert(t);
+    }
+    for (g, t) in ai {
+        custom.entry(g).or_insert(t);
+    }
+    custom
+}
+
+/// Conversation order of a group: parent before child, file position breaking ties
+/// (so a consistent file keeps its order, and parallel tool results written as
+/// siblings stay where they were written). A dangling parent starts a new root; a
+/// cycle is broken at its earliest record.
+fn dag_order(recs: &[&Rec], s: &mut Session, path: &Path) -> Vec<usize> {
+    let n = recs.len();
+    let mut pos: HashMap<&str, usize> = HashMap::with_capacity(n);
+    for (i, r) in recs.iter().enumerate() {
+        if let Some(u) = r.uuid() {
+            pos.entry(u).or_insert(i);
+        }
+    }
+    let mut children: Vec<Vec<usize>> = vec![Vec::new(); n];
+    let mut has_parent = vec![false; n];
+    for (i, r) in recs.iter().enumerate() {
+        // A compact boundary starts a new root but logically follows
+        // `logicalParentUuid`.
+        let parent = r.str("parentUuid").or_else(|| r.str("logicalParentUuid"));
+        if let Some(&p) = parent.and_then(|p| pos.get(p)) {
+            children[p].push(i);
+            has_parent[i] = true;
+        }
+    }
+    let mut heap: BinaryHeap<Reverse<usize>> = (0..n).filter(|&i| !has_parent[i]).map(Reverse).collect();
+    let mut emitted = vec![false; n];
+    let mut order = Vec::with_capacity(n);
+    let mut scan = 0usize;
+    while order.len() < n {
+        let Some(Reverse(i)) = heap.pop() else {
+            // Everything left hangs off a parentUuid cycle: break it at the
+            // earliest record.
+            while scan < n && emitted[scan] {
+                scan += 1;
+            }
+            if scan >= n {
+                break;
+            }
+            s.diagnostics.warn(path, recs[scan].line, "parentUuid cycle broken at this record");
+            heap.push(Reverse(scan));
+            continue;
+        };
+        if emitted[i] {
+            continue;
+        }
+        emitted[i] = true;
+        order.push(i);
+        for &c in &children[i] {
+            if !emitted[c] {
+                heap.push(Reverse(c));
+            }
+        }
+    }
+    order
+}
+
+/// A `compact_boundary` waiting for its `isCompactSummary` message.
+struct PendingCompaction {
+    line: u64,
+    /// Message index where the boundary stands.
+    start: usize,
+    trigger: Option<String>,
+    tokens_before: Option<u64>,
+    preserved: Option<(String, String)>,
+}
+
+struct Builder<'p> {
+    path: &'p Path,
+    s: Session,
+    /// `message.id` → index of the merged assistant message.
+    responses: HashMap<String, usize>,
+    /// Assistant message index → index of its call.
+    call_of: HashMap<usize, usize>,
+    /// Hashes of the blocks already merged into each assistant message, so a
+    /// re-written block-line is not appended twice.
+    block_hashes: HashMap<usize, HashSet<u64>>,
+    /// Record uuid → index of the message built from it.
+    uuid_msg: HashMap<String, usize>,
+    pending: Option<PendingCompaction>,
+    /// (compaction index, headUuid, tailUuid) resolved once all messages exist.
+    preserved: Vec<(usize, String, String)>,
+    error_ids: HashSet<String>,
+}
+
+impl<'p> Builder<'p> {
+    fn new(path: &'p Path, id: String) -> Builder<'p> {
+        Builder {
+            path,
+            s: Session::new(id, Format::ClaudeCode, path),
+            responses: HashMap::new(),
+            call_of: HashMap::new(),
+            block_hashes: HashMap::new(),
+            uuid_msg: HashMap::new(),
+            pending: None,
+            preserved: Vec::new(),
+            error_ids: HashSet::new(),
+        }
+    }
+
+    fn build(&mut self, recs: &[&Rec]) {
+        // Replayed uuids (resume) are kept once, at their first occurrence.
+        let mut seen: HashSet<&str> = HashSet::new();
+        let mut unique: Vec<&Rec> = Vec::with_capacity(recs.len());
+        for r in recs {
+            if let Some(u) = r.uuid()
+                && !seen.insert(u)
+            {
+                self.s.diagnostics.skip("duplicate-uuid");
+                continue;
+            }
+            unique.push(r);
+        }
+        for r in &unique {
+            if self.s.meta.cwd.is_none() {
+                self.s.meta.cwd = r.str("cwd").filter(|c| !c.is_empty()).map(str::to_string);
+            }
+            if let Some(v) = r.str("version") {
+                self.s.meta.add_version(v);
+            }
+        }
+        let order = dag_order(&unique, &mut self.s, self.path);
+        for i in order {
+            self.record(unique[i]);
+        }
+    }
+
+    fn record(&mut self, r: &Rec) {
+        match r.kind() {
+            "assistant" => self.assistant(r),
+            "user" => self.user(r),
+            "attachment" => self.attachment(r),
+            "system" => match r.str("subtype") {
+                Some("compact_boundary") => self.boundary(r),
+                Some(sub) => self.s.diagnostics.skip(&format!("system/{sub}")),
+                None => self.s.diagnostics.skip("system"),
+            },
+            k if BOOKKEEPING.contains(&k) => self.s.diagnostics.skip(k),
+            k => {
+                let kind = k.to_string();
+                self.s.diagnostics.unknown(&kind, r.line, &String::from_utf8_lossy(r.raw));
+            }
+        }
+    }
+
+    fn push(&mut self, r: &Rec, role: Role, origin: Origin, blocks: Vec<Block>) -> usize {
+        let idx = self.s.messages.len();
+        self.s.messages.push(Message { role, origin, blocks, source_line: r.line, timestamp: r.timestamp() });
+        if let Some(u) = r.uuid() {
+            self.uuid_msg.insert(u.to_string(), idx);
+        }
+        idx
+    }
+
+    fn assistant(&mut self, r: &Rec) {
+        let Some(msg) = r.message() else {
+            self.s.diagnostics.bad_line(self.path, r.line, "assistant record without a message object");
+            return;
+        };
+        let model = msg.get("model").and_then(Value::as_str);
+        let response_id = msg.get("id").and_then(Value::as_str).filter(|s| !s.is_empty());
+        let raw_blocks: Vec<&Value> = match msg.get("content") {
+            Some(Value::Array(a)) => a.iter().collect(),
+            Some(v @ Value::String(_)) => vec![v],
+            Some(Value::Null) | None => Vec::new(),
+            Some(v) => vec![v],
+        };
+        if model == Some("<synthetic>") || r.flag("isApiErrorMessage") {
+            let blocks = raw_blocks.into_iter().map(convert_block).collect();
+            self.synthetic(r, response_id, blocks);
+            return;
+        }
+        if let Some(m) = model {
+            self.s.meta.add_model(m);
+        }
+        let usage = msg.get("usage").and_then(parse_usage);
+
+        if let Some(id) = response_id
+            && let Some(&mi) = self.responses.get(id)
+        {
+            // Another block-line of a response already started: append its blocks
+            // and keep the largest usage (early lines carry partial output_tokens).
+            let hashes = self.block_hashes.entry(mi).or_default();
+            let mut new_blocks = Vec::new();
+            for v in raw_blocks {
+                if hashes.insert(block_hash(v)) {
+                    new_blocks.push(convert_block(v));
+                }
+            }
+            if let Some(m) = self.s.messages.get_mut(mi) {
+                m.blocks.extend(new_blocks);
+                m.source_line = m.source_line.min(r.line);
+                m.timestamp = m.timestamp.or(r.timestamp());
+            }
+            if let Some(call) = self.call_of.get(&mi).and_then(|&ci| self.s.calls.get_mut(ci)) {
+                call.usage = merge_usage(call.usage, usage);
+                call.model = call.model.take().or(model.map(str::to_string));
+                call.timestamp = call.timestamp.or(r.timestamp());
+            }
+            if let Some(u) = r.uuid() {
+                self.uuid_msg.insert(u.to_string(), mi);
+            }
+            return;
+        }
+
+        let mut hashes = HashSet::new();
+        let mut blocks = Vec::with_capacity(raw_blocks.len());
+        for v in raw_blocks {
+            if hashes.insert(block_hash(v)) {
+                blocks.push(convert_block(v));
+            }
+        }
+        let mi = self.push(r, Role::Assistant, Origin::Model, blocks);
+        self.block_hashes.insert(mi, hashes);
+        if let Some(id) = response_id {
+            self.responses.insert(id.to_string(), mi);
+        }
+        self.call_of.insert(mi, self.s.calls.len());
+        self.s.calls.push(Call {
+            message_index: mi,
+            model: model.map(str::to_string),
+            usage,
+            timestamp: r.timestamp(),
+            response_id: response_id.map(str::to_string),
+        });
+    }
+
+    /// A `<synthetic>` assistant record: an API-error placeholder (recorded as an
+    /// error, not a call: its zero usage is no request) or a harness notice such as
+    /// "No response requested." (`isApiErrorMessage: false`).
+    fn synthetic(&mut self, r: &Rec, response_id: Option<&str>, blocks: Vec<Block>) {
+        let text: String = blocks
+            .iter()
+            .filter_map(|b| match b {
+                Block::Text { text } => Some(text.as_str()),
+                _ => None,
+            })
+            .collect::<Vec<_>>()
+            .join("\n");
+        let is_error = match r.v.get("isApiErrorMessage").and_then(Value::as_bool) {
+            Some(flag) => flag,
+            None => r.v.get("error").is_some() || text.starts_with("API Error"),
+        };
+        if !is_error {
+            self.push(r, Role::Assistant, Origin::Injected, blocks);
+            return;
+        }
+        // The same error record is sometimes written again under the same id.
+        if let Some(id) = response_id
+            && !self.error_ids.insert(id.to_string())
+        {
+            self.s.diagnostics.skip("duplicate-api-error");
+            return;
+        }
+        // The `error` code (`rate_limit`) and HTTP status help when the text alone
+        // is vague.
+        let mut signal = text.clone();
+        if let Some(e) = r.str("error") {
+            signal.push(' ');
+            signal.push_str(e);
+        }
+        if let Some(status) = r.v.get("apiErrorStatus").and_then(Value::as_u64) {
+            signal.push_str(&format!(" {status}"));
+        }
+        self.s.errors.push(RecordedError {
+            source_line: r.line,
+            kind: errors::classify(&signal),
+            message: truncate_str(&text, MAX_ERROR_LEN).to_string(),
+        });
+        self.push(r, Role::Assistant, Origin::SyntheticError, blocks);
+    }
+
+    fn user(&mut self, r: &Rec) {
+        let Some(msg) = r.message() else {
+            self.s.diagnostics.bad_line(self.path, r.line, "user record without a message object");
+            return;
+        };
+        let blocks = content_blocks(msg.get("content"));
+        let origin = if r.flag("isCompactSummary") {
+            Origin::CompactSummary
+        } else if blocks.iter().any(|b| matches!(b, Block::ToolResult { .. })) {
+            Origin::ToolResult
+        } else if r.flag("isMeta") || is_local_command_output(&blocks) {
+            Origin::Injected
+        } else {
+            Origin::Human
+        };
+        let idx = self.push(r, Role::User, origin, blocks);
+        if origin == Origin::CompactSummary {
+            self.summary_message(r, idx);
+        }
+    }
+
+    /// `type:"attachment"` records are context the harness injects into the next
+    /// request (memory files, edited-file snippets, tool deltas…): a user message
+    /// with a compact text rendering.
+    fn attachment(&mut self, r: &Rec) {
+        let text = render_attachment(r.v.get("attachment"));
+        self.push(r, Role::User, Origin::Injected, vec![Block::Text { text }]);
+    }
+
+    fn boundary(&mut self, r: &Rec) {
+        self.finish_pending();
+        let meta = r.v.get("compactMetadata");
+        let get = |k: &str| meta.and_then(|m| m.get(k));
+        let preserved = get("preservedSegment").and_then(|p| {
+            let head = p.get("headUuid").and_then(Value::as_str)?;
+            let tail = p.get("tailUuid").and_then(Value::as_str)?;
+            Some((head.to_string(), tail.to_string()))
+        });
+        self.pending = Some(PendingCompaction {
+            line: r.line,
+            start: self.s.messages.len(),
+            trigger: get("trigger").and_then(Value::as_str).map(str::to_string),
+            tokens_before: get("preTokens").and_then(as_u64),
+            preserved,
+        });
+    }
+
+    /// The `isCompactSummary` message at `idx` closes the pending boundary. Injected
+    /// messages between the boundary and the summary (files re-attached by the
+    /// compaction) were also created by it, so they join `inserted`.
+    fn summary_message(&mut self, r: &Rec, idx: usize) {
+        let (line, start, trigger, tokens_before, preserved) = match self.pending.take() {
+            Some(p) => {
+                let between = self.s.messages.get(p.start..idx).unwrap_or_default();
+                let start = if between.iter().all(|m| m.origin == Origin::Injected) { p.start } else { idx };
+                (p.line, start, p.trigger, p.tokens_before, p.preserved)
+            }
+            // A summary without its boundary line still only exists because of a
+            // compaction.
+            None => (r.line, idx, None, None, None),
+        };
+        self.push_compaction(line, start..idx + 1, trigger, tokens_before, preserved);
+    }
+
+    fn finish_pending(&mut self) {
+        if let Some(p) = self.pending.take() {
+            self.push_compaction(p.line, p.start..p.start, p.trigger, p.tokens_before, p.preserved);
+        }
+    }
+
+    fn push_compaction(
+        &mut self,
+        line: u64,
+        inserted: std::ops::Range<usize>,
+        trigger: Option<String>,
+        tokens_before: Option<u64>,
+        preserved: Option<(String, String)>,
+    ) {
+        if let Some((head, tail)) = preserved {
+            self.preserved.push((self.s.recorded_compactions.len(), head, tail));
+        }
+        let kept = inserted.start..inserted.start;
+        self.s.recorded_compactions.push(RecordedCompaction {
+            kind: CompactionKind::ClaudeBoundary,
+            source_line: line,
+            inserted,
+            kept,
+            tokens_before,
+            trigger,
+        });
+    }
+
+    fn finish(mut self) -> Session {
+        self.finish_pending();
+        // `kept` = the preserved segment when it stands before the summary (the
+        // file keeps it there and Claude Code relinks it on load). A segment found
+        // after the summary is already part of the post-compaction tail.
+        for (ci, head, tail) in std::mem::take(&mut self.preserved) {
+            let (Some(&h), Some(&t)) = (self.uuid_msg.get(&head), self.uuid_msg.get(&tail)) else { continue };
+            if let Some(c) = self.s.recorded_compactions.get_mut(ci)
+                && h <= t
+                && t < c.inserted.start
+            {
+                c.kept = h..t + 1;
+            }
+        }
+        self.s
+    }
+}
+
+/// `<local-command-stdout>` / `<local-command-stderr>` user text is the output of a
+/// local slash command, written by the harness, not typed.
+fn is_local_command_output(blocks: &[Block]) -> bool {
+    matches!(blocks.first(), Some(Block::Text { text })
+        if text.starts_with("<local-command-stdout>") || text.starts_with("<local-command-stderr>"))
+}
+
+fn render_attachment(att: Option<&Value>) -> String {
+    let Some(obj) = att.and_then(Value::as_object) else {
+        return "[attachment]".to_string();
+    };
+    let kind = obj.get("type").and_then(Value::as_str).unwrap_or("unknown");
+    let mut out = format!("[attachment: {kind}]");
+    for (k, v) in obj {
+        if k == "type" || v.is_null() {
+            continue;
+        }
+        match v {
+            Value::String(s) => out.push_str(&format!("\n{k}: {s}")),
+            other => out.push_str(&format!("\n{k}: {other}")),
+        }
+    }
+    out
+}
+
+/// `message.content`: a string is one text block, an array is blocks.
+fn content_blocks(content: Option<&Value>) -> Vec<Block> {
+    match content {
+        None | Some(Value::Null) => Vec::new(),
+        Some(Value::String(s)) => vec![Block::Text { text: s.clone() }],
+        Some(Value::Array(a)) => a.iter().map(convert_block).collect(),
+        Some(other) => vec![Block::Other { raw: other.clone() }],
+    }
+}
+
+fn convert_block(v: &Value) -> Block {
+    let Some(obj) = v.as_object() else {
+        return match v {
+            Value::String(s) => Block::Text { text: s.clone() },
+            _ => Block::Other { raw: v.clone() },
+        };
+    };
+    let s = |k: &str| obj.get(k).and_then(Value::as_str);
+    match s("type") {
+        Some("text") => match s("text") {
+            Some(t) => Block::Text { text: t.to_string() },
+            None => Block::Other { raw: v.clone() },
+        },
+        // Claude 4.6 writes `thinking: ""` with only the signature: the signature is
+        // opaque, kept as a length only.
+        Some("thinking") => Block::Thinking {
+            text: s("thinking").unwrap_or_default().to_string(),
+            opaque_len: s("signature").map_or(0, str::len),
+        },
+        Some("redacted_thinking") => Block::Thinking { text: String::new(), opaque_len: s("data").map_or(0, str::len) },
+        Some("tool_use") => Block::ToolUse {
+            id: s("id").unwrap_or_default().to_string(),
+            name: s("name").unwrap_or_default().to_string(),
+            input: obj.get("input").cloned().unwrap_or_else(|| Value::Object(Default::default())),
+        },
+        // A `<persisted-output>` result (output spilled to `tool-results/`) is kept
+        // as the text the model actually saw: the note plus its preview.
+        Some("tool_result") => Block::ToolResult {
+            tool_use_id: s("tool_use_id").unwrap_or_default().to_string(),
+            content: content_blocks(obj.get("content")),
+            is_error: obj.get("is_error").and_then(Value::as_bool),
+        },
+        Some("image") => {
+            let source = obj.get("source");
+            let src = |k: &str| source.and_then(|x| x.get(k)).and_then(Value::as_str);
+            Block::Image {
+                media_type: src("media_type").unwrap_or_default().to_string(),
+                bytes: src("data").or_else(|| src("url")).map_or(0, str::len),
+            }
+        }
+        // tool_reference, document, server tool blocks…: kept raw.
+        _ => Block::Other { raw: v.clone() },
+    }
+}
+
+/// Identity of a block for merging a response's lines: a tool call by its id, any
+/// other block by its content.
+fn block_hash(v: &Value) -> u64 {
+    let mut h = DefaultHasher::new();
+    match (v.get("type").and_then(Value::as_str), v.get("id").and_then(Value::as_str)) {
+        (Some("tool_use"), Some(id)) => ("tool_use", id).hash(&mut h),
+        _ => v.to_string().hash(&mut h),
+    }
+    h.finish()
+}
+
+fn as_u64(v: &Value) -> Option<u64> {
+    v.as_u64().or_else(|| v.as_f64().filter(|f| f.is_finite() && *f >= 0.0).map(|f| f as u64))
+}
+
+/// Anthropic usage: `input_tokens` excludes cache reads and cache writes.
+fn parse_usage(u: &Value) -> Option<Usage> {
+    let obj = u.as_object()?;
+    let f = |k: &str| obj.get(k).and_then(as_u64).unwrap_or(0);
+    Some(Usage {
+        uncached_input: f("input_tokens"),
+        cache_read: f("cache_read_input_tokens"),
+        cache_write: f("cache_creation_input_tokens"),
+        output: f("output_tokens"),
+        reasoning: 0,
+        provenance: UsageProvenance::Anthropic,
+    })
+}
+
+/// Usage of one response seen on several lines: input and cache fields repeat,
+/// `output_tokens` grows; keep the largest of each, never the sum.
+fn merge_usage(a: Option<Usage>, b: Option<Usage>) -> Option<Usage> {
+    match (a, b) {
+        (Some(a), Some(b)) => Some(Usage {
+            uncached_input: a.uncached_input.max(b.uncached_input),
+            cache_read: a.cache_read.max(b.cache_read),
+            cache_write: a.cache_write.max(b.cache_write),
+            output: a.output.max(b.output),
+            reasoning: a.reasoning.max(b.reasoning),
+            provenance: a.provenance,
+        }),
+        (a, b) => a.or(b),
+    }
+}
+
+#[cfg(test)]
+#[path = "claude_tests.rs"]
+mod tests;
