@@ -451,4 +451,4 @@ fn bash_text(m: &Value) -> String {
 
 #[cfg(test)]
 #[path = "pi_tests.rs"]
-mod tests;
+pub(crate) mod tests;
