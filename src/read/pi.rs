@@ -179,7 +179,7 @@ impl Reader {
             };
         }
         path.reverse();
-        let abandoned = by_id.len() as u64 - path.len() as u64;
+        let abandoned = (by_id.len() as u64).saturating_sub(path.len() as u64);
         if abandoned > 0 {
             *self.s.diagnostics.skipped.entry("abandoned branch entry".to_string()).or_default() += abandoned;
             self.s.diagnostics.warn(
