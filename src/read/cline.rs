@@ -1,14 +1,358 @@
-//! Reader for Cline / Roo Code task folders. Not yet implemented.
+//! Reader for Cline / Roo Code task folders (log-formats.md §4):
+//! `api_conversation_history.json` (Anthropic `MessageParam[]` with Cline extras),
+//! `ui_messages.json` (UI events, the source of per-request usage) and the
+//! optional `task_metadata.json` (models used).
+//!
+//! - Content blocks are parsed as Anthropic blocks (shared with the generic reader).
+//! - Tool results: Cline's native-tool-call mode answers an assistant's `tool_use`
+//!   blocks with plain *text* blocks in the next user message, one header per call
+//!   (`[read_file for 'x.cs'] Result:`, the result text following in the same block
+//!   or in the next blocks). The header carries no id, but Cline writes the results
+//!   in the order of the calls, so the k-th header answers the k-th `tool_use` of
+//!   the previous assistant message still without a native `tool_result`. Turning
+//!   them into `ToolResult` blocks with that id gives every later stage (pruning,
+//!   pair invariants) the same shape as other formats. A header with no `tool_use`
+//!   left to answer (XML-tool era Cline, where calls were tags in the text) stays
+//!   text, in a `ToolResult`-origin message, and is counted in diagnostics.
+//! - Other user text: `<environment_details>`, resumption notices, `[ERROR]` nags
+//!   and similar harness text are `Injected`; the task, feedback and answers the
+//!   person typed are `Human`. A user record is split into one message per run of
+//!   the same origin, in order.
+//! - Usage: an assistant message's own `metrics.tokens {prompt, completion,
+//!   cached}` (newer Cline; prompt includes cached) wins; otherwise the k-th
+//!   completed `api_req_started` of `ui_messages.json` (its `text` is JSON
+//!   `{tokensIn, tokensOut, cacheWrites, cacheReads, cost}`) is paired with the k-th
+//!   assistant message. Cline's `tokensIn` excludes cache reads and writes (its
+//!   Anthropic handler reports `input_tokens`), so it maps to `uncached_input`.
+//!   Requests that failed without tokens (followed by `api_req_failed`) are not
+//!   paired. A count mismatch is reported.
+//! - `stats.records` = elements of the history array; `stats.usage_records` = the
+//!   larger of (history messages with `metrics.tokens`, `api_req_started` records
+//!   carrying tokens): both files describe the same requests.
 
-use crate::model::{Diagnostic, Format, Session};
+use super::generic::{self, MAX_ERROR_LEN, str_of, u64_of};
+use super::{errors, time};
+use crate::model::{
+    Block, Call, Diagnostic, Format, Message, Origin, RecordedError, Role, Session, Severity, Usage, UsageProvenance,
+};
+use serde_json::Value;
 use std::path::Path;
 
+/// Read a task folder. Errors only when the history file cannot be read.
 pub fn read_task_dir(dir: &Path) -> Result<Vec<Session>, Diagnostic> {
-    Ok(read_history_bytes(dir, b"", None))
+    let history = dir.join("api_conversation_history.json");
+    let data = std::fs::read(&history).map_err(|e| Diagnostic {
+        severity: Severity::Error,
+        path: history.clone(),
+        line: 0,
+        message: format!("cannot read: {e}"),
+    })?;
+    let ui = std::fs::read(dir.join("ui_messages.json")).ok();
+    let mut sessions = read_history_bytes(dir, &data, ui.as_deref());
+    if let Ok(meta) = std::fs::read(dir.join("task_metadata.json"))
+        && let Ok(meta) = serde_json::from_slice::<Value>(&meta)
+    {
+        for s in &mut sessions {
+            for u in meta.get("model_usage").and_then(Value::as_array).into_iter().flatten() {
+                if let Some(m) = str_of(u, "model_id") {
+                    s.meta.add_model(m);
+                }
+            }
+        }
+    }
+    Ok(sessions)
 }
 
-pub fn read_history_bytes(path: &Path, _data: &[u8], _ui_messages: Option<&[u8]>) -> Vec<Session> {
-    let mut s = Session::new(super::stem_id(path), Format::Cline, path);
-    s.diagnostics.warn(path, 0, "reader not implemented yet");
+/// Read a history file's bytes, with the task's `ui_messages.json` bytes when
+/// available. `path` is the task folder or the history file (diagnostics, id).
+pub fn read_history_bytes(path: &Path, data: &[u8], ui_messages: Option<&[u8]>) -> Vec<Session> {
+    let mut s = Session::new(task_id(path), Format::Cline, path);
+    s.stats.bytes = data.len() as u64 + ui_messages.map_or(0, |u| u.len() as u64);
+    let history: Value = match super::parse_line(super::strip_bom(data)) {
+        Ok(v) => v,
+        Err(reason) => {
+            s.diagnostics.bad_line(path, 0, format!("api_conversation_history.json is not valid JSON: {reason}"));
+            return vec![s];
+        }
+    };
+    let Some(history) = history.as_array() else {
+        s.diagnostics.bad_line(path, 0, "api_conversation_history.json is not a JSON array");
+        return vec![s];
+    };
+    s.stats.records = history.len() as u64;
+
+    let ui = match ui_messages {
+        Some(bytes) => match serde_json::from_slice::<Value>(super::strip_bom(bytes)) {
+            Ok(Value::Array(items)) => Some(items),
+            _ => {
+                s.diagnostics.warn(path, 0, "ui_messages.json is unreadable: calls carry no usage");
+                None
+            }
+        },
+        None => None,
+    };
+    let requests = ui.as_deref().map(|ui| ui_requests(&mut s, ui)).unwrap_or_default();
+
+    let mut prev_uses: Vec<(String, String)> = Vec::new();
+    let mut unpaired_headers = 0u64;
+    let mut assistant_no = 0usize;
+    let mut metrics_records = 0u64;
+    for (i, m) in history.iter().enumerate() {
+        let line = i as u64 + 1;
+        let ts = m.get("ts").and_then(time::parse_value);
+        let content = m.get("content").unwrap_or(&Value::Null);
+        match str_of(m, "role") {
+            Some("assistant") => {
+                let blocks = generic::parse_content(content);
+                prev_uses = blocks
+                    .iter()
+                    .filter_map(|b| match b {
+                        Block::ToolUse { id, name, .. } => Some((id.clone(), name.clone())),
+                        _ => None,
+                    })
+                    .collect();
+                s.messages.push(Message {
+                    role: Role::Assistant,
+                    origin: Origin::Model,
+                    blocks,
+                    source_line: line,
+                    timestamp: ts,
+                });
+                let metrics = m.pointer("/metrics/tokens").filter(|t| t.is_object()).map(|t| {
+                    let prompt = u64_of(t.get("prompt"));
+                    let cached = u64_of(t.get("cached")).min(prompt);
+                    Usage {
+                        uncached_input: prompt - cached,
+                        cache_read: cached,
+                        cache_write: 0,
+                        output: u64_of(t.get("completion")),
+                        reasoning: 0,
+                        provenance: UsageProvenance::Cline,
+                    }
+                });
+                if metrics.is_some() {
+                    metrics_records += 1;
+                }
+                let req = requests.get(assistant_no);
+                assistant_no += 1;
+                let model = m.pointer("/modelInfo/modelId").and_then(Value::as_str).map(str::to_string);
+                if let Some(model) = &model {
+                    s.meta.add_model(model);
+                }
+                s.calls.push(Call {
+                    message_index: s.messages.len() - 1,
+                    model,
+                    usage: metrics.or(req.and_then(|r| r.usage)),
+                    timestamp: ts.or(req.and_then(|r| r.ts)),
+                    response_id: None,
+                });
+            }
+            Some("user") => {
+                let blocks = generic::parse_content(content);
+                let (blocks, unpaired) = pair_text_results(blocks, &prev_uses);
+                unpaired_headers += unpaired;
+                prev_uses.clear();
+                if s.meta.cwd.is_none() {
+                    s.meta.cwd = blocks.iter().find_map(cwd_of);
+                }
+                for (origin, blocks) in generic::split_runs(blocks, text_origin) {
+                    s.messages.push(Message { role: Role::User, origin, blocks, source_line: line, timestamp: ts });
+                }
+            }
+            Some(other) => s.diagnostics.unknown(&format!("role:{other}"), line, &m.to_string()),
+            None => s.diagnostics.bad_line(path, line, "history element without role"),
+        }
+    }
+
+    // Both files describe the same requests: count the richer one, not the sum.
+    s.stats.usage_records = metrics_records.max(requests.iter().filter(|r| r.usage.is_some()).count() as u64);
+    if unpaired_headers > 0 {
+        s.diagnostics.warn(
+            path,
+            0,
+            format!("{unpaired_headers} text tool result(s) have no tool_use to answer: kept as text"),
+        );
+    }
+    // Only messages without their own metrics depend on ui_messages.json.
+    if metrics_records < assistant_no as u64 {
+        if ui_messages.is_none() {
+            s.diagnostics.warn(path, 0, "no ui_messages.json: calls carry no usage");
+        } else if ui.is_some() && requests.len() != assistant_no {
+            s.diagnostics.warn(
+                path,
+                0,
+                format!(
+                    "{} completed api requests in ui_messages.json for {assistant_no} assistant messages: usage paired in order",
+                    requests.len()
+                ),
+            );
+        }
+    }
     vec![s]
 }
+
+/// The task id: the folder name (the history file's parent when given the file).
+fn task_id(path: &Path) -> String {
+    if path.file_name().is_some_and(|n| n == "api_conversation_history.json")
+        && let Some(name) = path.parent().and_then(Path::file_name)
+    {
+        return name.to_string_lossy().into_owned();
+    }
+    path.file_name().map_or_else(|| super::stem_id(path), |n| n.to_string_lossy().into_owned())
+}
+
+/// One completed API request from `ui_messages.json`.
+struct UiRequest {
+    /// `None` when the request never got its token counts (interrupted).
+    usage: Option<Usage>,
+    ts: Option<i64>,
+}
+
+/// The completed `api_req_started` records, in order, and the API errors.
+fn ui_requests(s: &mut Session, ui: &[Value]) -> Vec<UiRequest> {
+    let mut out = Vec::new();
+    let mut pending: Option<UiRequest> = None;
+    for m in ui {
+        let say = str_of(m, "say");
+        let ask = str_of(m, "ask");
+        if say == Some("api_req_started") {
+            out.extend(pending.take());
+            let info: Value = str_of(m, "text").and_then(|t| serde_json::from_str(t).ok()).unwrap_or(Value::Null);
+            let has_tokens =
+                ["tokensIn", "tokensOut", "cacheWrites", "cacheReads"].iter().any(|k| info.get(*k).is_some());
+            let usage = has_tokens.then(|| Usage {
+                uncached_input: u64_of(info.get("tokensIn")),
+                cache_read: u64_of(info.get("cacheReads")),
+                cache_write: u64_of(info.get("cacheWrites")),
+                output: u64_of(info.get("tokensOut")),
+                reasoning: 0,
+                provenance: UsageProvenance::Cline,
+            });
+            pending = Some(UiRequest { usage, ts: m.get("ts").and_then(time::parse_value) });
+        } else if ask == Some("api_req_failed") || say == Some("api_req_failed") {
+            let text = str_of(m, "text").unwrap_or("");
+            // `conversationHistoryIndex` is the history length − 1 when the UI
+            // message was written: the failed request follows that element.
+            let line = m.get("conversationHistoryIndex").and_then(Value::as_u64).map_or(0, |i| i + 1);
+            s.errors.push(RecordedError {
+                source_line: line,
+                kind: errors::classify(text),
+                message: super::truncate_str(text, MAX_ERROR_LEN).to_string(),
+            });
+            // A request that failed before any token was counted produced no
+            // assistant message: it must not take the next message's place.
+            if let Some(r) = pending.take()
+                && r.usage.is_some_and(|u| u.prompt_tokens() + u.output > 0)
+            {
+                out.push(r);
+            }
+        }
+    }
+    out.extend(pending);
+    out
+}
+
+/// The tool name of a text result header (`[name for 'arg'] Result:` or
+/// `[name] Result:`), and the text after the header line.
+fn result_header(text: &str) -> Option<(&str, &str)> {
+    let rest = text.strip_prefix('[')?;
+    let (first, after) = rest.split_once('\n').unwrap_or((rest, ""));
+    let head = first.trim_end();
+    if !head.ends_with("] Result:") && !head.ends_with("] Result") {
+        return None;
+    }
+    let name_end = head.find([' ', ']'])?;
+    let name = &head[..name_end];
+    if name.is_empty() || !name.chars().all(|c| c.is_ascii_alphanumeric() || matches!(c, '_' | '-' | '.' | ':')) {
+        return None;
+    }
+    Some((name, after))
+}
+
+/// Turn text result headers (and the blocks that follow them) into `ToolResult`
+/// blocks answering the previous assistant's tool uses, in order. Returns the new
+/// blocks and the number of headers with no tool use left to answer.
+fn pair_text_results(blocks: Vec<Block>, uses: &[(String, String)]) -> (Vec<Block>, u64) {
+    let answered: Vec<String> = blocks
+        .iter()
+        .filter_map(|b| match b {
+            Block::ToolResult { tool_use_id, .. } => Some(tool_use_id.clone()),
+            _ => None,
+        })
+        .collect();
+    let mut open = uses.iter().filter(|(id, _)| !answered.contains(id));
+    let mut out: Vec<Block> = Vec::with_capacity(blocks.len());
+    // Index in `out` of the result currently collecting continuation blocks.
+    let mut current: Option<usize> = None;
+    let mut unpaired = 0u64;
+    for b in blocks {
+        let header = match &b {
+            Block::Text { text } => result_header(text).map(|(_, after)| after.to_string()),
+            _ => None,
+        };
+        if let Some(after) = header {
+            let first = (!after.is_empty()).then(|| Block::text(after));
+            match open.next() {
+                Some((id, _)) => {
+                    out.push(Block::ToolResult {
+                        tool_use_id: id.clone(),
+                        content: first.into_iter().collect(),
+                        is_error: None,
+                    });
+                    current = Some(out.len() - 1);
+                }
+                None => {
+                    unpaired += 1;
+                    out.push(b);
+                    current = None;
+                }
+            }
+            continue;
+        }
+        let continues = current.is_some() && !matches!(b, Block::ToolResult { .. }) && text_origin(&b) == Origin::Human;
+        if continues && let Some(Block::ToolResult { content, .. }) = current.and_then(|i| out.get_mut(i)) {
+            content.push(b);
+            continue;
+        }
+        current = None;
+        out.push(b);
+    }
+    (out, unpaired)
+}
+
+/// Harness text vs text a person typed.
+fn text_origin(b: &Block) -> Origin {
+    let Block::Text { text } = b else { return Origin::Human };
+    let t = text.trim_start();
+    const INJECTED: &[&str] = &[
+        "<environment_details>",
+        "[TASK RESUMPTION]",
+        "[ERROR]",
+        "<explicit_instructions",
+        "[Response interrupted",
+        "[NOTE]",
+        "# task_progress",
+        "<task_progress",
+        "# Current Working Directory",
+    ];
+    if result_header(t).is_some() {
+        // A header left as text (no tool use to answer): still tool output.
+        Origin::ToolResult
+    } else if INJECTED.iter().any(|p| t.starts_with(p)) {
+        Origin::Injected
+    } else {
+        Origin::Human
+    }
+}
+
+/// The working directory Cline states in its environment details.
+fn cwd_of(b: &Block) -> Option<String> {
+    let Block::Text { text } = b else { return None };
+    let start = text.find("# Current Working Directory (")? + "# Current Working Directory (".len();
+    let end = text[start..].find(')')?;
+    Some(text[start..start + end].to_string())
+}
+
+#[cfg(test)]
+#[path = "cline_tests.rs"]
+mod tests;

@@ -1,10 +1,239 @@
-//! Reader for the `gemini` format (see docs/log-formats.md). Not yet implemented.
+//! Reader for Gemini CLI chat recordings (log-formats.md §4): one JSON object
+//! `{sessionId, projectHash, startTime, lastUpdated, messages[], summary?}`,
+//! rewritten whole on every update.
+//!
+//! - `user` → human message; `gemini` → assistant message: `thoughts` (summaries,
+//!   `{subject, description}`) as thinking, `content` as text, `toolCalls[]` as
+//!   tool uses. A tool call and its result live in the same element, so the
+//!   results become a user-role message right after the assistant message, built
+//!   from `result[].functionResponse.response.{output|error}`; `status` other than
+//!   `success` (`error`, `cancelled`) is an error result.
+//! - `tokens {input, output, cached, thoughts, tool, total}` maps to [`Usage`]
+//!   (`UsageProvenance::Gemini`) as: `input` is `promptTokenCount`, which
+//!   *includes* the cached tokens, so `uncached_input = input − cached + tool`
+//!   (`tool` = `toolUsePromptTokenCount`, prompt tokens counted apart from
+//!   `input`), `cache_read = cached`, no cache writes; `output` is
+//!   `candidatesTokenCount`, which *excludes* thoughts, so
+//!   `output = output + thoughts` and `reasoning = thoughts`, matching the other
+//!   providers where reasoning is part of output (`total` = the sum of all).
+//! - One call per `gemini` message. `error` messages are API errors recorded in
+//!   `Session::errors`; `info`/`warning` are UI notices, never sent to the model.
+//! - `source_line` is the 1-based index in `messages`; `stats.records` counts the
+//!   elements of `messages` and `stats.usage_records` those with a `tokens` object.
+//!
+//! A file that is not valid JSON (a torn rewrite) yields one session with no
+//! messages and a bad-line diagnostic, so the batch reports the problem instead of
+//! silently dropping the file.
 
-use crate::model::{Format, Session};
+use super::generic::{MAX_ERROR_LEN, str_of, u64_of};
+use super::{errors, time};
+use crate::model::{Block, Call, Format, Message, Origin, RecordedError, Role, Session, Usage, UsageProvenance};
+use serde_json::Value;
 use std::path::Path;
 
-pub fn read(path: &Path, _data: &[u8]) -> Vec<Session> {
-    let mut s = Session::new(super::stem_id(path), Format::Generic, path);
-    s.diagnostics.warn(path, 0, "reader not implemented yet");
+/// Read a Gemini CLI session file. Never fails: problems become diagnostics.
+pub fn read(path: &Path, data: &[u8]) -> Vec<Session> {
+    let mut s = Session::new(super::stem_id(path), Format::Gemini, path);
+    s.stats.bytes = data.len() as u64;
+    let doc: Value = match super::parse_line(super::strip_bom(data)) {
+        Ok(v) => v,
+        Err(reason) => {
+            s.diagnostics.bad_line(path, 0, format!("session file is not valid JSON: {reason}"));
+            return vec![s];
+        }
+    };
+    let Some(messages) = doc.get("messages").and_then(Value::as_array) else {
+        s.diagnostics.bad_line(path, 0, "session file has no `messages` array");
+        return vec![s];
+    };
+    if let Some(id) = str_of(&doc, "sessionId").filter(|id| !id.is_empty()) {
+        s.id = id.to_string();
+    }
+    s.meta.title = str_of(&doc, "summary").map(str::to_string);
+    s.stats.records = messages.len() as u64;
+    for (i, m) in messages.iter().enumerate() {
+        let line = i as u64 + 1;
+        if m.get("tokens").is_some_and(Value::is_object) {
+            s.stats.usage_records += 1;
+        }
+        let ts = m.get("timestamp").and_then(time::parse_value);
+        let Some(ty) = str_of(m, "type") else {
+            if m.is_object() {
+                s.diagnostics.unknown("message without type", line, &m.to_string());
+            } else {
+                s.diagnostics.bad_line(path, line, "message is not a JSON object");
+            }
+            continue;
+        };
+        match ty {
+            "user" => {
+                let blocks = parts(m.get("content"));
+                s.messages.push(Message {
+                    role: Role::User,
+                    origin: Origin::Human,
+                    blocks,
+                    source_line: line,
+                    timestamp: ts,
+                });
+            }
+            "gemini" => gemini_message(&mut s, m, line, ts),
+            "error" => {
+                let text = content_text(m.get("content"));
+                s.errors.push(RecordedError {
+                    source_line: line,
+                    kind: errors::classify(&text),
+                    message: super::truncate_str(&text, MAX_ERROR_LEN).to_string(),
+                });
+                s.diagnostics.skip("error");
+            }
+            "info" | "warning" => s.diagnostics.skip(ty),
+            other => s.diagnostics.unknown(other, line, &m.to_string()),
+        }
+    }
     vec![s]
 }
+
+fn gemini_message(s: &mut Session, m: &Value, line: u64, ts: Option<i64>) {
+    let mut blocks = Vec::new();
+    for t in m.get("thoughts").and_then(Value::as_array).into_iter().flatten() {
+        let subject = str_of(t, "subject").unwrap_or("");
+        let description = str_of(t, "description").unwrap_or("");
+        let text = match (subject.is_empty(), description.is_empty()) {
+            (false, false) => format!("{subject}\n{description}"),
+            (false, true) => subject.to_string(),
+            _ => description.to_string(),
+        };
+        blocks.push(Block::Thinking { text, opaque_len: 0 });
+    }
+    blocks.extend(parts(m.get("content")));
+    let calls = m.get("toolCalls").and_then(Value::as_array).map(Vec::as_slice).unwrap_or_default();
+    let mut results = Vec::new();
+    for c in calls {
+        let id = str_of(c, "id").unwrap_or("").to_string();
+        blocks.push(Block::ToolUse {
+            id: id.clone(),
+            name: str_of(c, "name").unwrap_or("").to_string(),
+            input: c.get("args").cloned().unwrap_or_else(|| Value::Object(Default::default())),
+        });
+        let (content, has_error) = result_blocks(c.get("result"));
+        let is_error = match str_of(c, "status") {
+            Some("success") => Some(has_error),
+            Some(_) => Some(true),
+            None => has_error.then_some(true),
+        };
+        results.push(Block::ToolResult { tool_use_id: id, content, is_error });
+    }
+    let model = str_of(m, "model").map(str::to_string);
+    if let Some(model) = &model {
+        s.meta.add_model(model);
+    }
+    let usage = m.get("tokens").filter(|t| t.is_object()).map(|t| {
+        let input = u64_of(t.get("input"));
+        let cached = u64_of(t.get("cached")).min(input);
+        let thoughts = u64_of(t.get("thoughts"));
+        Usage {
+            uncached_input: input - cached + u64_of(t.get("tool")),
+            cache_read: cached,
+            cache_write: 0,
+            output: u64_of(t.get("output")) + thoughts,
+            reasoning: thoughts,
+            provenance: UsageProvenance::Gemini,
+        }
+    });
+    s.messages.push(Message { role: Role::Assistant, origin: Origin::Model, blocks, source_line: line, timestamp: ts });
+    let response_id = str_of(m, "id").map(str::to_string);
+    s.calls.push(Call { message_index: s.messages.len() - 1, model, usage, timestamp: ts, response_id });
+    if !results.is_empty() {
+        let rts = calls.last().and_then(|c| c.get("timestamp")).and_then(time::parse_value).or(ts);
+        s.messages.push(Message {
+            role: Role::User,
+            origin: Origin::ToolResult,
+            blocks: results,
+            source_line: line,
+            timestamp: rts,
+        });
+    }
+}
+
+/// A `PartListUnion`: a string, one part, or an array of parts (`{text}`,
+/// `{inlineData}`, …). Function parts never appear in recorded content.
+fn parts(content: Option<&Value>) -> Vec<Block> {
+    match content {
+        Some(Value::String(s)) if !s.is_empty() => vec![Block::text(s.as_str())],
+        Some(Value::Array(items)) => items.iter().filter_map(part).collect(),
+        Some(v @ Value::Object(_)) => part(v).into_iter().collect(),
+        _ => Vec::new(),
+    }
+}
+
+fn part(p: &Value) -> Option<Block> {
+    if let Some(t) = p.as_str() {
+        return (!t.is_empty()).then(|| Block::text(t));
+    }
+    if let Some(t) = str_of(p, "text") {
+        if p.get("thought").and_then(Value::as_bool) == Some(true) {
+            return Some(Block::Thinking { text: t.to_string(), opaque_len: 0 });
+        }
+        return Some(Block::text(t));
+    }
+    if let Some(d) = p.get("inlineData") {
+        return Some(Block::Image {
+            media_type: str_of(d, "mimeType").unwrap_or("application/octet-stream").to_string(),
+            bytes: str_of(d, "data").map_or(0, str::len),
+        });
+    }
+    Some(Block::Other { raw: p.clone() })
+}
+
+/// The result parts of a tool call, and whether any part reports an error.
+fn result_blocks(result: Option<&Value>) -> (Vec<Block>, bool) {
+    let items: Vec<&Value> = match result {
+        Some(Value::Array(a)) => a.iter().collect(),
+        Some(v @ (Value::Object(_) | Value::String(_))) => vec![v],
+        _ => Vec::new(),
+    };
+    let mut blocks = Vec::new();
+    let mut has_error = false;
+    for it in items {
+        let Some(fr) = it.get("functionResponse") else {
+            blocks.extend(part(it));
+            continue;
+        };
+        let response = fr.get("response");
+        if let Some(out) = response.and_then(|r| r.get("output")) {
+            blocks.push(value_text(out));
+        } else if let Some(err) = response.and_then(|r| r.get("error")) {
+            has_error = true;
+            blocks.push(value_text(err));
+        } else if let Some(r) = response.filter(|r| !r.is_null()) {
+            blocks.push(value_text(r));
+        }
+        // Newer CLIs attach media (e.g. images read by a tool) next to the response.
+        for p in fr.get("parts").and_then(Value::as_array).into_iter().flatten() {
+            blocks.extend(part(p));
+        }
+    }
+    (blocks, has_error)
+}
+
+fn value_text(v: &Value) -> Block {
+    match v {
+        Value::String(s) => Block::text(s.as_str()),
+        other => Block::text(other.to_string()),
+    }
+}
+
+fn content_text(content: Option<&Value>) -> String {
+    parts(content)
+        .iter()
+        .filter_map(|b| match b {
+            Block::Text { text } => Some(text.as_str()),
+            _ => None,
+        })
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+#[cfg(test)]
+#[path = "gemini_tests.rs"]
+mod tests;

@@ -160,11 +160,17 @@ pub fn detect(data: &[u8]) -> Option<Format> {
         if matches!(ty, "compaction" | "model_change" | "thinking_level_change") && obj.contains_key("timestamp") {
             votes = votes.or(Some(Format::Pi));
         }
-        if obj.get("role").and_then(|r| r.as_str()).is_some() || obj.get("messages").is_some_and(|m| m.is_array()) {
+        if obj.get("role").and_then(|r| r.as_str()).is_some()
+            || obj.get("messages").is_some_and(|m| m.is_array())
+            || obj.get("choices").is_some_and(|c| c.is_array())
+            || obj.get("request").and_then(|r| r.get("messages")).is_some_and(|m| m.is_array())
+        {
             generic_lines += 1;
         }
     }
-    votes.or(if generic_lines > 0 { Some(Format::Generic) } else { None })
+    votes
+        .or(if generic_lines > 0 { Some(Format::Generic) } else { None })
+        .or_else(|| detect_torn_document(&data[first..]))
 }
 
 fn detect_json_document(data: &[u8]) -> Option<Format> {
@@ -194,13 +200,53 @@ fn detect_json_document(data: &[u8]) -> Option<Format> {
         }
         serde_json::Value::Array(a) => {
             if a.iter().any(|m| m.get("role").is_some()) {
-                // Cline's api_conversation_history.json is a bare MessageParam array;
-                // a generic reader handles it the same way, the Cline reader adds
-                // positional result pairing.
-                return Some(Format::Cline);
+                // Cline's api_conversation_history.json is a bare MessageParam array,
+                // as is any saved Anthropic/OpenAI conversation: only Cline's own
+                // markers (extras on messages, its harness text) send it to the
+                // Cline reader, which adds positional text-result pairing.
+                return Some(if a.iter().take(DETECT_RECORDS).any(is_cline_message) {
+                    Format::Cline
+                } else {
+                    Format::Generic
+                });
+            }
+            if a.iter().any(|m| m.get("messages").is_some_and(|m| m.is_array())) {
+                return Some(Format::Generic);
             }
             None
         }
+        _ => None,
+    }
+}
+
+/// A Cline history element: Cline's extras on assistant messages, or its harness
+/// text (`<task>`, `<environment_details>`, `[tool for 'x'] Result:`) in user text.
+fn is_cline_message(m: &serde_json::Value) -> bool {
+    if m.get("modelInfo").is_some() || m.get("metrics").is_some() {
+        return true;
+    }
+    let Some(blocks) = m.get("content").and_then(|c| c.as_array()) else { return false };
+    blocks.iter().filter_map(|b| b.get("text").and_then(|t| t.as_str())).any(|t| {
+        let t = t.trim_start();
+        t.starts_with("<task>")
+            || t.starts_with("<environment_details>")
+            || (t.starts_with('[') && t.lines().next().is_some_and(|l| l.trim_end().ends_with("] Result:")))
+    })
+}
+
+/// A whole-file JSON document that does not parse (Gemini rewrites its file in
+/// place, so a read can catch it half-written): recognize it by its leading keys
+/// so the right reader reports the damage instead of "unknown format".
+fn detect_torn_document(data: &[u8]) -> Option<Format> {
+    let head = &data[..data.len().min(64 * 1024)];
+    let has = |needle: &str| head.windows(needle.len()).any(|w| w == needle.as_bytes());
+    match head.first()? {
+        b'{' if has("\"projectHash\"") || (has("\"sessionId\"") && has("\"gemini\"")) => Some(Format::Gemini),
+        b'[' if has("\"role\"") => Some(if has("<environment_details>") || has("\"modelInfo\"") || has("] Result:") {
+            Format::Cline
+        } else {
+            Format::Generic
+        }),
         _ => None,
     }
 }

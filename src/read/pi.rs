@@ -1,10 +1,454 @@
-//! Reader for the `pi` format (see docs/log-formats.md). Not yet implemented.
+//! Reader for pi-coding-agent (badlogic/pi-mono) and OpenClaw session JSONL
+//! (log-formats.md §3): a `type:"session"` header line, then entries.
+//!
+//! - v1 files are linear: file order is conversation order.
+//! - v2+ entries form an `id`/`parentId` tree (v3 only renamed the `hookMessage`
+//!   role to `custom`). Like pi's `buildSessionContext`, the conversation is the
+//!   path from the root to the *last* entry of the file (the leaf pi resumes
+//!   from). Entries on other branches were abandoned when the user navigated
+//!   back (`/tree`, `/branch`): they were real requests, but never again part of
+//!   the context the agent sent, so they are left out of `messages`/`calls` and
+//!   counted in `diagnostics.skipped["abandoned branch entry"]` (with one warning).
+//!   Their usage still counts in `stats.usage_records`, which describes the file.
+//!
+//! Mapping decisions (why, where it is not obvious):
+//! - Consecutive `toolResult` entries become one user message (pi writes one entry
+//!   per result; the normalized model, like the Anthropic API pi mostly talks to,
+//!   groups the results of one assistant turn).
+//! - `bashExecution` (the user's `!cmd` shell escape) becomes a user message with
+//!   the text pi sends the model (`Ran \`cmd\`` plus fenced output), origin
+//!   `Injected`: a person typed the command, but what enters the context is
+//!   harness-produced command output, comparable to an attachment. Calling it
+//!   `Human` would make quality metrics treat pages of shell output as user intent.
+//!   `excludeFromContext` (`!!cmd`) executions never reach the model: skipped.
+//! - Aborted turns with no content and all-zero usage are dropped (counted in
+//!   `skipped["aborted empty turn"]`): the request produced nothing and the
+//!   provider reported nothing, so there is no response to measure and no cost.
+//!   Aborted turns that did stream something (partial text/tool calls with real
+//!   usage) are kept as normal model messages with their call.
+//! - `stopReason:"error"` turns are kept as `SyntheticError` messages (their
+//!   content, or the error text when empty) and recorded in `Session::errors`; they
+//!   are a call only when the provider reported usage (a failed request that
+//!   returned nothing has nothing to account).
+//! - `compaction`: the summary becomes a `CompactSummary` user message (wrapped as
+//!   pi wraps it for the model) listed in `inserted`; `kept` is the messages from
+//!   the first kept entry up to the compaction. v1 `firstKeptEntryIndex` indexes
+//!   pi's parsed entry array *including the header* (index 0 = header; pi's v1→v2
+//!   migration does `entries[firstKeptEntryIndex]`, and in the real corpus both
+//!   indexes land on user messages at file line index+1 — a turn boundary, as pi's
+//!   cut point requires).
 
-use crate::model::{Format, Session};
+use super::generic::{MAX_ERROR_LEN, str_of, u64_of};
+use super::{errors, time};
+use crate::model::{
+    Block, Call, CompactionKind, Format, Message, Origin, RecordedCompaction, RecordedError, Role, Session, Usage,
+    UsageProvenance,
+};
+use serde_json::Value;
+use std::collections::{HashMap, HashSet};
 use std::path::Path;
 
-pub fn read(path: &Path, _data: &[u8]) -> Vec<Session> {
-    let mut s = Session::new(super::stem_id(path), Format::Generic, path);
-    s.diagnostics.warn(path, 0, "reader not implemented yet");
-    vec![s]
+const COMPACTION_PREFIX: &str =
+    "The conversation history before this point was compacted into the following summary:\n\n<summary>\n";
+const COMPACTION_SUFFIX: &str = "\n</summary>";
+const BRANCH_PREFIX: &str =
+    "The following is a summary of a branch that this conversation came back from:\n\n<summary>\n";
+const BRANCH_SUFFIX: &str = "</summary>";
+
+/// Read a pi / OpenClaw session file. Never fails: bad lines become diagnostics.
+pub fn read(path: &Path, data: &[u8]) -> Vec<Session> {
+    let mut s = Session::new(super::stem_id(path), Format::Pi, path);
+    s.stats.bytes = data.len() as u64;
+
+    // pi's FileEntry[]: every line that parses, in file order (header included).
+    // `firstKeptEntryIndex` indexes this array, so it must skip exactly what pi
+    // skips (blank and malformed lines) and nothing else.
+    let mut entries: Vec<(u64, Value)> = Vec::new();
+    for (line, raw) in super::lines(data) {
+        s.stats.records += 1;
+        match super::parse_line(raw) {
+            Ok(v) => {
+                if !v.is_object() {
+                    // Kept in `entries` anyway: pi counts it in the entry indexes.
+                    s.diagnostics.bad_line(path, line, "record is not a JSON object");
+                }
+                if v.get("type").and_then(Value::as_str) == Some("message")
+                    && v.get("message").and_then(|m| m.get("usage")).is_some_and(Value::is_object)
+                {
+                    s.stats.usage_records += 1;
+                }
+                entries.push((line, v));
+            }
+            Err(reason) => s.diagnostics.bad_line(path, line, reason),
+        }
+    }
+
+    let mut r =
+        Reader { s, current_model: None, tool_merge_open: false, merged: false, entry_msg: vec![None; entries.len()] };
+    let header = entries.iter().position(|(_, v)| str_of(v, "type") == Some("session"));
+    let version = match header {
+        Some(h) => {
+            let hv = &entries[h].1;
+            r.read_header(hv);
+            u64_of(hv.get("version")).max(1)
+        }
+        None => {
+            r.s.diagnostics.warn(path, 0, "no `session` header line: reading entries without session metadata");
+            1
+        }
+    };
+    r.s.meta.add_version(&format!("pi v{version}"));
+
+    let tree = version >= 2
+        || entries.iter().any(|(_, v)| str_of(v, "type") != Some("session") && v.get("parentId").is_some());
+    let order = if tree {
+        r.active_path(&entries, header)
+    } else {
+        (0..entries.len()).filter(|i| Some(*i) != header).collect()
+    };
+    for i in order {
+        r.entry(&entries, i);
+    }
+    vec![r.s]
 }
+
+struct Reader {
+    s: Session,
+    /// Model from the header or the last `model_change`, for messages without one.
+    current_model: Option<String>,
+    /// The last message is a run of `toolResult` entries the next one may join.
+    tool_merge_open: bool,
+    /// The entry being read joined the previous message (a merged tool result).
+    merged: bool,
+    /// For each entry: the index of the message holding its content, or the
+    /// number of messages before it when it produced none (a boundary).
+    entry_msg: Vec<Option<usize>>,
+}
+
+impl Reader {
+    fn read_header(&mut self, h: &Value) {
+        if let Some(id) = str_of(h, "id").filter(|id| !id.is_empty()) {
+            self.s.id = id.to_string();
+        }
+        self.s.meta.cwd = str_of(h, "cwd").map(str::to_string);
+        if let Some(m) = str_of(h, "modelId").or(str_of(h, "model")) {
+            self.s.meta.add_model(m);
+            self.current_model = Some(m.to_string());
+        }
+        // `branchedFrom` / `parentSession` name the file this session was forked
+        // from. A fork is a complete conversation of its own, not a sub-agent, so
+        // it is deliberately not recorded in `Session::parent`.
+    }
+
+    /// Entry indexes on the path from the root to the last entry (v2+ trees).
+    fn active_path(&mut self, entries: &[(u64, Value)], header: Option<usize>) -> Vec<usize> {
+        let mut by_id: HashMap<&str, usize> = HashMap::new();
+        let mut leaf = None;
+        let mut without_id = 0u64;
+        for (i, (_, v)) in entries.iter().enumerate() {
+            if Some(i) == header || !v.is_object() {
+                continue;
+            }
+            match str_of(v, "id") {
+                Some(id) => {
+                    by_id.insert(id, i);
+                    leaf = Some(i);
+                }
+                None => without_id += 1,
+            }
+        }
+        let path_ref = self.s.source_path.clone();
+        let mut path = Vec::new();
+        let mut seen = HashSet::new();
+        let mut cur = leaf;
+        while let Some(i) = cur {
+            if !seen.insert(i) {
+                self.s.diagnostics.warn(&path_ref, entries[i].0, "cycle in the entry tree: path cut here");
+                break;
+            }
+            path.push(i);
+            cur = match entries[i].1.get("parentId") {
+                Some(Value::String(p)) => {
+                    let parent = by_id.get(p.as_str()).copied();
+                    if parent.is_none() {
+                        self.s.diagnostics.warn(&path_ref, entries[i].0, "parentId names no entry: path starts here");
+                    }
+                    parent
+                }
+                _ => None,
+            };
+        }
+        path.reverse();
+        let abandoned = (by_id.len() as u64).saturating_sub(path.len() as u64);
+        if abandoned > 0 {
+            *self.s.diagnostics.skipped.entry("abandoned branch entry".to_string()).or_default() += abandoned;
+            self.s.diagnostics.warn(
+                &path_ref,
+                0,
+                format!("{abandoned} entries on abandoned branches are not part of the active conversation"),
+            );
+        }
+        if without_id > 0 {
+            *self.s.diagnostics.skipped.entry("tree entry without id".to_string()).or_default() += without_id;
+        }
+        path
+    }
+
+    fn push(&mut self, m: Message) -> usize {
+        self.tool_merge_open = false;
+        self.s.messages.push(m);
+        self.s.messages.len() - 1
+    }
+
+    fn entry(&mut self, entries: &[(u64, Value)], i: usize) {
+        let (line, v) = (entries[i].0, &entries[i].1);
+        let before = self.s.messages.len();
+        self.merged = false;
+        self.entry_msg[i] = Some(before);
+        if !v.is_object() {
+            return; // reported as a bad line when read
+        }
+        let Some(ty) = str_of(v, "type") else {
+            self.s.diagnostics.unknown("entry without type", line, &v.to_string());
+            return;
+        };
+        let ts = v.get("timestamp").and_then(time::parse_value);
+        match ty {
+            "message" => match v.get("message") {
+                Some(m) if m.is_object() => self.message(m, line, ts),
+                _ => self.s.diagnostics.bad_line(&self.s.source_path.clone(), line, "message entry without message"),
+            },
+            "compaction" => self.compaction(entries, v, line, ts),
+            "branch_summary" => {
+                if let Some(summary) = str_of(v, "summary").filter(|s| !s.is_empty()) {
+                    let text = format!("{BRANCH_PREFIX}{summary}{BRANCH_SUFFIX}");
+                    self.push(msg(Role::User, Origin::Injected, vec![Block::text(text)], line, ts));
+                }
+            }
+            "custom_message" => {
+                let blocks = content_blocks(v.get("content"));
+                self.push(msg(Role::User, Origin::Injected, blocks, line, ts));
+            }
+            "model_change" => {
+                if let Some(m) = str_of(v, "modelId") {
+                    self.s.meta.add_model(m);
+                    self.current_model = Some(m.to_string());
+                }
+                self.s.diagnostics.skip(ty);
+            }
+            "session_info" => {
+                if let Some(name) = str_of(v, "name").filter(|n| !n.is_empty()) {
+                    self.s.meta.title = Some(name.to_string());
+                }
+                self.s.diagnostics.skip(ty);
+            }
+            // Settings and extension state: never part of the model's context.
+            "thinking_level_change" | "label" | "custom" | "session" => self.s.diagnostics.skip(ty),
+            other => self.s.diagnostics.unknown(other, line, &v.to_string()),
+        }
+        // Where this entry sits in `messages`: its own message, the message a
+        // merged tool result joined, or the boundary before the next message.
+        if self.merged {
+            self.entry_msg[i] = Some(before.saturating_sub(1));
+        }
+    }
+
+    fn message(&mut self, m: &Value, line: u64, entry_ts: Option<i64>) {
+        let ts = m.get("timestamp").and_then(time::parse_value).or(entry_ts);
+        let role = str_of(m, "role").unwrap_or("");
+        match role {
+            "user" => {
+                let blocks = content_blocks(m.get("content"));
+                self.push(msg(Role::User, Origin::Human, blocks, line, ts));
+            }
+            "assistant" => self.assistant(m, line, ts),
+            "toolResult" => {
+                let block = Block::ToolResult {
+                    tool_use_id: str_of(m, "toolCallId").unwrap_or("").to_string(),
+                    content: content_blocks(m.get("content")),
+                    is_error: m.get("isError").and_then(Value::as_bool),
+                };
+                if self.tool_merge_open
+                    && let Some(last) = self.s.messages.last_mut()
+                {
+                    last.blocks.push(block);
+                    self.merged = true;
+                    return;
+                }
+                self.push(msg(Role::User, Origin::ToolResult, vec![block], line, ts));
+                self.tool_merge_open = true;
+            }
+            "bashExecution" => {
+                if m.get("excludeFromContext").and_then(Value::as_bool) == Some(true) {
+                    self.s.diagnostics.skip("bashExecution excluded from context");
+                    return;
+                }
+                self.push(msg(Role::User, Origin::Injected, vec![Block::text(bash_text(m))], line, ts));
+            }
+            // v3 `custom`, its v2 name `hookMessage`: extension messages in context.
+            "custom" | "hookMessage" => {
+                let blocks = content_blocks(m.get("content"));
+                self.push(msg(Role::User, Origin::Injected, blocks, line, ts));
+            }
+            "branchSummary" => {
+                let text = format!("{BRANCH_PREFIX}{}{BRANCH_SUFFIX}", str_of(m, "summary").unwrap_or(""));
+                self.push(msg(Role::User, Origin::Injected, vec![Block::text(text)], line, ts));
+            }
+            // Normally only built in memory; if persisted, it is a summary without
+            // the compaction entry that would say what it replaced.
+            "compactionSummary" => {
+                let text = format!("{COMPACTION_PREFIX}{}{COMPACTION_SUFFIX}", str_of(m, "summary").unwrap_or(""));
+                self.push(msg(Role::User, Origin::CompactSummary, vec![Block::text(text)], line, ts));
+            }
+            other => {
+                let kind = format!("message role:{other}");
+                self.s.diagnostics.unknown(&kind, line, &m.to_string());
+            }
+        }
+    }
+
+    fn assistant(&mut self, m: &Value, line: u64, ts: Option<i64>) {
+        let stop = str_of(m, "stopReason").unwrap_or("");
+        let mut blocks = content_blocks(m.get("content"));
+        let usage = m.get("usage").filter(|u| u.is_object()).map(|u| Usage {
+            uncached_input: u64_of(u.get("input")),
+            cache_read: u64_of(u.get("cacheRead")),
+            cache_write: u64_of(u.get("cacheWrite")),
+            output: u64_of(u.get("output")),
+            reasoning: 0,
+            provenance: UsageProvenance::Pi,
+        });
+        // All-zero usage means the provider reported nothing, not "free".
+        let usage = usage.filter(|u| u.prompt_tokens() + u.output > 0);
+        if stop == "aborted" && blocks.is_empty() && usage.is_none() {
+            self.s.diagnostics.skip("aborted empty turn");
+            return;
+        }
+        let model = str_of(m, "model").map(str::to_string).or_else(|| self.current_model.clone());
+        if let Some(model) = &model {
+            self.s.meta.add_model(model);
+        }
+        let mut origin = Origin::Model;
+        if stop == "error" {
+            origin = Origin::SyntheticError;
+            let text = str_of(m, "errorMessage").unwrap_or("unknown error");
+            self.s.errors.push(RecordedError {
+                source_line: line,
+                kind: errors::classify(text),
+                message: super::truncate_str(text, MAX_ERROR_LEN).to_string(),
+            });
+            if blocks.is_empty() {
+                blocks.push(Block::text(super::truncate_str(text, MAX_ERROR_LEN)));
+            }
+        }
+        let index = self.push(msg(Role::Assistant, origin, blocks, line, ts));
+        if stop == "error" && usage.is_none() {
+            return;
+        }
+        let response_id = str_of(m, "responseId").map(str::to_string);
+        self.s.calls.push(Call { message_index: index, model, usage, timestamp: ts, response_id });
+    }
+
+    fn compaction(&mut self, entries: &[(u64, Value)], v: &Value, line: u64, ts: Option<i64>) {
+        let summary = str_of(v, "summary").unwrap_or("");
+        let at = self.s.messages.len();
+        // Which entry the kept messages start from: v1 index, v2+ id.
+        let first_kept = if let Some(idx) = v.get("firstKeptEntryIndex").and_then(Value::as_u64) {
+            usize::try_from(idx).ok().filter(|i| *i < entries.len())
+        } else if let Some(id) = str_of(v, "firstKeptEntryId") {
+            entries.iter().position(|(_, e)| str_of(e, "id") == Some(id) && str_of(e, "type") != Some("session"))
+        } else {
+            None
+        };
+        let kept_start = first_kept.and_then(|i| self.entry_msg.get(i).copied().flatten());
+        let kept = match kept_start {
+            Some(k) if k <= at => k..at,
+            _ => {
+                let p = self.s.source_path.clone();
+                self.s.diagnostics.warn(
+                    &p,
+                    line,
+                    "compaction's first kept entry is not an earlier entry of this conversation: nothing kept",
+                );
+                at..at
+            }
+        };
+        let text = format!("{COMPACTION_PREFIX}{summary}{COMPACTION_SUFFIX}");
+        let index = self.push(msg(Role::User, Origin::CompactSummary, vec![Block::text(text)], line, ts));
+        let trigger = (v.get("fromHook").and_then(Value::as_bool) == Some(true)).then(|| "extension".to_string());
+        self.s.recorded_compactions.push(RecordedCompaction {
+            kind: CompactionKind::PiCompaction,
+            source_line: line,
+            inserted: index..index + 1,
+            kept,
+            tokens_before: v.get("tokensBefore").and_then(Value::as_u64),
+            trigger,
+        });
+    }
+}
+
+fn msg(role: Role, origin: Origin, blocks: Vec<Block>, line: u64, ts: Option<i64>) -> Message {
+    Message { role, origin, blocks, source_line: line, timestamp: ts }
+}
+
+/// pi content: a string or an array of `text`, `thinking`, `toolCall`, `image`.
+fn content_blocks(content: Option<&Value>) -> Vec<Block> {
+    match content {
+        Some(Value::String(s)) if !s.is_empty() => vec![Block::text(s.as_str())],
+        Some(Value::Array(parts)) => parts.iter().map(block).collect(),
+        _ => Vec::new(),
+    }
+}
+
+fn block(p: &Value) -> Block {
+    match str_of(p, "type").unwrap_or("") {
+        "text" => Block::text(str_of(p, "text").unwrap_or("")),
+        "thinking" => Block::Thinking {
+            text: str_of(p, "thinking").unwrap_or("").to_string(),
+            opaque_len: str_of(p, "thinkingSignature").map_or(0, str::len),
+        },
+        "toolCall" => Block::ToolUse {
+            id: str_of(p, "id").unwrap_or("").to_string(),
+            name: str_of(p, "name").unwrap_or("").to_string(),
+            input: match p.get("arguments") {
+                Some(Value::String(s)) => serde_json::from_str(s).unwrap_or_else(|_| Value::String(s.clone())),
+                Some(a) => a.clone(),
+                None => Value::Object(Default::default()),
+            },
+        },
+        "image" => Block::Image {
+            media_type: str_of(p, "mimeType").unwrap_or("image").to_string(),
+            bytes: str_of(p, "data").map_or(0, str::len),
+        },
+        _ => Block::Other { raw: p.clone() },
+    }
+}
+
+/// The text pi puts in the context for a `!cmd` execution (messages.ts
+/// `bashExecutionToText`), so token estimates see what the model saw.
+fn bash_text(m: &Value) -> String {
+    let mut text = format!("Ran `{}`\n", str_of(m, "command").unwrap_or(""));
+    match str_of(m, "output").filter(|o| !o.is_empty()) {
+        Some(out) => {
+            text.push_str("```\n");
+            text.push_str(out);
+            text.push_str("\n```");
+        }
+        None => text.push_str("(no output)"),
+    }
+    if m.get("cancelled").and_then(Value::as_bool) == Some(true) {
+        text.push_str("\n\n(command cancelled)");
+    } else if let Some(code) = m.get("exitCode").and_then(Value::as_i64).filter(|c| *c != 0) {
+        text.push_str(&format!("\n\nCommand exited with code {code}"));
+    }
+    if m.get("truncated").and_then(Value::as_bool) == Some(true)
+        && let Some(p) = str_of(m, "fullOutputPath")
+    {
+        text.push_str(&format!("\n\n[Output truncated. Full output: {p}]"));
+    }
+    text
+}
+
+#[cfg(test)]
+#[path = "pi_tests.rs"]
+pub(crate) mod tests;

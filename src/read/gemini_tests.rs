@@ -1,0 +1,111 @@
+use super::*;
+use crate::model::{ApiErrorKind, Block, Origin, Role};
+use crate::testing::{corpus_dir, fixtures_dir};
+use pretty_assertions::assert_eq;
+
+fn read_fixture(name: &str) -> Session {
+    let path = fixtures_dir().join("gemini").join(name);
+    let data = std::fs::read(&path).unwrap();
+    assert_eq!(crate::read::detect(&data), Some(Format::Gemini), "{name} must be detected as gemini");
+    read(&path, &data).remove(0)
+}
+
+#[test]
+fn failed_tool_call_and_usage_mapping() {
+    let s = read_fixture("session-failed-tool.json");
+    assert_eq!(s.id, "gem-fixture-1");
+    assert_eq!(s.meta.models, ["gemini-2.5-pro", "gemini-2.5-flash"]);
+    let shape: Vec<(Role, Origin, u64)> = s.messages.iter().map(|m| (m.role, m.origin, m.source_line)).collect();
+    assert_eq!(
+        shape,
+        [
+            (Role::User, Origin::Human, 1),
+            (Role::Assistant, Origin::Model, 2),
+            (Role::User, Origin::ToolResult, 2),
+            (Role::Assistant, Origin::Model, 3),
+            (Role::User, Origin::ToolResult, 3),
+            (Role::Assistant, Origin::Model, 6),
+        ]
+    );
+    // Thoughts first, then the tool use; empty content adds no text block.
+    let m = &s.messages[1];
+    assert!(
+        matches!(&m.blocks[0], Block::Thinking { text, opaque_len: 0 } if text == "Listing files\nI will list the directory.")
+    );
+    assert!(
+        matches!(&m.blocks[1], Block::ToolUse { id, name, .. } if id == "list_directory-1-a" && name == "list_directory")
+    );
+    assert_eq!(m.blocks.len(), 2);
+    // The failed call: its error text, flagged.
+    assert_eq!(
+        s.messages[2].blocks,
+        [Block::ToolResult {
+            tool_use_id: "list_directory-1-a".into(),
+            content: vec![Block::text("Path must be absolute: .")],
+            is_error: Some(true),
+        }]
+    );
+    assert!(
+        matches!(&s.messages[4].blocks[0], Block::ToolResult { is_error: Some(false), content, .. } if content == &[Block::text("a.py\nb.py")])
+    );
+    // Content given as parts.
+    assert_eq!(s.messages[5].blocks, [Block::text("There are two files.")]);
+
+    // input 5000 (cached 1000 included), tool 5, output 20 + thoughts 30.
+    assert_eq!(s.calls.len(), 3);
+    let u = s.calls[0].usage.unwrap();
+    assert_eq!((u.uncached_input, u.cache_read, u.cache_write, u.output, u.reasoning), (4005, 1000, 0, 50, 30));
+    assert_eq!(u.prompt_tokens(), 5005);
+    assert_eq!(s.calls[2].model.as_deref(), Some("gemini-2.5-flash"));
+    assert_eq!(s.calls.iter().map(|c| c.message_index).collect::<Vec<_>>(), [1, 3, 5]);
+    assert_eq!(s.stats.usage_records, 3);
+    assert_eq!(s.stats.records, 7);
+
+    assert_eq!(s.errors.len(), 1);
+    assert_eq!(s.errors[0].kind, ApiErrorKind::RateLimit);
+    assert_eq!(s.errors[0].source_line, 5);
+    assert_eq!(s.diagnostics.skipped.get("info"), Some(&1));
+    assert_eq!(s.diagnostics.unknown_kinds.get("mystery"), Some(&1));
+    assert_eq!(s.messages[0].timestamp, crate::read::time::parse_iso("2025-10-29T10:36:01.000Z"));
+}
+
+#[test]
+fn torn_file_is_reported_in_a_session() {
+    let s = read_fixture("session-truncated.json");
+    assert!(s.messages.is_empty());
+    assert_eq!(s.diagnostics.bad_lines, 1);
+    assert!(s.diagnostics.messages[0].message.contains("not valid JSON"));
+    let s = read(Path::new("x.json"), br#"{"sessionId":"a","messages":{}}"#).remove(0);
+    assert_eq!(s.diagnostics.bad_lines, 1);
+    let s = read(Path::new("x.json"), br#"{"sessionId":"a","messages":[3,{"type":"user","content":[{"text":"hi"}]}]}"#)
+        .remove(0);
+    assert_eq!(s.diagnostics.bad_lines, 1);
+    assert_eq!(s.messages.len(), 1);
+    assert_eq!(s.messages[0].source_line, 2);
+}
+
+#[test]
+fn corpus_matches_manifest() {
+    let Some(corpus) = corpus_dir() else { return };
+    let mut files: Vec<_> = std::fs::read_dir(corpus.join("gemini")).unwrap().map(|e| e.unwrap().path()).collect();
+    files.sort();
+    assert_eq!(files.len(), 6);
+    for path in files {
+        let name = format!("gemini/{}", path.file_name().unwrap().to_string_lossy());
+        let data = std::fs::read(&path).unwrap();
+        assert_eq!(crate::read::detect(&data), Some(Format::Gemini), "{name}");
+        let s = read(&path, &data).remove(0);
+        let (tools, usage) = crate::read::pi::tests::manifest_counts(&corpus, &name);
+        assert_eq!(s.tool_call_count(), tools, "{name}: tool calls");
+        assert_eq!(s.stats.usage_records, usage, "{name}: usage records");
+        assert_eq!(s.usage_count() as u64, usage, "{name}: one call per gemini message");
+        assert_eq!(s.diagnostics.bad_lines, 0, "{name}");
+        assert!(s.diagnostics.unknown_kinds.is_empty(), "{name}");
+        // Every tool use is answered right after its assistant message.
+        for (i, m) in s.messages.iter().enumerate() {
+            if m.tool_uses().count() > 0 {
+                assert!(s.messages[i + 1].has_tool_results(), "{name}: message {i}");
+            }
+        }
+    }
+}

@@ -1,0 +1,213 @@
+use super::*;
+use crate::model::{ApiErrorKind, Block, CompactionKind, Origin, Role, UsageProvenance};
+use crate::testing::{corpus_dir, fixtures_dir};
+use pretty_assertions::assert_eq;
+
+fn read_fixture(name: &str) -> Session {
+    let path = fixtures_dir().join("pi").join(name);
+    let data = std::fs::read(&path).unwrap();
+    assert_eq!(crate::read::detect(&data), Some(Format::Pi), "{name} must be detected as pi");
+    let mut sessions = read(&path, &data);
+    assert_eq!(sessions.len(), 1);
+    sessions.remove(0)
+}
+
+fn texts(m: &Message) -> Vec<&str> {
+    m.blocks
+        .iter()
+        .filter_map(|b| match b {
+            Block::Text { text } => Some(text.as_str()),
+            _ => None,
+        })
+        .collect()
+}
+
+#[test]
+fn v1_linear_session_with_compaction() {
+    let s = read_fixture("v1-compaction.jsonl");
+    assert_eq!(s.id, "pi-v1-fixture");
+    assert_eq!(s.meta.cwd.as_deref(), Some("/work/proj"));
+    assert_eq!(s.meta.versions, ["pi v1"]);
+    assert_eq!(s.meta.models, ["claude-sonnet-4-5", "gpt-5.1-codex", "claude-opus-4-5"]);
+    let shape: Vec<(Role, Origin, u64)> = s.messages.iter().map(|m| (m.role, m.origin, m.source_line)).collect();
+    use Origin::*;
+    use Role::*;
+    assert_eq!(
+        shape,
+        [
+            (User, Human, 2),
+            (Assistant, Model, 3),
+            (User, ToolResult, 4),
+            (Assistant, Model, 5),
+            (User, ToolResult, 6), // lines 6 and 7 merged
+            (Assistant, Model, 8),
+            (User, Human, 9),
+            (Assistant, Model, 10),
+            (User, CompactSummary, 12),
+            (User, Human, 13),
+            // line 14: aborted, empty, zero usage: dropped
+            (User, Injected, 15),
+            (User, Human, 16),
+            (Assistant, SyntheticError, 17),
+        ]
+    );
+    // Thinking keeps its signature length, not its bytes.
+    assert_eq!(
+        s.messages[1].blocks[0],
+        Block::Thinking { text: "I should read the file first.".into(), opaque_len: "SIGNATURE0123456789".len() }
+    );
+    assert_eq!(s.tool_call_count(), 3);
+    match &s.messages[2].blocks[0] {
+        Block::ToolResult { tool_use_id, is_error, content } => {
+            assert_eq!(tool_use_id, "toolu_01");
+            assert_eq!(*is_error, Some(true));
+            assert_eq!(content.len(), 1);
+        }
+        other => panic!("expected a tool result, got {other:?}"),
+    }
+    let merged: Vec<&str> = s.messages[4]
+        .blocks
+        .iter()
+        .map(|b| match b {
+            Block::ToolResult { tool_use_id, .. } => tool_use_id.as_str(),
+            _ => "",
+        })
+        .collect();
+    assert_eq!(merged, ["toolu_02", "toolu_03"]);
+    assert!(
+        matches!(&s.messages[6].blocks[1], Block::Image { media_type, bytes } if media_type == "image/png" && *bytes > 0)
+    );
+    assert_eq!(s.messages[0].timestamp, Some(1_765_233_661_000));
+
+    // Compaction: summary inserted, kept = from entry index 8 (file line 9) up to it.
+    assert_eq!(s.recorded_compactions.len(), 1);
+    let c = &s.recorded_compactions[0];
+    assert_eq!(c.kind, CompactionKind::PiCompaction);
+    assert_eq!(c.source_line, 12);
+    assert_eq!(c.inserted, 8..9);
+    assert_eq!(c.kept, 6..8);
+    assert_eq!(s.messages[c.kept.start].source_line, 9);
+    assert_eq!(c.tokens_before, Some(12345));
+    assert!(texts(&s.messages[8])[0].contains("<summary>\n# Context Checkpoint"));
+    assert!(s.is_inserted(8));
+
+    // Shell escape: the text pi puts in context.
+    assert_eq!(texts(&s.messages[10]), ["Ran `cat app.toml`\n```\nport = 80\n```\n\nCommand exited with code 1"]);
+
+    // Calls: one per assistant message with usage; the zero-usage error is none.
+    let idx: Vec<usize> = s.calls.iter().map(|c| c.message_index).collect();
+    assert_eq!(idx, [1, 3, 5, 7]);
+    let u = s.calls[0].usage.unwrap();
+    assert_eq!((u.uncached_input, u.output, u.cache_read, u.cache_write), (10, 20, 1000, 500));
+    assert_eq!(u.provenance, UsageProvenance::Pi);
+    assert_eq!(s.calls[3].model.as_deref(), Some("gpt-5.1-codex"));
+    assert_eq!(s.stats.usage_records, 6);
+
+    // The overflow error, classified, and its placeholder message.
+    assert_eq!(s.errors.len(), 1);
+    assert_eq!(s.errors[0].kind, ApiErrorKind::ContextOverflow);
+    assert_eq!(s.errors[0].source_line, 17);
+    assert!(texts(&s.messages[12])[0].contains("prompt is too long"));
+
+    // Bookkeeping, unknown kinds, the truncated last line.
+    assert_eq!(s.diagnostics.skipped.get("aborted empty turn"), Some(&1));
+    assert_eq!(s.diagnostics.skipped.get("model_change"), Some(&1));
+    assert_eq!(s.diagnostics.unknown_kinds.get("mystery_entry"), Some(&1));
+    assert_eq!(s.diagnostics.bad_lines, 1);
+    assert_eq!(s.diagnostics.messages[0].line, 19);
+    assert!(!s.diagnostics.messages[0].message.contains("\"te"), "diagnostics never quote content");
+    assert_eq!(s.stats.records, 19);
+}
+
+#[test]
+fn v3_tree_follows_the_active_branch() {
+    let s = read_fixture("v3-tree.jsonl");
+    assert_eq!(s.id, "pi-v3-fixture");
+    assert_eq!(s.meta.versions, ["pi v3"]);
+    assert_eq!(s.meta.title.as_deref(), Some("Refactor session"));
+    let lines: Vec<u64> = s.messages.iter().map(|m| m.source_line).collect();
+    // Lines 4-5 (approach A) are on the abandoned branch.
+    assert_eq!(lines, [2, 3, 6, 7, 8, 9, 10, 13, 14, 15]);
+    assert!(s.messages.iter().all(|m| !texts(m).iter().any(|t| t.contains("approach A answer"))));
+    assert_eq!(s.diagnostics.skipped.get("abandoned branch entry"), Some(&2));
+    assert!(texts(&s.messages[2])[0].contains("Tried approach A"));
+    assert_eq!(s.messages[2].origin, Origin::Injected);
+    assert_eq!(s.messages[7].origin, Origin::Injected); // custom_message
+    assert_eq!(s.messages[8].origin, Origin::Injected); // role custom
+    let c = &s.recorded_compactions[0];
+    assert_eq!((c.inserted.clone(), c.kept.clone()), (6..7, 3..6));
+    assert_eq!(s.messages[3].source_line, 7, "firstKeptEntryId c1 is line 7");
+    assert_eq!(s.calls.iter().map(|c| c.message_index).collect::<Vec<_>>(), [1, 4, 9]);
+    // The file still holds four usage records, abandoned branch included.
+    assert_eq!(s.stats.usage_records, 4);
+    assert_eq!(s.diagnostics.skipped.get("custom"), Some(&1));
+    assert_eq!(s.diagnostics.skipped.get("label"), Some(&1));
+}
+
+#[test]
+fn tree_edge_cases_do_not_panic() {
+    // Cycle, dangling parent, missing header, bad first-kept index.
+    let data = br#"{"type":"message","id":"x","parentId":"y","message":{"role":"user","content":"a"}}
+{"type":"message","id":"y","parentId":"x","message":{"role":"assistant","content":[{"type":"text","text":"b"}]}}
+{"type":"compaction","id":"z","parentId":"q","summary":"s","firstKeptEntryId":"nope","tokensBefore":1}
+"#;
+    let s = read(Path::new("t.jsonl"), data).remove(0);
+    assert_eq!(s.recorded_compactions.len(), 1);
+    assert!(s.recorded_compactions[0].kept.is_empty());
+    assert!(s.diagnostics.messages.iter().any(|d| d.message.contains("no `session` header")));
+    let data = br#"{"type":"session","id":"s","cwd":"/"}
+{"type":"compaction","summary":"s","firstKeptEntryIndex":99}
+{"type":"message","message":{"role":"bashExecution","command":"secret","output":"x","excludeFromContext":true}}
+{"type":"message","message":{"role":"alien"}}
+[1,2]
+"#;
+    let s = read(Path::new("t.jsonl"), data).remove(0);
+    assert!(s.recorded_compactions[0].kept.is_empty());
+    assert_eq!(s.messages.len(), 1);
+    assert_eq!(s.diagnostics.skipped.get("bashExecution excluded from context"), Some(&1));
+    assert_eq!(s.diagnostics.unknown_kinds.get("message role:alien"), Some(&1));
+    assert_eq!(s.diagnostics.bad_lines, 1);
+}
+
+/// (tool calls, usage recs) of a corpus file from MANIFEST.md, by column name.
+pub(crate) fn manifest_counts(corpus: &Path, file: &str) -> (usize, u64) {
+    let manifest = std::fs::read_to_string(corpus.join("MANIFEST.md")).unwrap();
+    let cells = |l: &str| l.split('|').map(|c| c.trim().trim_matches('`').to_string()).collect::<Vec<_>>();
+    let header = manifest.lines().map(cells).find(|c| c.iter().any(|x| x == "tool calls")).unwrap();
+    let col = |name: &str| header.iter().position(|c| c == name).unwrap();
+    let row = manifest.lines().map(cells).find(|c| c.get(1).is_some_and(|f| f == file)).unwrap();
+    (row[col("tool calls")].parse().unwrap(), row[col("usage recs")].parse().unwrap())
+}
+
+#[test]
+fn corpus_matches_manifest() {
+    let Some(corpus) = corpus_dir() else { return };
+    let mut files: Vec<_> = std::fs::read_dir(corpus.join("pi")).unwrap().map(|e| e.unwrap().path()).collect();
+    files.sort();
+    assert_eq!(files.len(), 2);
+    for path in files {
+        let name = format!("pi/{}", path.file_name().unwrap().to_string_lossy());
+        let data = std::fs::read(&path).unwrap();
+        assert_eq!(crate::read::detect(&data), Some(Format::Pi), "{name}");
+        let s = read(&path, &data).remove(0);
+        let (tools, usage) = manifest_counts(&corpus, &name);
+        assert_eq!(s.tool_call_count(), tools, "{name}: tool calls");
+        assert_eq!(s.stats.usage_records, usage, "{name}: usage records");
+        assert_eq!(s.diagnostics.bad_lines, 0, "{name}");
+        assert!(s.diagnostics.unknown_kinds.is_empty(), "{name}");
+        if name.contains("before-compaction") {
+            let c = &s.recorded_compactions;
+            assert_eq!(c.len(), 2, "{name}: compactions");
+            assert_eq!(c.iter().map(|c| c.tokens_before).collect::<Vec<_>>(), [Some(175_004), Some(185_014)]);
+            // firstKeptEntryIndex 293 / 551 index entries with the header at 0:
+            // the kept runs start at the user messages on lines 294 / 552.
+            for (c, line) in c.iter().zip([294, 552]) {
+                assert_eq!(s.messages[c.kept.start].source_line, line);
+                assert_eq!(s.messages[c.kept.start].origin, Origin::Human);
+                assert_eq!(c.kept.end, c.inserted.start);
+            }
+        } else {
+            assert!(s.recorded_compactions.is_empty());
+        }
+    }
+}
