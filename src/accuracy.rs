@@ -170,14 +170,15 @@ impl AccuracyAccumulator {
     }
 
     /// Rows per estimator (in [`EstimatorKind::ALL`] order): one per format with
-    /// samples (format order), then the all-formats row. Estimators without any
-    /// sample get no row. Deterministic whatever the order samples were added in.
+    /// samples (format order), then the all-formats row. Formats and estimators
+    /// without any sample get no row. Deterministic whatever the order samples were added in.
     pub fn rows(&self) -> Vec<AccuracyRow> {
         let mut rows = Vec::new();
         for kind in EstimatorKind::ALL {
             let mut all = ErrorSamples::default();
             let mut any = false;
-            for ((_, f), s) in self.samples.range((kind, Format::ALL[0])..=(kind, Format::ALL[Format::ALL.len() - 1])) {
+            let formats = self.samples.range((kind, Format::ALL[0])..=(kind, Format::ALL[Format::ALL.len() - 1]));
+            for ((_, f), s) in formats.filter(|(_, s)| !s.raw.is_empty()) {
                 rows.push(row(kind, Some(*f), s));
                 all.extend(s);
                 any = true;
@@ -393,7 +394,15 @@ pub(crate) mod tests {
         assert_eq!(session_errors(&s, EstimatorKind::Chars4, &counts), ErrorSamples::default());
         let mut acc = AccuracyAccumulator::default();
         acc.add(EstimatorKind::Chars4, s.format, &ErrorSamples::default());
-        // An estimator with an (empty) entry still gets rows, with no statistics.
-        assert_eq!(acc.rows()[0].median, None);
+        assert_eq!(acc.rows(), vec![]);
+        // One call with usage: raw statistics, but nothing left for the offset ones.
+        let one = ErrorSamples { raw: vec![0.5], signed: vec![-0.5], with_offset: vec![] };
+        acc.add(EstimatorKind::O200k, Format::Codex, &one);
+        let rows = acc.rows();
+        assert_eq!(rows.len(), 2);
+        assert_eq!(
+            (rows[0].median, rows[0].p90, rows[0].calls_offset, rows[0].median_offset),
+            (Some(0.5), Some(0.5), 0, None)
+        );
     }
 }
