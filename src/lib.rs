@@ -5,6 +5,8 @@
 //! This library never prints; the `compactor` binary (`src/main.rs`, `src/cli/`)
 //! owns stdout, stderr and exit codes.
 
+pub mod accuracy;
+pub mod inspect;
 pub mod model;
 pub mod output;
 pub mod read;

@@ -3,6 +3,7 @@
 #![allow(clippy::print_stdout, clippy::print_stderr)]
 
 mod args;
+mod inspect;
 
 use args::{Cli, Command};
 use clap::Parser;
@@ -29,7 +30,7 @@ pub fn main() -> ExitCode {
         Command::Check(_) => not_built("check"),
         Command::Sweep(_) => not_built("sweep"),
         Command::Compare(_) => not_built("compare"),
-        Command::Inspect(_) => not_built("inspect"),
+        Command::Inspect(a) => inspect::run(a),
         Command::Presets(_) => not_built("presets"),
     };
     match result {

@@ -1,0 +1,405 @@
+//! Token estimators (DESIGN.md §4 `estimator`): one trait, several
+//! implementations, and the helpers the replay engine needs around them.
+//!
+//! - [`Chars4`] — characters / 4 per message, rounded up (specs/000's heuristic,
+//!   counted the way pi counts it).
+//! - [`PerBlock`] — specs/003's per-block character sum / 4.
+//! - [`O200k`], [`Cl100k`] — real BPE counts (`bpe-openai`, vocabularies compiled in).
+//! - [`Calibrated`] — specs/002's hybrid. Per message it counts like [`Chars4`];
+//!   the calibration against recorded usage lives in [`Calibrator`], because it
+//!   depends on the conversation's history, not on one message.
+//!
+//! Each message is counted once and cached ([`MessageTokens`]): BPE counting is the
+//! expensive part of a replay (~20 MB/s), everything else is arithmetic on the cache.
+//!
+//! "Characters" are Unicode scalar values (Python's `len`, which specs/000 uses),
+//! not bytes: counting UTF-8 bytes would triple the estimate of CJK text.
+
+mod bpe;
+mod cache;
+mod calibrator;
+
+pub use bpe::{BPE_MESSAGE_OVERHEAD, Cl100k, O200k};
+pub use cache::MessageTokens;
+pub use calibrator::Calibrator;
+
+use crate::model::{Block, Message};
+use serde::{Deserialize, Serialize};
+
+/// Characters an image stands for in the chars/4 estimators: pi counts each image
+/// as 4,800 chars ≈ 1,200 tokens (pi-mono `compaction.ts` `estimateTokens`). OpenClaw's
+/// pruner uses 8,000 chars ([`OPENCLAW_IMAGE_CHARS`]); we follow pi because the
+/// `calibrated` estimator is pi's hybrid and both should agree.
+pub const IMAGE_CHARS: u64 = 4_800;
+/// Tokens per image for every estimator except `per_block`: [`IMAGE_CHARS`] / 4.
+/// The log keeps only the encoded size of an image, not its pixel size, so the
+/// real provider cost (Anthropic ≈ w·h/750, OpenAI 85 + 170 per 512² tile) cannot be
+/// computed; a flat cost per image is what the reference agents do too.
+pub const IMAGE_TOKENS: u64 = IMAGE_CHARS / 4;
+/// OpenClaw's per-image estimate in chars (`context-pruning/pruner.ts`), kept for
+/// presets that follow OpenClaw.
+pub const OPENCLAW_IMAGE_CHARS: u64 = 8_000;
+/// specs/000 adds 4 tokens of "role + structural overhead" per message on top of
+/// chars/4. [`Chars4`] does not (it counts like pi, and `calibrated` relies on
+/// that); a preset that follows specs/000 literally adds this per message.
+pub const SPEC000_MESSAGE_OVERHEAD: u64 = 4;
+
+/// The estimator names accepted by `--estimator` and policies.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum EstimatorKind {
+    /// characters / 4 (specs/000).
+    Chars4,
+    /// Per-block estimate (specs/003): text, tool_use name + input, tool_result text.
+    PerBlock,
+    /// Real o200k_base BPE.
+    O200k,
+    /// Real cl100k_base BPE.
+    Cl100k,
+    /// Hybrid: last recorded usage + chars/4 of what arrived since (specs/002, pi).
+    Calibrated,
+}
+
+impl EstimatorKind {
+    pub const ALL: [EstimatorKind; 5] = [
+        EstimatorKind::Chars4,
+        EstimatorKind::PerBlock,
+        EstimatorKind::O200k,
+        EstimatorKind::Cl100k,
+        EstimatorKind::Calibrated,
+    ];
+
+    pub fn name(self) -> &'static str {
+        match self {
+            EstimatorKind::Chars4 => "chars4",
+            EstimatorKind::PerBlock => "per_block",
+            EstimatorKind::O200k => "o200k",
+            EstimatorKind::Cl100k => "cl100k",
+            EstimatorKind::Calibrated => "calibrated",
+        }
+    }
+
+    /// The estimator whose per-message counts this kind uses (`calibrated` counts
+    /// messages with chars/4 and calibrates the sum, see [`Calibrator`]).
+    pub fn message_counter(self) -> EstimatorKind {
+        match self {
+            EstimatorKind::Calibrated => EstimatorKind::Chars4,
+            k => k,
+        }
+    }
+}
+
+impl std::fmt::Display for EstimatorKind {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+/// An estimator name that is not one of [`EstimatorKind::ALL`].
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("unknown estimator `{0}` (expected one of: chars4, per_block, o200k, cl100k, calibrated)")]
+pub struct UnknownEstimator(pub String);
+
+impl std::str::FromStr for EstimatorKind {
+    type Err = UnknownEstimator;
+
+    /// Accepts the canonical names, `-` for `_`, any case, and the tiktoken
+    /// encoding names (`o200k_base`, `cl100k_base`).
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        let norm = s.trim().to_ascii_lowercase().replace('-', "_");
+        let kind = match norm.as_str() {
+            "chars4" | "chars_4" | "chars/4" => EstimatorKind::Chars4,
+            "per_block" | "perblock" => EstimatorKind::PerBlock,
+            "o200k" | "o200k_base" => EstimatorKind::O200k,
+            "cl100k" | "cl100k_base" => EstimatorKind::Cl100k,
+            "calibrated" | "hybrid" => EstimatorKind::Calibrated,
+            _ => return Err(UnknownEstimator(s.to_string())),
+        };
+        Ok(kind)
+    }
+}
+
+/// Counts tokens of messages. Implementations are pure and thread-safe.
+pub trait Estimator: Send + Sync {
+    fn kind(&self) -> EstimatorKind;
+    /// Tokens of a piece of text.
+    fn text_tokens(&self, text: &str) -> u64;
+    /// Tokens of one message as it would be sent. Not always the sum of
+    /// [`Estimator::block_tokens`]: chars/4 rounds per message, BPE adds a
+    /// per-message overhead.
+    fn message_tokens(&self, m: &Message) -> u64 {
+        m.blocks.iter().map(|b| self.block_tokens(b)).sum()
+    }
+    fn block_tokens(&self, b: &Block) -> u64;
+    /// Tokens of a list of messages (each counted with [`Estimator::message_tokens`]).
+    fn messages_tokens(&self, ms: &[Message]) -> u64 {
+        ms.iter().map(|m| self.message_tokens(m)).sum()
+    }
+}
+
+static CHARS4: Chars4 = Chars4;
+static PER_BLOCK: PerBlock = PerBlock;
+static O200K: O200k = O200k;
+static CL100K: Cl100k = Cl100k;
+static CALIBRATED: Calibrated = Calibrated;
+
+/// The estimator of a kind. All are stateless statics; the BPE vocabularies are
+/// loaded on first use only.
+pub fn estimator(kind: EstimatorKind) -> &'static dyn Estimator {
+    match kind {
+        EstimatorKind::Chars4 => &CHARS4,
+        EstimatorKind::PerBlock => &PER_BLOCK,
+        EstimatorKind::O200k => &O200K,
+        EstimatorKind::Cl100k => &CL100K,
+        EstimatorKind::Calibrated => &CALIBRATED,
+    }
+}
+
+/// Number of Unicode scalar values in a string.
+pub fn char_count(s: &str) -> u64 {
+    // Counting non-continuation bytes is what `chars().count()` does, spelled out
+    // so it vectorizes.
+    s.as_bytes().iter().filter(|&&b| (b & 0xC0) != 0x80).count() as u64
+}
+
+/// Characters of the compact JSON serialization of a value; a bare string counts
+/// its own characters (no quotes), like [`crate::model::json_len`] does for bytes.
+pub fn json_chars(v: &serde_json::Value) -> u64 {
+    struct Counter(u64);
+    impl std::io::Write for Counter {
+        fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+            self.0 += buf.iter().filter(|&&b| (b & 0xC0) != 0x80).count() as u64;
+            Ok(buf.len())
+        }
+        fn flush(&mut self) -> std::io::Result<()> {
+            Ok(())
+        }
+    }
+    match v {
+        serde_json::Value::String(s) => char_count(s),
+        _ => {
+            let mut c = Counter(0);
+            // Serializing a Value into a counting writer cannot fail.
+            let _ = serde_json::to_writer(&mut c, v);
+            c.0
+        }
+    }
+}
+
+/// The text a tool call puts in context: its input as compact JSON (a bare string
+/// input as is). Allocates; used by the BPE counters, which need the text itself.
+pub fn tool_input_text(input: &serde_json::Value) -> String {
+    match input {
+        serde_json::Value::String(s) => s.clone(),
+        v => v.to_string(),
+    }
+}
+
+/// Characters a block stands for in the chars/4 estimators.
+///
+/// Thinking counts its text only: `opaque_len` is a signature or encrypted
+/// reasoning blob. Providers verify or decrypt it server-side; it is not re-read as
+/// prompt text (Anthropic even drops earlier turns' thinking from the context
+/// window), so counting base64 length / 4 would grossly overstate the context.
+pub fn chars4_block_chars(b: &Block) -> u64 {
+    match b {
+        Block::Text { text } => char_count(text),
+        Block::Thinking { text, .. } => char_count(text),
+        Block::ToolUse { name, input, .. } => char_count(name) + json_chars(input),
+        Block::ToolResult { content, .. } => content.iter().map(chars4_block_chars).sum(),
+        Block::Image { .. } => IMAGE_CHARS,
+        Block::Other { raw } => json_chars(raw),
+    }
+}
+
+/// characters / 4, rounded up, per message (specs/000's heuristic; rounding and
+/// tool-call text as pi's `estimateTokens`: tool call = name + JSON arguments,
+/// image = [`IMAGE_CHARS`]). No per-message overhead, see [`SPEC000_MESSAGE_OVERHEAD`].
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Chars4;
+
+impl Estimator for Chars4 {
+    fn kind(&self) -> EstimatorKind {
+        EstimatorKind::Chars4
+    }
+    fn text_tokens(&self, text: &str) -> u64 {
+        char_count(text).div_ceil(4)
+    }
+    fn message_tokens(&self, m: &Message) -> u64 {
+        m.blocks.iter().map(chars4_block_chars).sum::<u64>().div_ceil(4)
+    }
+    fn block_tokens(&self, b: &Block) -> u64 {
+        chars4_block_chars(b).div_ceil(4)
+    }
+}
+
+/// Characters a block stands for in specs/003's table, exactly: `TextContent`
+/// text, `ToolUseContent` name + input JSON, `ToolResultContent` the sum of its
+/// nested *text* blocks. Every other block kind (thinking, images, images inside
+/// tool results, unknown blocks) is not in the table and counts 0.
+pub fn per_block_chars(b: &Block) -> u64 {
+    match b {
+        Block::Text { text } => char_count(text),
+        Block::ToolUse { name, input, .. } => char_count(name) + json_chars(input),
+        Block::ToolResult { content, .. } => content
+            .iter()
+            .map(|c| match c {
+                Block::Text { text } => char_count(text),
+                _ => 0,
+            })
+            .sum(),
+        Block::Thinking { .. } | Block::Image { .. } | Block::Other { .. } => 0,
+    }
+}
+
+/// specs/003 (`SummarizeCompactionStrategy`): characters per block as in its table,
+/// total / 4 with integer division (C# `int / int`). The spec divides the
+/// conversation total; we divide per message so counts can be cached per message
+/// (the sum differs by less than one token per message).
+#[derive(Debug, Clone, Copy, Default)]
+pub struct PerBlock;
+
+impl Estimator for PerBlock {
+    fn kind(&self) -> EstimatorKind {
+        EstimatorKind::PerBlock
+    }
+    fn text_tokens(&self, text: &str) -> u64 {
+        char_count(text) / 4
+    }
+    fn message_tokens(&self, m: &Message) -> u64 {
+        m.blocks.iter().map(per_block_chars).sum::<u64>() / 4
+    }
+    fn block_tokens(&self, b: &Block) -> u64 {
+        per_block_chars(b) / 4
+    }
+}
+
+/// specs/002's hybrid estimator. Per message it is [`Chars4`] (the "heuristic for
+/// messages added since"); the calibration itself needs the conversation's recorded
+/// usage and is done by [`Calibrator`].
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Calibrated;
+
+impl Estimator for Calibrated {
+    fn kind(&self) -> EstimatorKind {
+        EstimatorKind::Calibrated
+    }
+    fn text_tokens(&self, text: &str) -> u64 {
+        Chars4.text_tokens(text)
+    }
+    fn message_tokens(&self, m: &Message) -> u64 {
+        Chars4.message_tokens(m)
+    }
+    fn block_tokens(&self, b: &Block) -> u64 {
+        Chars4.block_tokens(b)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::model::{Origin, Role};
+    use serde_json::json;
+
+    fn msg(blocks: Vec<Block>) -> Message {
+        Message::new(Role::Assistant, Origin::Model, blocks)
+    }
+
+    #[test]
+    fn parse_names() {
+        for k in EstimatorKind::ALL {
+            assert_eq!(k.name().parse::<EstimatorKind>(), Ok(k));
+            assert_eq!(estimator(k).kind(), k);
+            // The serde name is the CLI name.
+            assert_eq!(serde_json::to_string(&k).unwrap(), format!("\"{}\"", k.name()));
+        }
+        assert_eq!("per-block".parse::<EstimatorKind>(), Ok(EstimatorKind::PerBlock));
+        assert_eq!("O200K_BASE".parse::<EstimatorKind>(), Ok(EstimatorKind::O200k));
+        assert_eq!("cl100k_base".parse::<EstimatorKind>(), Ok(EstimatorKind::Cl100k));
+        let err = "gpt2".parse::<EstimatorKind>().unwrap_err();
+        assert!(err.to_string().contains("gpt2") && err.to_string().contains("per_block"));
+    }
+
+    #[test]
+    fn chars4_exact() {
+        let e = Chars4;
+        assert_eq!(e.text_tokens(""), 0);
+        assert_eq!(e.text_tokens("abcd"), 1);
+        assert_eq!(e.text_tokens("abcde"), 2);
+        // Characters, not bytes: 4 × 'é' (8 bytes) is 4 chars → 1 token.
+        assert_eq!(e.text_tokens("éééé"), 1);
+        // Tool call: name (4) + {"a":1} (7) = 11 chars → 3 tokens.
+        let tu = Block::ToolUse { id: "t1".into(), name: "Read".into(), input: json!({"a": 1}) };
+        assert_eq!(e.block_tokens(&tu), 3);
+        // A string input counts without quotes: 4 + 5 = 9 → 3.
+        let tu_s = Block::ToolUse { id: "t2".into(), name: "Bash".into(), input: json!("ls -l") };
+        assert_eq!(e.block_tokens(&tu_s), 3);
+        // Thinking: text only, never the opaque signature.
+        let th = Block::Thinking { text: String::new(), opaque_len: 4000 };
+        assert_eq!(e.block_tokens(&th), 0);
+        let th2 = Block::Thinking { text: "hmm?".into(), opaque_len: 4000 };
+        assert_eq!(e.block_tokens(&th2), 1);
+        // Image: 4,800 chars = 1,200 tokens, also inside a tool result.
+        let img = Block::Image { media_type: "image/png".into(), bytes: 123_456 };
+        assert_eq!(e.block_tokens(&img), 1200);
+        let tr = Block::ToolResult {
+            tool_use_id: "t1".into(),
+            content: vec![Block::text("0123456789"), img.clone()],
+            is_error: None,
+        };
+        assert_eq!(e.block_tokens(&tr), (10 + 4800u64).div_ceil(4));
+        // Message: rounding is per message, not per block: 1 + 1 + 1 chars → 1 token.
+        let m = msg(vec![Block::text("a"), Block::text("b"), Block::text("c")]);
+        assert_eq!(e.message_tokens(&m), 1);
+        // 5 + 11 + 0 + 4800 = 4816 chars → 1204.
+        let m2 = msg(vec![Block::text("hello"), tu, th, img]);
+        assert_eq!(e.message_tokens(&m2), 1204);
+        assert_eq!(e.messages_tokens(&[m, m2]), 1205);
+        // Other blocks count their raw JSON: {"x":true} = 10 chars → 3.
+        assert_eq!(e.block_tokens(&Block::Other { raw: json!({"x": true}) }), 3);
+    }
+
+    #[test]
+    fn per_block_exact() {
+        let e = PerBlock;
+        assert_eq!(e.text_tokens("abcdefg"), 1); // floor(7/4)
+        let tu = Block::ToolUse { id: "t1".into(), name: "Edit".into(), input: json!({"path": "a.rs"}) };
+        // 4 + {"path":"a.rs"} (15) = 19 → 4.
+        assert_eq!(e.block_tokens(&tu), 4);
+        // Tool result: nested text only; the image inside counts 0.
+        let tr = Block::ToolResult {
+            tool_use_id: "t1".into(),
+            content: vec![
+                Block::text("0123456789"),
+                Block::Image { media_type: "image/png".into(), bytes: 999 },
+                Block::text("ab"),
+            ],
+            is_error: Some(false),
+        };
+        assert_eq!(e.block_tokens(&tr), 3); // 12 / 4
+        // Not in specs/003's table: thinking, images, other.
+        assert_eq!(e.block_tokens(&Block::Thinking { text: "long thought".into(), opaque_len: 9 }), 0);
+        assert_eq!(e.block_tokens(&Block::Image { media_type: "image/png".into(), bytes: 999 }), 0);
+        assert_eq!(e.block_tokens(&Block::Other { raw: json!({"x": 1}) }), 0);
+        // Message: total chars / 4 with integer division: 3 + 19 + 12 = 34 → 8.
+        let m = msg(vec![Block::text("abc"), tu, tr]);
+        assert_eq!(e.message_tokens(&m), 8);
+    }
+
+    #[test]
+    fn calibrated_counts_messages_like_chars4() {
+        let m = msg(vec![Block::text("hello world, this is a test")]);
+        assert_eq!(Calibrated.message_tokens(&m), Chars4.message_tokens(&m));
+        assert_eq!(EstimatorKind::Calibrated.message_counter(), EstimatorKind::Chars4);
+        assert_eq!(EstimatorKind::O200k.message_counter(), EstimatorKind::O200k);
+    }
+
+    #[test]
+    fn json_chars_counts_characters() {
+        assert_eq!(json_chars(&json!({"k": "é"})), 9); // {"k":"é"}
+        assert_eq!(crate::model::json_len(&json!({"k": "é"})), 10);
+        assert_eq!(json_chars(&json!("abc")), 3);
+        assert_eq!(tool_input_text(&json!({"a": [1, 2]})), r#"{"a":[1,2]}"#);
+        assert_eq!(tool_input_text(&json!("x y")), "x y");
+    }
+}

@@ -1,0 +1,137 @@
+//! `compactor inspect` end to end: exit codes, what goes to stderr, `--json`.
+
+// clippy's allow-unwrap-in-tests covers #[test] functions, not their helpers.
+#![allow(clippy::unwrap_used)]
+
+use assert_cmd::cargo::cargo_bin_cmd;
+use compactor::inspect::{InspectReport, SCHEMA_VERSION};
+use predicates::prelude::*;
+use std::path::Path;
+
+/// A two-message log in the generic (OpenAI messages) shape.
+fn write_generic(dir: &Path) -> std::path::PathBuf {
+    let p = dir.join("chat.jsonl");
+    std::fs::write(&p, "{\"role\":\"user\",\"content\":\"hi\"}\n{\"role\":\"assistant\",\"content\":\"hello\"}\n")
+        .unwrap();
+    p
+}
+
+#[test]
+fn help_exits_0() {
+    cargo_bin_cmd!("compactor")
+        .args(["inspect", "--help"])
+        .assert()
+        .success()
+        .stdout(predicate::str::contains("--json").and(predicate::str::contains("--format")));
+}
+
+#[test]
+fn missing_path_exits_2_and_names_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let missing = dir.path().join("nope.jsonl");
+    cargo_bin_cmd!("compactor")
+        .arg("inspect")
+        .arg(&missing)
+        .assert()
+        .code(2)
+        .stdout(predicate::str::is_empty())
+        .stderr(predicate::str::contains(missing.display().to_string()).and(predicate::str::contains("no such file")));
+}
+
+#[test]
+fn directory_without_sessions_exits_2() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("notes.txt"), "not a session").unwrap();
+    cargo_bin_cmd!("compactor").arg("inspect").arg(dir.path()).assert().code(2).stderr(
+        predicate::str::contains("no session files found")
+            .and(predicate::str::contains(dir.path().display().to_string())),
+    );
+}
+
+#[test]
+fn no_path_and_no_default_location_exits_2() {
+    let home = tempfile::tempdir().unwrap();
+    cargo_bin_cmd!("compactor")
+        .arg("inspect")
+        .env("HOME", home.path())
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("no input").and(predicate::str::contains(".claude/projects")));
+}
+
+#[test]
+fn every_input_failing_exits_2() {
+    let dir = tempfile::tempdir().unwrap();
+    let p = dir.path().join("garbage.jsonl");
+    std::fs::write(&p, "this is not json\n").unwrap();
+    cargo_bin_cmd!("compactor")
+        .arg("inspect")
+        .arg(&p)
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains(p.display().to_string()).and(predicate::str::contains("no session")));
+}
+
+#[test]
+fn unknown_format_exits_2() {
+    let dir = tempfile::tempdir().unwrap();
+    let p = write_generic(dir.path());
+    cargo_bin_cmd!("compactor")
+        .args(["inspect", "--format", "nonsense"])
+        .arg(&p)
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("unknown --format `nonsense`").and(predicate::str::contains("claude-code")));
+}
+
+#[test]
+fn json_report_parses_back() {
+    let dir = tempfile::tempdir().unwrap();
+    let p = write_generic(dir.path());
+    let out = cargo_bin_cmd!("compactor")
+        .args(["inspect", "--json", "--quiet", "--jobs", "1", "--format", "generic"])
+        .arg(&p)
+        .assert()
+        .success()
+        .stderr(predicate::str::is_empty())
+        .get_output()
+        .stdout
+        .clone();
+    let report: InspectReport = serde_json::from_slice(&out).unwrap();
+    assert_eq!(report.schema_version, SCHEMA_VERSION);
+    assert_eq!(report.totals.inputs_read, 1);
+    assert!(report.sessions.iter().all(|s| s.source_path == p));
+}
+
+#[test]
+fn a_missing_path_next_to_a_readable_one_is_reported_not_fatal() {
+    let dir = tempfile::tempdir().unwrap();
+    let p = write_generic(dir.path());
+    let missing = dir.path().join("gone.jsonl");
+    cargo_bin_cmd!("compactor")
+        .args(["inspect", "--quiet"])
+        .arg(&p)
+        .arg(&missing)
+        .assert()
+        .success()
+        .stdout(predicate::str::contains("all sessions:").and(predicate::str::contains("estimator accuracy")))
+        .stderr(predicate::str::contains(missing.display().to_string()));
+}
+
+#[test]
+fn human_output_is_deterministic_across_thread_counts() {
+    let dir = tempfile::tempdir().unwrap();
+    write_generic(dir.path());
+    std::fs::write(dir.path().join("b.jsonl"), "{\"role\":\"user\",\"content\":\"second\"}\n").unwrap();
+    let run = |jobs: &str| {
+        cargo_bin_cmd!("compactor")
+            .args(["inspect", "--quiet", "--jobs", jobs])
+            .arg(dir.path())
+            .assert()
+            .success()
+            .get_output()
+            .stdout
+            .clone()
+    };
+    assert_eq!(run("1"), run("2"));
+}
