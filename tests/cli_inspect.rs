@@ -135,3 +135,40 @@ fn human_output_is_deterministic_across_thread_counts() {
     };
     assert_eq!(run("1"), run("2"));
 }
+
+/// The human report over every bundled fixture (all formats and pitfalls), and the
+/// warnings it prints: a change in what the readers see shows up in review.
+#[test]
+fn inspect_fixtures_snapshot() {
+    let out = cargo_bin_cmd!("compactor")
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .args(["inspect", "fixtures", "--jobs", "2"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
+    insta::assert_snapshot!("inspect_fixtures_stdout", String::from_utf8(out.stdout).unwrap());
+    insta::assert_snapshot!("inspect_fixtures_stderr", String::from_utf8(out.stderr).unwrap());
+}
+
+/// `--json` on the fixtures deserializes back into the same report, and is
+/// identical whatever the thread count.
+#[test]
+fn inspect_fixtures_json_round_trips_at_any_jobs() {
+    let run = |jobs: &str| {
+        let out = cargo_bin_cmd!("compactor")
+            .current_dir(env!("CARGO_MANIFEST_DIR"))
+            .args(["inspect", "fixtures", "--json", "--quiet", "--jobs", jobs])
+            .output()
+            .unwrap();
+        assert_eq!(out.status.code(), Some(0));
+        String::from_utf8(out.stdout).unwrap()
+    };
+    let one = run("1");
+    assert_eq!(one, run("2"));
+    let report: InspectReport = serde_json::from_str(&one).unwrap();
+    assert_eq!(report.schema_version, SCHEMA_VERSION);
+    assert!(report.sessions.len() >= 25, "{} sessions", report.sessions.len());
+    let again = serde_json::to_string_pretty(&report).unwrap();
+    let back: InspectReport = serde_json::from_str(&again).unwrap();
+    assert_eq!(back, report);
+}
