@@ -6,6 +6,7 @@
 //! owns stdout, stderr and exit codes.
 
 pub mod model;
+pub mod quality;
 pub mod read;
 #[doc(hidden)]
 pub mod testing;
