@@ -425,6 +425,9 @@ impl<'a> SessionAtoms<'a> {
         if family.iter().any(|&f| kept.iter().any(|r| !self.occ_in(f, r).is_empty())) {
             return true;
         }
+        if class == 5 && kept.iter().any(|r| self.restated(&target.keywords, r)) {
+            return true;
+        }
         let views = kept_views.iter().chain(std::iter::once(&self.system));
         for v in views {
             if v.keys[class].contains(key) {
@@ -470,10 +473,29 @@ impl<'a> SessionAtoms<'a> {
     fn constraint_use(&self, id: u32, future: &Range<usize>) -> Option<FirstUse> {
         let i = self.assistants.partition_point(|&m| m < future.start);
         let a = *self.assistants.get(i).filter(|&&m| m < future.end)?;
-        if !self.occ_in(id, &(future.start..a)).is_empty() {
+        let keywords = &self.defs[id as usize].keywords;
+        if self.restated(keywords, &(future.start..a)) {
             return None;
         }
         Some(FirstUse { msg: a, arg: false })
+    }
+
+    /// Does a human message in `range` state a constraint covering ≥ 75 % of
+    /// these keywords (the same instruction, reworded)?
+    fn restated(&self, keywords: &[String], range: &Range<usize>) -> bool {
+        if keywords.is_empty() {
+            return false;
+        }
+        let lo = self.humans.partition_point(|&h| h < range.start);
+        self.humans[lo..].iter().take_while(|&&h| h < range.end).take(SCAN_CAP).any(|&h| {
+            self.entries_of(h).iter().any(|e| {
+                let d = &self.defs[e.atom as usize];
+                d.class == 5 && {
+                    let hits = keywords.iter().filter(|k| d.keywords.contains(k)).count();
+                    hits as f64 / keywords.len() as f64 >= 0.75
+                }
+            })
+        })
     }
 
     /// The last human message of P ∪ T; `None` when it is in T (kept verbatim).
@@ -533,9 +555,10 @@ impl PreparedEvent<'_, '_> {
     pub fn oracle_summary(&self) -> String {
         let mut out = String::new();
         for (n, t) in self.needed.iter().zip(&self.targets) {
+            // `[kind]` labels: `error: …` would itself read as a new error.
             let line = match n.kind {
-                AtomKind::Constraint | AtomKind::Error => format!("- {}: {}\n", n.kind, t.value),
-                _ => format!("- {}: `{}`\n", n.kind, t.value),
+                AtomKind::Constraint | AtomKind::Error => format!("- [{}] {}\n", n.kind, t.value),
+                _ => format!("- [{}] `{}`\n", n.kind, t.value),
             };
             out.push_str(&line);
         }
@@ -739,9 +762,12 @@ impl PreparedEvent<'_, '_> {
             AtomKind::Path | AtomKind::ModifiedPath => g.basenames.contains(extract::basename(value)),
             AtomKind::Symbol => g.stems.contains(value) || g.basenames.contains(value),
             AtomKind::Id => extract::is_hex_value(value) && g.hex.iter().any(|h| extract::hex_compatible(h, value)),
-            AtomKind::Error => {
-                value.len() >= 8 && g.errors.iter().any(|e| e.starts_with(value) || value.starts_with(e.as_str()))
-            }
+            // A shortened or reworded error that carries a known code or
+            // fingerprint (`error: E0308 mismatched types`) is not invented.
+            AtomKind::Error => g
+                .errors
+                .iter()
+                .any(|e| (value.len() >= 8 && e.starts_with(value)) || (e.len() >= 5 && value.contains(e.as_str()))),
             _ => false,
         }
     }
