@@ -288,6 +288,18 @@ fn atom_used_only_by_the_agent_is_needed_and_unused_atoms_are_not() {
 }
 
 #[test]
+fn api_error_placeholders_are_not_agent_uses() {
+    let mut msgs = session();
+    let mut err = assistant(vec![say(&format!("API Error: 500 while handling {SHA} E0308"))]);
+    err.origin = Origin::SyntheticError;
+    msgs.insert(11, err);
+    msgs.insert(12, user("The tests pass now, thanks."));
+    let p = CompactionPoint::new(0..9, 9..11, 11..msgs.len());
+    let needed = needed_of(&msgs, &p);
+    assert!(!needed.iter().any(|(k, _)| matches!(k, AtomKind::Id | AtomKind::Error)), "{needed:?}");
+}
+
+#[test]
 fn a_restated_constraint_is_not_needed() {
     let mut msgs = session();
     msgs.insert(11, user("Reminder: never modify Cargo.lock."));

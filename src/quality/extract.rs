@@ -101,7 +101,9 @@ impl Patterns {
             hostport: re(
                 r"\B(?:localhost|\d{1,3}(?:\.\d{1,3}){3}|[A-Za-z0-9][A-Za-z0-9-]*(?:\.[A-Za-z0-9-]+)+):\d{2,5}\B",
             )?,
-            pathish: re(r"(?:~/|\.\.?/|/)?[A-Za-z0-9_@+\-.]+(?:/[A-Za-z0-9_@+\-.]+)*/?")?,
+            // Only runs with a `.` or `/` can be paths: plain words never match,
+            // which keeps the match count (and the work) low on prose.
+            pathish: re(r"~?[A-Za-z0-9_@+\-.]*[./][A-Za-z0-9_@+\-./]*")?,
             hex: re(r"\B[0-9A-Fa-f]{7,64}\B")?,
             semver: re(r"\Bv?\d+\.\d+\.\d+(?:-[0-9A-Za-z][0-9A-Za-z.\-]*)?\B")?,
             number: re(r"\B\d{6,20}\B")?,
@@ -206,11 +208,11 @@ const KNOWN_EXT: &[&str] = &[
     "rs", "toml", "md", "json", "jsonl", "js", "mjs", "cjs", "ts", "mts", "cts", "tsx", "jsx", "py", "pyi", "go",
     "java", "kt", "kts", "c", "h", "cc", "cpp", "cxx", "hpp", "hh", "cs", "rb", "php", "swift", "scala", "sh", "bash",
     "zsh", "fish", "ps1", "yaml", "yml", "txt", "lock", "html", "htm", "css", "scss", "sass", "less", "sql", "xml",
-    "cfg", "ini", "conf", "env", "vue", "svelte", "ex", "exs", "erl", "zig", "lua", "gradle", "proto", "csv", "tsv",
-    "log", "ipynb", "dart", "hs", "ml", "mli", "pl", "pm", "tf", "tfvars", "nix", "mk", "cmake", "bat", "el", "clj",
-    "cljs", "edn", "graphql", "gql", "rst", "tex", "svg", "png", "jpg", "jpeg", "gif", "webp", "pdf", "wasm", "so",
-    "dylib", "dll", "exe", "patch", "diff", "tmpl", "j2", "hbs", "ejs", "astro", "mdx", "ron", "jl", "vim", "snap",
-    "pem", "lockb", "sum", "mod",
+    "cfg", "ini", "conf", "vue", "svelte", "ex", "exs", "erl", "zig", "lua", "gradle", "proto", "csv", "tsv", "ipynb",
+    "dart", "hs", "ml", "mli", "pl", "pm", "tf", "tfvars", "nix", "mk", "cmake", "bat", "el", "clj", "cljs", "edn",
+    "graphql", "gql", "rst", "tex", "svg", "png", "jpg", "jpeg", "gif", "webp", "pdf", "wasm", "so", "dylib", "dll",
+    "exe", "patch", "diff", "tmpl", "j2", "hbs", "ejs", "astro", "mdx", "ron", "jl", "vim", "snap", "pem", "lockb",
+    "sum", "mod",
 ];
 
 /// Top-level domains that make `foo.com` a host, not a symbol.
@@ -537,6 +539,10 @@ fn scan_piece(text: &str, ctx: Ctx, cwd: Option<&str>, out: &mut Vec<Found>) {
         if matches!(byte_before(text, m.start()), Some(b'\\' | b'%')) {
             continue;
         }
+        // `response.json(` and `console.log(` are calls, not files.
+        if !t.contains('/') && text.as_bytes().get(m.start() + t.len()) == Some(&b'(') {
+            continue;
+        }
         if let Some(v) = normalize_path(t, cwd) {
             out.push(Found::new(AtomKind::Path, v));
             claimed.claim(m.start(), m.start() + t.len());
@@ -755,6 +761,23 @@ const FILTERS: &[&str] = &[
     "head", "tail", "grep", "rg", "sort", "uniq", "wc", "less", "more", "cut", "tr", "sed", "awk", "xargs", "tee",
     "jq", "cat", "column", "fold", "nl",
 ];
+/// git subcommands that any agent re-derives without help: needing them later
+/// says nothing about what a summary kept (pitfall 10, deny lists).
+const TRIVIAL_GIT: &[&str] =
+    &["status", "diff", "add", "log", "show", "branch", "stash", "fetch", "pull", "push", "commit"];
+
+/// A command of only a trivial program (or git subcommand) and flags.
+fn trivial_command(parts: &[String]) -> bool {
+    let only_flags = |rest: &[String]| rest.iter().all(|p| p.starts_with('-') || p == ".");
+    match parts {
+        [prog, rest @ ..] if matches!(prog.as_str(), "ls" | "pwd" | "tree" | "whoami" | "date" | "clear") => {
+            only_flags(rest)
+        }
+        [prog, sub, rest @ ..] if prog == "git" && TRIVIAL_GIT.contains(&sub.as_str()) => only_flags(rest),
+        _ => false,
+    }
+}
+
 /// Commands that only move around or print.
 const TRIVIAL: &[&str] =
     &["cd", "echo", "printf", "true", "false", "exit", "set", "export", "source", ".", "pwd", "clear"];
@@ -924,6 +947,8 @@ fn normalize_simple(tokens: &[Token], after_pipe: bool, cwd: Option<&str>) -> Op
             if s.len() > 1 && s.len() <= 64 {
                 parts.push(s.to_string());
             }
+            // A message argument is free text even when it is one word.
+            skip_next = matches!(s, "-m" | "--message");
             continue;
         }
         if s.contains('/') || extension(s).is_some_and(known_ext) {
@@ -938,6 +963,9 @@ fn normalize_simple(tokens: &[Token], after_pipe: bool, cwd: Option<&str>) -> Op
         if word_like {
             parts.push(s.to_string());
         }
+    }
+    if trivial_command(&parts) {
+        return None;
     }
     let joined = parts.join(" ");
     Some(truncate_chars(&joined, COMMAND_CHARS).trim_end().to_string())

@@ -149,9 +149,9 @@ fn shell_commands_for_every_agent() {
         c("shell", json!({"command": ["bash", "-lc", "rg \"TeamSheet\" src/"], "workdir": CWD})),
         ["rg TeamSheet src"]
     );
-    assert_eq!(c("shell_command", json!({"command": "git status"})), ["git status"]);
-    assert_eq!(c("exec_command", json!({"cmd": "ls -la"})), ["ls -la"]);
-    assert_eq!(c("local_shell", json!({"type": "exec", "command": ["ls", "-1"]})), ["ls -1"]);
+    assert_eq!(c("shell_command", json!({"command": "git checkout main"})), ["git checkout main"]);
+    assert_eq!(c("exec_command", json!({"cmd": "ls -la src"})), ["ls -la src"]);
+    assert_eq!(c("local_shell", json!({"type": "exec", "command": ["cargo", "build"]})), ["cargo build"]);
     assert_eq!(c("bash", json!({"command": "npm run build"})), ["npm run build"]);
     assert_eq!(
         c("run_shell_command", json!({"command": "pytest tests/test_x.py -k slow"})),
@@ -164,7 +164,7 @@ fn shell_commands_for_every_agent() {
 #[test]
 fn command_normalization_keeps_argv0_words_flags_and_paths() {
     let n = |s: &str| extract::normalize_commands(s, Some(CWD));
-    assert_eq!(n("git commit -m \"fix the bug\""), ["git commit -m"]);
+    assert_eq!(n("git tag -a v1 -m \"release notes here\""), ["git tag -a v1 -m"]);
     assert_eq!(n("RUST_LOG=debug   cargo   run --release"), ["cargo run --release"]);
     assert_eq!(
         n("bash -lc 'cargo fmt && cargo clippy --all-targets -- -D warnings'"),
@@ -172,9 +172,26 @@ fn command_normalization_keeps_argv0_words_flags_and_paths() {
     );
     assert_eq!(n("python /home/u/proj/scripts/gen.py > out.txt"), ["python scripts/gen.py"]);
     assert_eq!(n("cat <<'EOF' > f.txt\nhello world\nEOF"), ["cat"]);
-    assert_eq!(n("echo hi; cd src; ls"), ["ls"]);
+    assert_eq!(n("echo hi; cd src; make test"), ["make test"]);
     assert_eq!(n("sudo apt-get install -y jq"), ["apt-get install -y jq"]);
     assert_eq!(n(""), Vec::<String>::new());
+}
+
+#[test]
+fn trivially_rederived_commands_are_not_atoms() {
+    let n = |s: &str| extract::normalize_commands(s, Some(CWD));
+    for cmd in ["git status", "git add -A", "git commit -m \"wip\"", "git diff --stat", "ls -la", "pwd"] {
+        assert_eq!(n(cmd), Vec::<String>::new(), "{cmd}");
+    }
+    assert_eq!(n("git diff src/a.rs"), ["git diff src/a.rs"], "a path makes it specific");
+}
+
+#[test]
+fn calls_are_not_bare_file_names() {
+    assert_eq!(
+        of(AtomKind::Path, "const r = await response.json(); console.log(r); process.env.HOME"),
+        Vec::<String>::new()
+    );
 }
 
 #[test]

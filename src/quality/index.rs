@@ -133,7 +133,8 @@ impl<'a> SessionAtoms<'a> {
         let messages = self.messages;
         for (mi, msg) in messages.iter().enumerate() {
             self.msg_start.push(self.entries.len());
-            let assistant = msg.role == Role::Assistant;
+            // An API-error placeholder is not the agent speaking: no use, no turn.
+            let assistant = msg.role == Role::Assistant && msg.origin != Origin::SyntheticError;
             let human = msg.role == Role::User && msg.origin == Origin::Human;
             if assistant {
                 self.assistants.push(mi);

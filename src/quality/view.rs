@@ -162,7 +162,15 @@ impl TextView {
 
     /// `match(a, S)`: 1 exact, 0.5 partial, 0 otherwise (see the module docs).
     pub fn match_score(&self, t: &Target) -> f64 {
-        let v = t.value.as_str();
+        // The view's text is whitespace-folded; so must the needle be (a path
+        // argument may hold a run of spaces).
+        let folded;
+        let v = if t.value.contains(char::is_whitespace) {
+            folded = extract::fold_ws(&t.value);
+            if self.keys.iter().any(|k| k.contains(&t.value)) { t.value.as_str() } else { folded.as_str() }
+        } else {
+            t.value.as_str()
+        };
         match t.kind {
             AtomKind::Path | AtomKind::ModifiedPath => {
                 if self.keys[0].contains(v) || contains_bounded(&self.text, v, path_inner, path_inner_after) {
