@@ -605,6 +605,13 @@ impl PreparedEvent<'_, '_> {
         let mut seen_results = 0;
         for m in self.replaced.iter().flat_map(Clone::clone) {
             let entries = self.atoms.entries_of(m);
+            let results = msgs[m].blocks.iter().filter(|b| matches!(b, Block::ToolResult { .. })).count();
+            // A message with nothing masked (its results all come after the
+            // first `masked` of P) costs what it costs in P.
+            let untouched = results == 0 || seen_results >= masked;
+            if untouched {
+                tokens += self.est.message_tokens(&msgs[m]);
+            }
             for (bi, block) in msgs[m].blocks.iter().enumerate() {
                 if matches!(block, Block::ToolResult { .. }) {
                     seen_results += 1;
@@ -614,7 +621,9 @@ impl PreparedEvent<'_, '_> {
                         continue;
                     }
                 }
-                tokens += self.est.block_tokens(block);
+                if !untouched {
+                    tokens += self.est.block_tokens(block);
+                }
                 chars += block.text_chars() as u64;
                 for e in entries.iter().filter(|e| e.block as usize == bi) {
                     let def = &self.atoms.defs[e.atom as usize];

@@ -300,6 +300,36 @@ fn api_error_placeholders_are_not_agent_uses() {
 }
 
 #[test]
+fn messages_inserted_by_a_recorded_compaction_are_not_in_the_index() {
+    use crate::model::{CompactionKind, Format, RecordedCompaction, Session};
+    let mut msgs = session();
+    // The original agent's own summary, inserted at the start of F, names the
+    // hash; a policy replay never had it, so it must not re-introduce it.
+    let mut summary = user(&format!("Summary: commit {SHA}, error E0308."));
+    summary.origin = Origin::CompactSummary;
+    msgs.insert(11, summary);
+    let mut s = Session::new("s", Format::ClaudeCode, "x.jsonl");
+    s.meta.cwd = Some(CWD.to_string());
+    s.messages = msgs;
+    s.recorded_compactions.push(RecordedCompaction {
+        kind: CompactionKind::ClaudeBoundary,
+        source_line: 0,
+        inserted: 11..12,
+        kept: 11..11,
+        tokens_before: None,
+        trigger: None,
+    });
+    let p = CompactionPoint::new(0..9, 9..11, 11..s.messages.len());
+    let kinds = |atoms: &SessionAtoms<'_>| -> Vec<AtomKind> {
+        atoms.prepare(&p, &Chars4).needed().iter().map(|n| n.kind).collect()
+    };
+    let with = kinds(&SessionAtoms::from_session(&s));
+    assert!(with.contains(&AtomKind::Id) && with.contains(&AtomKind::Error), "{with:?}");
+    let naive = kinds(&SessionAtoms::new(&s.messages, Some(CWD)));
+    assert!(!naive.contains(&AtomKind::Id), "{naive:?}");
+}
+
+#[test]
 fn a_restated_constraint_is_not_needed() {
     let mut msgs = session();
     msgs.insert(11, user("Reminder: never modify Cargo.lock."));
@@ -377,6 +407,11 @@ fn masking_drops_old_tool_outputs() {
     assert!(q.summary_tokens < prepared.masking(10).summary_tokens);
     // Keeping the last 2 unmasks the newest result of P (the hash).
     assert_eq!(prepared.masking(2).recall_id, Some(1.0));
+    // Masking nothing costs exactly P, multi-block messages included.
+    let wide = atoms.prepare(&CompactionPoint::new(0..11, 11..11, 11..15), &Chars4);
+    let q = wide.masking(10);
+    assert_eq!(q.summary_tokens, q.replaced_tokens);
+    assert_eq!(q.compression, Some(0.0));
 }
 
 #[test]

@@ -11,7 +11,7 @@
 //!   collapsed lexically, `\` → `/` for Windows paths, case kept;
 //! - symbols: exact, case-sensitive;
 //! - errors: whitespace folded, the fingerprint cut to 80 characters, case kept;
-//! - commands: argv[0] + subcommand words + flags + path arguments, shell wrappers
+//! - commands: `argv[0]` + subcommand words + flags + path arguments, shell wrappers
 //!   (`bash -lc '…'`) removed, free-text arguments (quoted strings with spaces)
 //!   dropped, whitespace folded;
 //! - ids: hex and UUIDs upper-cased, URLs without trailing punctuation or `/`;

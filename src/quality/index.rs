@@ -5,7 +5,7 @@
 use super::extract::{self, Ctx, Found};
 use super::view::TextView;
 use super::{AtomKind, CLASSES};
-use crate::model::{Block, Message, Origin, Role};
+use crate::model::{Block, Message, Origin, Role, Session};
 use std::collections::HashMap;
 use std::ops::Range;
 
@@ -89,6 +89,21 @@ impl<'a> SessionAtoms<'a> {
     /// list; the engine refers to messages by their index in it). `cwd` makes
     /// absolute paths under the workspace relative.
     pub fn new(messages: &'a [Message], cwd: Option<&str>) -> SessionAtoms<'a> {
+        SessionAtoms::build_excluding(messages, cwd, &[])
+    }
+
+    /// Index a session: cwd from its metadata, and the messages that only exist
+    /// because the agent compacted ([`RecordedCompaction::inserted`]) left out,
+    /// since a policy replay never has them in context (they must not count as
+    /// re-introductions in F). Message indices stay those of `session.messages`.
+    ///
+    /// [`RecordedCompaction::inserted`]: crate::model::RecordedCompaction::inserted
+    pub fn from_session(session: &'a Session) -> SessionAtoms<'a> {
+        let inserted: Vec<Range<usize>> = session.recorded_compactions.iter().map(|c| c.inserted.clone()).collect();
+        SessionAtoms::build_excluding(&session.messages, session.meta.cwd.as_deref(), &inserted)
+    }
+
+    fn build_excluding(messages: &'a [Message], cwd: Option<&str>, excluded: &[Range<usize>]) -> SessionAtoms<'a> {
         let cwd = cwd.and_then(extract::normalize_cwd);
         let mut s = SessionAtoms {
             messages,
@@ -103,7 +118,7 @@ impl<'a> SessionAtoms<'a> {
             humans: Vec::new(),
             system: TextView::default(),
         };
-        s.build();
+        s.build(excluded);
         s
     }
 
@@ -124,7 +139,7 @@ impl<'a> SessionAtoms<'a> {
         self.messages.is_empty()
     }
 
-    fn build(&mut self) {
+    fn build(&mut self, excluded: &[Range<usize>]) {
         // Command entries of each tool call, by tool_use id, so a failed result
         // can flag them.
         let mut pending: HashMap<String, Vec<usize>> = HashMap::new();
@@ -133,6 +148,9 @@ impl<'a> SessionAtoms<'a> {
         let messages = self.messages;
         for (mi, msg) in messages.iter().enumerate() {
             self.msg_start.push(self.entries.len());
+            if excluded.iter().any(|r| r.contains(&mi)) {
+                continue;
+            }
             // An API-error placeholder is not the agent speaking: no use, no turn.
             let assistant = msg.role == Role::Assistant && msg.origin != Origin::SyntheticError;
             let human = msg.role == Role::User && msg.origin == Origin::Human;

@@ -3,19 +3,27 @@
 //! future of the same log, with no LLM.
 //!
 //! The pieces, in the order the replay engine uses them:
-//! - [`SessionAtoms::new`] extracts typed, normalized *atoms* (paths, modified
-//!   paths, symbols, errors, commands, ids, user constraints) from every message of
-//!   a session once, and indexes where each atom occurs. Everything after that is
-//!   lookups, so evaluating dozens of compactions of one session stays roughly
-//!   linear in the session's text.
-//! - [`SessionAtoms::prepare`] takes one compaction point (P replaced, T kept, F the
-//!   future, as message ranges of the session) and computes the needed atoms N.
+//! - [`SessionAtoms::from_session`] (or [`SessionAtoms::new`] on a message slice)
+//!   extracts typed, normalized *atoms* (paths, modified paths, symbols, errors,
+//!   commands, ids, user constraints) from every message once, and indexes where
+//!   each atom occurs. Everything after that is lookups and binary searches, so
+//!   evaluating dozens of compactions of one session stays roughly linear in the
+//!   session's text. [`SessionAtoms::with_system_prompt`] adds the system prompt
+//!   (and re-injected AGENTS.md): atoms there are trivially available.
+//! - [`SessionAtoms::prepare`] takes one [`CompactionPoint`] (P replaced, T kept,
+//!   F the future, as message ranges of the session, plus non-message texts such
+//!   as a previous summary) and computes the needed atoms N (rules in `event`).
 //! - [`PreparedEvent::score`] judges one summary S against N and returns a flat,
-//!   serializable [`CompactionQuality`] row; [`SessionAtoms::evaluate_candidates`]
-//!   does that for several summarizers plus the reference points (truncate,
-//!   observation masking, oracle) on the same point.
+//!   serializable [`CompactionQuality`] row (JSON or CSV);
+//!   [`SessionAtoms::evaluate_candidates`] scores several summarizers plus the
+//!   reference points (truncate, observation masking, oracle) at the same point,
+//!   each with its token count, so FRR can be compared at equal budgets.
 //! - [`SessionAtoms::pruning_loss`] measures what Layer-1 tool-output pruning lost.
-//! - [`aggregate`] folds rows into per-session or whole-run statistics.
+//! - [`aggregate`] folds rows into per-summarizer statistics (per session or
+//!   over a run); components are always published next to the composite.
+//!
+//! How "found in S" is decided per atom type is documented in `view`; how atoms
+//! are extracted and normalized in `extract`.
 //!
 //! This module never prints and never panics on log content: logs are hostile
 //! input, so every scan is bounded and every regex is linear-time.
@@ -37,8 +45,8 @@ mod event_tests;
 
 pub use aggregate::{QualityStats, aggregate};
 pub use event::{
-    Candidate, CompactionAudit, CompactionPoint, CompactionQuality, NeededAtom, PreparedEvent, REF_MASKING, REF_ORACLE,
-    REF_TRUNCATE, ReferenceOptions,
+    AuditAtom, Candidate, CompactionAudit, CompactionPoint, CompactionQuality, MASK_PLACEHOLDER, NeededAtom,
+    PreparedEvent, REF_MASKING, REF_ORACLE, REF_TRUNCATE, ReferenceOptions,
 };
 pub use index::SessionAtoms;
 pub use prune::{PrunedResult, PruningLoss};
@@ -59,7 +67,7 @@ pub enum AtomKind {
     Id,
     /// A user sentence with must/never/always/don't/only…, as a keyword set.
     Constraint,
-    /// A shell command the agent ran (argv[0] + subcommands + flags + paths).
+    /// A shell command the agent ran (`argv[0]` + subcommands + flags + paths).
     Command,
     /// A code identifier (`foo(`, `Foo.bar`, `snake_case`, `CamelCase`).
     Symbol,
