@@ -116,7 +116,7 @@ pub struct CompactionQuality {
     pub summary_chars: u64,
     pub replaced_tokens: u64,
     pub kept_tokens: u64,
-    /// 1 − tok(S ∪ T) / tok(P ∪ T).
+    /// 1 − tok(S ∪ T) / tok(P ∪ T); negative when S is larger than P.
     pub compression: Option<f64>,
     /// 1 − tok(S) / tok(P): the per-compaction reduction of quality.md §b.
     pub summary_reduction: Option<f64>,
@@ -147,7 +147,8 @@ pub struct CompactionQuality {
     pub artifact_trail_precision: Option<f64>,
     pub summary_atoms: u32,
     pub hallucinated_atoms: u32,
-    /// Share of S's atoms found nowhere in P ∪ T ∪ system prompt.
+    /// Share of S's atoms found nowhere in P ∪ T ∪ system prompt (see
+    /// `PreparedEvent::grounded` for the spelling tolerance).
     pub hallucination_rate: Option<f64>,
     pub constraints: u32,
     pub constraint_retention: Option<f64>,
@@ -190,6 +191,9 @@ struct Grounding {
     touched: HashSet<u32>,
     basenames: HashSet<String>,
     touched_basenames: HashSet<String>,
+    /// Path keys of P ∪ T, and those a tool call touched.
+    paths: Vec<String>,
+    touched_paths: Vec<String>,
     stems: HashSet<String>,
     errors: Vec<String>,
     hex: Vec<String>,
@@ -399,12 +403,16 @@ impl<'a> SessionAtoms<'a> {
         match def.class {
             0 => {
                 let base = extract::basename(&def.key);
-                g.basenames.insert(base.to_string());
-                let stem = base.split('.').next().unwrap_or(base);
-                g.stems.insert(stem.to_string());
+                if first_seen {
+                    g.basenames.insert(base.to_string());
+                    let stem = base.split('.').next().unwrap_or(base);
+                    g.stems.insert(stem.to_string());
+                    g.paths.push(def.key.to_string());
+                }
                 if flags & flag::ARG != 0 {
                     g.touched.insert(id);
                     g.touched_basenames.insert(base.to_string());
+                    g.touched_paths.push(def.key.to_string());
                 }
             }
             2 => g.errors.push(def.key.to_string()),
@@ -760,7 +768,7 @@ impl PreparedEvent<'_, '_> {
             if v.keys[class].contains(value) {
                 return true;
             }
-            if class == 0 && v.basenames.contains(extract::basename(value)) {
+            if class == 0 && !value.contains('/') && v.basenames.contains(value) {
                 return true;
             }
             if class == 4 && v.hex.iter().any(|h| extract::hex_compatible(h, value)) {
@@ -768,7 +776,7 @@ impl PreparedEvent<'_, '_> {
             }
         }
         match kind {
-            AtomKind::Path | AtomKind::ModifiedPath => g.basenames.contains(extract::basename(value)),
+            AtomKind::Path | AtomKind::ModifiedPath => related_path(value, &g.basenames, &g.paths),
             AtomKind::Symbol => g.stems.contains(value) || g.basenames.contains(value),
             AtomKind::Id => extract::is_hex_value(value) && g.hex.iter().any(|h| extract::hex_compatible(h, value)),
             // A shortened or reworded error that carries a known code or
@@ -785,8 +793,27 @@ impl PreparedEvent<'_, '_> {
     fn touched(&self, path: &str) -> bool {
         let g = &self.grounding;
         self.atoms.id_of(AtomKind::Path, path).is_some_and(|id| g.touched.contains(&id))
-            || g.touched_basenames.contains(extract::basename(path))
+            || related_path(path, &g.touched_basenames, &g.touched_paths)
     }
+}
+
+/// A summary path names a known file when it is that file's bare name, or one
+/// path is the other with a directory prefix (`parser.rs`, `src/parser.rs` and
+/// `/abs/repo/src/parser.rs`), but not when it puts the name in another
+/// directory (`lib/parser.rs`).
+fn related_path(value: &str, basenames: &HashSet<String>, known: &[String]) -> bool {
+    if !value.contains('/') {
+        return basenames.contains(value);
+    }
+    if !basenames.contains(extract::basename(value)) {
+        return false;
+    }
+    known.iter().any(|k| {
+        (k.len() > value.len() && k.ends_with(value) && k.as_bytes()[k.len() - value.len() - 1] == b'/')
+            || (value.len() > k.len()
+                && value.ends_with(k.as_str())
+                && value.as_bytes()[value.len() - k.len() - 1] == b'/')
+    })
 }
 
 /// quality.md §c.4 composite, ×100, weights renormalized over the components

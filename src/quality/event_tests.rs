@@ -212,6 +212,16 @@ fn mutation_add_unrelated_identifiers_raises_hallucination() {
 }
 
 #[test]
+fn a_known_file_name_in_another_directory_is_invented() {
+    let base = score(FULL);
+    let ok = score(&format!("{FULL}\nSee parser.rs and /w/other/root/src/parser.rs.\n"));
+    assert_eq!(ok.hallucinated_atoms, base.hallucinated_atoms, "bare name and longer prefix name the file");
+    let wrong = score(&format!("{FULL}\nSee lib/parser.rs.\n"));
+    assert_eq!(wrong.hallucinated_atoms, base.hallucinated_atoms + 1);
+    assert!(wrong.artifact_trail_precision < Some(1.0));
+}
+
+#[test]
 fn partial_credit_for_basename_and_short_sha() {
     let q = score(&FULL.replace("src/parser.rs", "parser.rs").replace(SHA, "9fceb02"));
     assert_eq!(q.recall_modified_path, Some(0.5), "basename only");
