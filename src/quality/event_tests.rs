@@ -497,6 +497,18 @@ fn reversed() -> std::ops::Range<usize> {
     std::ops::Range { start: 50, end: 10 }
 }
 
+/// Found by the property test: a path argument with a run of spaces, needed
+/// in a future that overlaps P. The oracle must still reach FRR 1.
+#[test]
+fn oracle_matches_paths_with_whitespace_runs() {
+    let input = json!({"command": "0  a", "file_path": "0  a"});
+    let msgs = vec![user(""), assistant(vec![call("t", "Bash", input)])];
+    let atoms = SessionAtoms::new(&msgs, Some("/w"));
+    let prepared = atoms.prepare(&CompactionPoint::new(0..2, 2..2, 0..2), &Chars4);
+    assert!(!prepared.needed().is_empty());
+    assert_eq!(prepared.score(REF_ORACLE, &prepared.oracle_summary()).frr, Some(1.0));
+}
+
 #[test]
 fn out_of_range_points_are_clamped() {
     let msgs = session();
