@@ -9,6 +9,7 @@ pub mod accuracy;
 pub mod inspect;
 pub mod model;
 pub mod output;
+pub mod quality;
 pub mod read;
 #[doc(hidden)]
 pub mod testing;

@@ -1,0 +1,856 @@
+//! One compaction event: the needed atoms N (quality.md §c.3) and the scores of
+//! any number of summaries against them, including the reference points of
+//! §c.4 (truncate, observation masking, oracle).
+//!
+//! Needed atoms. An atom `a` is in N when:
+//! - it occurs in P (strong occurrences only: a symbol-shaped word in prose does
+//!   not create an atom, quality.md §c.2);
+//! - it is referenced in F by the agent (tool-call argument, assistant text or
+//!   thinking, file edit) before any tool result or user message in F brings it
+//!   back. A user message mentioning the atom re-introduces it (the model reads
+//!   it again), so user mentions never make an atom needed; this follows
+//!   quality.md §c.3 where DESIGN.md §6 also lists "by the user";
+//! - it is not in T, the kept extra texts, or the system prompt.
+//!
+//! Constraints are standing instructions: a user constraint of P is referenced by
+//! the first agent turn of F (Δturns = 0), unless a user message restates it
+//! before that turn.
+//!
+//! Weights: `type weight × 1/(1 + Δturns/20) × 1.5 when used as a tool-call
+//! argument`, Δturns = assistant messages in F before the first use.
+
+use super::extract;
+use super::index::{SessionAtoms, flag};
+use super::view::{Target, TextView};
+use super::{Atom, AtomKind};
+use crate::model::Block;
+use crate::tokens::Estimator;
+use serde::{Deserialize, Serialize};
+use std::collections::{BTreeMap, HashSet};
+use std::ops::Range;
+
+/// Row name of the truncation reference.
+pub const REF_TRUNCATE: &str = "truncate";
+/// Row name of the observation-masking reference.
+pub const REF_MASKING: &str = "masking";
+/// Row name of the oracle (every needed atom, listed).
+pub const REF_ORACLE: &str = "oracle";
+
+/// The placeholder observation masking puts in place of an old tool output.
+pub const MASK_PLACEHOLDER: &str = "[Old tool output omitted]";
+
+/// Occurrences followed per atom when looking for its first use in F.
+const SCAN_CAP: usize = 4096;
+
+/// One compaction point, as message ranges of the session given to
+/// [`SessionAtoms::new`]. Extra texts are history items that are not session
+/// messages (a previous summary being re-summarized goes in `replaced_text`; a
+/// retained summary in `kept_text`).
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct CompactionPoint {
+    /// P: the messages the compaction replaces.
+    pub replaced: Vec<Range<usize>>,
+    pub replaced_text: Vec<String>,
+    /// T: the messages kept verbatim.
+    pub kept: Vec<Range<usize>>,
+    pub kept_text: Vec<String>,
+    /// F: the messages after the compaction (usually to the end of the session).
+    pub future: Range<usize>,
+    /// Tokens of P and of T when the engine already knows them; computed with
+    /// the estimator otherwise.
+    pub replaced_tokens: Option<u64>,
+    pub kept_tokens: Option<u64>,
+}
+
+impl CompactionPoint {
+    /// The common case: contiguous P, T and F.
+    pub fn new(replaced: Range<usize>, kept: Range<usize>, future: Range<usize>) -> CompactionPoint {
+        CompactionPoint { replaced: vec![replaced], kept: vec![kept], future, ..CompactionPoint::default() }
+    }
+}
+
+/// A summarizer's output to score.
+#[derive(Debug, Clone, Copy)]
+pub struct Candidate<'c> {
+    pub name: &'c str,
+    pub summary: &'c str,
+}
+
+/// Which reference rows [`SessionAtoms::evaluate_candidates`] adds.
+#[derive(Debug, Clone, Copy)]
+pub struct ReferenceOptions<'r> {
+    /// The text the `truncate` summarizer produced at this point.
+    pub truncate: Option<&'r str>,
+    /// Observation masking keeping the last M tool outputs (quality.md: M = 10).
+    pub masking_keep: Option<usize>,
+    pub oracle: bool,
+}
+
+impl Default for ReferenceOptions<'_> {
+    fn default() -> Self {
+        ReferenceOptions { truncate: None, masking_keep: Some(10), oracle: true }
+    }
+}
+
+/// A needed atom with its weight and where the agent first used it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct NeededAtom {
+    pub kind: AtomKind,
+    pub value: String,
+    pub weight: f64,
+    /// Session index of the message of the first use.
+    pub first_use: usize,
+    /// Assistant turns in F before that use.
+    pub turns: usize,
+    /// Used as a tool-call argument (the ×1.5 action bonus).
+    pub tool_arg: bool,
+}
+
+/// Quality of one summary at one compaction point: one flat row (JSON or CSV).
+/// Ratios are `None` when their denominator is empty (no needed atoms, no
+/// modified paths…), so aggregates skip them instead of counting a fake 0 or 1.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct CompactionQuality {
+    pub summarizer: String,
+    pub summary_tokens: u64,
+    pub summary_chars: u64,
+    pub replaced_tokens: u64,
+    pub kept_tokens: u64,
+    /// 1 − tok(S ∪ T) / tok(P ∪ T); negative when S is larger than P.
+    pub compression: Option<f64>,
+    /// 1 − tok(S) / tok(P): the per-compaction reduction of quality.md §b.
+    pub summary_reduction: Option<f64>,
+    pub needed_atoms: u32,
+    pub needed_weight: f64,
+    /// Σ w(a)·match(a, S) over N.
+    pub frr_hit_weight: f64,
+    /// Weighted future-reference recall.
+    pub frr: Option<f64>,
+    pub needed_modified_path: u32,
+    pub recall_modified_path: Option<f64>,
+    pub needed_path: u32,
+    pub recall_path: Option<f64>,
+    pub needed_error: u32,
+    pub recall_error: Option<f64>,
+    pub needed_id: u32,
+    pub recall_id: Option<f64>,
+    pub needed_constraint: u32,
+    pub recall_constraint: Option<f64>,
+    pub needed_command: u32,
+    pub recall_command: Option<f64>,
+    pub needed_symbol: u32,
+    pub recall_symbol: Option<f64>,
+    /// Modified paths of P (all, used later or not).
+    pub modified_paths: u32,
+    pub artifact_trail_recall: Option<f64>,
+    /// Share of S's paths that a tool call of P ∪ T touched.
+    pub artifact_trail_precision: Option<f64>,
+    pub summary_atoms: u32,
+    pub hallucinated_atoms: u32,
+    /// Share of S's atoms found nowhere in P ∪ T ∪ system prompt (see
+    /// `PreparedEvent::grounded` for the spelling tolerance).
+    pub hallucination_rate: Option<f64>,
+    pub constraints: u32,
+    pub constraint_retention: Option<f64>,
+    pub ask_keywords: u32,
+    /// Share of the pending ask's keywords found in S; `None` when the ask is in
+    /// T (kept verbatim) or there is none.
+    pub ask_coverage: Option<f64>,
+    /// OpenClaw's rule: ≥ 2 keyword matches when the ask has ≥ 3, else ≥ 1.
+    pub ask_covered: Option<bool>,
+    pub dead_ends: u32,
+    /// Share of P's failed commands and error fingerprints found in S.
+    pub dead_end_retention: Option<f64>,
+    /// quality.md §c.4 composite (0–100), weights renormalized over the
+    /// components that exist. Always published next to its components.
+    pub quality: Option<f64>,
+}
+
+/// A needed atom with its match score in one summary.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct AuditAtom {
+    pub kind: AtomKind,
+    pub value: String,
+    pub weight: f64,
+    pub score: f64,
+}
+
+/// What one summary kept and invented, for debugging a score (pitfall 10).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct CompactionAudit {
+    pub summarizer: String,
+    pub needed: Vec<AuditAtom>,
+    pub hallucinated: Vec<Atom>,
+}
+
+/// Atoms of P ∪ T (and extra texts), against which a summary's atoms are
+/// checked for hallucination and precision.
+#[derive(Default)]
+struct Grounding {
+    ids: HashSet<u32>,
+    touched: HashSet<u32>,
+    basenames: HashSet<String>,
+    touched_basenames: HashSet<String>,
+    /// Path keys of P ∪ T, and those a tool call touched.
+    paths: Vec<String>,
+    touched_paths: Vec<String>,
+    stems: HashSet<String>,
+    errors: Vec<String>,
+    hex: Vec<String>,
+}
+
+/// A compaction point with its needed atoms computed; score summaries with
+/// [`PreparedEvent::score`].
+pub struct PreparedEvent<'s, 'a> {
+    atoms: &'s SessionAtoms<'a>,
+    est: &'s dyn Estimator,
+    replaced: Vec<Range<usize>>,
+    kept: Vec<Range<usize>>,
+    replaced_views: Vec<TextView>,
+    replaced_text_tokens: u64,
+    replaced_text_chars: u64,
+    needed: Vec<NeededAtom>,
+    targets: Vec<Target>,
+    modified: Vec<Target>,
+    constraints: Vec<Target>,
+    dead_ends: Vec<Target>,
+    ask: Option<Target>,
+    grounding: Grounding,
+    extra_views: Vec<TextView>,
+    replaced_tokens: u64,
+    kept_tokens: u64,
+}
+
+pub(crate) struct FirstUse {
+    pub msg: usize,
+    pub arg: bool,
+}
+
+impl<'a> SessionAtoms<'a> {
+    /// Compute the needed atoms of one compaction point. Ranges beyond the
+    /// session are clamped.
+    pub fn prepare<'s>(&'s self, point: &CompactionPoint, est: &'s dyn Estimator) -> PreparedEvent<'s, 'a> {
+        let n = self.len();
+        let clamp = |r: &Range<usize>| {
+            let s = r.start.min(n);
+            s..r.end.min(n).max(s)
+        };
+        let replaced: Vec<Range<usize>> = point.replaced.iter().map(clamp).collect();
+        let kept: Vec<Range<usize>> = point.kept.iter().map(clamp).collect();
+        let future = clamp(&point.future);
+        let cwd = self.cwd.as_deref();
+        let replaced_views: Vec<TextView> =
+            point.replaced_text.iter().map(|s| TextView::from_text(s, cwd, true)).collect();
+        let kept_views: Vec<TextView> = point.kept_text.iter().map(|s| TextView::from_text(s, cwd, true)).collect();
+
+        let msg_tokens = |ranges: &[Range<usize>]| -> u64 {
+            ranges.iter().flat_map(Clone::clone).map(|m| est.message_tokens(&self.messages[m])).sum()
+        };
+        let replaced_text_tokens: u64 = point.replaced_text.iter().map(|s| est.text_tokens(s)).sum();
+        let replaced_tokens = point.replaced_tokens.unwrap_or_else(|| msg_tokens(&replaced) + replaced_text_tokens);
+        let kept_tokens = point
+            .kept_tokens
+            .unwrap_or_else(|| msg_tokens(&kept) + point.kept_text.iter().map(|s| est.text_tokens(s)).sum::<u64>());
+
+        // Candidates of P, in session order (ids are assigned in first-seen order).
+        let mut grounding = Grounding::default();
+        let mut cand: BTreeMap<u32, u8> = BTreeMap::new();
+        for r in &replaced {
+            for m in r.clone() {
+                for e in self.entries_of(m) {
+                    self.ground(&mut grounding, e.atom, e.flags);
+                    if e.flags & flag::STRONG != 0 {
+                        *cand.entry(e.atom).or_insert(0) |= e.flags;
+                    }
+                }
+            }
+        }
+        for r in &kept {
+            for m in r.clone() {
+                for e in self.entries_of(m) {
+                    self.ground(&mut grounding, e.atom, e.flags);
+                }
+            }
+        }
+        for v in &replaced_views {
+            let mut add = |kind: AtomKind, key: &str| {
+                if let Some(id) = self.id_of(kind, key) {
+                    let mut f = flag::STRONG;
+                    if kind.class() == Some(0) && self.modified_before(id, future.start) {
+                        f |= flag::MODIFIED;
+                    }
+                    *cand.entry(id).or_insert(0) |= f;
+                }
+            };
+            for (kind, key) in &v.atoms {
+                add(*kind, key);
+            }
+            for c in &v.commands {
+                add(AtomKind::Command, c);
+            }
+            for (_, kw) in &v.constraints {
+                add(AtomKind::Constraint, &extract::constraint_key(kw));
+            }
+        }
+        grounding.errors.sort();
+        grounding.errors.dedup();
+        grounding.hex.sort();
+        grounding.hex.dedup();
+
+        let mut needed: Vec<(NeededAtom, Target)> = Vec::new();
+        let mut modified = Vec::new();
+        let mut constraints = Vec::new();
+        let mut dead_ends = Vec::new();
+        let mut done: HashSet<u32> = HashSet::new();
+        for (&id, &flags) in &cand {
+            if done.contains(&id) {
+                continue;
+            }
+            let family = self.family(id);
+            // One hex object, however many spellings P has: keep the longest.
+            let rep = family
+                .iter()
+                .copied()
+                .filter(|f| cand.contains_key(f))
+                .max_by_key(|&f| (self.defs[f as usize].key.len(), std::cmp::Reverse(f)))
+                .unwrap_or(id);
+            done.extend(family.iter().copied());
+            let flags = family.iter().filter_map(|f| cand.get(f)).fold(flags, |a, &b| a | b);
+            let def = &self.defs[rep as usize];
+            let kind = self.kind_of(rep, flags);
+            let target = Target { kind, value: def.value().to_string(), keywords: def.keywords.to_vec() };
+            match def.class {
+                0 if kind == AtomKind::ModifiedPath => modified.push(target.clone()),
+                2 => dead_ends.push(target.clone()),
+                3 if flags & flag::FAILED != 0 => dead_ends.push(target.clone()),
+                5 => constraints.push(target.clone()),
+                _ => {}
+            }
+            if self.trivially_available(def.class, &def.key, &target, &family, &kept, &kept_views) {
+                continue;
+            }
+            let first =
+                if def.class == 5 { self.constraint_use(rep, &future) } else { self.first_use(&family, &future) };
+            let Some(first) = first else { continue };
+            let turns = self.turns_between(future.start, first.msg);
+            let weight = kind.weight() / (1.0 + turns as f64 / 20.0) * if first.arg { 1.5 } else { 1.0 };
+            needed.push((
+                NeededAtom {
+                    kind,
+                    value: target.value.clone(),
+                    weight,
+                    first_use: first.msg,
+                    turns,
+                    tool_arg: first.arg,
+                },
+                target,
+            ));
+        }
+        needed.sort_by(|a, b| (a.0.kind, &a.0.value).cmp(&(b.0.kind, &b.0.value)));
+        for list in [&mut modified, &mut constraints, &mut dead_ends] {
+            list.sort_by(|a, b| (a.kind, &a.value).cmp(&(b.kind, &b.value)));
+        }
+        let ask = self.pending_ask(&replaced, &kept);
+        let (needed, targets) = needed.into_iter().unzip();
+        let mut extra_views = replaced_views.clone();
+        extra_views.extend(kept_views);
+        let replaced_text_chars = point.replaced_text.iter().map(|s| s.chars().count() as u64).sum();
+        PreparedEvent {
+            atoms: self,
+            est,
+            replaced,
+            kept,
+            replaced_views,
+            replaced_text_tokens,
+            replaced_text_chars,
+            needed,
+            targets,
+            modified,
+            constraints,
+            dead_ends,
+            ask,
+            grounding,
+            extra_views,
+            replaced_tokens,
+            kept_tokens,
+        }
+    }
+
+    /// Score several summarizers and the reference points at one compaction
+    /// point: one row per candidate (in order), then `truncate`, `masking` and
+    /// `oracle` as `refs` asks.
+    pub fn evaluate_candidates(
+        &self,
+        point: &CompactionPoint,
+        est: &dyn Estimator,
+        candidates: &[Candidate<'_>],
+        refs: &ReferenceOptions<'_>,
+    ) -> Vec<CompactionQuality> {
+        let prepared = self.prepare(point, est);
+        let mut rows: Vec<CompactionQuality> = candidates.iter().map(|c| prepared.score(c.name, c.summary)).collect();
+        rows.extend(prepared.reference_rows(refs));
+        rows
+    }
+
+    fn ground(&self, g: &mut Grounding, id: u32, flags: u8) {
+        // Seen before: only a first tool-call use still adds something.
+        let first_seen = g.ids.insert(id);
+        let first_touch = flags & flag::ARG != 0 && !g.touched.contains(&id);
+        if !first_seen && !first_touch {
+            return;
+        }
+        let def = &self.defs[id as usize];
+        match def.class {
+            0 => {
+                let base = extract::basename(&def.key);
+                if first_seen {
+                    g.basenames.insert(base.to_string());
+                    let stem = base.split('.').next().unwrap_or(base);
+                    g.stems.insert(stem.to_string());
+                    g.paths.push(def.key.to_string());
+                }
+                if flags & flag::ARG != 0 {
+                    g.touched.insert(id);
+                    g.touched_basenames.insert(base.to_string());
+                    g.touched_paths.push(def.key.to_string());
+                }
+            }
+            2 => g.errors.push(def.key.to_string()),
+            4 if extract::is_hex_value(&def.key) => g.hex.push(def.key.to_string()),
+            _ => {}
+        }
+    }
+
+    fn trivially_available(
+        &self,
+        class: usize,
+        key: &str,
+        target: &Target,
+        family: &[u32],
+        kept: &[Range<usize>],
+        kept_views: &[TextView],
+    ) -> bool {
+        if family.iter().any(|&f| kept.iter().any(|r| !self.occ_in(f, r).is_empty())) {
+            return true;
+        }
+        if class == 5 && kept.iter().any(|r| self.restated(&target.keywords, r)) {
+            return true;
+        }
+        let views = kept_views.iter().chain(std::iter::once(&self.system));
+        for v in views {
+            if v.keys[class].contains(key) {
+                return true;
+            }
+            if class == 5 && v.keyword_share(&target.keywords) >= 0.75 {
+                return true;
+            }
+            if class == 4 && extract::is_hex_value(key) && v.hex.iter().any(|h| extract::hex_compatible(h, key)) {
+                return true;
+            }
+        }
+        false
+    }
+
+    /// First agent use in F before any re-introduction, over all spellings.
+    pub(crate) fn first_use(&self, family: &[u32], future: &Range<usize>) -> Option<FirstUse> {
+        let mut intro = (usize::MAX, u32::MAX);
+        for &f in family {
+            if let Some(o) = self.occ_in(f, future).iter().take(SCAN_CAP).find(|o| o.flags & flag::USE == 0) {
+                intro = intro.min((o.msg as usize, o.block));
+            }
+        }
+        let mut first: Option<(usize, u32)> = None;
+        let mut arg = false;
+        for &f in family {
+            for o in self.occ_in(f, future).iter().take(SCAN_CAP) {
+                let pos = (o.msg as usize, o.block);
+                if pos >= intro {
+                    break;
+                }
+                if o.flags & flag::USE != 0 {
+                    first = Some(first.map_or(pos, |p| p.min(pos)));
+                    arg |= o.flags & flag::ARG != 0;
+                }
+            }
+        }
+        first.map(|(msg, _)| FirstUse { msg, arg })
+    }
+
+    /// A standing constraint is referenced by the first agent turn of F, unless
+    /// a user message restates it first.
+    fn constraint_use(&self, id: u32, future: &Range<usize>) -> Option<FirstUse> {
+        let i = self.assistants.partition_point(|&m| m < future.start);
+        let a = *self.assistants.get(i).filter(|&&m| m < future.end)?;
+        let keywords = &self.defs[id as usize].keywords;
+        if self.restated(keywords, &(future.start..a)) {
+            return None;
+        }
+        Some(FirstUse { msg: a, arg: false })
+    }
+
+    /// Does a human message in `range` state a constraint covering ≥ 75 % of
+    /// these keywords (the same instruction, reworded)?
+    fn restated(&self, keywords: &[String], range: &Range<usize>) -> bool {
+        if keywords.is_empty() {
+            return false;
+        }
+        let lo = self.humans.partition_point(|&h| h < range.start);
+        self.humans[lo..].iter().take_while(|&&h| h < range.end).take(SCAN_CAP).any(|&h| {
+            self.entries_of(h).iter().any(|e| {
+                let d = &self.defs[e.atom as usize];
+                d.class == 5 && {
+                    let hits = keywords.iter().filter(|k| d.keywords.contains(k)).count();
+                    hits as f64 / keywords.len() as f64 >= 0.75
+                }
+            })
+        })
+    }
+
+    /// The last human message of P ∪ T; `None` when it is in T (kept verbatim).
+    fn pending_ask(&self, replaced: &[Range<usize>], kept: &[Range<usize>]) -> Option<Target> {
+        let last_in = |ranges: &[Range<usize>]| {
+            ranges
+                .iter()
+                .filter_map(|r| {
+                    let i = self.humans.partition_point(|&h| h < r.end);
+                    (i > 0 && self.humans[i - 1] >= r.start).then(|| self.humans[i - 1])
+                })
+                .max()
+        };
+        let in_p = last_in(replaced)?;
+        if last_in(kept).is_some_and(|t| t > in_p) {
+            return None;
+        }
+        let text: Vec<&str> = self.messages[in_p]
+            .blocks
+            .iter()
+            .filter_map(|b| match b {
+                Block::Text { text } => Some(text.as_str()),
+                _ => None,
+            })
+            .collect();
+        let text = text.join("\n");
+        let keywords = extract::keywords(&text, extract::ASK_KEYWORDS);
+        if keywords.is_empty() {
+            return None;
+        }
+        let value = extract::fold_ws(extract::truncate_chars(&text, 300));
+        Some(Target { kind: AtomKind::Ask, value, keywords })
+    }
+}
+
+impl PreparedEvent<'_, '_> {
+    /// The needed atoms N, sorted by kind and value.
+    pub fn needed(&self) -> &[NeededAtom] {
+        &self.needed
+    }
+
+    /// Score one summary text.
+    pub fn score(&self, name: &str, summary: &str) -> CompactionQuality {
+        self.score_with_audit(name, summary).0
+    }
+
+    /// Score one summary text and list what it kept and invented.
+    pub fn score_with_audit(&self, name: &str, summary: &str) -> (CompactionQuality, CompactionAudit) {
+        let view = TextView::from_text(summary, self.atoms.cwd.as_deref(), true);
+        let tokens = self.est.text_tokens(summary);
+        let chars = summary.chars().count() as u64;
+        self.score_view(name, &view, tokens, chars)
+    }
+
+    /// The oracle summary: every needed atom, one per line (the FRR upper bound
+    /// at the smallest budget that reaches it).
+    pub fn oracle_summary(&self) -> String {
+        let mut out = String::new();
+        for (n, t) in self.needed.iter().zip(&self.targets) {
+            // `[kind]` labels: `error: …` would itself read as a new error.
+            let line = match n.kind {
+                AtomKind::Constraint | AtomKind::Error => format!("- [{}] {}\n", n.kind, t.value),
+                _ => format!("- [{}] `{}`\n", n.kind, t.value),
+            };
+            out.push_str(&line);
+        }
+        out
+    }
+
+    /// Reference rows: `truncate` (when given), observation masking, oracle.
+    pub fn reference_rows(&self, refs: &ReferenceOptions<'_>) -> Vec<CompactionQuality> {
+        let mut rows = Vec::new();
+        if let Some(t) = refs.truncate {
+            rows.push(self.score(REF_TRUNCATE, t));
+        }
+        if let Some(m) = refs.masking_keep {
+            rows.push(self.masking(m));
+        }
+        if refs.oracle {
+            rows.push(self.score(REF_ORACLE, &self.oracle_summary()));
+        }
+        rows
+    }
+
+    /// Observation masking as the "summary" of P: every user, assistant and
+    /// tool-call item of P kept, tool outputs older than the last `keep` of the
+    /// history (P ∪ T) replaced by [`MASK_PLACEHOLDER`]. Its atoms come from the
+    /// session index (no re-extraction); its budget is the tokens of what it
+    /// keeps plus the placeholders.
+    pub fn masking(&self, keep: usize) -> CompactionQuality {
+        let msgs = self.atoms.messages;
+        let results_in = |ranges: &[Range<usize>]| -> usize {
+            ranges
+                .iter()
+                .flat_map(Clone::clone)
+                .map(|m| msgs[m].blocks.iter().filter(|b| matches!(b, Block::ToolResult { .. })).count())
+                .sum()
+        };
+        let keep_in_p = keep.saturating_sub(results_in(&self.kept));
+        let masked = results_in(&self.replaced).saturating_sub(keep_in_p);
+        let mut view = TextView::default();
+        let mut tokens = self.replaced_text_tokens;
+        let mut chars = self.replaced_text_chars;
+        for v in &self.replaced_views {
+            view.merge(v);
+        }
+        let mut seen_results = 0;
+        for m in self.replaced.iter().flat_map(Clone::clone) {
+            let entries = self.atoms.entries_of(m);
+            let results = msgs[m].blocks.iter().filter(|b| matches!(b, Block::ToolResult { .. })).count();
+            // A message with nothing masked (its results all come after the
+            // first `masked` of P) costs what it costs in P.
+            let untouched = results == 0 || seen_results >= masked;
+            if untouched {
+                tokens += self.est.message_tokens(&msgs[m]);
+            }
+            for (bi, block) in msgs[m].blocks.iter().enumerate() {
+                if matches!(block, Block::ToolResult { .. }) {
+                    seen_results += 1;
+                    if seen_results <= masked {
+                        tokens += self.est.text_tokens(MASK_PLACEHOLDER);
+                        chars += MASK_PLACEHOLDER.len() as u64;
+                        continue;
+                    }
+                }
+                if !untouched {
+                    tokens += self.est.block_tokens(block);
+                }
+                chars += block.text_chars() as u64;
+                for e in entries.iter().filter(|e| e.block as usize == bi) {
+                    let def = &self.atoms.defs[e.atom as usize];
+                    let kind = self.atoms.kind_of(e.atom, e.flags);
+                    view.add_key(kind, &def.key, e.flags & flag::STRONG != 0);
+                }
+                visit_block_text(block, &mut |t| view.add_tokens(t));
+            }
+        }
+        view.finish();
+        self.score_view(REF_MASKING, &view, tokens, chars).0
+    }
+
+    fn score_view(&self, name: &str, view: &TextView, tokens: u64, chars: u64) -> (CompactionQuality, CompactionAudit) {
+        let kinds = AtomKind::SCORED;
+        let mut need_w = [0.0f64; 7];
+        let mut hit_w = [0.0f64; 7];
+        let mut count = [0u32; 7];
+        let mut audit = Vec::with_capacity(self.needed.len());
+        let (mut total_w, mut total_hit) = (0.0, 0.0);
+        for (n, t) in self.needed.iter().zip(&self.targets) {
+            let s = view.match_score(t);
+            let k = kinds.iter().position(|&k| k == n.kind).unwrap_or(0);
+            need_w[k] += n.weight;
+            hit_w[k] += n.weight * s;
+            count[k] += 1;
+            total_w += n.weight;
+            total_hit += n.weight * s;
+            audit.push(AuditAtom { kind: n.kind, value: n.value.clone(), weight: n.weight, score: s });
+        }
+        let ratio = |hit: f64, w: f64| (w > 0.0).then(|| (hit / w).clamp(0.0, 1.0));
+        let recall = |k: usize| ratio(hit_w[k], need_w[k]);
+        let mean_score = |ts: &[Target]| {
+            (!ts.is_empty()).then(|| ts.iter().map(|t| view.match_score(t)).sum::<f64>() / ts.len() as f64)
+        };
+
+        // Hallucination and artifact precision over S's own atoms.
+        let mut hallucinated = Vec::new();
+        let (mut paths, mut touched) = (0u32, 0u32);
+        for (kind, value) in &view.atoms {
+            if !self.grounded(*kind, value) {
+                hallucinated.push(Atom { kind: *kind, value: value.clone() });
+            }
+            if *kind == AtomKind::Path {
+                paths += 1;
+                if self.touched(value) {
+                    touched += 1;
+                }
+            }
+        }
+        let summary_atoms = view.atoms.len() as u32;
+        let hallucination_rate = (summary_atoms > 0).then(|| hallucinated.len() as f64 / f64::from(summary_atoms));
+
+        let (ask_keywords, ask_coverage, ask_covered) = match &self.ask {
+            Some(a) => {
+                let share = view.keyword_share(&a.keywords);
+                let hits = a.keywords.iter().filter(|k| view.words.contains(k.as_str())).count();
+                let need = if a.keywords.len() >= 3 { 2 } else { 1 };
+                (a.keywords.len() as u32, Some(share), Some(hits >= need))
+            }
+            None => (0, None, None),
+        };
+
+        let p_t = self.replaced_tokens + self.kept_tokens;
+        let compression = (p_t > 0).then(|| 1.0 - (tokens + self.kept_tokens) as f64 / p_t as f64);
+        let summary_reduction = (self.replaced_tokens > 0).then(|| 1.0 - tokens as f64 / self.replaced_tokens as f64);
+        let frr = ratio(total_hit, total_w);
+        let artifact_trail_recall = mean_score(&self.modified);
+        let constraint_retention = mean_score(&self.constraints);
+        let dead_end_retention = mean_score(&self.dead_ends);
+        let quality = composite(&[
+            (0.45, frr),
+            (0.20, artifact_trail_recall),
+            (0.10, constraint_retention),
+            (0.10, ask_coverage),
+            (0.05, dead_end_retention),
+            (0.10, hallucination_rate.map(|h| 1.0 - h)),
+        ]);
+        let q = CompactionQuality {
+            summarizer: name.to_string(),
+            summary_tokens: tokens,
+            summary_chars: chars,
+            replaced_tokens: self.replaced_tokens,
+            kept_tokens: self.kept_tokens,
+            compression,
+            summary_reduction,
+            needed_atoms: self.needed.len() as u32,
+            needed_weight: total_w,
+            frr_hit_weight: total_hit,
+            frr,
+            needed_modified_path: count[0],
+            recall_modified_path: recall(0),
+            needed_path: count[1],
+            recall_path: recall(1),
+            needed_error: count[2],
+            recall_error: recall(2),
+            needed_id: count[3],
+            recall_id: recall(3),
+            needed_constraint: count[4],
+            recall_constraint: recall(4),
+            needed_command: count[5],
+            recall_command: recall(5),
+            needed_symbol: count[6],
+            recall_symbol: recall(6),
+            modified_paths: self.modified.len() as u32,
+            artifact_trail_recall,
+            artifact_trail_precision: (paths > 0).then(|| f64::from(touched) / f64::from(paths)),
+            summary_atoms,
+            hallucinated_atoms: hallucinated.len() as u32,
+            hallucination_rate,
+            constraints: self.constraints.len() as u32,
+            constraint_retention,
+            ask_keywords,
+            ask_coverage,
+            ask_covered,
+            dead_ends: self.dead_ends.len() as u32,
+            dead_end_retention,
+            quality,
+        };
+        (q, CompactionAudit { summarizer: name.to_string(), needed: audit, hallucinated })
+    }
+
+    /// Does an atom of S name something in P ∪ T ∪ extra texts ∪ system prompt?
+    /// Lenient on spelling (basename of a known path, prefix of a known error or
+    /// SHA): hallucination is about invented facts, not imprecise ones.
+    fn grounded(&self, kind: AtomKind, value: &str) -> bool {
+        let g = &self.grounding;
+        if self.atoms.id_of(kind, value).is_some_and(|id| g.ids.contains(&id)) {
+            return true;
+        }
+        let Some(class) = kind.class() else { return true };
+        let views = self.extra_views.iter().chain(std::iter::once(&self.atoms.system));
+        for v in views {
+            if v.keys[class].contains(value) {
+                return true;
+            }
+            if class == 0 && !value.contains('/') && v.basenames.contains(value) {
+                return true;
+            }
+            if class == 4 && v.hex.iter().any(|h| extract::hex_compatible(h, value)) {
+                return true;
+            }
+        }
+        match kind {
+            AtomKind::Path | AtomKind::ModifiedPath => related_path(value, &g.basenames, &g.paths),
+            AtomKind::Symbol => g.stems.contains(value) || g.basenames.contains(value),
+            AtomKind::Id => extract::is_hex_value(value) && g.hex.iter().any(|h| extract::hex_compatible(h, value)),
+            // A shortened or reworded error that carries a known code or
+            // fingerprint (`error: E0308 mismatched types`) is not invented.
+            AtomKind::Error => g
+                .errors
+                .iter()
+                .any(|e| (value.len() >= 8 && e.starts_with(value)) || (e.len() >= 5 && value.contains(e.as_str()))),
+            _ => false,
+        }
+    }
+
+    /// Did a tool call of P ∪ T touch this path (read, edit, write, list…)?
+    fn touched(&self, path: &str) -> bool {
+        let g = &self.grounding;
+        self.atoms.id_of(AtomKind::Path, path).is_some_and(|id| g.touched.contains(&id))
+            || related_path(path, &g.touched_basenames, &g.touched_paths)
+    }
+}
+
+/// A summary path names a known file when it is that file's bare name, or one
+/// path is the other with a directory prefix (`parser.rs`, `src/parser.rs` and
+/// `/abs/repo/src/parser.rs`), but not when it puts the name in another
+/// directory (`lib/parser.rs`).
+fn related_path(value: &str, basenames: &HashSet<String>, known: &[String]) -> bool {
+    if !value.contains('/') {
+        return basenames.contains(value);
+    }
+    if !basenames.contains(extract::basename(value)) {
+        return false;
+    }
+    known.iter().any(|k| {
+        (k.len() > value.len() && k.ends_with(value) && k.as_bytes()[k.len() - value.len() - 1] == b'/')
+            || (value.len() > k.len()
+                && value.ends_with(k.as_str())
+                && value.as_bytes()[value.len() - k.len() - 1] == b'/')
+    })
+}
+
+/// quality.md §c.4 composite, ×100, weights renormalized over the components
+/// present.
+fn composite(parts: &[(f64, Option<f64>)]) -> Option<f64> {
+    let (mut w, mut s) = (0.0, 0.0);
+    for (weight, v) in parts {
+        if let Some(v) = v {
+            w += weight;
+            s += weight * v;
+        }
+    }
+    (w > 0.0).then(|| 100.0 * s / w)
+}
+
+/// Every piece of text in a block (tool-call string arguments, tool-result
+/// text), for word and identifier tokens.
+fn visit_block_text(block: &Block, f: &mut dyn FnMut(&str)) {
+    match block {
+        Block::Text { text } | Block::Thinking { text, .. } => f(text),
+        Block::ToolUse { name, input, .. } => {
+            f(name);
+            visit_json_strings(input, 0, f);
+        }
+        Block::ToolResult { content, .. } => content.iter().for_each(|c| visit_block_text(c, f)),
+        Block::Image { .. } | Block::Other { .. } => {}
+    }
+}
+
+fn visit_json_strings(v: &serde_json::Value, depth: usize, f: &mut dyn FnMut(&str)) {
+    if depth > 8 {
+        return;
+    }
+    match v {
+        serde_json::Value::String(s) => f(s),
+        serde_json::Value::Array(a) => a.iter().for_each(|x| visit_json_strings(x, depth + 1, f)),
+        serde_json::Value::Object(o) => o.values().for_each(|x| visit_json_strings(x, depth + 1, f)),
+        _ => {}
+    }
+}

@@ -1,0 +1,1168 @@
+//! Deterministic atom extraction and normalization (quality.md §c.2).
+//!
+//! One text is scanned by a fixed list of linear-time regexes, compiled once.
+//! Families run in priority order and claim the byte spans they match, so a URL
+//! is not also read as a path, and a path is not also read as a symbol. Only the
+//! head and tail of huge texts are scanned ([`SCAN_HEAD`], [`SCAN_TAIL`]): a
+//! multi-megabyte tool output costs a bounded amount of work.
+//!
+//! Normalization per type:
+//! - paths: relative to cwd when absolute under it, `./` stripped, `.`/`..`
+//!   collapsed lexically, `\` → `/` for Windows paths, case kept;
+//! - symbols: exact, case-sensitive;
+//! - errors: whitespace folded, the fingerprint cut to 80 characters, case kept;
+//! - commands: `argv[0]` + subcommand words + flags + path arguments, shell wrappers
+//!   (`bash -lc '…'`) removed, free-text arguments (quoted strings with spaces)
+//!   dropped, whitespace folded;
+//! - ids: hex and UUIDs upper-cased, URLs without trailing punctuation or `/`;
+//! - constraints and asks: lower-cased keyword sets without stop words.
+
+use super::AtomKind;
+use regex::{Captures, Regex};
+use serde_json::Value;
+use std::sync::LazyLock;
+
+/// Bytes scanned from the start of one text.
+pub(crate) const SCAN_HEAD: usize = 192 * 1024;
+/// Bytes scanned from the end of one text (after the head).
+pub(crate) const SCAN_TAIL: usize = 64 * 1024;
+/// Longest atom value kept; longer matches are noise (base64, minified code).
+const MAX_VALUE_LEN: usize = 512;
+/// Error fingerprints: exception class + message prefix (quality.md §c.2).
+pub(crate) const ERROR_FINGERPRINT_CHARS: usize = 80;
+const COMMAND_CHARS: usize = 200;
+const CONSTRAINT_CHARS: usize = 300;
+/// Most keywords kept per constraint (OpenClaw keeps 12 per ask).
+pub(crate) const CONSTRAINT_KEYWORDS: usize = 16;
+pub(crate) const ASK_KEYWORDS: usize = 12;
+/// Most bytes of one shell command normalized.
+const MAX_COMMAND_INPUT: usize = 16 * 1024;
+/// JSON nesting followed inside tool inputs.
+const MAX_JSON_DEPTH: usize = 8;
+
+/// How a text is read: `Code` (tool arguments and results) makes every symbol an
+/// atom; `Prose` (user and assistant text) only the symbols in code spans.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Ctx {
+    Prose,
+    Code,
+}
+
+/// One atom found in a text or a tool call.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct Found {
+    pub kind: AtomKind,
+    pub value: String,
+    /// False for symbol-shaped words in prose: they count as occurrences (uses,
+    /// re-introductions, matches) but never create a needed or summary atom.
+    pub strong: bool,
+    /// A path argument of an edit/write/patch tool.
+    pub modified: bool,
+}
+
+impl Found {
+    fn new(kind: AtomKind, value: String) -> Found {
+        Found { kind, value, strong: true, modified: false }
+    }
+}
+
+struct Patterns {
+    url: Regex,
+    uuid: Regex,
+    diff: Regex,
+    winpath: Regex,
+    hostport: Regex,
+    pathish: Regex,
+    hex: Regex,
+    semver: Regex,
+    number: Regex,
+    issue: Regex,
+    symbol: Regex,
+    err_class: Regex,
+    err_generic: Regex,
+    err_panic: Regex,
+    err_code: Regex,
+    exit: Regex,
+    constraint: Regex,
+}
+
+/// ASCII word boundary: the Unicode one would force the slower engines on
+/// non-ASCII text.
+const B: &str = r"(?-u:\b)";
+
+impl Patterns {
+    fn build() -> Result<Patterns, regex::Error> {
+        let re = |p: &str| Regex::new(&p.replace("\\B", B));
+        Ok(Patterns {
+            url: re(r"https?://[A-Za-z0-9\-._~:/?#\[\]@!$&'*+,;=%]+")?,
+            uuid: re(r"\B[0-9A-Fa-f]{8}-[0-9A-Fa-f]{4}-[0-9A-Fa-f]{4}-[0-9A-Fa-f]{4}-[0-9A-Fa-f]{12}\B")?,
+            diff: re(r"(?m)^(?:\+\+\+ b/|--- a/)([^\s]+)|^diff --git a/([^\s]+) b/([^\s]+)")?,
+            winpath: re(r#"\B[A-Za-z]:\\[^\s"'<>|*?`]+"#)?,
+            hostport: re(
+                r"\B(?:localhost|\d{1,3}(?:\.\d{1,3}){3}|[A-Za-z0-9][A-Za-z0-9-]*(?:\.[A-Za-z0-9-]+)+):\d{2,5}\B",
+            )?,
+            // Only runs with a `.` or `/` can be paths: plain words never match,
+            // which keeps the match count (and the work) low on prose.
+            pathish: re(r"~?[A-Za-z0-9_@+\-.]*[./][A-Za-z0-9_@+\-./]*")?,
+            hex: re(r"\B[0-9A-Fa-f]{7,64}\B")?,
+            semver: re(r"\Bv?\d+\.\d+\.\d+(?:-[0-9A-Za-z][0-9A-Za-z.\-]*)?\B")?,
+            number: re(r"\B\d{6,20}\B")?,
+            issue: re(r"#\d{1,7}\B")?,
+            symbol: re(concat!(
+                r"\B(?:[A-Za-z_][A-Za-z0-9_]*(?:(?:\.|::)[A-Za-z_][A-Za-z0-9_]*)+",
+                r"|[A-Za-z_][A-Za-z0-9_]{2,}\(",
+                r"|[A-Za-z][A-Za-z0-9]*(?:_[A-Za-z0-9]+)+",
+                r"|[A-Z][a-z0-9]+(?:[A-Z][a-z0-9]*)+",
+                r"|[a-z][a-z0-9]*(?:[A-Z][a-z0-9]*)+)",
+            ))?,
+            err_class: re(r"\B[A-Za-z_][A-Za-z0-9_.]*(?:Error|Exception)\B(?::[^\n]*)?")?,
+            err_generic: re(r"(?i)\B(?:error|fatal)(?:\[[A-Za-z0-9_\-]{1,20}\])?:[^\n]*")?,
+            err_panic: re(r"panicked at [^\n]*")?,
+            err_code: re(r"\B(?:E\d{3,5}|TS\d{4,5}|CS\d{4})\B")?,
+            exit: re(r#"(?i)\bexit(?:ed)?[ _]?(?:with[ _])?(?:code|status)"?\s*[:=]?\s*(\d{1,3})\B"#)?,
+            constraint: re(r"(?i)\B(?:must|never|always|only|don[’']?t|do not|make sure|should ?n[o’']t|avoid)\B")?,
+        })
+    }
+}
+
+static PATTERNS: LazyLock<Option<Patterns>> = LazyLock::new(|| Patterns::build().ok());
+
+/// The compiled patterns; `None` only if a constant pattern failed to compile,
+/// which the unit tests rule out. Extraction then finds nothing instead of
+/// panicking.
+fn patterns() -> Option<&'static Patterns> {
+    PATTERNS.as_ref()
+}
+
+#[cfg(test)]
+pub(crate) fn patterns_compile() -> bool {
+    Patterns::build().is_ok()
+}
+
+// ---------------------------------------------------------------------------
+// Small text helpers
+
+/// Largest char boundary ≤ `i`.
+pub(crate) fn floor_boundary(s: &str, i: usize) -> usize {
+    if i >= s.len() {
+        return s.len();
+    }
+    let mut i = i;
+    while !s.is_char_boundary(i) {
+        i -= 1;
+    }
+    i
+}
+
+/// Smallest char boundary ≥ `i`.
+fn ceil_boundary(s: &str, i: usize) -> usize {
+    if i >= s.len() {
+        return s.len();
+    }
+    let mut i = i;
+    while !s.is_char_boundary(i) {
+        i += 1;
+    }
+    i
+}
+
+/// The parts of a text that are scanned: all of it when small, else its head and
+/// its tail.
+pub(crate) fn pieces(text: &str) -> [&str; 2] {
+    if text.len() <= SCAN_HEAD + SCAN_TAIL {
+        return [text, ""];
+    }
+    let head = floor_boundary(text, SCAN_HEAD);
+    let tail = ceil_boundary(text, text.len() - SCAN_TAIL);
+    [&text[..head], &text[tail..]]
+}
+
+/// Whitespace runs folded to one space, trimmed.
+pub(crate) fn fold_ws(s: &str) -> String {
+    let mut out = String::with_capacity(s.len());
+    for w in s.split_whitespace() {
+        if !out.is_empty() {
+            out.push(' ');
+        }
+        out.push_str(w);
+    }
+    out
+}
+
+/// At most `n` characters of `s`.
+pub(crate) fn truncate_chars(s: &str, n: usize) -> &str {
+    match s.char_indices().nth(n) {
+        Some((i, _)) => &s[..i],
+        None => s,
+    }
+}
+
+/// Last `/`-segment of a path.
+pub(crate) fn basename(p: &str) -> &str {
+    p.rsplit('/').next().unwrap_or(p)
+}
+
+/// File extensions accepted for a bare file name (`main.rs`): prose is full of
+/// `e.g.`, `example.com` and `v1.2`, so a bare name needs a known extension.
+const KNOWN_EXT: &[&str] = &[
+    "rs", "toml", "md", "json", "jsonl", "js", "mjs", "cjs", "ts", "mts", "cts", "tsx", "jsx", "py", "pyi", "go",
+    "java", "kt", "kts", "c", "h", "cc", "cpp", "cxx", "hpp", "hh", "cs", "rb", "php", "swift", "scala", "sh", "bash",
+    "zsh", "fish", "ps1", "yaml", "yml", "txt", "lock", "html", "htm", "css", "scss", "sass", "less", "sql", "xml",
+    "cfg", "ini", "conf", "vue", "svelte", "ex", "exs", "erl", "zig", "lua", "gradle", "proto", "csv", "tsv", "ipynb",
+    "dart", "hs", "ml", "mli", "pl", "pm", "tf", "tfvars", "nix", "mk", "cmake", "bat", "el", "clj", "cljs", "edn",
+    "graphql", "gql", "rst", "tex", "svg", "png", "jpg", "jpeg", "gif", "webp", "pdf", "wasm", "so", "dylib", "dll",
+    "exe", "patch", "diff", "tmpl", "j2", "hbs", "ejs", "astro", "mdx", "ron", "jl", "vim", "snap", "pem", "lockb",
+    "sum", "mod",
+];
+
+/// Top-level domains that make `foo.com` a host, not a symbol.
+const TLDS: &[&str] = &["com", "org", "net", "io", "dev", "ai", "app", "co", "uk", "de", "fr", "us", "gov", "edu"];
+
+fn known_ext(ext: &str) -> bool {
+    ext.len() <= 8 && KNOWN_EXT.iter().any(|e| e.eq_ignore_ascii_case(ext))
+}
+
+/// Extension of a file name: 1–10 alphanumerics with a letter, after a non-empty
+/// stem (or a dot-file).
+fn extension(name: &str) -> Option<&str> {
+    let dot = name.rfind('.')?;
+    let ext = &name[dot + 1..];
+    if ext.is_empty()
+        || ext.len() > 10
+        || !ext.bytes().all(|b| b.is_ascii_alphanumeric())
+        || !ext.bytes().any(|b| b.is_ascii_alphabetic())
+    {
+        return None;
+    }
+    Some(ext)
+}
+
+/// Normalized working directory (no trailing `/`, `\` → `/`, drive upper-cased).
+pub(crate) fn normalize_cwd(cwd: &str) -> Option<String> {
+    let c = windows_slashes(cwd.trim());
+    let c = c.trim_end_matches('/');
+    if c.is_empty() { None } else { Some(c.to_string()) }
+}
+
+fn windows_slashes(s: &str) -> String {
+    let b = s.as_bytes();
+    if b.len() >= 2 && b[0].is_ascii_alphabetic() && b[1] == b':' {
+        let mut out = String::with_capacity(s.len());
+        out.push(char::from(b[0].to_ascii_uppercase()));
+        out.push_str(&s[1..].replace('\\', "/"));
+        out
+    } else {
+        s.to_string()
+    }
+}
+
+/// Normalize a path as written in a log. `None` for things that are not a usable
+/// path (globs, URLs, the workspace root itself, empty).
+pub(crate) fn normalize_path(raw: &str, cwd: Option<&str>) -> Option<String> {
+    let s = raw.trim().trim_matches(|c| matches!(c, '"' | '\'' | '`'));
+    let s = s.trim_start_matches(['(', '[', '<', '{']);
+    let s = s.trim_end_matches([',', ';', ':', '!', '?', ')', ']', '}', '>', '"', '\'', '`']);
+    let s = s.trim_end_matches('.');
+    if s.is_empty() || s.len() > MAX_VALUE_LEN || s.contains("://") {
+        return None;
+    }
+    if s.contains(['*', '?', '{', '}', '$', '<', '>', '|', '\n', '\r', '\t', '"']) {
+        return None;
+    }
+    let s = windows_slashes(s);
+    let mut rest: &str = &s;
+    if let Some(cwd) = cwd {
+        if rest == cwd {
+            return None;
+        }
+        if let Some(r) = rest.strip_prefix(cwd).and_then(|r| r.strip_prefix('/')) {
+            rest = r;
+        }
+    }
+    let absolute = rest.starts_with('/');
+    let mut parts: Vec<&str> = Vec::new();
+    for seg in rest.split('/') {
+        match seg {
+            "" | "." => {}
+            ".." => {
+                if parts.last().is_some_and(|p| *p != "..") {
+                    parts.pop();
+                } else if !absolute {
+                    parts.push("..");
+                }
+            }
+            _ => parts.push(seg),
+        }
+    }
+    if parts.is_empty() {
+        return None;
+    }
+    let joined = parts.join("/");
+    Some(if absolute { format!("/{joined}") } else { joined })
+}
+
+/// Is this word-run from prose or code a path? (See the module docs for why
+/// each rule exists.)
+fn accept_path_token(t: &str) -> bool {
+    if t.is_empty() || t.len() > MAX_VALUE_LEN {
+        return false;
+    }
+    if !t.contains('/') {
+        let Some(ext) = extension(t) else { return false };
+        let stem = &t[..t.len() - ext.len() - 1];
+        return known_ext(ext) && !stem.is_empty() && stem.bytes().any(|b| b.is_ascii_alphabetic());
+    }
+    let segs: Vec<&str> = t.split('/').filter(|s| !s.is_empty()).collect();
+    let Some(last) = segs.last() else { return false };
+    if segs.iter().all(|s| s.bytes().all(|b| b.is_ascii_digit() || b == b'.')) {
+        return false;
+    }
+    let prefixed = t.starts_with("./") || t.starts_with("../") || t.starts_with("~/");
+    if prefixed {
+        return true;
+    }
+    if t.starts_with('/') {
+        return segs.len() >= 2;
+    }
+    if extension(last).is_some() {
+        return true;
+    }
+    (t.ends_with('/') && segs.len() >= 2) || segs.len() >= 3
+}
+
+/// Spans already claimed by a higher-priority family; sorted, non-overlapping.
+#[derive(Default)]
+struct Claimed {
+    spans: Vec<(usize, usize)>,
+    fresh: Vec<(usize, usize)>,
+}
+
+impl Claimed {
+    fn overlaps(&self, s: usize, e: usize) -> bool {
+        let i = self.spans.partition_point(|&(a, _)| a < e);
+        i > 0 && self.spans[i - 1].1 > s
+    }
+    /// Claim a span; visible to the next family (matches of one family never
+    /// overlap each other).
+    fn claim(&mut self, s: usize, e: usize) {
+        self.fresh.push((s, e));
+    }
+    fn commit(&mut self) {
+        if self.fresh.is_empty() {
+            return;
+        }
+        self.spans.append(&mut self.fresh);
+        self.spans.sort_unstable();
+    }
+}
+
+/// Code spans (fenced blocks, inline backticks) of a prose text.
+fn code_spans(text: &str) -> Vec<(usize, usize)> {
+    let mut spans = Vec::new();
+    let mut in_fence = false;
+    let mut off = 0;
+    for line in text.split_inclusive('\n') {
+        let start = off;
+        off += line.len();
+        if line.trim_start().starts_with("```") {
+            in_fence = !in_fence;
+            continue;
+        }
+        if in_fence {
+            spans.push((start, off));
+            continue;
+        }
+        let mut open: Option<usize> = None;
+        for (i, b) in line.bytes().enumerate() {
+            if b == b'`' {
+                match open.take() {
+                    Some(o) => spans.push((start + o, start + i + 1)),
+                    None => open = Some(i),
+                }
+            }
+        }
+    }
+    spans
+}
+
+fn in_spans(spans: &[(usize, usize)], at: usize) -> bool {
+    let i = spans.partition_point(|&(a, _)| a <= at);
+    i > 0 && spans[i - 1].1 > at
+}
+
+fn byte_before(text: &str, i: usize) -> Option<u8> {
+    if i == 0 { None } else { text.as_bytes().get(i - 1).copied() }
+}
+
+/// Control words and ubiquitous builtins that look like calls but name nothing.
+const CALL_KEYWORDS: &[&str] = &[
+    "if", "for", "while", "switch", "return", "catch", "match", "print", "println", "printf", "format", "function",
+    "def", "elif", "else", "and", "not", "with", "assert", "typeof", "sizeof", "new", "delete", "super", "self",
+    "this", "require", "import", "export", "lambda", "len", "str", "int", "float", "list", "dict", "set", "tuple",
+    "range", "type", "echo", "eval", "exec", "Some", "None", "Ok", "Err", "vec", "main",
+];
+
+fn accept_symbol(m: &str) -> Option<&str> {
+    let call = m.ends_with('(');
+    let s = m.trim_end_matches('(');
+    if s.len() < 3 || s.len() > 128 {
+        return None;
+    }
+    let qualified_dot = s.contains('.');
+    if qualified_dot || s.contains("::") {
+        let segs: Vec<&str> = s.split(['.', ':']).filter(|x| !x.is_empty()).collect();
+        if segs.iter().all(|x| x.len() <= 2) {
+            return None;
+        }
+        if qualified_dot
+            && let Some(last) = segs.last()
+            && (known_ext(last) || TLDS.iter().any(|t| t.eq_ignore_ascii_case(last)))
+        {
+            return None;
+        }
+    } else if call && CALL_KEYWORDS.contains(&s) {
+        return None;
+    }
+    Some(s)
+}
+
+/// `exception class + message prefix`, whitespace folded, ≤ 80 characters.
+pub(crate) fn fingerprint(s: &str) -> String {
+    let f = fold_ws(truncate_chars(s, ERROR_FINGERPRINT_CHARS * 4));
+    truncate_chars(&f, ERROR_FINGERPRINT_CHARS).trim_end().to_string()
+}
+
+fn is_hex_id(v: &str) -> bool {
+    v.len() >= 7 && v.bytes().all(|b| b.is_ascii_hexdigit())
+}
+
+/// A hex id: at least 7 hex digits with at least one digit and one letter (pure
+/// letters are words like `defaced`, pure digits are numbers).
+pub(crate) fn is_hex_value(v: &str) -> bool {
+    is_hex_id(v) && v.bytes().any(|b| b.is_ascii_digit()) && v.bytes().any(|b| b.is_ascii_alphabetic())
+}
+
+/// Two hex ids name the same object when one is a prefix of the other (a git
+/// short SHA and the full SHA), with at least 7 digits in common.
+pub(crate) fn hex_compatible(a: &str, b: &str) -> bool {
+    a.len() >= 7 && b.len() >= 7 && (a.starts_with(b) || b.starts_with(a))
+}
+
+fn trim_url(u: &str) -> &str {
+    let mut u = u.trim_end_matches(['.', ',', ';', ':', '!', '?', '\'', '*', ']']);
+    u = u.trim_end_matches('/');
+    u
+}
+
+// ---------------------------------------------------------------------------
+// Text scanning
+
+/// Scan a text (head and tail when huge) and append what it names.
+pub(crate) fn scan_text(text: &str, ctx: Ctx, cwd: Option<&str>, out: &mut Vec<Found>) {
+    for piece in pieces(text) {
+        if !piece.is_empty() {
+            scan_piece(piece, ctx, cwd, out);
+        }
+    }
+}
+
+fn scan_piece(text: &str, ctx: Ctx, cwd: Option<&str>, out: &mut Vec<Found>) {
+    let Some(p) = patterns() else { return };
+    let mut claimed = Claimed::default();
+
+    for m in p.url.find_iter(text) {
+        let v = trim_url(m.as_str());
+        if v.len() > "https://".len() && v.len() <= MAX_VALUE_LEN {
+            out.push(Found::new(AtomKind::Id, v.to_string()));
+        }
+        claimed.claim(m.start(), m.end());
+    }
+    claimed.commit();
+
+    for m in p.uuid.find_iter(text) {
+        if !claimed.overlaps(m.start(), m.end()) {
+            out.push(Found::new(AtomKind::Id, m.as_str().to_ascii_uppercase()));
+            claimed.claim(m.start(), m.end());
+        }
+    }
+    claimed.commit();
+
+    if text.contains("--- a/") || text.contains("+++ b/") || text.contains("diff --git") {
+        for c in p.diff.captures_iter(text) {
+            for g in c.iter().skip(1).flatten() {
+                if !claimed.overlaps(g.start(), g.end()) {
+                    if let Some(v) = normalize_path(g.as_str(), cwd) {
+                        out.push(Found::new(AtomKind::Path, v));
+                    }
+                    claimed.claim(g.start(), g.end());
+                }
+            }
+        }
+        claimed.commit();
+    }
+
+    if text.contains(":\\") {
+        for m in p.winpath.find_iter(text) {
+            if !claimed.overlaps(m.start(), m.end()) {
+                if let Some(v) = normalize_path(m.as_str(), cwd) {
+                    out.push(Found::new(AtomKind::Path, v));
+                }
+                claimed.claim(m.start(), m.end());
+            }
+        }
+        claimed.commit();
+    }
+
+    for m in p.hostport.find_iter(text) {
+        let s = m.as_str();
+        let host = s.rsplit_once(':').map_or(s, |(h, _)| h);
+        let tld = host.rsplit('.').next().unwrap_or(host);
+        let numeric_host = host.bytes().all(|b| b.is_ascii_digit() || b == b'.');
+        let ok_host = host == "localhost"
+            || numeric_host
+            || (tld.bytes().all(|b| b.is_ascii_alphabetic()) && !known_ext(tld) && host.contains('.'));
+        let prev_ok = !matches!(byte_before(text, m.start()), Some(b'/' | b'.' | b'-' | b'_' | b'@'));
+        if ok_host && prev_ok && !claimed.overlaps(m.start(), m.end()) {
+            out.push(Found::new(AtomKind::Id, s.to_ascii_lowercase()));
+            claimed.claim(m.start(), m.end());
+        }
+    }
+    claimed.commit();
+
+    for m in p.pathish.find_iter(text) {
+        let t = m.as_str().trim_end_matches(['.', '-']);
+        if t.is_empty() || claimed.overlaps(m.start(), m.end()) || !accept_path_token(t) {
+            continue;
+        }
+        // `a/b` right after `@` or `:` is an npm scope or a URL-ish tail, and a
+        // word glued to a backslash is a Windows path remainder.
+        if matches!(byte_before(text, m.start()), Some(b'\\' | b'%')) {
+            continue;
+        }
+        // `response.json(` and `console.log(` are calls, not files.
+        if !t.contains('/') && text.as_bytes().get(m.start() + t.len()) == Some(&b'(') {
+            continue;
+        }
+        if let Some(v) = normalize_path(t, cwd) {
+            out.push(Found::new(AtomKind::Path, v));
+            claimed.claim(m.start(), m.start() + t.len());
+        }
+    }
+    claimed.commit();
+
+    for m in p.hex.find_iter(text) {
+        let v = m.as_str();
+        if is_hex_value(v) && !claimed.overlaps(m.start(), m.end()) {
+            out.push(Found::new(AtomKind::Id, v.to_ascii_uppercase()));
+            claimed.claim(m.start(), m.end());
+        }
+    }
+    claimed.commit();
+
+    for m in p.semver.find_iter(text) {
+        let after = &text.as_bytes()[m.end()..];
+        let ip_like = after.len() >= 2 && after[0] == b'.' && after[1].is_ascii_digit();
+        if !ip_like && !claimed.overlaps(m.start(), m.end()) {
+            out.push(Found::new(AtomKind::Id, m.as_str().trim_start_matches('v').to_string()));
+            claimed.claim(m.start(), m.end());
+        }
+    }
+    claimed.commit();
+
+    for m in p.number.find_iter(text) {
+        if !claimed.overlaps(m.start(), m.end()) {
+            out.push(Found::new(AtomKind::Id, m.as_str().to_string()));
+            claimed.claim(m.start(), m.end());
+        }
+    }
+    claimed.commit();
+
+    for m in p.issue.find_iter(text) {
+        let prev = byte_before(text, m.start());
+        if prev.is_some_and(|b| b.is_ascii_alphanumeric() || b == b'&' || b == b'#') {
+            continue;
+        }
+        if !claimed.overlaps(m.start(), m.end()) {
+            out.push(Found::new(AtomKind::Id, m.as_str().to_string()));
+            claimed.claim(m.start(), m.end());
+        }
+    }
+    claimed.commit();
+
+    scan_errors(p, text, out);
+
+    let spans = if ctx == Ctx::Prose { code_spans(text) } else { Vec::new() };
+    for m in p.symbol.find_iter(text) {
+        if claimed.overlaps(m.start(), m.end()) {
+            continue;
+        }
+        if let Some(s) = accept_symbol(m.as_str()) {
+            let strong = ctx == Ctx::Code || in_spans(&spans, m.start());
+            out.push(Found { kind: AtomKind::Symbol, value: s.to_string(), strong, modified: false });
+        }
+    }
+}
+
+fn scan_errors(p: &Patterns, text: &str, out: &mut Vec<Found>) {
+    for m in p.err_class.find_iter(text) {
+        out.push(Found::new(AtomKind::Error, fingerprint(m.as_str())));
+    }
+    for re in [&p.err_generic, &p.err_panic] {
+        for m in re.find_iter(text) {
+            let f = fingerprint(m.as_str());
+            // `error:` with nothing after it names nothing.
+            if f.len() > "error:".len() {
+                out.push(Found::new(AtomKind::Error, f));
+            }
+        }
+    }
+    for m in p.err_code.find_iter(text) {
+        out.push(Found::new(AtomKind::Error, m.as_str().to_string()));
+    }
+    for c in p.exit.captures_iter(text) {
+        if let Some(code) = exit_code(&c) {
+            out.push(Found::new(AtomKind::Error, format!("exit code {code}")));
+        }
+    }
+}
+
+fn exit_code(c: &Captures<'_>) -> Option<u32> {
+    let n: u32 = c.get(1)?.as_str().parse().ok()?;
+    (n != 0).then_some(n)
+}
+
+/// A non-zero exit code mentioned in a tool result (Codex has no error flag).
+pub(crate) fn has_nonzero_exit(text: &str) -> bool {
+    let Some(p) = patterns() else { return false };
+    pieces(text).iter().any(|piece| p.exit.captures_iter(piece).any(|c| exit_code(&c).is_some()))
+}
+
+/// The first line of a failed tool result as an error fingerprint (OpenClaw's
+/// `collectToolFailures`), unless it is only an exit-code line (already an atom).
+pub(crate) fn failure_line(text: &str) -> Option<String> {
+    let line = text.lines().map(str::trim).find(|l| !l.is_empty())?;
+    let lower = line.to_ascii_lowercase();
+    if lower.starts_with("exit code") || lower.starts_with("exit status") || lower.starts_with("error: exit code") {
+        return None;
+    }
+    let f = fingerprint(line);
+    (f.len() >= 4).then_some(f)
+}
+
+// ---------------------------------------------------------------------------
+// Constraints, asks, keywords
+
+/// Words that carry no meaning for keyword overlap.
+const STOP_WORDS: &[&str] = &[
+    "a", "an", "the", "to", "of", "in", "on", "at", "for", "and", "or", "but", "is", "are", "be", "was", "were", "it",
+    "its", "this", "that", "these", "those", "with", "as", "by", "from", "i", "you", "we", "me", "my", "your", "our",
+    "us", "please", "can", "could", "would", "will", "just", "so", "if", "then", "there", "here", "do", "does", "did",
+    "have", "has", "had", "any", "some", "also", "about", "into", "up", "out", "let", "lets", "ok", "okay", "now",
+    "what", "which", "who", "how", "when", "where", "why", "all", "get", "got", "make", "want", "need", "should",
+    "thanks", "thank", "hi", "hello", "yes", "no", "too", "very", "like", "them", "they", "he", "she", "him", "her",
+    "am", "been", "being", "than", "via", "per", "each", "use",
+];
+
+/// Lower-cased word tokens; `n't` becomes `not` so negations survive.
+pub(crate) fn word_tokens(text: &str, mut f: impl FnMut(&str)) {
+    for piece in pieces(text) {
+        let lower = piece.to_lowercase().replace("n't", " not").replace("n’t", " not");
+        for w in lower.split(|c: char| !(c.is_alphanumeric() || c == '_')) {
+            if !w.is_empty() {
+                f(w);
+            }
+        }
+    }
+}
+
+/// Keyword set of a sentence: first-seen order, stop words dropped, at most
+/// `max` keywords.
+pub(crate) fn keywords(text: &str, max: usize) -> Vec<String> {
+    let mut out: Vec<String> = Vec::new();
+    let text = &text[..floor_boundary(text, 4096)];
+    word_tokens(text, |w| {
+        if out.len() < max && w.chars().count() >= 2 && !STOP_WORDS.contains(&w) && !out.iter().any(|k| k == w) {
+            out.push(w.to_string());
+        }
+    });
+    out
+}
+
+/// User sentences that state a constraint, with their keyword sets. Fenced code
+/// is skipped: a pasted stack trace is not an instruction.
+pub(crate) fn constraints(text: &str) -> Vec<(String, Vec<String>)> {
+    let Some(p) = patterns() else { return Vec::new() };
+    let mut out: Vec<(String, Vec<String>)> = Vec::new();
+    let text = pieces(text)[0];
+    let mut in_fence = false;
+    for line in text.lines() {
+        if line.trim_start().starts_with("```") {
+            in_fence = !in_fence;
+            continue;
+        }
+        if in_fence {
+            continue;
+        }
+        for sentence in sentences(line) {
+            let s = sentence.trim();
+            if s.len() < 6 || !p.constraint.is_match(s) {
+                continue;
+            }
+            let kw = keywords(s, CONSTRAINT_KEYWORDS);
+            if kw.len() < 2 {
+                continue;
+            }
+            let value = fold_ws(truncate_chars(s, CONSTRAINT_CHARS));
+            if !out.iter().any(|(v, _)| *v == value) {
+                out.push((value, kw));
+            }
+        }
+    }
+    out
+}
+
+/// Split a line into sentences at `.`, `!`, `?` followed by a space or the end
+/// (so `main.rs` and `v1.2` stay whole).
+fn sentences(line: &str) -> Vec<&str> {
+    let mut out = Vec::new();
+    let b = line.as_bytes();
+    let mut start = 0;
+    for i in 0..b.len() {
+        if matches!(b[i], b'.' | b'!' | b'?') && (i + 1 == b.len() || b[i + 1] == b' ') {
+            out.push(&line[start..=i]);
+            start = i + 1;
+        }
+    }
+    if start < line.len() {
+        out.push(&line[start..]);
+    }
+    out
+}
+
+/// Key of a constraint: its sorted keyword set.
+pub(crate) fn constraint_key(keywords: &[String]) -> String {
+    let mut k: Vec<&str> = keywords.iter().map(String::as_str).collect();
+    k.sort_unstable();
+    k.join(" ")
+}
+
+// ---------------------------------------------------------------------------
+// Shell commands
+
+#[derive(Debug)]
+struct Token {
+    text: String,
+    /// Quoted and containing whitespace: free text (messages, patterns).
+    free_text: bool,
+}
+
+/// Pipeline filters: what they do to output is not a command worth keeping.
+const FILTERS: &[&str] = &[
+    "head", "tail", "grep", "rg", "sort", "uniq", "wc", "less", "more", "cut", "tr", "sed", "awk", "xargs", "tee",
+    "jq", "cat", "column", "fold", "nl",
+];
+/// git subcommands that any agent re-derives without help: needing them later
+/// says nothing about what a summary kept (pitfall 10, deny lists).
+const TRIVIAL_GIT: &[&str] =
+    &["status", "diff", "add", "log", "show", "branch", "stash", "fetch", "pull", "push", "commit"];
+
+/// A command of only a trivial program (or git subcommand) and flags.
+fn trivial_command(parts: &[String]) -> bool {
+    let only_flags = |rest: &[String]| rest.iter().all(|p| p.starts_with('-') || p == ".");
+    match parts {
+        [prog, rest @ ..] if matches!(prog.as_str(), "ls" | "pwd" | "tree" | "whoami" | "date" | "clear") => {
+            only_flags(rest)
+        }
+        [prog, sub, rest @ ..] if prog == "git" && TRIVIAL_GIT.contains(&sub.as_str()) => only_flags(rest),
+        _ => false,
+    }
+}
+
+/// Commands that only move around or print.
+const TRIVIAL: &[&str] =
+    &["cd", "echo", "printf", "true", "false", "exit", "set", "export", "source", ".", "pwd", "clear"];
+const PREFIXES: &[&str] = &["sudo", "time", "nohup", "exec", "env", "command"];
+
+/// Normalized commands of one shell command line (one per simple command).
+pub(crate) fn normalize_commands(raw: &str, cwd: Option<&str>) -> Vec<String> {
+    let raw = &raw[..floor_boundary(raw, MAX_COMMAND_INPUT)];
+    let inner = unwrap_shell(raw.trim());
+    // A heredoc body is data, not commands.
+    let inner = match inner.find("<<") {
+        Some(i) => &inner[..i],
+        None => inner,
+    };
+    let mut out = Vec::new();
+    for (tokens, after_pipe) in split_simple_commands(inner) {
+        if let Some(c) = normalize_simple(&tokens, after_pipe, cwd)
+            && !out.contains(&c)
+        {
+            out.push(c);
+        }
+    }
+    out
+}
+
+/// `bash -lc '…'` / `sh -c "…"` → the inner script.
+fn unwrap_shell(s: &str) -> &str {
+    let mut rest = s;
+    let Some((first, tail)) = rest.split_once(char::is_whitespace) else { return s };
+    let prog = basename(first);
+    if !matches!(prog, "bash" | "sh" | "zsh" | "dash") {
+        return s;
+    }
+    rest = tail.trim_start();
+    let Some((flag, script)) = rest.split_once(char::is_whitespace) else { return s };
+    if !(flag.starts_with('-') && flag.ends_with('c')) {
+        return s;
+    }
+    let script = script.trim();
+    for q in ['\'', '"'] {
+        if script.len() >= 2 && script.starts_with(q) && script.ends_with(q) {
+            return &script[1..script.len() - 1];
+        }
+    }
+    script
+}
+
+/// Lex a script into simple commands, respecting quotes; the flag says the
+/// command reads a pipe.
+fn split_simple_commands(s: &str) -> Vec<(Vec<Token>, bool)> {
+    let mut cmds: Vec<(Vec<Token>, bool)> = Vec::new();
+    let mut tokens: Vec<Token> = Vec::new();
+    let mut cur = String::new();
+    let mut cur_free = false;
+    let mut in_token = false;
+    let mut quote: Option<char> = None;
+    let mut after_pipe = false;
+    let mut chars = s.chars().peekable();
+    let flush = |tokens: &mut Vec<Token>, cur: &mut String, cur_free: &mut bool, in_token: &mut bool| {
+        if *in_token {
+            tokens.push(Token { text: std::mem::take(cur), free_text: *cur_free });
+        }
+        *cur_free = false;
+        *in_token = false;
+    };
+    while let Some(c) = chars.next() {
+        if let Some(q) = quote {
+            if c == q {
+                quote = None;
+            } else {
+                if c.is_whitespace() {
+                    cur_free = true;
+                }
+                cur.push(c);
+            }
+            continue;
+        }
+        match c {
+            '\'' | '"' => {
+                quote = Some(c);
+                in_token = true;
+            }
+            '\\' => {
+                if let Some(n) = chars.next()
+                    && n != '\n'
+                {
+                    cur.push(n);
+                    in_token = true;
+                }
+            }
+            // `2>&1` and `&>`: an `&` in a redirection is not a separator.
+            '&' if (in_token && cur.ends_with('>')) || chars.peek() == Some(&'>') => {
+                cur.push(c);
+                in_token = true;
+            }
+            ';' | '\n' | '&' | '|' | '(' | ')' => {
+                flush(&mut tokens, &mut cur, &mut cur_free, &mut in_token);
+                if !tokens.is_empty() {
+                    cmds.push((std::mem::take(&mut tokens), after_pipe));
+                }
+                let pipe = c == '|' && chars.peek() != Some(&'|');
+                if matches!(c, '&' | '|') && chars.peek() == Some(&c) {
+                    chars.next();
+                }
+                after_pipe = pipe;
+            }
+            c if c.is_whitespace() => flush(&mut tokens, &mut cur, &mut cur_free, &mut in_token),
+            _ => {
+                cur.push(c);
+                in_token = true;
+            }
+        }
+    }
+    flush(&mut tokens, &mut cur, &mut cur_free, &mut in_token);
+    if !tokens.is_empty() {
+        cmds.push((tokens, after_pipe));
+    }
+    cmds
+}
+
+fn is_assignment(t: &str) -> bool {
+    match t.split_once('=') {
+        Some((k, _)) => {
+            !k.is_empty()
+                && k.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_')
+                && !k.as_bytes()[0].is_ascii_digit()
+        }
+        None => false,
+    }
+}
+
+fn normalize_simple(tokens: &[Token], after_pipe: bool, cwd: Option<&str>) -> Option<String> {
+    let mut i = 0;
+    while i < tokens.len() && (is_assignment(&tokens[i].text) || PREFIXES.contains(&tokens[i].text.as_str())) {
+        i += 1;
+    }
+    let argv0 = tokens.get(i)?;
+    if argv0.free_text || argv0.text.is_empty() || argv0.text.starts_with(['-', '$', '>', '<', '#']) {
+        return None;
+    }
+    let prog = basename(&argv0.text);
+    if TRIVIAL.contains(&prog) || (after_pipe && FILTERS.contains(&prog)) {
+        return None;
+    }
+    let mut parts: Vec<String> = Vec::new();
+    parts.push(if argv0.text.contains('/') {
+        normalize_path(&argv0.text, cwd).unwrap_or_else(|| argv0.text.clone())
+    } else {
+        argv0.text.clone()
+    });
+    let mut skip_next = false;
+    for t in &tokens[i + 1..] {
+        if skip_next {
+            skip_next = false;
+            continue;
+        }
+        let s = t.text.as_str();
+        if t.free_text || s.is_empty() || s.starts_with('$') || s.starts_with('#') {
+            continue;
+        }
+        if s.starts_with(['>', '<']) || s.starts_with("2>") || s.starts_with("1>") || s.starts_with("&>") {
+            // `> file` drops the operator and its target; `>file` only itself.
+            skip_next = matches!(s, ">" | ">>" | "<" | "2>" | "1>" | "&>" | "2>>");
+            continue;
+        }
+        if s.starts_with('-') {
+            if s.len() > 1 && s.len() <= 64 {
+                parts.push(s.to_string());
+            }
+            // A message argument is free text even when it is one word.
+            skip_next = matches!(s, "-m" | "--message");
+            continue;
+        }
+        if s.contains('/') || extension(s).is_some_and(known_ext) {
+            if let Some(p) = normalize_path(s, cwd) {
+                parts.push(p);
+            }
+            continue;
+        }
+        let word_like = s.len() <= 64
+            && s.as_bytes()[0].is_ascii_alphanumeric()
+            && s.bytes().all(|b| b.is_ascii_alphanumeric() || b"_.:@+=,-".contains(&b));
+        if word_like {
+            parts.push(s.to_string());
+        }
+    }
+    if trivial_command(&parts) {
+        return None;
+    }
+    let joined = parts.join(" ");
+    Some(truncate_chars(&joined, COMMAND_CHARS).trim_end().to_string())
+}
+
+// ---------------------------------------------------------------------------
+// Tool calls
+
+/// Tools whose path arguments are modified files (all agents' spellings,
+/// compared case-insensitively).
+const EDIT_TOOLS: &[&str] = &[
+    "edit",
+    "write",
+    "multiedit",
+    "notebookedit",
+    "write_file",
+    "replace",
+    "write_to_file",
+    "replace_in_file",
+    "create_file",
+    "edit_file",
+    "apply_diff",
+    "insert_content",
+    "search_replace",
+    "apply_patch",
+    "patch",
+    "delete_file",
+    "str_replace",
+    "insert",
+];
+/// Editor tools with a `command` argument where only `view` reads.
+const EDITOR_TOOLS: &[&str] = &["str_replace_editor", "str_replace_based_edit_tool", "text_editor"];
+/// Shell tools of Claude, Codex, pi, Gemini, Cline and others.
+const SHELL_TOOLS: &[&str] = &[
+    "bash",
+    "shell",
+    "shell_command",
+    "exec_command",
+    "local_shell",
+    "run_shell_command",
+    "execute_command",
+    "run_command",
+    "run_terminal_cmd",
+    "terminal",
+    "container.exec",
+];
+/// Argument keys that hold one path.
+const PATH_KEYS: &[&str] = &[
+    "file_path",
+    "filepath",
+    "filePath",
+    "path",
+    "notebook_path",
+    "absolute_path",
+    "filename",
+    "file",
+    "target_file",
+    "dir_path",
+    "directory",
+    "relative_workspace_path",
+    "target_directory",
+    "source",
+    "destination",
+];
+/// Argument keys that hold a list of paths.
+const PATHS_KEYS: &[&str] = &["paths", "file_paths", "files", "absolute_paths"];
+
+/// Tool name without an MCP `server__` prefix, lower-cased.
+fn tool_base_name(name: &str) -> String {
+    name.rsplit("__").next().unwrap_or(name).to_ascii_lowercase()
+}
+
+/// Scan one tool call: path arguments, shell commands, patch headers, then every
+/// string argument as code.
+pub(crate) fn scan_tool_use(name: &str, input: &Value, cwd: Option<&str>, out: &mut Vec<Found>) {
+    let base = tool_base_name(name);
+    let parsed;
+    let input = match input {
+        Value::String(s) if s.trim_start().starts_with('{') => {
+            parsed = serde_json::from_str::<Value>(s).unwrap_or(Value::Null);
+            if parsed.is_object() { &parsed } else { input }
+        }
+        _ => input,
+    };
+    let editor_write = EDITOR_TOOLS.contains(&base.as_str())
+        && input.get("command").and_then(Value::as_str).is_some_and(|c| c != "view");
+    let modifies = EDIT_TOOLS.contains(&base.as_str()) || editor_write;
+
+    if let Value::Object(map) = input {
+        for key in PATH_KEYS {
+            if let Some(Value::String(s)) = map.get(*key)
+                && let Some(v) = normalize_path(s, cwd)
+            {
+                out.push(Found { kind: AtomKind::Path, value: v, strong: true, modified: modifies });
+            }
+        }
+        for key in PATHS_KEYS {
+            if let Some(Value::Array(items)) = map.get(*key) {
+                for item in items.iter().take(256) {
+                    let s = match item {
+                        Value::String(s) => Some(s.as_str()),
+                        Value::Object(o) => o.get("path").or_else(|| o.get("file_path")).and_then(Value::as_str),
+                        _ => None,
+                    };
+                    if let Some(v) = s.and_then(|s| normalize_path(s, cwd)) {
+                        out.push(Found { kind: AtomKind::Path, value: v, strong: true, modified: modifies });
+                    }
+                }
+            }
+        }
+    }
+
+    if SHELL_TOOLS.contains(&base.as_str()) {
+        let cmd = match input {
+            Value::String(s) => Some(s.clone()),
+            Value::Array(_) => command_text(input),
+            _ => ["command", "cmd", "commands", "script"].iter().find_map(|k| input.get(*k).and_then(command_text)),
+        };
+        if let Some(cmd) = cmd {
+            for c in normalize_commands(&cmd, cwd) {
+                out.push(Found::new(AtomKind::Command, c));
+            }
+        }
+    }
+
+    let mut budget = SCAN_HEAD + SCAN_TAIL;
+    visit_strings(input, 0, &mut |s| {
+        if s.contains("*** ") {
+            patch_files(s, cwd, out);
+        }
+        if budget > 0 {
+            let take = &s[..floor_boundary(s, budget)];
+            budget -= take.len();
+            scan_text(take, Ctx::Code, cwd, out);
+        }
+    });
+}
+
+/// A shell command given as a string or an argv array (Codex `["bash","-lc",…]`).
+fn command_text(v: &Value) -> Option<String> {
+    match v {
+        Value::String(s) => Some(s.clone()),
+        Value::Array(items) => {
+            let argv: Vec<&str> = items.iter().filter_map(Value::as_str).collect();
+            if argv.is_empty() {
+                return None;
+            }
+            let prog = basename(argv[0]);
+            if matches!(prog, "bash" | "sh" | "zsh" | "dash")
+                && argv.len() >= 3
+                && argv[1].starts_with('-')
+                && argv[1].ends_with('c')
+            {
+                return Some(argv[2].to_string());
+            }
+            // Free-text arguments keep their quotes so they stay free text.
+            let quoted: Vec<String> =
+                argv.iter()
+                    .map(|a| {
+                        if a.contains(char::is_whitespace) {
+                            format!("'{}'", a.replace('\'', ""))
+                        } else {
+                            a.to_string()
+                        }
+                    })
+                    .collect();
+            Some(quoted.join(" "))
+        }
+        _ => None,
+    }
+}
+
+fn visit_strings(v: &Value, depth: usize, f: &mut dyn FnMut(&str)) {
+    if depth > MAX_JSON_DEPTH {
+        return;
+    }
+    match v {
+        Value::String(s) => f(s),
+        Value::Array(items) => items.iter().for_each(|i| visit_strings(i, depth + 1, f)),
+        Value::Object(map) => map.values().for_each(|i| visit_strings(i, depth + 1, f)),
+        _ => {}
+    }
+}
+
+/// Files named by an apply_patch envelope (`*** Update File:`, `*** Add File:`,
+/// `*** Delete File:`, `*** Move to:`): all modified.
+pub(crate) fn patch_files(text: &str, cwd: Option<&str>, out: &mut Vec<Found>) {
+    for piece in pieces(text) {
+        for line in piece.lines() {
+            let Some(rest) = line.strip_prefix("*** ") else { continue };
+            let path = ["Update File:", "Add File:", "Delete File:", "Move to:"]
+                .iter()
+                .find_map(|h| rest.strip_prefix(h))
+                .map(str::trim);
+            if let Some(v) = path.and_then(|p| normalize_path(p, cwd)) {
+                out.push(Found { kind: AtomKind::Path, value: v, strong: true, modified: true });
+            }
+        }
+    }
+}

@@ -1,0 +1,358 @@
+//! [`SessionAtoms`]: every message of a session read once into atoms, with an
+//! index of where each atom occurs, so that evaluating many compaction points is
+//! a matter of lookups and binary searches rather than rescans.
+
+use super::extract::{self, Ctx, Found};
+use super::view::TextView;
+use super::{AtomKind, CLASSES};
+use crate::model::{Block, Message, Origin, Role, Session};
+use std::collections::HashMap;
+use std::ops::Range;
+
+/// Flags of one occurrence.
+pub(crate) mod flag {
+    /// Created by a rule of quality.md §c.2 (not a symbol-shaped word in prose).
+    pub const STRONG: u8 = 1;
+    /// In an assistant message: the agent used it.
+    pub const USE: u8 = 2;
+    /// In a tool-call argument.
+    pub const ARG: u8 = 4;
+    /// A path argument of an edit/write/patch tool.
+    pub const MODIFIED: u8 = 8;
+    /// In a tool result.
+    pub const TOOL_RESULT: u8 = 16;
+    /// A command whose tool result failed (is_error or non-zero exit code).
+    pub const FAILED: u8 = 32;
+    /// In text a person typed.
+    pub const HUMAN: u8 = 64;
+}
+
+/// Most distinct atoms kept per message: bounds memory on hostile input.
+const MAX_ENTRIES_PER_MESSAGE: usize = 20_000;
+
+#[derive(Debug, Clone)]
+pub(crate) struct AtomDef {
+    pub class: usize,
+    pub key: Box<str>,
+    /// Display value when it differs from the key (the sentence of a constraint).
+    pub display: Option<Box<str>>,
+    /// Keywords of a constraint.
+    pub keywords: Box<[String]>,
+}
+
+impl AtomDef {
+    pub fn value(&self) -> &str {
+        self.display.as_deref().unwrap_or(&self.key)
+    }
+}
+
+/// One atom in one block of one message.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Entry {
+    pub atom: u32,
+    pub block: u32,
+    pub flags: u8,
+}
+
+/// One occurrence of an atom, in session order.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Occ {
+    pub msg: u32,
+    pub block: u32,
+    pub flags: u8,
+}
+
+/// The atoms of a whole session, extracted once and indexed by message and by
+/// atom. Build it once per session and evaluate every compaction point of every
+/// policy against it.
+pub struct SessionAtoms<'a> {
+    pub(crate) messages: &'a [Message],
+    pub(crate) cwd: Option<String>,
+    pub(crate) defs: Vec<AtomDef>,
+    lookup: Vec<HashMap<Box<str>, u32>>,
+    /// Hex ids by their first 7 digits (short and full SHAs of one commit).
+    hex7: HashMap<String, Vec<u32>>,
+    pub(crate) entries: Vec<Entry>,
+    /// `entries[msg_start[m]..msg_start[m + 1]]` are message `m`'s, sorted by
+    /// (block, atom).
+    msg_start: Vec<usize>,
+    pub(crate) occ: Vec<Vec<Occ>>,
+    /// Indices of assistant messages, ascending (turn counting).
+    pub(crate) assistants: Vec<usize>,
+    /// Indices of messages a person typed, ascending (the pending ask).
+    pub(crate) humans: Vec<usize>,
+    pub(crate) system: TextView,
+}
+
+impl<'a> SessionAtoms<'a> {
+    /// Extract and index the atoms of `messages` (the session's full message
+    /// list; the engine refers to messages by their index in it). `cwd` makes
+    /// absolute paths under the workspace relative.
+    pub fn new(messages: &'a [Message], cwd: Option<&str>) -> SessionAtoms<'a> {
+        SessionAtoms::build_excluding(messages, cwd, &[])
+    }
+
+    /// Index a session: cwd from its metadata, and the messages that only exist
+    /// because the agent compacted ([`RecordedCompaction::inserted`]) left out,
+    /// since a policy replay never has them in context (they must not count as
+    /// re-introductions in F). Message indices stay those of `session.messages`.
+    ///
+    /// [`RecordedCompaction::inserted`]: crate::model::RecordedCompaction::inserted
+    pub fn from_session(session: &'a Session) -> SessionAtoms<'a> {
+        let inserted: Vec<Range<usize>> = session.recorded_compactions.iter().map(|c| c.inserted.clone()).collect();
+        SessionAtoms::build_excluding(&session.messages, session.meta.cwd.as_deref(), &inserted)
+    }
+
+    fn build_excluding(messages: &'a [Message], cwd: Option<&str>, excluded: &[Range<usize>]) -> SessionAtoms<'a> {
+        let cwd = cwd.and_then(extract::normalize_cwd);
+        let mut s = SessionAtoms {
+            messages,
+            cwd,
+            defs: Vec::new(),
+            lookup: (0..CLASSES).map(|_| HashMap::new()).collect(),
+            hex7: HashMap::new(),
+            entries: Vec::new(),
+            msg_start: Vec::with_capacity(messages.len() + 1),
+            occ: Vec::new(),
+            assistants: Vec::new(),
+            humans: Vec::new(),
+            system: TextView::default(),
+        };
+        s.build(excluded);
+        s
+    }
+
+    /// The system prompt (and AGENTS.md or other context the harness re-injects
+    /// after every compaction): atoms found there are trivially available and
+    /// never needed.
+    pub fn with_system_prompt(mut self, text: &str) -> SessionAtoms<'a> {
+        self.system = TextView::from_text(text, self.cwd.as_deref(), true);
+        self
+    }
+
+    /// Number of messages indexed.
+    pub fn len(&self) -> usize {
+        self.messages.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.messages.is_empty()
+    }
+
+    fn build(&mut self, excluded: &[Range<usize>]) {
+        // Command entries of each tool call, by tool_use id, so a failed result
+        // can flag them.
+        let mut pending: HashMap<String, Vec<usize>> = HashMap::new();
+        let cwd = self.cwd.clone();
+        let cwd = cwd.as_deref();
+        let messages = self.messages;
+        for (mi, msg) in messages.iter().enumerate() {
+            self.msg_start.push(self.entries.len());
+            if excluded.iter().any(|r| r.contains(&mi)) {
+                continue;
+            }
+            // An API-error placeholder is not the agent speaking: no use, no turn.
+            let assistant = msg.role == Role::Assistant && msg.origin != Origin::SyntheticError;
+            let human = msg.role == Role::User && msg.origin == Origin::Human;
+            if assistant {
+                self.assistants.push(mi);
+            }
+            if human && msg.blocks.iter().any(|b| matches!(b, Block::Text { text } if !text.trim().is_empty())) {
+                self.humans.push(mi);
+            }
+            let base = if assistant { flag::USE } else { 0 };
+            let text_ctx = if msg.origin == Origin::ToolResult { Ctx::Code } else { Ctx::Prose };
+            let mut local: HashMap<(u32, u32), u8> = HashMap::new();
+            let mut tool_ids: Vec<(u32, &str)> = Vec::new();
+            let mut failed_results: Vec<&str> = Vec::new();
+            for (bi, block) in msg.blocks.iter().enumerate() {
+                let bi = u32::try_from(bi).unwrap_or(u32::MAX);
+                let mut found = Vec::new();
+                match block {
+                    Block::Text { text } => {
+                        extract::scan_text(text, text_ctx, cwd, &mut found);
+                        let f = base | if human { flag::HUMAN } else { 0 };
+                        self.add_all(&mut local, bi, &found, f);
+                        if human {
+                            for (sentence, kw) in extract::constraints(text) {
+                                let id = self.intern_constraint(&sentence, kw);
+                                add_local(&mut local, id, bi, flag::STRONG | flag::HUMAN);
+                            }
+                        }
+                    }
+                    Block::Thinking { text, .. } => {
+                        extract::scan_text(text, Ctx::Prose, cwd, &mut found);
+                        self.add_all(&mut local, bi, &found, base);
+                    }
+                    Block::ToolUse { id, name, input } => {
+                        extract::scan_tool_use(name, input, cwd, &mut found);
+                        self.add_all(&mut local, bi, &found, base | flag::ARG);
+                        tool_ids.push((bi, id.as_str()));
+                    }
+                    Block::ToolResult { tool_use_id, content, is_error } => {
+                        let mut text_seen = false;
+                        let mut failed = *is_error == Some(true);
+                        for c in content {
+                            if let Block::Text { text } = c {
+                                extract::scan_text(text, Ctx::Code, cwd, &mut found);
+                                if *is_error == Some(true) && !text_seen {
+                                    if let Some(line) = extract::failure_line(text) {
+                                        found.push(Found {
+                                            kind: AtomKind::Error,
+                                            value: line,
+                                            strong: true,
+                                            modified: false,
+                                        });
+                                    }
+                                    text_seen = true;
+                                }
+                                if is_error.is_none() && extract::has_nonzero_exit(text) {
+                                    failed = true;
+                                }
+                            }
+                        }
+                        self.add_all(&mut local, bi, &found, base | flag::TOOL_RESULT);
+                        if failed {
+                            failed_results.push(tool_use_id.as_str());
+                        }
+                    }
+                    Block::Image { .. } | Block::Other { .. } => {}
+                }
+            }
+            let mut items: Vec<((u32, u32), u8)> = local.into_iter().collect();
+            items.sort_unstable_by_key(|&((atom, block), _)| (block, atom));
+            items.truncate(MAX_ENTRIES_PER_MESSAGE);
+            let first = self.entries.len();
+            for ((atom, block), flags) in items {
+                self.entries.push(Entry { atom, block, flags });
+            }
+            for &(bi, id) in &tool_ids {
+                for (k, e) in self.entries[first..].iter().enumerate() {
+                    if e.block == bi && self.defs[e.atom as usize].class == 3 {
+                        pending.entry(id.to_string()).or_default().push(first + k);
+                    }
+                }
+            }
+            for id in failed_results {
+                if let Some(idx) = pending.get(id) {
+                    for &i in idx {
+                        self.entries[i].flags |= flag::FAILED;
+                    }
+                }
+            }
+        }
+        self.msg_start.push(self.entries.len());
+        self.occ = vec![Vec::new(); self.defs.len()];
+        for m in 0..self.messages.len() {
+            for e in &self.entries[self.msg_start[m]..self.msg_start[m + 1]] {
+                let msg = u32::try_from(m).unwrap_or(u32::MAX);
+                self.occ[e.atom as usize].push(Occ { msg, block: e.block, flags: e.flags });
+            }
+        }
+    }
+
+    fn add_all(&mut self, local: &mut HashMap<(u32, u32), u8>, block: u32, found: &[Found], base: u8) {
+        for f in found {
+            let Some(class) = f.kind.class() else { continue };
+            let id = self.intern(class, &f.value);
+            let mut flags = base;
+            if f.strong {
+                flags |= flag::STRONG;
+            }
+            if f.modified {
+                flags |= flag::MODIFIED;
+            }
+            add_local(local, id, block, flags);
+        }
+    }
+
+    fn intern(&mut self, class: usize, key: &str) -> u32 {
+        if let Some(&id) = self.lookup[class].get(key) {
+            return id;
+        }
+        let id = u32::try_from(self.defs.len()).unwrap_or(u32::MAX);
+        self.defs.push(AtomDef { class, key: key.into(), display: None, keywords: Box::new([]) });
+        self.lookup[class].insert(key.into(), id);
+        if class == 4 && extract::is_hex_value(key) {
+            self.hex7.entry(key[..7].to_string()).or_default().push(id);
+        }
+        id
+    }
+
+    fn intern_constraint(&mut self, sentence: &str, keywords: Vec<String>) -> u32 {
+        let key = extract::constraint_key(&keywords);
+        if let Some(&id) = self.lookup[5].get(key.as_str()) {
+            return id;
+        }
+        let id = self.intern(5, &key);
+        let def = &mut self.defs[id as usize];
+        def.display = Some(sentence.into());
+        def.keywords = keywords.into_boxed_slice();
+        id
+    }
+
+    /// Id of an atom by kind and normalized value.
+    pub(crate) fn id_of(&self, kind: AtomKind, key: &str) -> Option<u32> {
+        self.lookup[kind.class()?].get(key).copied()
+    }
+
+    /// The atoms that name the same thing as `id`: for hex ids every interned
+    /// hex id that is prefix-compatible (short and full SHA), else itself.
+    pub(crate) fn family(&self, id: u32) -> Vec<u32> {
+        let def = &self.defs[id as usize];
+        if def.class == 4 && extract::is_hex_value(&def.key) {
+            let key = &def.key;
+            if let Some(ids) = self.hex7.get(&key[..7]) {
+                return ids
+                    .iter()
+                    .copied()
+                    .filter(|&o| extract::hex_compatible(&self.defs[o as usize].key, key))
+                    .collect();
+            }
+        }
+        vec![id]
+    }
+
+    /// Entries of message `m` (empty when out of range).
+    pub(crate) fn entries_of(&self, m: usize) -> &[Entry] {
+        if m + 1 >= self.msg_start.len() {
+            return &[];
+        }
+        &self.entries[self.msg_start[m]..self.msg_start[m + 1]]
+    }
+
+    /// Occurrences of `id` in message range `r`.
+    pub(crate) fn occ_in(&self, id: u32, r: &Range<usize>) -> &[Occ] {
+        let occs = &self.occ[id as usize];
+        let lo = occs.partition_point(|o| (o.msg as usize) < r.start);
+        let hi = occs.partition_point(|o| (o.msg as usize) < r.end);
+        &occs[lo..hi.max(lo)]
+    }
+
+    /// Assistant messages in `[from, to)`.
+    pub(crate) fn turns_between(&self, from: usize, to: usize) -> usize {
+        let a = self.assistants.partition_point(|&m| m < from);
+        let b = self.assistants.partition_point(|&m| m < to);
+        b.saturating_sub(a)
+    }
+
+    /// The kind an atom of class `class` takes given its flags.
+    pub(crate) fn kind_of(&self, id: u32, flags: u8) -> AtomKind {
+        let class = self.defs[id as usize].class;
+        if class == 0 && flags & flag::MODIFIED != 0 { AtomKind::ModifiedPath } else { AtomKind::of_class(class) }
+    }
+
+    /// Was the path `id` modified anywhere before message `before`?
+    pub(crate) fn modified_before(&self, id: u32, before: usize) -> bool {
+        self.occ[id as usize].iter().take_while(|o| (o.msg as usize) < before).any(|o| o.flags & flag::MODIFIED != 0)
+    }
+
+    /// Number of distinct atoms in the session.
+    pub fn atom_count(&self) -> usize {
+        self.defs.len()
+    }
+}
+
+fn add_local(local: &mut HashMap<(u32, u32), u8>, id: u32, block: u32, flags: u8) {
+    *local.entry((id, block)).or_insert(0) |= flags;
+}

@@ -1,0 +1,192 @@
+//! Summary-quality measurement (DESIGN.md §6 "Quality", docs/quality.md §c): how
+//! much of what the agent needed later survived a compaction, judged against the
+//! future of the same log, with no LLM.
+//!
+//! The pieces, in the order the replay engine uses them:
+//! - [`SessionAtoms::from_session`] (or [`SessionAtoms::new`] on a message slice)
+//!   extracts typed, normalized *atoms* (paths, modified paths, symbols, errors,
+//!   commands, ids, user constraints) from every message once, and indexes where
+//!   each atom occurs. Everything after that is lookups and binary searches, so
+//!   evaluating dozens of compactions of one session stays roughly linear in the
+//!   session's text. [`SessionAtoms::with_system_prompt`] adds the system prompt
+//!   (and re-injected AGENTS.md): atoms there are trivially available.
+//! - [`SessionAtoms::prepare`] takes one [`CompactionPoint`] (P replaced, T kept,
+//!   F the future, as message ranges of the session, plus non-message texts such
+//!   as a previous summary) and computes the needed atoms N (rules in `event`).
+//! - [`PreparedEvent::score`] judges one summary S against N and returns a flat,
+//!   serializable [`CompactionQuality`] row (JSON or CSV);
+//!   [`SessionAtoms::evaluate_candidates`] scores several summarizers plus the
+//!   reference points (truncate, observation masking, oracle) at the same point,
+//!   each with its token count, so FRR can be compared at equal budgets.
+//! - [`SessionAtoms::pruning_loss`] measures what Layer-1 tool-output pruning lost.
+//! - [`aggregate`] folds rows into per-summarizer statistics (per session or
+//!   over a run); components are always published next to the composite.
+//!
+//! How "found in S" is decided per atom type is documented in `view`; how atoms
+//! are extracted and normalized in `extract`.
+//!
+//! This module never prints and never panics on log content: logs are hostile
+//! input, so every scan is bounded and every regex is linear-time.
+
+mod aggregate;
+mod event;
+mod extract;
+mod index;
+mod prune;
+mod view;
+
+#[cfg(test)]
+#[path = "extract_tests.rs"]
+mod extract_tests;
+
+#[cfg(test)]
+#[path = "event_tests.rs"]
+mod event_tests;
+
+pub use aggregate::{QualityStats, aggregate};
+pub use event::{
+    AuditAtom, Candidate, CompactionAudit, CompactionPoint, CompactionQuality, MASK_PLACEHOLDER, NeededAtom,
+    PreparedEvent, REF_MASKING, REF_ORACLE, REF_TRUNCATE, ReferenceOptions,
+};
+pub use index::SessionAtoms;
+pub use prune::{PrunedResult, PruningLoss};
+
+use serde::{Deserialize, Serialize};
+
+/// The types of atoms (quality.md §c.2).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum AtomKind {
+    /// A file the agent edited, wrote, patched or deleted (tool-call arguments).
+    ModifiedPath,
+    /// Any other file or directory path.
+    Path,
+    /// An error fingerprint, error code or non-zero exit code.
+    Error,
+    /// A hash, UUID, URL, issue number, version, host:port or long number.
+    Id,
+    /// A user sentence with must/never/always/don't/only…, as a keyword set.
+    Constraint,
+    /// A shell command the agent ran (`argv[0]` + subcommands + flags + paths).
+    Command,
+    /// A code identifier (`foo(`, `Foo.bar`, `snake_case`, `CamelCase`).
+    Symbol,
+    /// The pending user request. Scored by ask coverage, never part of N.
+    Ask,
+}
+
+impl AtomKind {
+    /// The kinds that can be needed atoms, in report order.
+    pub const SCORED: [AtomKind; 7] = [
+        AtomKind::ModifiedPath,
+        AtomKind::Path,
+        AtomKind::Error,
+        AtomKind::Id,
+        AtomKind::Constraint,
+        AtomKind::Command,
+        AtomKind::Symbol,
+    ];
+
+    /// Type weight of quality.md §c.3. `Ask` has none there: it is measured by
+    /// ask coverage, not by FRR, so it weighs 0.
+    pub fn weight(self) -> f64 {
+        match self {
+            AtomKind::ModifiedPath => 3.0,
+            AtomKind::Error | AtomKind::Id | AtomKind::Constraint => 2.0,
+            AtomKind::Path | AtomKind::Command => 1.5,
+            AtomKind::Symbol => 1.0,
+            AtomKind::Ask => 0.0,
+        }
+    }
+
+    pub fn name(self) -> &'static str {
+        match self {
+            AtomKind::ModifiedPath => "modified_path",
+            AtomKind::Path => "path",
+            AtomKind::Error => "error",
+            AtomKind::Id => "id",
+            AtomKind::Constraint => "constraint",
+            AtomKind::Command => "command",
+            AtomKind::Symbol => "symbol",
+            AtomKind::Ask => "ask",
+        }
+    }
+
+    /// Index of the lookup class: a modified path and a path are the same file,
+    /// so they share one key space (the modified flag is a property of where it
+    /// occurs, not of the atom).
+    pub(crate) fn class(self) -> Option<usize> {
+        match self {
+            AtomKind::ModifiedPath | AtomKind::Path => Some(0),
+            AtomKind::Symbol => Some(1),
+            AtomKind::Error => Some(2),
+            AtomKind::Command => Some(3),
+            AtomKind::Id => Some(4),
+            AtomKind::Constraint => Some(5),
+            AtomKind::Ask => None,
+        }
+    }
+
+    /// The kind that names a lookup class (modified paths are stored as paths).
+    pub(crate) fn of_class(class: usize) -> AtomKind {
+        match class {
+            0 => AtomKind::Path,
+            1 => AtomKind::Symbol,
+            2 => AtomKind::Error,
+            3 => AtomKind::Command,
+            4 => AtomKind::Id,
+            _ => AtomKind::Constraint,
+        }
+    }
+}
+
+/// Number of lookup classes (see [`AtomKind::class`]).
+pub(crate) const CLASSES: usize = 6;
+
+impl std::fmt::Display for AtomKind {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+/// One extracted atom: its type and normalized value.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+pub struct Atom {
+    pub kind: AtomKind,
+    pub value: String,
+}
+
+/// Extract the atoms of a piece of free text (an assistant message, a summary):
+/// every path, error, id and constraint sentence, and the symbols inside code
+/// spans. Sorted and deduplicated. Used by tests and by `inspect`-style tools; the
+/// metric itself goes through [`SessionAtoms`].
+pub fn extract_atoms(text: &str, cwd: Option<&str>) -> Vec<Atom> {
+    let cwd = cwd.and_then(extract::normalize_cwd);
+    let mut found = Vec::new();
+    extract::scan_text(text, extract::Ctx::Prose, cwd.as_deref(), &mut found);
+    let mut atoms: Vec<Atom> =
+        found.into_iter().filter(|f| f.strong).map(|f| Atom { kind: f.kind, value: f.value }).collect();
+    for (sentence, _) in extract::constraints(text) {
+        atoms.push(Atom { kind: AtomKind::Constraint, value: sentence });
+    }
+    atoms.sort();
+    atoms.dedup();
+    atoms
+}
+
+/// Extract the atoms of one tool call (name + JSON input) as the agent issued it:
+/// path arguments (as `modified_path` for edit/write/patch tools), shell commands,
+/// and everything found in its string arguments. Sorted and deduplicated.
+pub fn extract_tool_call_atoms(name: &str, input: &serde_json::Value, cwd: Option<&str>) -> Vec<Atom> {
+    let cwd = cwd.and_then(extract::normalize_cwd);
+    let mut found = Vec::new();
+    extract::scan_tool_use(name, input, cwd.as_deref(), &mut found);
+    let mut atoms: Vec<Atom> = found
+        .into_iter()
+        .filter(|f| f.strong)
+        .map(|f| Atom { kind: if f.modified { AtomKind::ModifiedPath } else { f.kind }, value: f.value })
+        .collect();
+    atoms.sort();
+    atoms.dedup();
+    atoms
+}

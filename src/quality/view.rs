@@ -1,0 +1,316 @@
+//! What a text names, indexed for matching: a summary S, the system prompt, or a
+//! replaced previous summary. Also the matching rule `match(a, S)` of quality.md
+//! §c.3 (1 exact, 0.5 partial, 0 otherwise).
+//!
+//! "Found in S" means, per type:
+//! - path / modified_path: the normalized path is a path atom of S, or occurs in
+//!   S's normalized text (cwd prefix removed, whitespace folded) between path
+//!   boundaries → 1; only its basename is named in S → 0.5;
+//! - symbol: a symbol atom or identifier token of S, or a bounded substring → 1;
+//!   for a qualified symbol (`Foo::bar`), the last segment alone → 0.5;
+//! - error: an error atom of S or a substring of S's normalized text → 1; the
+//!   exception class alone (`TypeError`) → 0.5;
+//! - command: a normalized command of a line or code span of S, or a substring →
+//!   1; argv[0] + subcommand alone (`cargo test`) → 0.5;
+//! - id: hex ids match when one is a prefix of the other (≥ 7 digits, so a short
+//!   SHA names the full one but one changed digit does not); others exact atom
+//!   or bounded substring → 1;
+//! - constraint: share of its keywords present in S ≥ 0.75 → 1, ≥ 0.5 → 0.5.
+
+use super::extract::{self, Ctx, Found};
+use super::{AtomKind, CLASSES};
+use std::collections::HashSet;
+
+/// A needed or target atom, with the keyword set of constraints.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) struct Target {
+    pub kind: AtomKind,
+    pub value: String,
+    pub keywords: Vec<String>,
+}
+
+/// Everything a text names.
+#[derive(Debug, Default, Clone)]
+pub(crate) struct TextView {
+    /// All occurrences (strong and weak) by class.
+    pub keys: [HashSet<String>; CLASSES],
+    /// Strong path, symbol, error and id atoms, for hallucination and precision.
+    pub atoms: Vec<(AtomKind, String)>,
+    pub hex: Vec<String>,
+    pub basenames: HashSet<String>,
+    /// Identifier tokens (case-sensitive).
+    pub idents: HashSet<String>,
+    /// Lower-cased word tokens, for keyword overlap.
+    pub words: HashSet<String>,
+    pub commands: HashSet<String>,
+    pub constraints: Vec<(String, Vec<String>)>,
+    /// Normalized text for substring matches; empty when the view was built from
+    /// already-extracted atoms (observation masking).
+    pub text: String,
+}
+
+impl TextView {
+    /// Read a free text (summary, system prompt). `constraints` also reads its
+    /// constraint sentences (for texts that carry user instructions).
+    pub fn from_text(text: &str, cwd: Option<&str>, constraints: bool) -> TextView {
+        let mut v = TextView::default();
+        let mut found = Vec::new();
+        extract::scan_text(text, Ctx::Prose, cwd, &mut found);
+        for f in &found {
+            v.add_found(f);
+        }
+        v.add_tokens(text);
+        for piece in extract::pieces(text) {
+            command_candidates(piece, cwd, &mut v.commands);
+        }
+        for c in &v.commands {
+            v.keys[3].insert(c.clone());
+        }
+        if constraints {
+            for (sentence, kw) in extract::constraints(text) {
+                v.keys[5].insert(extract::constraint_key(&kw));
+                v.constraints.push((sentence, kw));
+            }
+        }
+        let mut norm = String::new();
+        for piece in extract::pieces(text) {
+            let piece = match cwd {
+                Some(c) => piece.replace(&format!("{c}/"), ""),
+                None => piece.to_string(),
+            };
+            if !norm.is_empty() {
+                norm.push(' ');
+            }
+            norm.push_str(&extract::fold_ws(&piece));
+        }
+        v.text = norm;
+        v.finish();
+        v
+    }
+
+    /// Record one extracted atom.
+    pub fn add_found(&mut self, f: &Found) {
+        self.add_key(f.kind, &f.value, f.strong);
+    }
+
+    pub fn add_key(&mut self, kind: AtomKind, value: &str, strong: bool) {
+        let Some(class) = kind.class() else { return };
+        if self.keys[class].contains(value) && !strong {
+            return;
+        }
+        self.keys[class].insert(value.to_string());
+        match kind {
+            AtomKind::Path | AtomKind::ModifiedPath => {
+                self.basenames.insert(extract::basename(value).to_string());
+            }
+            AtomKind::Id if extract::is_hex_value(value) => self.hex.push(value.to_string()),
+            AtomKind::Command => {
+                self.commands.insert(value.to_string());
+            }
+            _ => {}
+        }
+        if strong
+            && matches!(
+                kind,
+                AtomKind::Path | AtomKind::ModifiedPath | AtomKind::Symbol | AtomKind::Error | AtomKind::Id
+            )
+        {
+            let k = if kind == AtomKind::ModifiedPath { AtomKind::Path } else { kind };
+            self.atoms.push((k, value.to_string()));
+        }
+    }
+
+    /// Add everything another view names (its normalized text is not carried:
+    /// substring matching stays within one text).
+    pub fn merge(&mut self, other: &TextView) {
+        for (mine, theirs) in self.keys.iter_mut().zip(&other.keys) {
+            mine.extend(theirs.iter().cloned());
+        }
+        self.atoms.extend(other.atoms.iter().cloned());
+        self.hex.extend(other.hex.iter().cloned());
+        self.basenames.extend(other.basenames.iter().cloned());
+        self.idents.extend(other.idents.iter().cloned());
+        self.words.extend(other.words.iter().cloned());
+        self.commands.extend(other.commands.iter().cloned());
+        self.constraints.extend(other.constraints.iter().cloned());
+    }
+
+    /// Identifier and word tokens of a text.
+    pub fn add_tokens(&mut self, text: &str) {
+        for piece in extract::pieces(text) {
+            for w in piece.split(|c: char| !(c.is_ascii_alphanumeric() || c == '_')) {
+                if w.len() >= 2 && !self.idents.contains(w) {
+                    self.idents.insert(w.to_string());
+                }
+            }
+        }
+        let words = &mut self.words;
+        extract::word_tokens(text, |w| {
+            if !words.contains(w) {
+                words.insert(w.to_string());
+            }
+        });
+    }
+
+    /// Sort and deduplicate the atom list (determinism).
+    pub fn finish(&mut self) {
+        self.atoms.sort();
+        self.atoms.dedup();
+        self.hex.sort();
+        self.hex.dedup();
+    }
+
+    /// `match(a, S)`: 1 exact, 0.5 partial, 0 otherwise (see the module docs).
+    pub fn match_score(&self, t: &Target) -> f64 {
+        // The view's text is whitespace-folded; so must the needle be (a path
+        // argument may hold a run of spaces).
+        let folded;
+        let v = if t.value.contains(char::is_whitespace) {
+            folded = extract::fold_ws(&t.value);
+            if self.keys.iter().any(|k| k.contains(&t.value)) { t.value.as_str() } else { folded.as_str() }
+        } else {
+            t.value.as_str()
+        };
+        match t.kind {
+            AtomKind::Path | AtomKind::ModifiedPath => {
+                if self.keys[0].contains(v) || contains_bounded(&self.text, v, path_inner, path_inner_after) {
+                    1.0
+                } else if v.contains('/') && self.basenames.contains(extract::basename(v)) {
+                    0.5
+                } else {
+                    0.0
+                }
+            }
+            AtomKind::Symbol => {
+                if self.keys[1].contains(v)
+                    || self.idents.contains(v)
+                    || contains_bounded(&self.text, v, ident_inner, ident_inner)
+                {
+                    1.0
+                } else {
+                    let last = v.rsplit(['.', ':']).next().unwrap_or(v);
+                    if last != v && last.len() >= 3 && self.idents.contains(last) { 0.5 } else { 0.0 }
+                }
+            }
+            AtomKind::Error => {
+                if self.keys[2].contains(v) || (!self.text.is_empty() && self.text.contains(v)) {
+                    1.0
+                } else {
+                    match error_class(v) {
+                        Some(class) if self.idents.contains(class) => 0.5,
+                        _ => 0.0,
+                    }
+                }
+            }
+            AtomKind::Command => {
+                if self.commands.contains(v) || contains_bounded(&self.text, v, cmd_inner, cmd_inner) {
+                    1.0
+                } else {
+                    let mut it = v.splitn(3, ' ');
+                    match (it.next(), it.next(), it.next()) {
+                        (Some(a), Some(b), Some(_)) => {
+                            let head = format!("{a} {b}");
+                            let hit = self.commands.iter().any(|c| c == &head || c.starts_with(&format!("{head} ")))
+                                || contains_bounded(&self.text, &head, cmd_inner, cmd_inner);
+                            if hit { 0.5 } else { 0.0 }
+                        }
+                        _ => 0.0,
+                    }
+                }
+            }
+            AtomKind::Id => {
+                if extract::is_hex_value(v) {
+                    if self.hex.iter().any(|h| extract::hex_compatible(h, v)) { 1.0 } else { 0.0 }
+                } else if self.keys[4].contains(v) || contains_bounded(&self.text, v, ident_inner, ident_inner) {
+                    1.0
+                } else {
+                    0.0
+                }
+            }
+            AtomKind::Constraint => {
+                if self.keys[5].contains(&extract::constraint_key(&t.keywords)) {
+                    return 1.0;
+                }
+                let share = self.keyword_share(&t.keywords);
+                if share >= 0.75 {
+                    1.0
+                } else if share >= 0.5 {
+                    0.5
+                } else {
+                    0.0
+                }
+            }
+            AtomKind::Ask => self.keyword_share(&t.keywords),
+        }
+    }
+
+    /// Share of keywords present among the words of this view (0 when none).
+    pub fn keyword_share(&self, keywords: &[String]) -> f64 {
+        if keywords.is_empty() {
+            return 0.0;
+        }
+        let hits = keywords.iter().filter(|k| self.words.contains(k.as_str())).count();
+        hits as f64 / keywords.len() as f64
+    }
+}
+
+/// The exception class or error head of a fingerprint (`TypeError` of
+/// `TypeError: x is undefined`), when it is specific enough to name the error.
+fn error_class(fp: &str) -> Option<&str> {
+    let head = fp.split([':', '[', ' ']).next()?;
+    let generic = ["error", "fatal", "panicked", "exit", "warning"];
+    (head.len() >= 5 && !generic.iter().any(|g| g.eq_ignore_ascii_case(head))).then_some(head)
+}
+
+fn path_inner(b: u8) -> bool {
+    b.is_ascii_alphanumeric() || b"_@+-/.".contains(&b)
+}
+
+/// After a path a `.` may end the sentence.
+fn path_inner_after(b: u8) -> bool {
+    b.is_ascii_alphanumeric() || b"_@+-/".contains(&b)
+}
+
+fn ident_inner(b: u8) -> bool {
+    b.is_ascii_alphanumeric() || b == b'_'
+}
+
+fn cmd_inner(b: u8) -> bool {
+    b.is_ascii_alphanumeric() || b == b'_' || b == b'-'
+}
+
+/// `needle` occurs in `hay` with no inner character right before or after it.
+pub(crate) fn contains_bounded(hay: &str, needle: &str, before: fn(u8) -> bool, after: fn(u8) -> bool) -> bool {
+    if needle.is_empty() || hay.len() < needle.len() {
+        return false;
+    }
+    let bytes = hay.as_bytes();
+    hay.match_indices(needle).any(|(i, _)| {
+        let end = i + needle.len();
+        let ok_before = i == 0 || !before(bytes[i - 1]);
+        let ok_after = end == bytes.len() || !after(bytes[end]);
+        ok_before && ok_after
+    })
+}
+
+/// Commands a summary names: each line (bullets, prompts and backticks removed)
+/// and each code span, read as a shell command line. Junk candidates are
+/// harmless: they only ever match an exact normalized command.
+fn command_candidates(text: &str, cwd: Option<&str>, out: &mut HashSet<String>) {
+    for line in text.lines().take(4096) {
+        let l = line.trim_start_matches(|c: char| c.is_whitespace() || matches!(c, '-' | '*' | '$' | '>' | '•'));
+        let l = l.replace('`', "");
+        for c in extract::normalize_commands(&l, cwd) {
+            out.insert(c);
+        }
+        let mut rest = line;
+        while let Some(open) = rest.find('`') {
+            let after = &rest[open + 1..];
+            let Some(close) = after.find('`') else { break };
+            for c in extract::normalize_commands(&after[..close], cwd) {
+                out.insert(c);
+            }
+            rest = &after[close + 1..];
+        }
+    }
+}
