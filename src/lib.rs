@@ -5,8 +5,12 @@
 //! This library never prints; the `compactor` binary (`src/main.rs`, `src/cli/`)
 //! owns stdout, stderr and exit codes.
 
+pub mod filetrack;
 pub mod model;
+pub mod policy;
+pub mod presets;
 pub mod read;
+pub mod summarize;
 #[doc(hidden)]
 pub mod testing;
 pub mod tokens;
