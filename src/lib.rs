@@ -6,10 +6,12 @@
 //! owns stdout, stderr and exit codes.
 
 pub mod filetrack;
+pub mod invariants;
 pub mod model;
 pub mod policy;
 pub mod presets;
 pub mod read;
+pub mod replay;
 pub mod summarize;
 #[doc(hidden)]
 pub mod testing;

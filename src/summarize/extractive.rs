@@ -260,7 +260,7 @@ impl Facts {
                     }
                     self.ident(&text, 3);
                 }
-                (Role::User, Origin::CompactSummary) => {
+                (_, Origin::CompactSummary) => {
                     // A previous summary replayed as a message (no iterative update).
                     let text = human_text(m);
                     self.absorb_previous(&text);
@@ -448,7 +448,13 @@ impl Facts {
         doc.numbered(1, &next);
         doc.section("## Critical Context");
         doc.section("### Last user request");
-        doc.block(0, self.last_request.clone().unwrap_or(none));
+        // Often the goal itself early in a session: say so instead of repeating it.
+        let last = match &self.last_request {
+            Some(r) if Some(r) == self.goal.as_ref() => "(the goal above)".to_string(),
+            Some(r) => r.clone(),
+            None => none,
+        };
+        doc.block(0, last);
         doc.section("### Files modified");
         let modified: Vec<String> = self.file_ops.modified.iter().map(|p| format!("`{p}`")).collect();
         doc.list(1, "- ", &modified, false);
