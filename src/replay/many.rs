@@ -31,12 +31,23 @@ impl Resolver for BuiltinResolver {
     fn estimator(&self, kind: EstimatorKind) -> Result<Arc<dyn Estimator>, ReplayError> {
         match kind {
             EstimatorKind::Chars4 | EstimatorKind::Calibrated => Ok(Arc::new(Chars4)),
-            other => Err(ReplayError::Estimator(format!("{other:?}").to_ascii_lowercase())),
+            other => Err(ReplayError::Estimator(estimator_name(other).to_string())),
         }
     }
 
     fn summarizer(&self, kind: SummarizerKind) -> Result<Arc<dyn Summarizer>, ReplayError> {
         summarize::builtin(kind).ok_or_else(|| ReplayError::Summarizer(kind.name().to_string()))
+    }
+}
+
+/// The name of an estimator as policies spell it.
+pub fn estimator_name(kind: EstimatorKind) -> &'static str {
+    match kind {
+        EstimatorKind::Chars4 => "chars4",
+        EstimatorKind::PerBlock => "per_block",
+        EstimatorKind::O200k => "o200k",
+        EstimatorKind::Cl100k => "cl100k",
+        EstimatorKind::Calibrated => "calibrated",
     }
 }
 

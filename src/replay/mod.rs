@@ -29,6 +29,8 @@
 mod compact;
 mod engine;
 pub mod many;
+#[cfg(test)]
+mod proptests;
 mod prune;
 #[doc(hidden)]
 pub mod testkit;
@@ -43,7 +45,7 @@ use crate::summarize::{Summarizer, SummarizerUsage};
 use crate::tokens::{Estimator, EstimatorKind};
 use serde::{Deserialize, Serialize};
 
-pub use many::{BuiltinResolver, Progress, Resolver, SessionResults, replay_many};
+pub use many::{BuiltinResolver, Progress, Resolver, SessionResults, estimator_name, replay_many};
 
 /// Options of a replay that are not part of the policy.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -108,44 +108,57 @@ fn re(pattern: &str) -> Option<Regex> {
 }
 
 static CONSTRAINT: LazyLock<Option<Regex>> = LazyLock::new(|| {
-    re(r"(?i)\b(must|never|always|don'?t|do not|only|should ?n[o']t|avoid|make sure|ensure|required?|prefer|without)\b")
+    re(
+        r"(?i)(?-u:\b)(must|never|always|don'?t|do not|only|should ?n[o']t|avoid|make sure|ensure|required?|prefer|without)(?-u:\b)",
+    )
 });
 static DECISION: LazyLock<Option<Regex>> = LazyLock::new(|| {
     re(
-        r"(?i)\b(decided|decision|instead of|i'?ll use|we'?ll use|i will use|chose|choose|going with|switch(?:ed)? to|the fix is|root cause|the problem is|the issue is|because)\b",
+        r"(?i)(?-u:\b)(decided|decision|instead of|i'?ll use|we'?ll use|i will use|chose|choose|going with|switch(?:ed)? to|the fix is|root cause|the problem is|the issue is|because)(?-u:\b)",
     )
 });
 static DONE: LazyLock<Option<Regex>> = LazyLock::new(|| {
     re(
-        r"(?i)^\s*(done|fixed|implemented|added|updated|created|removed|refactored|renamed|all tests pass|tests pass|i'?ve|i have|successfully|the build (now )?passes)\b",
+        r"(?i)^\s*(done|fixed|implemented|added|updated|created|removed|refactored|renamed|all tests pass|tests pass|i'?ve|i have|successfully|the build (now )?passes)(?-u:\b)",
     )
 });
-static INTENT: LazyLock<Option<Regex>> =
-    LazyLock::new(|| re(r"(?i)^\s*(now,? (i'?ll|let me)|let me|i'?ll|i will|next,? i|i'?m going to|i am going to)\b"));
+static INTENT: LazyLock<Option<Regex>> = LazyLock::new(|| {
+    re(r"(?i)^\s*(now,? (i'?ll|let me)|let me|i'?ll|i will|next,? i|i'?m going to|i am going to)(?-u:\b)")
+});
 static ERROR_LINE: LazyLock<Option<Regex>> = LazyLock::new(|| {
     re(
-        r"(?i)(\berror\b|\bfailed\b|\bfailure\b|panicked|traceback|exception|fatal:|no such file|not found|cannot |permission denied|segmentation fault|\bE\d{4}\b)",
+        r"(?i)((?-u:(?-u:\b))error(?-u:(?-u:\b))|(?-u:(?-u:\b))failed(?-u:(?-u:\b))|(?-u:(?-u:\b))failure(?-u:(?-u:\b))|panicked|traceback|exception|fatal:|no such file|not found|cannot |permission denied|segmentation fault|(?-u:(?-u:\b))E\d{4}(?-u:(?-u:\b)))",
     )
 });
 static EXIT_CODE: LazyLock<Option<Regex>> =
     LazyLock::new(|| re(r"(?i)(?:exit code:?|exited with(?: code)?|exit status:?|process exited with code)\s*(-?\d+)"));
-/// Identifier patterns: URL, UUID, path, hex hash, version, error code / ticket, issue.
-static IDENTS: LazyLock<Vec<Regex>> = LazyLock::new(|| {
-    [
+/// Identifier patterns, one alternation so a text is scanned once: URL, UUID,
+/// path, file name, hex hash, version, error code, ticket, issue. Matching is
+/// leftmost-first, so a path inside a URL or a file name inside a path is part of
+/// the larger identifier, not another one.
+static IDENTS: LazyLock<Option<Regex>> = LazyLock::new(|| {
+    // ASCII classes and word boundaries keep the whole alternation in the fast
+    // DFA engines (Unicode `(?-u:\b)` is not supported there).
+    let parts = [
         r#"https?://[^\s<>"'`)\]]+"#,
-        r"\b[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}\b",
-        r"(?:~|\.{1,2})?/?(?:[\w.@+-]+/)+[\w.@+-]+",
-        r"\b[\w-]+\.(?:rs|py|ts|tsx|js|jsx|mjs|go|java|kt|c|h|cc|cpp|hpp|cs|rb|ex|exs|swift|php|md|toml|json|jsonl|yaml|yml|txt|sh|sql|html|css|lock|cfg|ini|xml|proto|ipynb)\b",
-        r"\b[0-9a-f]{7,40}\b",
-        r"\bv?\d+\.\d+\.\d+(?:[-+][\w.]+)?\b",
-        r"\b[A-Z]{1,5}\d{3,5}\b",
-        r"\b[A-Z][A-Z0-9]{1,9}-\d{1,6}\b",
-        r"#\d{2,6}\b",
-    ]
-    .iter()
-    .filter_map(|p| re(p))
-    .collect()
+        r"(?-u:(?-u:\b))[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}(?-u:(?-u:\b))",
+        r"(?:~|\.{1,2})?/?(?:[A-Za-z0-9_.@+-]+/)+[A-Za-z0-9_.@+-]+",
+        r"(?-u:(?-u:\b))[A-Za-z0-9_-]+\.(?:rs|py|ts|tsx|js|jsx|mjs|go|java|kt|c|h|cc|cpp|hpp|cs|rb|ex|exs|swift|php|md|toml|json|jsonl|yaml|yml|txt|sh|sql|html|css|lock|cfg|ini|xml|proto|ipynb)(?-u:(?-u:\b))",
+        r"(?-u:(?-u:\b))[0-9a-f]{7,40}(?-u:(?-u:\b))",
+        r"(?-u:(?-u:\b))v?[0-9]+\.[0-9]+\.[0-9]+(?:[-+][A-Za-z0-9_.]+)?(?-u:(?-u:\b))",
+        r"(?-u:(?-u:\b))[A-Z]{1,5}[0-9]{3,5}(?-u:(?-u:\b))",
+        r"(?-u:(?-u:\b))[A-Z][A-Z0-9]{1,9}-[0-9]{1,6}(?-u:(?-u:\b))",
+        r"#[0-9]{2,6}(?-u:(?-u:\b))",
+    ];
+    re(&parts.iter().map(|p| format!("(?:{p})")).collect::<Vec<_>>().join("|"))
 });
+
+/// Tool output scanned for identifiers and errors when the policy sets no
+/// preview: the head and tail of each result (bulk output in the middle of a long
+/// listing rarely fits a bounded summary, and scanning it all would make the
+/// summarizer cost grow with output size rather than with the number of facts).
+const SCAN_HEAD: usize = 6_000;
+const SCAN_TAIL: usize = 2_000;
 
 fn matches(r: &LazyLock<Option<Regex>>, s: &str) -> bool {
     r.as_ref().is_some_and(|r| r.is_match(s))
@@ -208,28 +221,16 @@ fn human_text(m: &Message) -> String {
 
 impl Facts {
     fn ident(&mut self, text: &str, weight: u32) {
-        // Patterns run in order (URL before path before bare file name…); a match
-        // inside the span of an earlier one is part of it, not another identifier.
-        let mut spans: Vec<(usize, usize)> = Vec::new();
-        for r in IDENTS.iter() {
-            let before = spans.len();
-            for m in r.find_iter(text) {
-                let (a, b) = (m.start(), m.end());
-                let i = spans[..before].partition_point(|&(_, end)| end <= a);
-                if i < before && spans[i].0 < b {
-                    continue;
-                }
-                spans.push((a, b));
-                let s = m.as_str().trim_end_matches(['.', ',', ':', ';']);
-                if !plausible_ident(s) {
-                    continue;
-                }
-                self.seq += 1;
-                let e = self.idents.entry(s.to_string()).or_insert((0, 0));
-                e.0 = e.0.saturating_add(weight);
-                e.1 = self.seq;
+        let Some(r) = IDENTS.as_ref() else { return };
+        for m in r.find_iter(text) {
+            let s = m.as_str().trim_end_matches(['.', ',', ':', ';']);
+            if !plausible_ident(s) {
+                continue;
             }
-            spans.sort_unstable();
+            self.seq += 1;
+            let e = self.idents.entry(s.to_string()).or_insert((0, 0));
+            e.0 = e.0.saturating_add(weight);
+            e.1 = self.seq;
         }
     }
 
@@ -304,7 +305,7 @@ impl Facts {
                         let full = tool_result_text(content);
                         let text: Cow<'_, str> = match req.limits.preview_head_chars {
                             Some(h) => preview(&full, h, req.limits.preview_tail_chars),
-                            None => Cow::Borrowed(full.as_ref()),
+                            None => preview(&full, SCAN_HEAD, SCAN_TAIL),
                         };
                         let (name, input) = calls.get(tool_use_id.as_str()).copied().unwrap_or(("tool", &NULL));
                         let failed = *is_error == Some(true);
