@@ -126,8 +126,6 @@ pub fn default_policy() -> Policy {
         minimum_tokens: 20_000,
         skip_last_user_turns: 1,
         cap_chars: Some(50_000),
-        head: 20_000,
-        tail: 5_000,
         ..Prune::default()
     };
     p.compact = Compact {
