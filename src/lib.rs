@@ -6,11 +6,17 @@
 //! owns stdout, stderr and exit codes.
 
 pub mod accuracy;
+pub mod filetrack;
 pub mod inspect;
+pub mod invariants;
 pub mod model;
 pub mod output;
+pub mod policy;
+pub mod presets;
 pub mod quality;
 pub mod read;
+pub mod replay;
+pub mod summarize;
 #[doc(hidden)]
 pub mod testing;
 pub mod tokens;

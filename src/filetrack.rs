@@ -1,0 +1,202 @@
+//! File operations read from tool calls: which files the agent read and which it
+//! modified (specs/002 "cumulative file-op tracking", pi `extractFileOpsFromMessage`).
+//!
+//! Tool names differ per agent (Claude Code `Read`/`Edit`/`Write`, Codex
+//! `apply_patch` inside `shell`, pi `read`/`edit`/`write`, Gemini `read_file`/
+//! `replace`, Cline `write_to_file`, opencode `filePath` arguments…), so the
+//! classification is by lower-cased name and the path by the usual argument keys.
+
+use crate::model::{Block, Message};
+use serde::{Deserialize, Serialize};
+use std::collections::BTreeSet;
+
+/// Files read and modified. Sorted sets keep every rendering deterministic.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct FileOps {
+    pub read: BTreeSet<String>,
+    pub modified: BTreeSet<String>,
+}
+
+/// What a tool does to the files named in its arguments.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum FileOpKind {
+    Read,
+    Modified,
+}
+
+impl FileOps {
+    pub fn is_empty(&self) -> bool {
+        self.read.is_empty() && self.modified.is_empty()
+    }
+
+    /// Union with another set of operations.
+    pub fn merge(&mut self, other: &FileOps) {
+        self.read.extend(other.read.iter().cloned());
+        self.modified.extend(other.modified.iter().cloned());
+    }
+
+    /// Files only read (a file read and later modified counts as modified, as
+    /// Opal's `merge_file_ops` and pi's `computeFileLists` do).
+    pub fn read_only(&self) -> impl Iterator<Item = &str> {
+        self.read.iter().filter(|p| !self.modified.contains(*p)).map(String::as_str)
+    }
+
+    pub fn add(&mut self, kind: FileOpKind, path: String) {
+        match kind {
+            FileOpKind::Read => self.read.insert(path),
+            FileOpKind::Modified => self.modified.insert(path),
+        };
+    }
+
+    /// Add the operations of every tool call in a message.
+    pub fn add_message(&mut self, m: &Message) {
+        for b in &m.blocks {
+            if let Block::ToolUse { name, input, .. } = b {
+                for (kind, path) in tool_file_ops(name, input) {
+                    self.add(kind, path);
+                }
+            }
+        }
+    }
+
+    pub fn from_messages<'a>(messages: impl IntoIterator<Item = &'a Message>) -> FileOps {
+        let mut ops = FileOps::default();
+        for m in messages {
+            ops.add_message(m);
+        }
+        ops
+    }
+}
+
+/// How a tool name touches files, when it is a file tool.
+pub fn classify_tool(name: &str) -> Option<FileOpKind> {
+    let n = name.to_ascii_lowercase();
+    // MCP tools are `mcp__server__tool`: classify by the tool part.
+    let n = n.rsplit("__").next().unwrap_or(&n);
+    match n {
+        "read" | "read_file" | "readfile" | "view" | "view_file" | "open_file" | "cat" | "notebookread"
+        | "read_many_files" | "get_file_contents" | "read_text_file" => Some(FileOpKind::Read),
+        "edit" | "multiedit" | "multi_edit" | "write" | "write_file" | "edit_file" | "create_file" | "notebookedit"
+        | "replace" | "replace_in_file" | "write_to_file" | "str_replace" | "insert" | "apply_patch" | "patch"
+        | "delete_file" | "move_file" | "edit_notebook" => Some(FileOpKind::Modified),
+        _ => None,
+    }
+}
+
+/// Argument keys that hold one file path.
+const PATH_KEYS: [&str; 8] =
+    ["file_path", "path", "filePath", "absolute_path", "notebook_path", "target_file", "filename", "file"];
+
+/// The file operations of one tool call.
+pub fn tool_file_ops(name: &str, input: &serde_json::Value) -> Vec<(FileOpKind, String)> {
+    let mut out = Vec::new();
+    let lower = name.to_ascii_lowercase();
+    // A patch anywhere in the arguments (Codex `apply_patch`, or `shell` running it).
+    let patch = find_patch(input);
+    if let Some(p) = patch {
+        out.extend(patch_paths(p).into_iter().map(|path| (FileOpKind::Modified, path)));
+    }
+    // Anthropic's text editor tool: `command` says whether it reads or writes.
+    if lower.starts_with("str_replace_based_edit_tool") || lower == "str_replace_editor" || lower == "text_editor" {
+        let kind = match input.get("command").and_then(|c| c.as_str()) {
+            Some("view") => FileOpKind::Read,
+            _ => FileOpKind::Modified,
+        };
+        if let Some(p) = path_arg(input) {
+            out.push((kind, p));
+        }
+        return out;
+    }
+    let Some(kind) = classify_tool(name) else {
+        return out;
+    };
+    if let Some(p) = path_arg(input) {
+        out.push((kind, p));
+    }
+    if let Some(paths) = input.get("paths").and_then(|v| v.as_array()) {
+        out.extend(paths.iter().filter_map(|p| p.as_str()).map(|p| (kind, p.to_string())));
+    }
+    // Cline/opencode multi-file edits carry a list of `{path}` objects.
+    if let Some(edits) = input.get("edits").and_then(|v| v.as_array()) {
+        out.extend(edits.iter().filter_map(path_arg).map(|p| (FileOpKind::Modified, p)));
+    }
+    out
+}
+
+fn path_arg(input: &serde_json::Value) -> Option<String> {
+    PATH_KEYS.iter().find_map(|k| input.get(*k).and_then(|v| v.as_str())).filter(|p| !p.is_empty()).map(str::to_string)
+}
+
+/// The text of an `apply_patch` envelope in the arguments, if any.
+fn find_patch(input: &serde_json::Value) -> Option<&str> {
+    match input {
+        serde_json::Value::String(s) if s.contains("*** Begin Patch") => Some(s),
+        serde_json::Value::Array(a) => a.iter().find_map(find_patch),
+        serde_json::Value::Object(o) => o.values().find_map(find_patch),
+        _ => None,
+    }
+}
+
+/// Paths named in an `apply_patch` envelope (`*** Update File: p`, …).
+pub fn patch_paths(patch: &str) -> Vec<String> {
+    const MARKERS: [&str; 4] = ["*** Update File: ", "*** Add File: ", "*** Delete File: ", "*** Move to: "];
+    patch
+        .lines()
+        .filter_map(|l| MARKERS.iter().find_map(|m| l.trim_start().strip_prefix(m)))
+        .map(|p| p.trim().to_string())
+        .filter(|p| !p.is_empty())
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn classifies_tools_of_every_agent() {
+        let cases = [
+            ("Read", json!({"file_path": "/a.rs"}), Some((FileOpKind::Read, "/a.rs"))),
+            ("Edit", json!({"file_path": "/b.rs", "old_string": "x"}), Some((FileOpKind::Modified, "/b.rs"))),
+            ("write", json!({"path": "c.md"}), Some((FileOpKind::Modified, "c.md"))),
+            ("read_file", json!({"absolute_path": "/d"}), Some((FileOpKind::Read, "/d"))),
+            ("replace", json!({"file_path": "/e"}), Some((FileOpKind::Modified, "/e"))),
+            ("write_to_file", json!({"path": "f"}), Some((FileOpKind::Modified, "f"))),
+            ("edit", json!({"filePath": "g"}), Some((FileOpKind::Modified, "g"))),
+            ("NotebookEdit", json!({"notebook_path": "n.ipynb"}), Some((FileOpKind::Modified, "n.ipynb"))),
+            ("mcp__fs__read_file", json!({"path": "/m"}), Some((FileOpKind::Read, "/m"))),
+            ("Bash", json!({"command": "ls"}), None),
+        ];
+        for (name, input, want) in cases {
+            let got = tool_file_ops(name, &input);
+            assert_eq!(got.first().map(|(k, p)| (*k, p.as_str())), want, "{name}");
+        }
+    }
+
+    #[test]
+    fn text_editor_view_is_a_read() {
+        let ops = tool_file_ops("str_replace_based_edit_tool", &json!({"command": "view", "path": "/x"}));
+        assert_eq!(ops, vec![(FileOpKind::Read, "/x".to_string())]);
+        let ops = tool_file_ops("str_replace_based_edit_tool", &json!({"command": "str_replace", "path": "/x"}));
+        assert_eq!(ops, vec![(FileOpKind::Modified, "/x".to_string())]);
+    }
+
+    #[test]
+    fn apply_patch_inside_shell_arguments() {
+        let patch = "*** Begin Patch\n*** Update File: src/a.rs\n@@\n-x\n+y\n*** Add File: src/b.rs\n+z\n*** End Patch";
+        let ops = tool_file_ops("shell", &json!({"command": ["apply_patch", patch]}));
+        assert_eq!(
+            ops,
+            vec![(FileOpKind::Modified, "src/a.rs".to_string()), (FileOpKind::Modified, "src/b.rs".to_string())]
+        );
+    }
+
+    #[test]
+    fn read_then_modified_is_modified_only() {
+        let mut ops = FileOps::default();
+        ops.add(FileOpKind::Read, "a".into());
+        ops.add(FileOpKind::Read, "b".into());
+        ops.add(FileOpKind::Modified, "a".into());
+        assert_eq!(ops.read_only().collect::<Vec<_>>(), vec!["b"]);
+    }
+}

@@ -1,0 +1,250 @@
+//! Invariants of a replay (DESIGN.md §3), checked in tests and by
+//! `replay --check-invariants`:
+//! - every `ToolResult` in a view has its `ToolUse` earlier in the same view, and
+//!   every `ToolUse` its result later (a tool use still pending at the end of the
+//!   view is allowed);
+//! - where the preset's API needs it, roles alternate at the seams a compaction
+//!   creates (summary, acknowledgement); the source log's own shape is not judged;
+//! - pruning changes only the content of tool results: user text, assistant
+//!   text/thinking/tool_use blocks and image blocks are untouched;
+//! - a compaction never increases the estimated size of history.
+
+use crate::model::{Block, Message, Origin, Role};
+use serde::{Deserialize, Serialize};
+use std::collections::HashSet;
+
+/// One broken invariant. `message` is an index into the checked view.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub enum Violation {
+    /// A tool result whose tool use is not earlier in the view.
+    OrphanToolResult { message: usize, tool_use_id: String },
+    /// A tool use whose result is not later in the view.
+    OrphanToolUse { message: usize, tool_use_id: String },
+    /// Two adjacent messages of the same role at a compaction seam.
+    Alternation { message: usize, role: Role },
+    /// Pruning changed something it must not.
+    PruneChangedContent { message: usize, block: usize, what: String },
+    /// The view and history do not have the same messages.
+    PruneChangedShape { history_len: usize, view_len: usize },
+    /// An applied compaction made history bigger.
+    CompactionGrew { before: u64, after: u64 },
+    /// Incremental token totals differ from a recomputation (engine bug).
+    TotalsMismatch { history_incremental: u64, history_recomputed: u64, view_incremental: u64, view_recomputed: u64 },
+}
+
+/// What to check.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct CheckOptions<'a> {
+    /// Check role alternation at compaction seams.
+    pub alternation: bool,
+    /// Tool uses of the last assistant message may still be waiting for results.
+    pub allow_pending_tool_uses: bool,
+    /// Tool ids already unpaired in the source log (not the policy's doing).
+    pub ignore_ids: Option<&'a HashSet<String>>,
+    /// Tool results holding images must be left as they are.
+    pub images_untouchable: bool,
+}
+
+/// A message compaction made (summary, acknowledgement).
+fn synthetic(m: &Message) -> bool {
+    m.origin == Origin::CompactSummary || (m.role == Role::Assistant && m.origin == Origin::Injected)
+}
+
+/// Check one view (or transcript).
+pub fn check(view: &[Message], opts: &CheckOptions<'_>) -> Result<(), Vec<Violation>> {
+    let mut out = Vec::new();
+    let ignored = |id: &str| opts.ignore_ids.is_some_and(|s| s.contains(id));
+    pairing(
+        view,
+        &mut |v| {
+            let id = match &v {
+                Violation::OrphanToolResult { tool_use_id, .. } | Violation::OrphanToolUse { tool_use_id, .. } => {
+                    tool_use_id.as_str()
+                }
+                _ => "",
+            };
+            if !ignored(id) {
+                out.push(v);
+            }
+        },
+        opts.allow_pending_tool_uses,
+    );
+    if opts.alternation {
+        let mut prev: Option<(usize, &Message)> = None;
+        for (i, m) in view.iter().enumerate() {
+            if m.role == Role::System {
+                continue;
+            }
+            if let Some((_, p)) = prev
+                && p.role == m.role
+                && (synthetic(p) || synthetic(m))
+            {
+                out.push(Violation::Alternation { message: i, role: m.role });
+            }
+            prev = Some((i, m));
+        }
+    }
+    if out.is_empty() { Ok(()) } else { Err(out) }
+}
+
+fn pairing(view: &[Message], emit: &mut dyn FnMut(Violation), allow_pending: bool) {
+    let mut uses: HashSet<&str> = HashSet::new();
+    let mut results: HashSet<&str> = HashSet::new();
+    for (i, m) in view.iter().enumerate() {
+        for b in &m.blocks {
+            match b {
+                Block::ToolUse { id, .. } => {
+                    uses.insert(id);
+                }
+                Block::ToolResult { tool_use_id, .. } => {
+                    if !uses.contains(tool_use_id.as_str()) {
+                        emit(Violation::OrphanToolResult { message: i, tool_use_id: tool_use_id.clone() });
+                    }
+                    results.insert(tool_use_id);
+                }
+                _ => {}
+            }
+        }
+    }
+    let last_assistant = view.iter().rposition(|m| m.role == Role::Assistant);
+    for (i, m) in view.iter().enumerate() {
+        for (id, _, _) in m.tool_uses() {
+            if results.contains(id) {
+                continue;
+            }
+            let pending =
+                allow_pending && Some(i) == last_assistant && view[i + 1..].iter().all(|n| !n.has_tool_results());
+            if !pending {
+                emit(Violation::OrphanToolUse { message: i, tool_use_id: id.to_string() });
+            }
+        }
+    }
+}
+
+/// Tool ids unpaired in a source log (interrupted tools, truncated logs): a
+/// replay is not blamed for them.
+pub fn unpaired_ids(messages: &[Message]) -> HashSet<String> {
+    let mut ids = HashSet::new();
+    pairing(
+        messages,
+        &mut |v| {
+            if let Violation::OrphanToolResult { tool_use_id, .. } | Violation::OrphanToolUse { tool_use_id, .. } = v {
+                ids.insert(tool_use_id);
+            }
+        },
+        true,
+    );
+    ids
+}
+
+/// Check that a view differs from its history only in tool-result content.
+pub fn check_pruning(history: &[Message], view: &[Message], opts: &CheckOptions<'_>) -> Result<(), Vec<Violation>> {
+    if history.len() != view.len() {
+        return Err(vec![Violation::PruneChangedShape { history_len: history.len(), view_len: view.len() }]);
+    }
+    let mut out = Vec::new();
+    for (i, (h, v)) in history.iter().zip(view).enumerate() {
+        let bad =
+            |what: &str, block: usize| Violation::PruneChangedContent { message: i, block, what: what.to_string() };
+        if h.role != v.role || h.origin != v.origin || h.blocks.len() != v.blocks.len() {
+            out.push(bad("message role, origin or block count", 0));
+            continue;
+        }
+        for (j, (hb, vb)) in h.blocks.iter().zip(&v.blocks).enumerate() {
+            match (hb, vb) {
+                (
+                    Block::ToolResult { tool_use_id: a, content: ca, is_error: ea },
+                    Block::ToolResult { tool_use_id: b, content: cb, is_error: eb },
+                ) => {
+                    if a != b || ea != eb {
+                        out.push(bad("tool result id or error flag", j));
+                    } else if opts.images_untouchable && ca.iter().any(|c| matches!(c, Block::Image { .. })) && ca != cb
+                    {
+                        out.push(bad("tool result with an image", j));
+                    }
+                }
+                _ if hb != vb => {
+                    let what = match hb {
+                        Block::Text { .. } if h.role == Role::User => "user text",
+                        Block::Text { .. } => "assistant text",
+                        Block::Thinking { .. } => "thinking",
+                        Block::ToolUse { .. } => "tool_use",
+                        Block::Image { .. } => "image",
+                        _ => "block",
+                    };
+                    out.push(bad(what, j));
+                }
+                _ => {}
+            }
+        }
+    }
+    if out.is_empty() { Ok(()) } else { Err(out) }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn user(t: &str) -> Message {
+        Message::new(Role::User, Origin::Human, vec![Block::text(t)])
+    }
+    fn call(id: &str) -> Message {
+        Message::new(
+            Role::Assistant,
+            Origin::Model,
+            vec![Block::ToolUse { id: id.into(), name: "Read".into(), input: json!({}) }],
+        )
+    }
+    fn result(id: &str, t: &str) -> Message {
+        Message::new(
+            Role::User,
+            Origin::ToolResult,
+            vec![Block::ToolResult { tool_use_id: id.into(), content: vec![Block::text(t)], is_error: None }],
+        )
+    }
+
+    #[test]
+    fn pairs_and_orphans() {
+        let opts = CheckOptions { allow_pending_tool_uses: true, ..CheckOptions::default() };
+        assert!(check(&[user("a"), call("1"), result("1", "x")], &opts).is_ok());
+        // Pending tool use at the end is fine; in the middle it is not.
+        assert!(check(&[user("a"), call("1")], &opts).is_ok());
+        let err = check(&[user("a"), call("1"), user("b"), call("2"), result("2", "x")], &opts).unwrap_err();
+        assert_eq!(err, vec![Violation::OrphanToolUse { message: 1, tool_use_id: "1".into() }]);
+        let err = check(&[user("a"), result("9", "x")], &opts).unwrap_err();
+        assert_eq!(err, vec![Violation::OrphanToolResult { message: 1, tool_use_id: "9".into() }]);
+        let ignore: HashSet<String> = ["9".to_string()].into();
+        let opts2 = CheckOptions { ignore_ids: Some(&ignore), ..opts };
+        assert!(check(&[user("a"), result("9", "x")], &opts2).is_ok());
+    }
+
+    #[test]
+    fn alternation_only_at_compaction_seams() {
+        let opts = CheckOptions { alternation: true, ..CheckOptions::default() };
+        let summary = Message::new(Role::User, Origin::CompactSummary, vec![Block::text("s")]);
+        // Two user messages from the log itself are not the policy's doing.
+        assert!(check(&[user("a"), user("b")], &opts).is_ok());
+        assert_eq!(
+            check(&[summary.clone(), user("b")], &opts).unwrap_err(),
+            vec![Violation::Alternation { message: 1, role: Role::User }]
+        );
+        let ack = Message::new(Role::Assistant, Origin::Injected, vec![Block::text("ok")]);
+        assert!(check(&[summary, ack, user("b")], &opts).is_ok());
+    }
+
+    #[test]
+    fn pruning_may_only_touch_tool_result_content() {
+        let opts = CheckOptions::default();
+        let h = vec![user("a"), call("1"), result("1", "long output")];
+        let mut v = h.clone();
+        v[2] = result("1", "[cleared]");
+        assert!(check_pruning(&h, &v, &opts).is_ok());
+        v[0] = user("changed");
+        assert_eq!(
+            check_pruning(&h, &v, &opts).unwrap_err(),
+            vec![Violation::PruneChangedContent { message: 0, block: 0, what: "user text".into() }]
+        );
+    }
+}

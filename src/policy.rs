@@ -1,0 +1,924 @@
+//! Context-management policies (DESIGN.md §4): plain data that says when and how
+//! a replay prunes tool output (Layer 1) and compacts history (Layer 2).
+//!
+//! A policy comes from a preset (`crate::presets`), a TOML file, and `--set
+//! key=value` overrides whose dotted keys mirror the TOML layout
+//! (`prune.soft_trim_chars`, `compact.keep_recent_tokens`, …). Every key is listed
+//! in [`Policy::KEYS`]; unknown keys are rejected with the key named, so a typo in a
+//! sweep grid fails loudly instead of silently measuring the default.
+//!
+//! Optional parameters serialize as the string `"off"` (TOML has no null), which
+//! keeps `compactor presets` output complete and makes every preset round-trip
+//! through TOML exactly.
+
+use crate::summarize::SummarizerKind;
+use crate::tokens::EstimatorKind;
+use serde::de::IntoDeserializer;
+use serde::{Deserialize, Serialize};
+
+/// A complete context-management policy.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct Policy {
+    /// Preset name or a user label; used in reports and output paths.
+    pub name: String,
+    /// Where the constants come from (spec section / source key).
+    pub source: String,
+    /// Context window of the model, in tokens. Calls whose request exceeds it are
+    /// counted as overflows.
+    pub context_window: u64,
+    /// The `max_tokens` the agent requests; some triggers include it.
+    pub max_output_tokens: u64,
+    /// Size of the system prompt + tool schemas, which most logs do not contain.
+    /// `off` = calibrate from the first recorded usage: max(0, recorded − estimate).
+    #[serde(with = "off")]
+    pub system_tokens: Option<u64>,
+    /// How request sizes are estimated. `calibrated` = the base estimator plus the
+    /// gap between the last recorded usage and the estimate at that call.
+    pub estimator: EstimatorKind,
+    /// Tokens added per message for role/structure (specs/000: 4; Opal: 10).
+    pub message_overhead_tokens: u64,
+    pub prune: Prune,
+    pub compact: Compact,
+    pub flush: Flush,
+}
+
+/// How the age of a tool result is counted.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum AgeUnit {
+    /// Number of newer tool-result messages (specs/000).
+    ToolResults,
+    /// Number of newer assistant messages (specs/004, OpenClaw).
+    AssistantTurns,
+}
+
+/// Layer 1: tool-output pruning. Applied per request to the view; `persist`
+/// writes it into history instead (opencode).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct Prune {
+    pub enabled: bool,
+    /// Pruned content replaces history (the summarizer and transcript see it).
+    pub persist: bool,
+    pub age_unit: AgeUnit,
+    /// Tool results younger than this (in `age_unit`) are never touched.
+    pub keep_last: u64,
+    /// Soft-trim results longer than this many characters to head + tail.
+    #[serde(with = "off")]
+    pub soft_trim_chars: Option<u64>,
+    pub head: u64,
+    pub tail: u64,
+    /// Layout of a soft-trimmed result. Placeholders: `{head}`, `{tail}` (the
+    /// kept text), `{head_chars}`, `{tail_chars}`, `{total_chars}`.
+    pub trim_template: String,
+    /// Hard-clear results at least this old (in `age_unit`).
+    #[serde(with = "off")]
+    pub hard_clear_after: Option<u64>,
+    /// Text that replaces a hard-cleared result.
+    pub placeholder: String,
+    /// Tool names whose results are never pruned.
+    pub protect_tools: Vec<String>,
+    /// Results containing images are never pruned (soft-trim always skips them).
+    pub skip_images: bool,
+    /// OpenClaw: only the N newest image results are protected from hard-clear.
+    #[serde(with = "off")]
+    pub protect_recent_images: Option<u64>,
+    /// OpenClaw "bootstrap safety": nothing before the first user message.
+    pub protect_before_first_user: bool,
+    /// OpenClaw: soft-trim only when the request is at least this share of the window.
+    #[serde(with = "off")]
+    pub soft_trim_ratio: Option<f64>,
+    /// OpenClaw: hard-clear oldest first while the request is at least this share.
+    #[serde(with = "off")]
+    pub hard_clear_ratio: Option<f64>,
+    /// OpenClaw: hard-clear only when prunable tool output is at least this many chars.
+    pub min_prunable_tool_chars: u64,
+    /// Truncate every result longer than this at ingestion, whatever its age
+    /// (OpenClaw `maxToolResultChars`, specs/003 `MaxToolResultChars`).
+    #[serde(with = "off")]
+    pub cap_chars: Option<u64>,
+    /// opencode: tokens of the newest tool output that are never pruned.
+    #[serde(with = "off")]
+    pub protect_tokens: Option<u64>,
+    /// opencode: prune only when more than this many tokens would be freed.
+    pub minimum_tokens: u64,
+    /// opencode: tool output of the last N user turns is skipped.
+    pub skip_last_user_turns: u64,
+    /// OpenClaw cache-ttl mode: prune only when at least this many seconds passed
+    /// since the previous call (the prompt cache has expired); other calls send
+    /// the full history.
+    #[serde(with = "off")]
+    pub cache_ttl_secs: Option<u64>,
+    pub clear_tool_uses: ClearToolUses,
+}
+
+/// Anthropic `clear_tool_uses_20250919` context edit.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct ClearToolUses {
+    pub enabled: bool,
+    /// Clear when the full request exceeds this many input tokens.
+    pub trigger_tokens: u64,
+    /// Most recent tool uses kept.
+    pub keep: u64,
+    /// Clear only when at least this many tokens would be cleared.
+    pub clear_at_least: u64,
+    /// Tools whose results are never cleared.
+    pub exclude_tools: Vec<String>,
+}
+
+/// What fires a compaction.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum TriggerKind {
+    /// size > `trigger_tokens` (absolute).
+    Tokens,
+    /// size > `trigger_ratio` × `context_window`.
+    Ratio,
+    /// size > `context_window` − `reserve_tokens`.
+    Reserve,
+}
+
+/// Which size the trigger looks at.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Measure {
+    /// The unpruned history (the agent estimates its stored messages).
+    History,
+    /// The request as sent, after pruning (agents that read the last usage).
+    View,
+}
+
+/// How the part to keep verbatim is chosen.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum CutKind {
+    /// Keep the newest `keep_recent_tokens`, cut snapped to a valid cut point.
+    KeepRecentTokens,
+    /// Keep the first `keep_first_messages` and the last `keep_tail_messages`,
+    /// boundary pulled back so no tool pair is split (specs/003).
+    FirstPlusTailMessages,
+    /// Keep the last `keep_recent_turns` assistant turns (specs/004).
+    KeepRecentTurns,
+    /// Replace everything (Vibe, Codex, opencode, Claude Code).
+    WholeHistory,
+}
+
+/// Where a `keep_recent_tokens` cut may land.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum CutPoints {
+    /// A user message that is not a tool result (start of a turn).
+    User,
+    /// A user message or an assistant message (pi): an assistant cut splits a turn.
+    UserOrAssistant,
+}
+
+/// Where the summary goes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Placement {
+    /// User message + synthetic assistant acknowledgement (specs/000).
+    UserAssistantPair,
+    /// One user message.
+    User,
+    /// Appended to the first kept message (specs/003), acknowledgement if needed.
+    MergeFirst,
+    /// A system message (specs/004).
+    System,
+}
+
+/// What happens when the summarizer fails.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Fallback {
+    Truncate,
+    Extractive,
+    /// Remove the messages without a summary (specs/000, specs/003 trimming).
+    Drop,
+    /// Give up this compaction.
+    Skip,
+}
+
+/// Layer 2: history compaction.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct Compact {
+    pub enabled: bool,
+    pub trigger: TriggerKind,
+    pub trigger_tokens: u64,
+    pub trigger_ratio: f64,
+    pub reserve_tokens: u64,
+    /// Add `max_output_tokens` to the measured size (specs/000).
+    pub include_max_output: bool,
+    /// Fire at `>=` instead of `>`.
+    pub inclusive: bool,
+    pub measure: Measure,
+    pub cut: CutKind,
+    pub cut_points: CutPoints,
+    pub keep_recent_tokens: u64,
+    /// Overrides `keep_recent_tokens` with a share of the window (Opal: window/4).
+    #[serde(with = "off")]
+    pub keep_recent_ratio: Option<f64>,
+    pub keep_first_messages: u64,
+    pub keep_tail_messages: u64,
+    /// Minimum messages in the compaction zone (specs/003: 2).
+    pub min_compact_messages: u64,
+    pub keep_recent_turns: u64,
+    /// Codex: newest user messages kept verbatim up to this many tokens.
+    #[serde(with = "off")]
+    pub user_message_budget_tokens: Option<u64>,
+    /// Vibe: append "Last request from user was: …" to the summary.
+    pub append_last_user_request: bool,
+    /// Keep leading injected context (AGENTS.md, environment) verbatim (Codex).
+    pub keep_initial_context: bool,
+    /// A cut inside a turn whose compacted prefix has at least this many
+    /// messages gets a separate turn-prefix summary (Opal 5, pi 1).
+    #[serde(with = "off")]
+    pub split_turn_min_messages: Option<u64>,
+    pub placement: Placement,
+    /// Text of the summary message; `{summary}` is replaced by the summary.
+    pub summary_template: String,
+    /// Synthetic assistant acknowledgement (pair and merge_first placements).
+    pub ack_text: String,
+    /// The preset's API needs strict user/assistant alternation at the seams.
+    pub alternation: bool,
+    pub summarizer: SummarizerKind,
+    pub fallback: Fallback,
+    /// Upper bound of the summary size, in tokens.
+    pub summary_max_tokens: u64,
+    /// Summarizer sees only this head of each tool result (specs/003: 500).
+    #[serde(with = "off")]
+    pub preview_head_chars: Option<u64>,
+    pub preview_tail_chars: u64,
+    /// Summarizer input is capped at this many characters (specs/003: 100K).
+    #[serde(with = "off")]
+    pub input_cap_chars: Option<u64>,
+    /// Merge the previous summary instead of re-summarizing it as a message.
+    pub iterative_update: bool,
+    /// Track read/modified files cumulatively across compactions.
+    pub file_ops: bool,
+    /// A compaction that frees less than this is a no-progress compaction; the
+    /// policy then waits until the request has grown by this much.
+    pub min_gain_tokens: u64,
+    /// Opal overflow recovery: when a request exceeds the window, compact again
+    /// keeping this share of the window, forcing a cut.
+    #[serde(with = "off")]
+    pub overflow_keep_ratio: Option<f64>,
+}
+
+/// Pre-compaction memory flush (specs/004, OpenClaw): reported, not executed.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct Flush {
+    pub enabled: bool,
+    pub reserve_tokens: u64,
+    pub threshold_tokens: u64,
+}
+
+impl Default for Policy {
+    fn default() -> Policy {
+        crate::presets::default_policy()
+    }
+}
+
+impl Default for Prune {
+    fn default() -> Prune {
+        Prune {
+            enabled: false,
+            persist: false,
+            age_unit: AgeUnit::ToolResults,
+            keep_last: 0,
+            soft_trim_chars: None,
+            head: 0,
+            tail: 0,
+            trim_template: DEFAULT_TRIM_TEMPLATE.to_string(),
+            hard_clear_after: None,
+            placeholder: "[Tool result cleared]".to_string(),
+            protect_tools: Vec::new(),
+            skip_images: true,
+            protect_recent_images: None,
+            protect_before_first_user: false,
+            soft_trim_ratio: None,
+            hard_clear_ratio: None,
+            min_prunable_tool_chars: 0,
+            cap_chars: None,
+            protect_tokens: None,
+            minimum_tokens: 0,
+            skip_last_user_turns: 0,
+            cache_ttl_secs: None,
+            clear_tool_uses: ClearToolUses::default(),
+        }
+    }
+}
+
+impl Default for ClearToolUses {
+    fn default() -> ClearToolUses {
+        ClearToolUses { enabled: false, trigger_tokens: 100_000, keep: 3, clear_at_least: 0, exclude_tools: Vec::new() }
+    }
+}
+
+impl Default for Compact {
+    fn default() -> Compact {
+        Compact {
+            enabled: false,
+            trigger: TriggerKind::Ratio,
+            trigger_tokens: 0,
+            trigger_ratio: 0.8,
+            reserve_tokens: 0,
+            include_max_output: false,
+            inclusive: false,
+            measure: Measure::History,
+            cut: CutKind::KeepRecentTokens,
+            cut_points: CutPoints::User,
+            keep_recent_tokens: 20_000,
+            keep_recent_ratio: None,
+            keep_first_messages: 1,
+            keep_tail_messages: 6,
+            min_compact_messages: 1,
+            keep_recent_turns: 5,
+            user_message_budget_tokens: None,
+            append_last_user_request: false,
+            keep_initial_context: false,
+            split_turn_min_messages: None,
+            placement: Placement::User,
+            summary_template: "{summary}".to_string(),
+            ack_text: "Understood.".to_string(),
+            alternation: false,
+            summarizer: SummarizerKind::Extractive,
+            fallback: Fallback::Truncate,
+            summary_max_tokens: 4_000,
+            preview_head_chars: None,
+            preview_tail_chars: 0,
+            input_cap_chars: None,
+            iterative_update: true,
+            file_ops: true,
+            min_gain_tokens: 1_000,
+            overflow_keep_ratio: None,
+        }
+    }
+}
+
+impl Default for Flush {
+    fn default() -> Flush {
+        Flush { enabled: false, reserve_tokens: 20_000, threshold_tokens: 4_000 }
+    }
+}
+
+/// The specs/000 trim marker, also compactor's default.
+pub const DEFAULT_TRIM_TEMPLATE: &str =
+    "{head}\n\n--- trimmed (kept {head_chars} head + {tail_chars} tail of {total_chars} chars) ---\n\n{tail}";
+
+/// A policy could not be built or is inconsistent. Every variant names the key.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum PolicyError {
+    #[error("unknown policy key `{key}`{hint}")]
+    UnknownKey { key: String, hint: String },
+    #[error("invalid value `{value}` for `{key}`: expected {expected}")]
+    InvalidValue { key: String, value: String, expected: String },
+    #[error("`{key}`: {reason}")]
+    Invalid { key: String, reason: String },
+    #[error("unknown preset `{0}` (see `compactor presets`)")]
+    UnknownPreset(String),
+    #[error("policy TOML: {0}")]
+    Toml(String),
+    #[error("`--set` expects KEY=VALUE, got `{0}`")]
+    BadAssignment(String),
+}
+
+/// A value to assign: text from the command line or a typed TOML value.
+#[derive(Clone, Copy)]
+enum Raw<'a> {
+    Text(&'a str),
+    Toml(&'a toml::Value),
+}
+
+impl Raw<'_> {
+    fn shown(&self) -> String {
+        match self {
+            Raw::Text(s) => (*s).to_string(),
+            Raw::Toml(v) => v.to_string(),
+        }
+    }
+}
+
+fn invalid(key: &str, v: Raw<'_>, expected: &str) -> PolicyError {
+    PolicyError::InvalidValue { key: key.to_string(), value: v.shown(), expected: expected.to_string() }
+}
+
+fn is_off(s: &str) -> bool {
+    matches!(s.trim().to_ascii_lowercase().as_str(), "off" | "none" | "auto" | "")
+}
+
+fn parse_u64(key: &str, v: Raw<'_>) -> Result<u64, PolicyError> {
+    const EXPECTED: &str = "a non-negative integer (`100000`, `100_000` or `100k`)";
+    match v {
+        Raw::Toml(toml::Value::Integer(i)) => u64::try_from(*i).map_err(|_| invalid(key, v, EXPECTED)),
+        Raw::Toml(toml::Value::String(s)) => parse_u64(key, Raw::Text(s)),
+        Raw::Toml(_) => Err(invalid(key, v, EXPECTED)),
+        Raw::Text(s) => {
+            let t = s.trim().replace('_', "").to_ascii_lowercase();
+            let (digits, mult) = if let Some(d) = t.strip_suffix('k') {
+                (d, 1_000)
+            } else if let Some(d) = t.strip_suffix('m') {
+                (d, 1_000_000)
+            } else {
+                (t.as_str(), 1)
+            };
+            digits.parse::<u64>().ok().and_then(|n| n.checked_mul(mult)).ok_or_else(|| invalid(key, v, EXPECTED))
+        }
+    }
+}
+
+fn parse_opt_u64(key: &str, v: Raw<'_>) -> Result<Option<u64>, PolicyError> {
+    match v {
+        Raw::Text(s) if is_off(s) => Ok(None),
+        Raw::Toml(toml::Value::String(s)) if is_off(s) => Ok(None),
+        _ => parse_u64(key, v).map(Some).map_err(|_| invalid(key, v, "a non-negative integer or `off`")),
+    }
+}
+
+fn parse_f64(key: &str, v: Raw<'_>) -> Result<f64, PolicyError> {
+    let x = match v {
+        Raw::Toml(toml::Value::Float(f)) => Some(*f),
+        Raw::Toml(toml::Value::Integer(i)) => Some(*i as f64),
+        Raw::Toml(toml::Value::String(s)) => s.trim().parse::<f64>().ok(),
+        Raw::Toml(_) => None,
+        Raw::Text(s) => s.trim().parse::<f64>().ok(),
+    };
+    x.filter(|f| f.is_finite()).ok_or_else(|| invalid(key, v, "a number"))
+}
+
+fn parse_opt_f64(key: &str, v: Raw<'_>) -> Result<Option<f64>, PolicyError> {
+    match v {
+        Raw::Text(s) if is_off(s) => Ok(None),
+        Raw::Toml(toml::Value::String(s)) if is_off(s) => Ok(None),
+        _ => parse_f64(key, v).map(Some).map_err(|_| invalid(key, v, "a number or `off`")),
+    }
+}
+
+fn parse_bool(key: &str, v: Raw<'_>) -> Result<bool, PolicyError> {
+    let text = match v {
+        Raw::Toml(toml::Value::Boolean(b)) => return Ok(*b),
+        Raw::Toml(toml::Value::String(s)) => s.as_str(),
+        Raw::Toml(_) => return Err(invalid(key, v, "true or false")),
+        Raw::Text(s) => s,
+    };
+    match text.trim().to_ascii_lowercase().as_str() {
+        "true" | "yes" | "on" | "1" => Ok(true),
+        "false" | "no" | "off" | "0" => Ok(false),
+        _ => Err(invalid(key, v, "true or false")),
+    }
+}
+
+fn parse_string(key: &str, v: Raw<'_>) -> Result<String, PolicyError> {
+    match v {
+        Raw::Toml(toml::Value::String(s)) => Ok(s.clone()),
+        Raw::Toml(_) => Err(invalid(key, v, "a string")),
+        // A quoted value is a TOML string, so `\n` escapes work on the command line.
+        Raw::Text(s) if s.trim_start().starts_with('"') => toml::from_str::<toml::Table>(&format!("v = {s}"))
+            .ok()
+            .and_then(|mut t| t.remove("v"))
+            .and_then(|v| v.as_str().map(str::to_string))
+            .ok_or_else(|| invalid(key, v, "a string (quoted values are TOML strings)")),
+        Raw::Text(s) => Ok(s.to_string()),
+    }
+}
+
+fn parse_list(key: &str, v: Raw<'_>) -> Result<Vec<String>, PolicyError> {
+    const EXPECTED: &str = "a list of names (`a,b` or `[\"a\", \"b\"]`)";
+    let from_array = |a: &[toml::Value]| -> Option<Vec<String>> {
+        a.iter().map(|x| x.as_str().map(str::to_string)).collect::<Option<Vec<_>>>()
+    };
+    match v {
+        Raw::Toml(toml::Value::Array(a)) => from_array(a).ok_or_else(|| invalid(key, v, EXPECTED)),
+        Raw::Toml(_) => Err(invalid(key, v, EXPECTED)),
+        Raw::Text(s) if s.trim_start().starts_with('[') => toml::from_str::<toml::Table>(&format!("v = {s}"))
+            .ok()
+            .and_then(|t| t.get("v").and_then(|x| x.as_array()).and_then(|a| from_array(a)))
+            .ok_or_else(|| invalid(key, v, EXPECTED)),
+        Raw::Text(s) => Ok(s.split(',').map(str::trim).filter(|x| !x.is_empty()).map(str::to_string).collect()),
+    }
+}
+
+fn parse_enum<T: for<'de> Deserialize<'de>>(key: &str, v: Raw<'_>) -> Result<T, PolicyError> {
+    let text = match v {
+        Raw::Text(s) => s.trim(),
+        Raw::Toml(toml::Value::String(s)) => s.trim(),
+        Raw::Toml(_) => return Err(invalid(key, v, "a name")),
+    };
+    let de: serde::de::value::StrDeserializer<'_, serde::de::value::Error> = text.into_deserializer();
+    T::deserialize(de).map_err(|e| {
+        // serde says "unknown variant `x`, expected one of `a`, `b`": keep the list.
+        let msg = e.to_string();
+        let expected = msg.split_once("expected ").map_or("a known name", |(_, rest)| rest).to_string();
+        PolicyError::InvalidValue { key: key.to_string(), value: text.to_string(), expected }
+    })
+}
+
+/// Generates `Policy::KEYS` and the key dispatch from one table, so the list of
+/// settable keys cannot drift from what `set` accepts.
+macro_rules! policy_keys {
+    ($( $key:literal => $($field:ident).+ : $parse:ident ),* $(,)?) => {
+        impl Policy {
+            /// Every settable key, dotted as in the TOML layout.
+            pub const KEYS: &'static [&'static str] = &[$($key),*];
+
+            fn set_raw(&mut self, key: &str, v: Raw<'_>) -> Result<(), PolicyError> {
+                match key {
+                    $( $key => { self.$($field).+ = $parse(key, v)?; } )*
+                    _ => return Err(unknown_key(key)),
+                }
+                Ok(())
+            }
+        }
+    };
+}
+
+policy_keys! {
+    "name" => name: parse_string,
+    "source" => source: parse_string,
+    "context_window" => context_window: parse_u64,
+    "max_output_tokens" => max_output_tokens: parse_u64,
+    "system_tokens" => system_tokens: parse_opt_u64,
+    "estimator" => estimator: parse_enum,
+    "message_overhead_tokens" => message_overhead_tokens: parse_u64,
+    "prune.enabled" => prune.enabled: parse_bool,
+    "prune.persist" => prune.persist: parse_bool,
+    "prune.age_unit" => prune.age_unit: parse_enum,
+    "prune.keep_last" => prune.keep_last: parse_u64,
+    "prune.soft_trim_chars" => prune.soft_trim_chars: parse_opt_u64,
+    "prune.head" => prune.head: parse_u64,
+    "prune.tail" => prune.tail: parse_u64,
+    "prune.trim_template" => prune.trim_template: parse_string,
+    "prune.hard_clear_after" => prune.hard_clear_after: parse_opt_u64,
+    "prune.placeholder" => prune.placeholder: parse_string,
+    "prune.protect_tools" => prune.protect_tools: parse_list,
+    "prune.skip_images" => prune.skip_images: parse_bool,
+    "prune.protect_recent_images" => prune.protect_recent_images: parse_opt_u64,
+    "prune.protect_before_first_user" => prune.protect_before_first_user: parse_bool,
+    "prune.soft_trim_ratio" => prune.soft_trim_ratio: parse_opt_f64,
+    "prune.hard_clear_ratio" => prune.hard_clear_ratio: parse_opt_f64,
+    "prune.min_prunable_tool_chars" => prune.min_prunable_tool_chars: parse_u64,
+    "prune.cap_chars" => prune.cap_chars: parse_opt_u64,
+    "prune.protect_tokens" => prune.protect_tokens: parse_opt_u64,
+    "prune.minimum_tokens" => prune.minimum_tokens: parse_u64,
+    "prune.skip_last_user_turns" => prune.skip_last_user_turns: parse_u64,
+    "prune.cache_ttl_secs" => prune.cache_ttl_secs: parse_opt_u64,
+    "prune.clear_tool_uses.enabled" => prune.clear_tool_uses.enabled: parse_bool,
+    "prune.clear_tool_uses.trigger_tokens" => prune.clear_tool_uses.trigger_tokens: parse_u64,
+    "prune.clear_tool_uses.keep" => prune.clear_tool_uses.keep: parse_u64,
+    "prune.clear_tool_uses.clear_at_least" => prune.clear_tool_uses.clear_at_least: parse_u64,
+    "prune.clear_tool_uses.exclude_tools" => prune.clear_tool_uses.exclude_tools: parse_list,
+    "compact.enabled" => compact.enabled: parse_bool,
+    "compact.trigger" => compact.trigger: parse_enum,
+    "compact.trigger_tokens" => compact.trigger_tokens: parse_u64,
+    "compact.trigger_ratio" => compact.trigger_ratio: parse_f64,
+    "compact.reserve_tokens" => compact.reserve_tokens: parse_u64,
+    "compact.include_max_output" => compact.include_max_output: parse_bool,
+    "compact.inclusive" => compact.inclusive: parse_bool,
+    "compact.measure" => compact.measure: parse_enum,
+    "compact.cut" => compact.cut: parse_enum,
+    "compact.cut_points" => compact.cut_points: parse_enum,
+    "compact.keep_recent_tokens" => compact.keep_recent_tokens: parse_u64,
+    "compact.keep_recent_ratio" => compact.keep_recent_ratio: parse_opt_f64,
+    "compact.keep_first_messages" => compact.keep_first_messages: parse_u64,
+    "compact.keep_tail_messages" => compact.keep_tail_messages: parse_u64,
+    "compact.min_compact_messages" => compact.min_compact_messages: parse_u64,
+    "compact.keep_recent_turns" => compact.keep_recent_turns: parse_u64,
+    "compact.user_message_budget_tokens" => compact.user_message_budget_tokens: parse_opt_u64,
+    "compact.append_last_user_request" => compact.append_last_user_request: parse_bool,
+    "compact.keep_initial_context" => compact.keep_initial_context: parse_bool,
+    "compact.split_turn_min_messages" => compact.split_turn_min_messages: parse_opt_u64,
+    "compact.placement" => compact.placement: parse_enum,
+    "compact.summary_template" => compact.summary_template: parse_string,
+    "compact.ack_text" => compact.ack_text: parse_string,
+    "compact.alternation" => compact.alternation: parse_bool,
+    "compact.summarizer" => compact.summarizer: parse_enum,
+    "compact.fallback" => compact.fallback: parse_enum,
+    "compact.summary_max_tokens" => compact.summary_max_tokens: parse_u64,
+    "compact.preview_head_chars" => compact.preview_head_chars: parse_opt_u64,
+    "compact.preview_tail_chars" => compact.preview_tail_chars: parse_u64,
+    "compact.input_cap_chars" => compact.input_cap_chars: parse_opt_u64,
+    "compact.iterative_update" => compact.iterative_update: parse_bool,
+    "compact.file_ops" => compact.file_ops: parse_bool,
+    "compact.min_gain_tokens" => compact.min_gain_tokens: parse_u64,
+    "compact.overflow_keep_ratio" => compact.overflow_keep_ratio: parse_opt_f64,
+    "flush.enabled" => flush.enabled: parse_bool,
+    "flush.reserve_tokens" => flush.reserve_tokens: parse_u64,
+    "flush.threshold_tokens" => flush.threshold_tokens: parse_u64,
+}
+
+fn unknown_key(key: &str) -> PolicyError {
+    // Suggest keys sharing the last segment (`keep_last` → `prune.keep_last`), the
+    // usual mistake being a missing or wrong section prefix.
+    let last = key.rsplit('.').next().unwrap_or(key);
+    let close: Vec<&str> = Policy::KEYS.iter().copied().filter(|k| k.rsplit('.').next() == Some(last)).collect();
+    let hint = if close.is_empty() { String::new() } else { format!(" (did you mean {}?)", close.join(" or ")) };
+    PolicyError::UnknownKey { key: key.to_string(), hint }
+}
+
+impl Policy {
+    /// Set one key from command-line text (`--set key=value`).
+    pub fn set(&mut self, key: &str, value: &str) -> Result<(), PolicyError> {
+        self.set_raw(key.trim(), Raw::Text(value))
+    }
+
+    /// Apply a `KEY=VALUE` assignment.
+    pub fn apply_assignment(&mut self, assignment: &str) -> Result<(), PolicyError> {
+        let (k, v) = assignment.split_once('=').ok_or_else(|| PolicyError::BadAssignment(assignment.to_string()))?;
+        self.set(k, v)
+    }
+
+    /// Set one key from a typed TOML value (TOML files, sweep grids).
+    pub fn set_toml(&mut self, key: &str, value: &toml::Value) -> Result<(), PolicyError> {
+        self.set_raw(key, Raw::Toml(value))
+    }
+
+    /// Read a policy from TOML. Keys not in the file keep the values of the base:
+    /// the preset named by a top-level `base = "NAME"` key, else `default`.
+    pub fn from_toml(text: &str) -> Result<Policy, PolicyError> {
+        let table: toml::Table = toml::from_str(text).map_err(|e| PolicyError::Toml(e.to_string()))?;
+        let mut policy = match table.get("base") {
+            Some(toml::Value::String(b)) => {
+                crate::presets::get(b).ok_or_else(|| PolicyError::UnknownPreset(b.clone()))?
+            }
+            Some(other) => return Err(invalid("base", Raw::Toml(other), "a preset name")),
+            None => Policy::default(),
+        };
+        let mut leaves = Vec::new();
+        flatten("", &table, &mut leaves);
+        for (key, value) in leaves {
+            if key == "base" {
+                continue;
+            }
+            policy.set_toml(&key, value)?;
+        }
+        Ok(policy)
+    }
+
+    /// Render as TOML (every key; optional ones as `"off"`). `from_toml` of the
+    /// result gives back an equal policy.
+    pub fn to_toml(&self) -> Result<String, PolicyError> {
+        toml::to_string(self).map_err(|e| PolicyError::Toml(e.to_string()))
+    }
+
+    /// The request size above which the compaction trigger fires.
+    pub fn trigger_point(&self) -> u64 {
+        let c = &self.compact;
+        match c.trigger {
+            TriggerKind::Tokens => c.trigger_tokens,
+            TriggerKind::Ratio => (c.trigger_ratio * self.context_window as f64) as u64,
+            TriggerKind::Reserve => self.context_window.saturating_sub(c.reserve_tokens),
+        }
+    }
+
+    /// Tokens kept verbatim by a `keep_recent_tokens` cut.
+    pub fn keep_recent(&self) -> u64 {
+        match self.compact.keep_recent_ratio {
+            Some(r) => (r * self.context_window as f64) as u64,
+            None => self.compact.keep_recent_tokens,
+        }
+    }
+
+    /// Check the policy for values that cannot work. Names the first bad key.
+    pub fn validate(&self) -> Result<(), PolicyError> {
+        let bad =
+            |key: &str, reason: &str| Err(PolicyError::Invalid { key: key.to_string(), reason: reason.to_string() });
+        let ratio_ok = |r: f64| r > 0.0 && r <= 1.0;
+        if self.context_window == 0 {
+            return bad("context_window", "must be positive");
+        }
+        let p = &self.prune;
+        if let Some(st) = p.soft_trim_chars {
+            if p.head + p.tail >= st {
+                return bad("prune.soft_trim_chars", "must exceed prune.head + prune.tail");
+            }
+            if !p.trim_template.contains("{head}") || !p.trim_template.contains("{tail}") {
+                return bad("prune.trim_template", "must contain {head} and {tail}");
+            }
+        }
+        if let Some(h) = p.hard_clear_after
+            && h < p.keep_last
+        {
+            return bad(
+                "prune.hard_clear_after",
+                "must be at least prune.keep_last (protected results are never cleared)",
+            );
+        }
+        for (key, r) in [("prune.soft_trim_ratio", p.soft_trim_ratio), ("prune.hard_clear_ratio", p.hard_clear_ratio)] {
+            if r.is_some_and(|r| !ratio_ok(r)) {
+                return bad(key, "must be in (0, 1]");
+            }
+        }
+        if let (Some(s), Some(h)) = (p.soft_trim_ratio, p.hard_clear_ratio)
+            && s > h
+        {
+            return bad("prune.soft_trim_ratio", "must not exceed prune.hard_clear_ratio");
+        }
+        if p.cap_chars == Some(0) {
+            return bad("prune.cap_chars", "must be positive or off");
+        }
+        let c = &self.compact;
+        if c.enabled {
+            match c.trigger {
+                TriggerKind::Tokens if c.trigger_tokens == 0 => {
+                    return bad("compact.trigger_tokens", "must be positive");
+                }
+                TriggerKind::Ratio if !ratio_ok(c.trigger_ratio) => {
+                    return bad("compact.trigger_ratio", "must be in (0, 1]");
+                }
+                TriggerKind::Reserve if c.reserve_tokens >= self.context_window => {
+                    return bad("compact.reserve_tokens", "must be smaller than context_window");
+                }
+                _ => {}
+            }
+            if c.keep_recent_ratio.is_some_and(|r| !(r > 0.0 && r < 1.0)) {
+                return bad("compact.keep_recent_ratio", "must be in (0, 1)");
+            }
+            if c.overflow_keep_ratio.is_some_and(|r| !(r > 0.0 && r < 1.0)) {
+                return bad("compact.overflow_keep_ratio", "must be in (0, 1)");
+            }
+            if !c.summary_template.contains("{summary}") {
+                return bad("compact.summary_template", "must contain {summary}");
+            }
+            if c.summary_max_tokens == 0 {
+                return bad("compact.summary_max_tokens", "must be positive");
+            }
+            if c.cut == CutKind::KeepRecentTurns && c.keep_recent_turns == 0 {
+                return bad("compact.keep_recent_turns", "must be positive");
+            }
+            if matches!(c.placement, Placement::UserAssistantPair | Placement::MergeFirst) && c.ack_text.is_empty() {
+                return bad("compact.ack_text", "must not be empty for this placement");
+            }
+            if c.split_turn_min_messages == Some(0) {
+                return bad("compact.split_turn_min_messages", "must be at least 1 or off");
+            }
+        }
+        if self.flush.enabled && self.flush.reserve_tokens + self.flush.threshold_tokens >= self.context_window {
+            return bad("flush.threshold_tokens", "flush point must be inside the window");
+        }
+        Ok(())
+    }
+}
+
+fn flatten<'a>(prefix: &str, table: &'a toml::Table, out: &mut Vec<(String, &'a toml::Value)>) {
+    for (k, v) in table {
+        let key = if prefix.is_empty() { k.clone() } else { format!("{prefix}.{k}") };
+        match v {
+            toml::Value::Table(t) => flatten(&key, t, out),
+            _ => out.push((key, v)),
+        }
+    }
+}
+
+/// Serde helper: `Option<T>` as the value or the string `"off"`.
+mod off {
+    use serde::{Deserialize, Deserializer, Serialize, Serializer};
+
+    pub fn serialize<S: Serializer, T: Serialize>(v: &Option<T>, s: S) -> Result<S::Ok, S::Error> {
+        match v {
+            Some(x) => x.serialize(s),
+            None => s.serialize_str("off"),
+        }
+    }
+
+    pub fn deserialize<'de, D: Deserializer<'de>, T: Deserialize<'de>>(d: D) -> Result<Option<T>, D::Error> {
+        #[derive(Deserialize)]
+        #[serde(untagged)]
+        enum OrOff<T> {
+            Off(String),
+            Val(T),
+        }
+        match OrOff::<T>::deserialize(d)? {
+            OrOff::Val(v) => Ok(Some(v)),
+            OrOff::Off(s) if super::is_off(&s) => Ok(None),
+            OrOff::Off(s) => Err(serde::de::Error::custom(format!("expected a value or \"off\", got \"{s}\""))),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn set_parses_every_kind_of_value() {
+        let mut p = Policy::default();
+        p.set("context_window", "128k").unwrap();
+        assert_eq!(p.context_window, 128_000);
+        p.set("compact.keep_recent_tokens", "30_000").unwrap();
+        assert_eq!(p.compact.keep_recent_tokens, 30_000);
+        p.set("prune.soft_trim_chars", "off").unwrap();
+        assert_eq!(p.prune.soft_trim_chars, None);
+        p.set("prune.soft_trim_chars", "5000").unwrap();
+        assert_eq!(p.prune.soft_trim_chars, Some(5_000));
+        p.set("compact.trigger_ratio", "0.75").unwrap();
+        assert_eq!(p.compact.trigger_ratio, 0.75);
+        p.set("prune.skip_images", "no").unwrap();
+        assert!(!p.prune.skip_images);
+        p.set("estimator", "o200k").unwrap();
+        assert_eq!(p.estimator, EstimatorKind::O200k);
+        p.set("compact.summarizer", "truncate").unwrap();
+        assert_eq!(p.compact.summarizer, SummarizerKind::Truncate);
+        p.set("prune.protect_tools", "skill, Read").unwrap();
+        assert_eq!(p.prune.protect_tools, vec!["skill", "Read"]);
+        p.set("prune.clear_tool_uses.exclude_tools", r#"["a", "b"]"#).unwrap();
+        assert_eq!(p.prune.clear_tool_uses.exclude_tools, vec!["a", "b"]);
+        p.set("compact.summary_template", r#""[S]\n\n{summary}""#).unwrap();
+        assert_eq!(p.compact.summary_template, "[S]\n\n{summary}");
+        p.set("compact.ack_text", "OK, continuing.").unwrap();
+        assert_eq!(p.compact.ack_text, "OK, continuing.");
+        p.apply_assignment("system_tokens=auto").unwrap();
+        assert_eq!(p.system_tokens, None);
+        p.apply_assignment("flush.enabled=true").unwrap();
+        assert!(p.flush.enabled);
+    }
+
+    #[test]
+    fn set_errors_name_the_key() {
+        let mut p = Policy::default();
+        let e = p.set("keep_last", "3").unwrap_err();
+        assert_eq!(e.to_string(), "unknown policy key `keep_last` (did you mean prune.keep_last?)");
+        assert!(matches!(p.set("prune.nope", "1"), Err(PolicyError::UnknownKey { .. })));
+        let e = p.set("context_window", "big").unwrap_err();
+        assert!(
+            e.to_string().starts_with("invalid value `big` for `context_window`: expected a non-negative integer"),
+            "{e}"
+        );
+        let e = p.set("compact.cut", "middle").unwrap_err();
+        assert_eq!(
+            e.to_string(),
+            "invalid value `middle` for `compact.cut`: expected one of `keep_recent_tokens`, `first_plus_tail_messages`, `keep_recent_turns`, `whole_history`"
+        );
+        let e = p.set("prune.hard_clear_ratio", "-").unwrap_err();
+        assert!(e.to_string().contains("`prune.hard_clear_ratio`: expected a number or `off`"), "{e}");
+        assert!(matches!(p.set("prune.enabled", "maybe"), Err(PolicyError::InvalidValue { .. })));
+        assert_eq!(p.apply_assignment("novalue"), Err(PolicyError::BadAssignment("novalue".into())));
+    }
+
+    #[test]
+    fn every_key_is_settable_from_its_own_rendering() {
+        let p = Policy::default();
+        let table: toml::Table = toml::from_str(&p.to_toml().unwrap()).unwrap();
+        let mut leaves = Vec::new();
+        flatten("", &table, &mut leaves);
+        let rendered: Vec<&str> = leaves.iter().map(|(k, _)| k.as_str()).collect();
+        let mut keys: Vec<&str> = Policy::KEYS.to_vec();
+        keys.sort_unstable();
+        let mut sorted = rendered.clone();
+        sorted.sort_unstable();
+        assert_eq!(sorted, keys, "KEYS and the TOML layout differ");
+        for (k, v) in &leaves {
+            let mut q = p.clone();
+            q.set_toml(k, v).unwrap_or_else(|e| panic!("{k}: {e}"));
+            assert_eq!(q, p, "{k}");
+        }
+    }
+
+    #[test]
+    fn toml_files_start_from_a_base_and_reject_unknown_keys() {
+        let p = Policy::from_toml("base = \"nous\"\nname = \"mine\"\n[compact]\nkeep_recent_tokens = 10000\n").unwrap();
+        assert_eq!(p.name, "mine");
+        assert_eq!(p.compact.keep_recent_tokens, 10_000);
+        assert_eq!(p.compact.trigger_tokens, 100_000);
+        let e = Policy::from_toml("[compact]\nkeep_recent = 1\n").unwrap_err();
+        assert!(matches!(e, PolicyError::UnknownKey { ref key, .. } if key == "compact.keep_recent"), "{e}");
+        assert!(matches!(Policy::from_toml("base = \"x\""), Err(PolicyError::UnknownPreset(_))));
+        assert!(matches!(Policy::from_toml("= ="), Err(PolicyError::Toml(_))));
+        // serde's own reading of the layout agrees with `set`.
+        let q: Policy = toml::from_str(&p.to_toml().unwrap()).unwrap();
+        assert_eq!(q, p);
+    }
+
+    #[test]
+    fn validate_names_the_bad_key() {
+        let bad = |f: fn(&mut Policy)| {
+            let mut p = Policy::default();
+            f(&mut p);
+            match p.validate() {
+                Err(PolicyError::Invalid { key, .. }) => key,
+                other => panic!("{other:?}"),
+            }
+        };
+        assert_eq!(bad(|p| p.context_window = 0), "context_window");
+        assert_eq!(
+            bad(|p| {
+                p.prune.soft_trim_chars = Some(100);
+                p.prune.head = 100;
+            }),
+            "prune.soft_trim_chars"
+        );
+        assert_eq!(bad(|p| p.compact.trigger_ratio = 1.5), "compact.trigger_ratio");
+        assert_eq!(bad(|p| p.compact.summary_template = "no placeholder".into()), "compact.summary_template");
+        assert_eq!(
+            bad(|p| {
+                p.prune.keep_last = 4;
+                p.prune.hard_clear_after = Some(2);
+            }),
+            "prune.hard_clear_after"
+        );
+        assert!(Policy::default().validate().is_ok());
+    }
+}

@@ -1,0 +1,494 @@
+//! Layer 2: history compaction (DESIGN.md §4 `compact`).
+//!
+//! History is laid out as `[kept head][replaced region][kept tail]`:
+//! - the kept head is the first message (specs/003) or the leading injected
+//!   context (Codex, Claude Code);
+//! - the region starts with any earlier summary/acknowledgement and ends at the cut;
+//! - the cut follows the policy's rule (recent tokens snapped to a cut point,
+//!   first + tail messages, recent turns, whole history), is pulled back so no kept
+//!   tool result loses its tool use, and may split a turn (specs/002: the turn
+//!   prefix then gets its own summary).
+//!
+//! The summary goes where the placement says, with the synthetic acknowledgement
+//! when the next kept message would otherwise repeat the user role. A compaction
+//! that would not shrink history is not applied; one that frees less than
+//! `min_gain_tokens` is a no-progress compaction, after which the policy waits for
+//! the request to grow by that much before trying again (instead of looping as
+//! real agents do). Work is proportional to the region replaced (plus, for a
+//! recent-tokens cut, the walk back over what is kept).
+
+use super::engine::{Engine, Item, Kind};
+use super::{CompactionEvent, CompactionReason, SummaryOutcome};
+use crate::filetrack::FileOps;
+use crate::model::{Block, Message, Origin, Role};
+use crate::policy::{CutKind, CutPoints, Fallback, Placement};
+use crate::summarize::{
+    Extractive, InputLimits, Summarizer, SummarizerUsage, Summary, SummaryPart, SummaryRequest, Truncate, head_chars,
+    tail_chars,
+};
+use std::borrow::Cow;
+
+struct Plan {
+    /// First position of the replaced region (end of the kept head).
+    a: usize,
+    /// First non-synthetic position of the region.
+    syn_end: usize,
+    /// First kept position after the region.
+    cut: usize,
+    /// Start of the split turn whose prefix `[turn_start, cut)` is summarized apart.
+    turn_start: Option<usize>,
+}
+
+enum Got {
+    Summary(Summary, bool),
+    Drop,
+    Skip,
+}
+
+fn human_text(m: &Message) -> String {
+    m.blocks
+        .iter()
+        .filter_map(|b| match b {
+            Block::Text { text } => Some(text.as_str()),
+            _ => None,
+        })
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+impl Engine<'_> {
+    fn plan(&self, keep_override: Option<u64>, force: bool) -> Option<Plan> {
+        let c = &self.p.compact;
+        let len = self.hist.len();
+        let a = match c.cut {
+            CutKind::FirstPlusTailMessages => (c.keep_first_messages as usize).min(len),
+            _ if c.keep_initial_context => {
+                (0..len).take_while(|&p| matches!(self.kind_at(p), Kind::Injected | Kind::System)).count()
+            }
+            _ => 0,
+        };
+        let syn_end = a + (a..len).take_while(|&p| self.kind_at(p).synthetic()).count();
+        let cut = match c.cut {
+            CutKind::KeepRecentTokens => {
+                let keep = keep_override.unwrap_or_else(|| self.p.keep_recent());
+                let mut acc = 0u64;
+                let mut found = None;
+                for pos in (syn_end..len).rev() {
+                    acc += self.items[self.hist[pos] as usize].tokens;
+                    if acc >= keep {
+                        found = Some(pos);
+                        break;
+                    }
+                }
+                match found {
+                    Some(i) => self.snap(i, syn_end)?,
+                    None if force => self.force_cut(syn_end)?,
+                    None => return None,
+                }
+            }
+            CutKind::FirstPlusTailMessages => {
+                // specs/003 §Boundary Adjustment: never start the tail with a tool
+                // result; pull the boundary back onto its tool use.
+                let tail = c.keep_tail_messages as usize;
+                if len <= a + tail {
+                    return None;
+                }
+                let mut end = len - tail;
+                while end > a + 1 && self.kind_at(end) == Kind::ToolResult {
+                    end -= 1;
+                }
+                if self.kind_at(end) == Kind::ToolResult {
+                    return None;
+                }
+                end
+            }
+            CutKind::KeepRecentTurns => {
+                let n = c.keep_recent_turns as usize;
+                let p =
+                    (syn_end..len).rev().filter(|&p| self.kind_at(p) == Kind::Assistant).nth(n.saturating_sub(1))?;
+                // Keep the user message that opened the turn with its answer.
+                if p > syn_end && self.kind_at(p - 1).turn_start() { p - 1 } else { p }
+            }
+            CutKind::WholeHistory => len,
+        };
+        let cut = self.pair_safe(syn_end, cut)?;
+        if cut <= syn_end || ((cut - a) as u64) < c.min_compact_messages {
+            return None;
+        }
+        let turn_start = match c.split_turn_min_messages {
+            Some(min) if cut < len && !self.kind_at(cut).turn_start() => (syn_end..cut)
+                .rev()
+                .find(|&p| matches!(self.kind_at(p), Kind::Human | Kind::Injected))
+                .filter(|&t| (cut - t) as u64 >= min),
+            _ => None,
+        };
+        Some(Plan { a, syn_end, cut, turn_start })
+    }
+
+    /// The nearest cut point at or after `i` (the policy's kind, then any
+    /// assistant message), else the nearest pair-safe point before it.
+    fn snap(&self, i: usize, lo: usize) -> Option<usize> {
+        let len = self.hist.len();
+        let ok = |k: Kind| match self.p.compact.cut_points {
+            CutPoints::User => k.turn_start(),
+            CutPoints::UserOrAssistant => k.turn_start() || k == Kind::Assistant,
+        };
+        let safe = |k: Kind| k.turn_start() || k == Kind::Assistant;
+        (i..len)
+            .find(|&p| ok(self.kind_at(p)))
+            .or_else(|| (i..len).find(|&p| safe(self.kind_at(p))))
+            .or_else(|| (lo + 1..i).rev().find(|&p| safe(self.kind_at(p))))
+    }
+
+    /// Opal `force: true`: compact all but the last 2 messages (pair-safe).
+    fn force_cut(&self, lo: usize) -> Option<usize> {
+        let mut cut = self.hist.len().saturating_sub(2).max(lo + 1);
+        while cut > lo && cut < self.hist.len() && self.kind_at(cut) == Kind::ToolResult {
+            cut -= 1;
+        }
+        (cut > lo).then_some(cut)
+    }
+
+    /// Pull the cut back until no kept tool result answers a replaced tool use
+    /// (results can arrive late, or the cut rule may land between a pair).
+    fn pair_safe(&self, lo: usize, mut cut: usize) -> Option<usize> {
+        loop {
+            if cut >= self.hist.len() {
+                return Some(cut);
+            }
+            let cut_seq = self.items[self.hist[cut] as usize].seq;
+            let violating = (lo..cut).find(|&pos| {
+                let id = self.hist[pos];
+                self.items[id as usize].kind == Kind::Assistant
+                    && self.msg(id).tool_uses().any(|(t, _, _)| self.result_seq.get(t).is_some_and(|&rs| rs >= cut_seq))
+            });
+            match violating {
+                Some(p) if p > lo => cut = p,
+                Some(_) => return None,
+                None => return Some(cut),
+            }
+        }
+    }
+
+    fn run_summarizer(&self, req: &SummaryRequest<'_>) -> Got {
+        match self.summarizer.summarize(req) {
+            Ok(s) => Got::Summary(s, false),
+            Err(_) => match self.p.compact.fallback {
+                Fallback::Truncate => Truncate.summarize(req).map_or(Got::Skip, |s| Got::Summary(s, true)),
+                Fallback::Extractive => Extractive.summarize(req).map_or(Got::Skip, |s| Got::Summary(s, true)),
+                Fallback::Drop => Got::Drop,
+                Fallback::Skip => Got::Skip,
+            },
+        }
+    }
+
+    /// Attempt a compaction. `measured` is the size that fired it.
+    pub(super) fn compact(&mut self, reason: CompactionReason, measured: u64, keep_override: Option<u64>, force: bool) {
+        if self.backoff_until.is_some_and(|b| measured < b) {
+            return;
+        }
+        let p = self.p;
+        let c = &p.compact;
+        let before = self.hist_tokens;
+        let backoff = measured.saturating_add(c.min_gain_tokens.max(1));
+        let Some(Plan { a, syn_end, cut, turn_start }) = self.plan(keep_override, force) else {
+            self.backoff_until = Some(backoff);
+            self.compactions.push(self.event(reason, measured, before, before, SummaryOutcome::None));
+            return;
+        };
+        let len = self.hist.len();
+        let hist_end = turn_start.unwrap_or(cut);
+        let prev_pos = (a..syn_end).rev().find(|&q| self.kind_at(q) == Kind::Summary);
+        let iterative = c.iterative_update && prev_pos.is_some() && self.last_summary.is_some();
+
+        // Summarizer inputs: the history part and, for a split turn, its prefix.
+        let keep_in_input = |k: Kind| k != Kind::Ack && !(iterative && k == Kind::Summary);
+        let hist_msgs: Vec<Cow<'_, Message>> =
+            (a..hist_end).filter(|&q| keep_in_input(self.kind_at(q))).map(|q| self.hist_msg(self.hist[q])).collect();
+        let prefix_msgs: Vec<Cow<'_, Message>> =
+            turn_start.map(|t| (t..cut).map(|q| self.hist_msg(self.hist[q])).collect()).unwrap_or_default();
+        let hist_refs: Vec<&Message> = hist_msgs.iter().map(|m| m.as_ref()).collect();
+        let prefix_refs: Vec<&Message> = prefix_msgs.iter().map(|m| m.as_ref()).collect();
+        let mut ops = FileOps::from_messages(hist_refs.iter().chain(prefix_refs.iter()).copied());
+        if c.file_ops {
+            ops.merge(&self.file_ops);
+        }
+        let limits = InputLimits {
+            preview_head_chars: c.preview_head_chars.map(|x| x as usize),
+            preview_tail_chars: c.preview_tail_chars as usize,
+            input_cap_chars: c.input_cap_chars.map(|x| x as usize),
+        };
+        let previous = if iterative { self.last_summary.as_deref() } else { None };
+        let split = turn_start.is_some();
+        // A split summary shares the budget: 60% history, 40% turn prefix, less
+        // room for the two headings that join them.
+        let (max_hist, max_prefix) = if split {
+            let room = c.summary_max_tokens.saturating_sub(16).max(2);
+            (room * 3 / 5, room * 2 / 5)
+        } else {
+            (c.summary_max_tokens, 0)
+        };
+        let history_part = if split && hist_refs.is_empty() && previous.is_none() {
+            None
+        } else {
+            Some(self.run_summarizer(&SummaryRequest {
+                part: SummaryPart::History,
+                messages: &hist_refs,
+                previous_summary: previous,
+                file_ops: &ops,
+                max_tokens: max_hist.max(1),
+                limits,
+                estimator: self.est,
+            }))
+        };
+        let prefix_part = split.then(|| {
+            self.run_summarizer(&SummaryRequest {
+                part: SummaryPart::TurnPrefix,
+                messages: &prefix_refs,
+                previous_summary: None,
+                file_ops: &ops,
+                max_tokens: max_prefix.max(1),
+                limits,
+                estimator: self.est,
+            })
+        });
+        let mut usage = SummarizerUsage::default();
+        let mut fallback = false;
+        let mut result_ops = ops.clone();
+        let mut texts: Vec<Option<String>> = Vec::new();
+        let mut outcome_drop = false;
+        let mut outcome_skip = false;
+        for part in [history_part, prefix_part] {
+            match part {
+                None => texts.push(None),
+                Some(Got::Summary(s, fb)) => {
+                    usage.add(&s.usage);
+                    fallback |= fb;
+                    result_ops.merge(&s.file_ops);
+                    texts.push(Some(s.text));
+                }
+                Some(Got::Drop) => outcome_drop = true,
+                Some(Got::Skip) => outcome_skip = true,
+            }
+        }
+        drop(hist_msgs);
+        drop(prefix_msgs);
+        if outcome_skip {
+            self.backoff_until = Some(backoff);
+            let mut ev = self.event(reason, measured, before, before, SummaryOutcome::None);
+            ev.summarizer_usage = usage;
+            self.compactions.push(ev);
+            return;
+        }
+        let body: Option<String> = if outcome_drop {
+            None
+        } else {
+            Some(match (texts.first().cloned().flatten(), texts.get(1).cloned().flatten()) {
+                (Some(h), Some(t)) => {
+                    format!("## History Summary\n\n{h}\n\n---\n\n## Turn Context (split turn)\n\n{t}")
+                }
+                (None, Some(t)) => format!("## Turn Context (split turn)\n\n{t}"),
+                (Some(h), None) => h,
+                (None, None) => String::new(),
+            })
+        };
+
+        // Verbatim user messages (Codex), newest first within the budget.
+        let mut retained: Vec<(Option<usize>, Message)> = Vec::new();
+        if let Some(budget) = c.user_message_budget_tokens {
+            let mut remaining = budget;
+            for q in (a..cut).rev() {
+                if remaining == 0 {
+                    break;
+                }
+                let id = self.hist[q];
+                let it = &self.items[id as usize];
+                if !matches!(it.kind, Kind::Human | Kind::Retained) {
+                    continue;
+                }
+                let m = self.msg(id);
+                let text = human_text(m);
+                let tokens = (text.len() as u64).div_ceil(4);
+                let kept = if tokens <= remaining {
+                    remaining -= tokens;
+                    text
+                } else {
+                    let chars = (remaining * 4) as usize;
+                    remaining = 0;
+                    truncate_middle(&text, chars)
+                };
+                let mut copy = Message::new(Role::User, Origin::Human, vec![Block::text(kept)]);
+                copy.source_line = m.source_line;
+                copy.timestamp = m.timestamp;
+                retained.push((it.src.or(it.copy_of), copy));
+            }
+            retained.reverse();
+        }
+
+        // The summary message(s), per placement.
+        let summary_text = body.as_ref().map(|b| {
+            let mut t = c.summary_template.replacen("{summary}", b, 1);
+            if c.append_last_user_request
+                && let Some(q) = (a..cut).rev().find(|&q| matches!(self.kind_at(q), Kind::Human | Kind::Retained))
+            {
+                t.push_str("\n\nLast request from user was: ");
+                t.push_str(&human_text(self.msg(self.hist[q])));
+            }
+            t
+        });
+        let next_is_user = cut < len && self.msg(self.hist[cut]).role == Role::User;
+        let merge_target = (c.placement == Placement::MergeFirst && a >= 1)
+            .then(|| a - 1)
+            .filter(|&q| self.msg(self.hist[q]).role == Role::User);
+        let mut new_msgs: Vec<(Kind, Option<usize>, Message)> =
+            retained.into_iter().map(|(src, m)| (Kind::Retained, src, m)).collect();
+        let retained_srcs: Vec<usize> = new_msgs.iter().filter_map(|(_, s, _)| *s).collect();
+        let mut merged: Option<Message> = None;
+        if let Some(text) = &summary_text {
+            let summary_msg = |role| Message::new(role, Origin::CompactSummary, vec![Block::text(text.clone())]);
+            let ack = || Message::new(Role::Assistant, Origin::Injected, vec![Block::text(c.ack_text.clone())]);
+            match c.placement {
+                Placement::User => new_msgs.push((Kind::Summary, None, summary_msg(Role::User))),
+                Placement::System => new_msgs.push((Kind::Summary, None, summary_msg(Role::System))),
+                Placement::UserAssistantPair => {
+                    new_msgs.push((Kind::Summary, None, summary_msg(Role::User)));
+                    if next_is_user {
+                        new_msgs.push((Kind::Ack, None, ack()));
+                    }
+                }
+                Placement::MergeFirst => {
+                    match merge_target {
+                        Some(q) => {
+                            let mut m = self.hist_msg(self.hist[q]).into_owned();
+                            m.origin = Origin::CompactSummary;
+                            m.blocks.push(Block::text(text.clone()));
+                            merged = Some(m);
+                        }
+                        None => new_msgs.push((Kind::Summary, None, summary_msg(Role::User))),
+                    }
+                    if next_is_user {
+                        new_msgs.push((Kind::Ack, None, ack()));
+                    }
+                }
+            }
+        }
+
+        // Decide on token totals before touching anything.
+        let removed_tokens: u64 = (a..cut).map(|q| self.items[self.hist[q] as usize].tokens).sum();
+        let new_tokens: Vec<u64> = new_msgs.iter().map(|(_, _, m)| self.tokens_of(m)).collect();
+        let merged_tokens = merged.as_ref().map(|m| self.tokens_of(m));
+        let merged_old = merge_target.map_or(0, |q| self.items[self.hist[q] as usize].tokens);
+        let after =
+            before - removed_tokens + new_tokens.iter().sum::<u64>() + merged_tokens.unwrap_or(merged_old) - merged_old;
+        let applied = after < before;
+        let no_progress = !applied || before - after < c.min_gain_tokens;
+        let outcome = match (&body, fallback) {
+            (None, _) => SummaryOutcome::Dropped,
+            (Some(_), true) => SummaryOutcome::Fallback,
+            (Some(_), false) => SummaryOutcome::Summarizer,
+        };
+        let mut ev = self.event(reason, measured, before, if applied { after } else { before }, outcome);
+        ev.replaced = (a..cut).filter_map(|q| self.items[self.hist[q] as usize].src).collect();
+        ev.replaced_previous_summary = prev_pos.is_some();
+        ev.kept_head = (0..a).filter_map(|q| self.items[self.hist[q] as usize].src).collect();
+        ev.retained_user_messages = retained_srcs;
+        ev.kept_from = (cut < len).then(|| self.items[self.hist[cut] as usize].src).flatten();
+        ev.split_turn = split;
+        ev.summary = body.clone().unwrap_or_default();
+        ev.summary_tokens = summary_text.as_deref().map_or(0, |t| self.est.text_tokens(t));
+        ev.file_ops = result_ops.clone();
+        ev.summarizer_usage = usage;
+        ev.applied = applied;
+        ev.no_progress = no_progress;
+        self.backoff_until = if no_progress { Some(backoff) } else { None };
+        if !applied {
+            self.compactions.push(ev);
+            return;
+        }
+
+        // Apply: units, history, totals.
+        let unit_start: usize = (0..a).map(|q| self.items[self.hist[q] as usize].units as usize).sum();
+        let unit_count: usize = (a..cut).map(|q| self.items[self.hist[q] as usize].units as usize).sum();
+        self.remove_units(unit_start, unit_count);
+        let removed_view: u64 = (a..cut).map(|q| self.items[self.hist[q] as usize].view_tokens).sum();
+        self.hist.drain(a..cut);
+        self.hist_tokens -= removed_tokens;
+        self.view_tokens -= removed_view;
+        if let (Some(q), Some(m), Some(t)) = (merge_target, merged, merged_tokens) {
+            let id = self.hist[q];
+            let it = &mut self.items[id as usize];
+            it.owned = Some(m);
+            it.kind = Kind::Merged;
+            it.pruned.clear();
+            self.hist_tokens = self.hist_tokens + t - it.tokens;
+            self.view_tokens = self.view_tokens + t - it.view_tokens;
+            it.tokens = t;
+            it.view_tokens = t;
+        }
+        for (j, ((kind, copy_of, m), t)) in new_msgs.into_iter().zip(new_tokens).enumerate() {
+            let id = self.push_item(Item {
+                src: None,
+                owned: Some(m),
+                kind,
+                seq: u64::MAX,
+                tokens: t,
+                view_tokens: t,
+                pruned: Vec::new(),
+                units: 0,
+                dirty: false,
+                copy_of,
+            });
+            self.hist.insert(a + j, id);
+            self.hist_tokens += t;
+            self.view_tokens += t;
+        }
+        self.flushed = false;
+        self.last_summary = body;
+        if c.file_ops {
+            self.file_ops = result_ops;
+        }
+        self.compactions.push(ev);
+    }
+
+    fn event(
+        &self,
+        reason: CompactionReason,
+        measured: u64,
+        before: u64,
+        after: u64,
+        outcome: SummaryOutcome,
+    ) -> CompactionEvent {
+        CompactionEvent {
+            call: self.call_idx,
+            reason,
+            measured_tokens: measured,
+            tokens_before: before,
+            tokens_after: after,
+            replaced: Vec::new(),
+            replaced_previous_summary: false,
+            kept_head: Vec::new(),
+            retained_user_messages: Vec::new(),
+            kept_from: None,
+            split_turn: false,
+            summary: String::new(),
+            summary_tokens: 0,
+            summarizer: self.summarizer.name().to_string(),
+            outcome,
+            file_ops: FileOps::default(),
+            summarizer_usage: SummarizerUsage::default(),
+            applied: false,
+            no_progress: true,
+        }
+    }
+}
+
+/// Keep `max` characters of `s`: half from the start, half from the end (Codex
+/// truncates the user message that overflows its budget).
+fn truncate_middle(s: &str, max: usize) -> String {
+    let total = s.chars().count();
+    if total <= max {
+        return s.to_string();
+    }
+    let half = max / 2;
+    format!("{}…{} chars truncated…{}", head_chars(s, half), total - 2 * half, tail_chars(s, half))
+}

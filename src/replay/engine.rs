@@ -1,0 +1,546 @@
+//! The state of one replay: the policy's history as a deque of items, the queue
+//! of prunable tool results, running token totals, and the per-call step.
+//!
+//! Items are created once and referenced by id; the history holds ids. A source
+//! message is never copied into history (an item points at it); only synthetic
+//! messages (summaries, acknowledgements, retained user messages) and pruned
+//! replacement blocks are owned.
+
+use super::{CallRow, CompactionEvent, CompactionReason, Event, PruneEvent, ReplayContext, ReplayOptions};
+use crate::filetrack::FileOps;
+use crate::invariants::{self, CheckOptions, Violation};
+use crate::model::{Block, Message, Origin, Role, Session};
+use crate::policy::{Measure, Policy, TriggerKind};
+use crate::summarize::Summarizer;
+use crate::tokens::Estimator;
+use std::borrow::Cow;
+use std::collections::{HashMap, HashSet, VecDeque};
+
+/// What kind of message an item is; decides cut points and pruning.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum Kind {
+    /// A user message typed by a person.
+    Human,
+    /// A user message the harness injected (reminders, environment, AGENTS.md).
+    Injected,
+    /// A user message carrying tool results.
+    ToolResult,
+    Assistant,
+    System,
+    /// A summary written by this replay.
+    Summary,
+    /// The synthetic assistant acknowledgement after a summary.
+    Ack,
+    /// A user message re-inserted verbatim by a compaction (Codex).
+    Retained,
+    /// The first message with the summary appended (specs/003).
+    Merged,
+}
+
+impl Kind {
+    /// A user message that is not a tool result: the start of a turn, a cut point
+    /// that splits nothing.
+    pub(super) fn turn_start(self) -> bool {
+        matches!(self, Kind::Human | Kind::Injected | Kind::Retained)
+    }
+    pub(super) fn synthetic(self) -> bool {
+        matches!(self, Kind::Summary | Kind::Ack | Kind::Retained | Kind::Merged)
+    }
+}
+
+pub(super) struct Item {
+    pub src: Option<usize>,
+    /// Synthetic or modified message; `None` = the source message as is.
+    pub owned: Option<Message>,
+    pub kind: Kind,
+    /// Append order of source items (their order in history never changes).
+    pub seq: u64,
+    /// Tokens as stored in history (+ overhead).
+    pub tokens: u64,
+    /// Tokens in the request view, after pruning (+ overhead).
+    pub view_tokens: u64,
+    /// Replacement blocks of the view, by block index (sorted).
+    pub pruned: Vec<(u32, Block)>,
+    /// Number of prunable units (tool results) of this item.
+    pub units: u32,
+    pub dirty: bool,
+    /// For `Retained`: the source message it copies.
+    pub copy_of: Option<usize>,
+}
+
+/// Pruning state of a tool result; it only moves forward.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub(super) enum UnitState {
+    Kept,
+    Capped,
+    Trimmed,
+    Cleared,
+}
+
+/// One prunable tool result.
+pub(super) struct Unit {
+    pub item: u32,
+    pub block: u32,
+    /// Ordinal of its tool-result message among all appended ones.
+    pub msg_ord: u64,
+    /// Assistant / human messages appended before it.
+    pub asst_before: u64,
+    pub human_before: u64,
+    /// Image-bearing units before it.
+    pub img_ord: u64,
+    pub has_image: bool,
+    /// Never pruned (protected tool, before the first user message).
+    pub protected: bool,
+    /// Excluded from `clear_tool_uses`.
+    pub ctu_excluded: bool,
+    /// Characters of the original result text and of its current representation.
+    pub chars: u64,
+    pub cur_chars: u64,
+    /// chars/4, for the token-budget rules (opencode, clear_tool_uses).
+    pub tokens: u64,
+    /// Σ `tokens` of the unprotected units appended before it (opencode window).
+    pub oc_cum: u64,
+    pub state: UnitState,
+}
+
+pub(super) struct Output {
+    pub compactions: Vec<CompactionEvent>,
+    pub prunes: Vec<PruneEvent>,
+    pub transcript: Vec<Message>,
+}
+
+pub(super) struct Engine<'a> {
+    pub s: &'a Session,
+    pub p: &'a Policy,
+    pub est: &'a dyn Estimator,
+    pub summarizer: &'a dyn Summarizer,
+    pub toks: &'a [u64],
+    pub overhead: u64,
+    pub system: u64,
+    pub items: Vec<Item>,
+    pub hist: VecDeque<u32>,
+    pub hist_tokens: u64,
+    pub view_tokens: u64,
+    pub units: VecDeque<Unit>,
+    // Counters over everything appended (never decremented).
+    pub tool_msgs: u64,
+    pub assistants: u64,
+    pub humans: u64,
+    pub images: u64,
+    pub oc_total: u64,
+    pub next_seq: u64,
+    pub seen_first_user: bool,
+    /// tool_use id → tool name, and → seq of the item holding its result.
+    pub tool_names: HashMap<String, String>,
+    pub result_seq: HashMap<String, u64>,
+    // Monotone pointers into `units` (see prune.rs).
+    pub keep_ptr: usize,
+    pub soft_ptr: usize,
+    pub hard_ptr: usize,
+    pub oc_skip: usize,
+    pub oc_ptr: usize,
+    pub oc_c: usize,
+    pub ctu_ptr: usize,
+    pub ctu_scan: usize,
+    pub ctu_pending: u64,
+    pub ctu_cleared: u64,
+    /// Current chars of unprotected units below `keep_ptr` (OpenClaw minimum).
+    pub prunable_chars: u64,
+    pub dirty: Vec<u32>,
+    // Compaction state.
+    pub last_summary: Option<String>,
+    pub file_ops: FileOps,
+    pub backoff_until: Option<u64>,
+    pub flushed: bool,
+    pub call_idx: usize,
+    pub compactions: Vec<CompactionEvent>,
+    pub prunes: Vec<PruneEvent>,
+    /// Counts of this call's pruning transitions (soft/cap, hard).
+    pub call_soft: u32,
+    pub call_hard: u32,
+    /// Tool ids unpaired in the source itself (not the policy's doing).
+    unpaired: Option<HashSet<String>>,
+}
+
+impl<'a> Engine<'a> {
+    pub fn new(s: &'a Session, p: &'a Policy, ctx: &ReplayContext<'a>, toks: &'a [u64], system: u64) -> Engine<'a> {
+        Engine {
+            s,
+            p,
+            est: ctx.estimator,
+            summarizer: ctx.summarizer,
+            toks,
+            overhead: p.message_overhead_tokens,
+            system,
+            items: Vec::with_capacity(s.messages.len()),
+            hist: VecDeque::with_capacity(s.messages.len()),
+            hist_tokens: 0,
+            view_tokens: 0,
+            units: VecDeque::new(),
+            tool_msgs: 0,
+            assistants: 0,
+            humans: 0,
+            images: 0,
+            oc_total: 0,
+            next_seq: 0,
+            seen_first_user: false,
+            tool_names: HashMap::new(),
+            result_seq: HashMap::new(),
+            keep_ptr: 0,
+            soft_ptr: 0,
+            hard_ptr: 0,
+            oc_skip: 0,
+            oc_ptr: 0,
+            oc_c: 0,
+            ctu_ptr: 0,
+            ctu_scan: 0,
+            ctu_pending: 0,
+            ctu_cleared: 0,
+            prunable_chars: 0,
+            dirty: Vec::new(),
+            last_summary: None,
+            file_ops: FileOps::default(),
+            backoff_until: None,
+            flushed: false,
+            call_idx: 0,
+            compactions: Vec::new(),
+            prunes: Vec::new(),
+            call_soft: 0,
+            call_hard: 0,
+            unpaired: None,
+        }
+    }
+
+    /// The message of an item as stored in history.
+    pub fn msg(&self, id: u32) -> &Message {
+        let it = &self.items[id as usize];
+        match (&it.owned, it.src) {
+            (Some(m), _) => m,
+            (None, Some(i)) => &self.s.messages[i],
+            // Items are built with one or the other; an empty message is harmless.
+            (None, None) => &EMPTY,
+        }
+    }
+
+    /// The message of an item as sent in the request (pruned blocks replaced).
+    pub fn view_msg(&self, id: u32) -> Cow<'_, Message> {
+        let it = &self.items[id as usize];
+        let base = self.msg(id);
+        if it.pruned.is_empty() {
+            return Cow::Borrowed(base);
+        }
+        let mut m = base.clone();
+        for (b, blk) in &it.pruned {
+            if let Some(slot) = m.blocks.get_mut(*b as usize) {
+                *slot = blk.clone();
+            }
+        }
+        Cow::Owned(m)
+    }
+
+    /// The message as history holds it: pruned when pruning persists.
+    pub fn hist_msg(&self, id: u32) -> Cow<'_, Message> {
+        if self.p.prune.persist { self.view_msg(id) } else { Cow::Borrowed(self.msg(id)) }
+    }
+
+    pub fn kind_at(&self, pos: usize) -> Kind {
+        self.items[self.hist[pos] as usize].kind
+    }
+
+    /// Tokens of a message built by the replay (+ overhead).
+    pub fn tokens_of(&self, m: &Message) -> u64 {
+        self.est.message_tokens(m) + self.overhead
+    }
+
+    pub fn push_item(&mut self, item: Item) -> u32 {
+        let id = self.items.len() as u32;
+        self.items.push(item);
+        id
+    }
+
+    /// Append source message `i` to history.
+    pub fn append(&mut self, i: usize) {
+        let s: &'a Session = self.s;
+        let m = &s.messages[i];
+        let kind = match m.role {
+            Role::System => Kind::System,
+            Role::Assistant => Kind::Assistant,
+            Role::User if m.has_tool_results() => Kind::ToolResult,
+            Role::User if m.origin == Origin::Human => Kind::Human,
+            Role::User => Kind::Injected,
+        };
+        let tokens = self.toks[i] + self.overhead;
+        let seq = self.next_seq;
+        self.next_seq += 1;
+        let id = self.push_item(Item {
+            src: Some(i),
+            owned: None,
+            kind,
+            seq,
+            tokens,
+            view_tokens: tokens,
+            pruned: Vec::new(),
+            units: 0,
+            dirty: false,
+            copy_of: None,
+        });
+        self.hist.push_back(id);
+        self.hist_tokens += tokens;
+        self.view_tokens += tokens;
+        match kind {
+            Kind::Assistant => {
+                for (tid, name, _) in m.tool_uses() {
+                    self.tool_names.insert(tid.to_string(), name.to_string());
+                }
+                self.assistants += 1;
+            }
+            Kind::Human | Kind::Injected => {
+                self.seen_first_user = true;
+                if kind == Kind::Human {
+                    self.humans += 1;
+                }
+            }
+            Kind::ToolResult => self.add_units(id, m, seq),
+            _ => {}
+        }
+    }
+
+    fn add_units(&mut self, id: u32, m: &'a Message, seq: u64) {
+        let pr = &self.p.prune;
+        let mut n = 0u32;
+        for (b, blk) in m.blocks.iter().enumerate() {
+            let Block::ToolResult { tool_use_id, content, .. } = blk else { continue };
+            self.result_seq.insert(tool_use_id.clone(), seq);
+            let name = self.tool_names.get(tool_use_id).map(String::as_str).unwrap_or("");
+            let has_image = content.iter().any(|c| matches!(c, Block::Image { .. }));
+            let chars = crate::summarize::tool_result_text(content).chars().count() as u64;
+            let protected = pr.protect_tools.iter().any(|t| t.eq_ignore_ascii_case(name))
+                || (pr.protect_before_first_user && !self.seen_first_user);
+            let ctu_excluded = pr.clear_tool_uses.exclude_tools.iter().any(|t| t.eq_ignore_ascii_case(name));
+            let tokens = chars.div_ceil(4);
+            let unit = Unit {
+                item: id,
+                block: b as u32,
+                msg_ord: self.tool_msgs,
+                asst_before: self.assistants,
+                human_before: self.humans,
+                img_ord: self.images,
+                has_image,
+                protected,
+                ctu_excluded,
+                chars,
+                cur_chars: chars,
+                tokens,
+                oc_cum: self.oc_total,
+                state: UnitState::Kept,
+            };
+            if !protected {
+                self.oc_total += tokens;
+            }
+            self.images += u64::from(has_image);
+            self.units.push_back(unit);
+            n += 1;
+            if pr.enabled
+                && let Some(cap) = pr.cap_chars
+                && chars > cap
+                && !has_image
+            {
+                let k = self.units.len() - 1;
+                self.transition(k, UnitState::Capped);
+            }
+        }
+        self.items[id as usize].units = n;
+        self.tool_msgs += 1;
+        if !self.dirty.is_empty() {
+            self.flush_dirty();
+        }
+    }
+
+    /// Recompute the view tokens of items whose blocks changed (batched so an item
+    /// with several results changing at once is re-estimated once).
+    pub fn flush_dirty(&mut self) {
+        let dirty = std::mem::take(&mut self.dirty);
+        for id in dirty {
+            let t = self.tokens_of(&self.view_msg(id));
+            let it = &mut self.items[id as usize];
+            it.dirty = false;
+            self.view_tokens = self.view_tokens + t - it.view_tokens;
+            it.view_tokens = t;
+            if self.p.prune.persist {
+                self.hist_tokens = self.hist_tokens + t - it.tokens;
+                it.tokens = t;
+            }
+        }
+    }
+
+    /// Request size the trigger sees.
+    fn measured(&self, gate_open: bool, drift: i64) -> u64 {
+        let body =
+            if self.p.compact.measure == Measure::View && gate_open { self.view_tokens } else { self.hist_tokens };
+        let mut v = self.system + body;
+        if self.p.compact.include_max_output {
+            v += self.p.max_output_tokens;
+        }
+        super::apply_drift(v, drift)
+    }
+
+    fn fires(&self, size: u64, point: u64) -> bool {
+        if self.p.compact.inclusive { size >= point } else { size > point }
+    }
+
+    fn trigger_fires(&self, size: u64) -> bool {
+        let c = &self.p.compact;
+        let point = match c.trigger {
+            TriggerKind::Tokens => c.trigger_tokens,
+            TriggerKind::Ratio => (c.trigger_ratio * self.p.context_window as f64) as u64,
+            TriggerKind::Reserve => self.p.context_window.saturating_sub(c.reserve_tokens),
+        };
+        self.fires(size, point)
+    }
+
+    /// One recorded call: flush point, Layer 2, Layer 1, the policy's size.
+    /// Start call `ci`: pruning done while appending its messages (`cap_chars`)
+    /// is attributed to it.
+    pub fn begin_call(&mut self, ci: usize) {
+        self.call_idx = ci;
+        self.call_soft = 0;
+        self.call_hard = 0;
+    }
+
+    pub fn call(&mut self, ci: usize, m: usize, ts: Option<i64>, gap_ms: Option<i64>, drift: i64) -> CallRow {
+        self.call_idx = ci;
+        let mut events = Vec::new();
+        // OpenClaw cache-ttl mode: prune only once the cache has expired; the
+        // other requests carry the full history.
+        let gate_open = match self.p.prune.cache_ttl_secs {
+            Some(ttl) => gap_ms.is_some_and(|g| g >= (ttl as i64).saturating_mul(1000)),
+            None => true,
+        };
+        let pruning = self.p.prune.enabled && gate_open;
+        if pruning && self.p.compact.measure == Measure::View {
+            self.prune_pass(drift);
+        }
+        let size = self.measured(gate_open, drift);
+        let f = &self.p.flush;
+        if f.enabled
+            && !self.flushed
+            && size > self.p.context_window.saturating_sub(f.reserve_tokens + f.threshold_tokens)
+        {
+            self.flushed = true;
+            events.push(Event::Flush);
+        }
+        if self.p.compact.enabled && self.trigger_fires(size) && self.backoff_until.is_none_or(|b| size >= b) {
+            self.compact(CompactionReason::Threshold, size, None, false);
+        }
+        if pruning {
+            self.prune_pass(drift);
+        }
+        let mut policy_tokens = self.request_tokens(pruning, drift);
+        // Overflow recovery (specs/002): compact again keeping window/5, forcing a cut.
+        if self.p.compact.enabled
+            && policy_tokens > self.p.context_window
+            && let Some(r) = self.p.compact.overflow_keep_ratio
+        {
+            let keep = (r * self.p.context_window as f64) as u64;
+            self.compact(CompactionReason::Overflow, policy_tokens, Some(keep), true);
+            if pruning {
+                self.prune_pass(drift);
+            }
+            policy_tokens = self.request_tokens(pruning, drift);
+        }
+        for c in self.compactions.iter().rev().take_while(|c| c.call == ci) {
+            if c.applied {
+                events.push(Event::Compact);
+            }
+            if c.no_progress {
+                events.push(Event::NoProgress);
+            }
+        }
+        if self.call_soft > 0 {
+            events.push(Event::PruneSoft);
+        }
+        if self.call_hard > 0 {
+            events.push(Event::PruneHard);
+        }
+        events.dedup();
+        CallRow {
+            call: ci,
+            message_index: m,
+            timestamp: ts,
+            tokens_baseline: 0,
+            tokens_policy: policy_tokens,
+            tokens_recorded: None,
+            pruned_soft: self.call_soft,
+            pruned_hard: self.call_hard,
+            events,
+        }
+    }
+
+    fn request_tokens(&self, pruned: bool, drift: i64) -> u64 {
+        let body = if pruned { self.view_tokens } else { self.hist_tokens };
+        super::apply_drift(self.system + body, drift)
+    }
+
+    /// The request view as messages.
+    pub fn view_messages(&self) -> Vec<Message> {
+        self.hist.iter().map(|&id| self.view_msg(id).into_owned()).collect()
+    }
+
+    /// Invariant and totals checks on the current view (debug; O(history)).
+    pub fn check(&mut self, _ci: usize, opts: ReplayOptions) -> Vec<Violation> {
+        let mut out = Vec::new();
+        if opts.verify_totals {
+            let (mut h, mut v) = (0u64, 0u64);
+            for &id in &self.hist {
+                let hm = self.hist_msg(id);
+                h += self.tokens_of(&hm);
+                v += self.tokens_of(&self.view_msg(id));
+            }
+            if h != self.hist_tokens || v != self.view_tokens {
+                out.push(Violation::TotalsMismatch {
+                    history_incremental: self.hist_tokens,
+                    history_recomputed: h,
+                    view_incremental: self.view_tokens,
+                    view_recomputed: v,
+                });
+            }
+        }
+        if opts.check_invariants {
+            if self.unpaired.is_none() {
+                self.unpaired = Some(invariants::unpaired_ids(&self.s.messages));
+            }
+            let view = self.view_messages();
+            let history: Vec<Message> = self.hist.iter().map(|&id| self.hist_msg(id).into_owned()).collect();
+            let copts = CheckOptions {
+                alternation: self.p.compact.alternation,
+                allow_pending_tool_uses: true,
+                ignore_ids: self.unpaired.as_ref(),
+                images_untouchable: self.p.prune.skip_images && self.p.prune.protect_recent_images.is_none(),
+            };
+            if let Err(v) = invariants::check(&view, &copts) {
+                out.extend(v);
+            }
+            if let Err(v) = invariants::check_pruning(&history, &view, &copts) {
+                out.extend(v);
+            }
+            for c in self.compactions.iter().filter(|c| c.call == self.call_idx && c.applied) {
+                if c.tokens_after > c.tokens_before {
+                    out.push(Violation::CompactionGrew { before: c.tokens_before, after: c.tokens_after });
+                }
+            }
+        }
+        out
+    }
+
+    pub fn finish(self, keep_transcript: bool) -> Output {
+        let transcript = if keep_transcript {
+            self.hist.iter().map(|&id| self.hist_msg(id).into_owned()).collect()
+        } else {
+            Vec::new()
+        };
+        Output { compactions: self.compactions, prunes: self.prunes, transcript }
+    }
+}
+
+static EMPTY: Message =
+    Message { role: Role::User, origin: Origin::Injected, blocks: Vec::new(), source_line: 0, timestamp: None };

@@ -1,0 +1,143 @@
+//! Many sessions through many policies: one rayon task per session (largest
+//! first, so a long session does not start last and hold the batch), policies of
+//! a session run one after the other and share per-message token counts when they
+//! use the same estimator. Results come back sorted by (session id, source path,
+//! input position), so every output is byte-identical at any thread count.
+
+use super::{ReplayContext, ReplayError, ReplayOptions, SessionTrace, count_message_tokens, replay_session};
+use crate::model::Session;
+use crate::policy::Policy;
+use crate::summarize::{self, Summarizer, SummarizerKind};
+use crate::tokens::{Chars4, Estimator, EstimatorKind};
+use rayon::prelude::*;
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
+
+/// Supplies the estimator and summarizer objects a policy names. The CLI wraps
+/// this to add the BPE estimators and the LLM summarizer.
+pub trait Resolver: Sync {
+    /// For `calibrated`, the base estimator the calibration corrects (chars/4 in
+    /// pi and Opal); the engine applies the recorded-usage correction itself.
+    fn estimator(&self, kind: EstimatorKind) -> Result<Arc<dyn Estimator>, ReplayError>;
+    fn summarizer(&self, kind: SummarizerKind) -> Result<Arc<dyn Summarizer>, ReplayError>;
+}
+
+/// What the library has built in: `chars4` (also the base of `calibrated`),
+/// `truncate` and `extractive`. Other kinds are an error naming the kind.
+pub struct BuiltinResolver;
+
+impl Resolver for BuiltinResolver {
+    fn estimator(&self, kind: EstimatorKind) -> Result<Arc<dyn Estimator>, ReplayError> {
+        match kind {
+            EstimatorKind::Chars4 | EstimatorKind::Calibrated => Ok(Arc::new(Chars4)),
+            other => Err(ReplayError::Estimator(estimator_name(other).to_string())),
+        }
+    }
+
+    fn summarizer(&self, kind: SummarizerKind) -> Result<Arc<dyn Summarizer>, ReplayError> {
+        summarize::builtin(kind).ok_or_else(|| ReplayError::Summarizer(kind.name().to_string()))
+    }
+}
+
+/// The name of an estimator as policies spell it.
+pub fn estimator_name(kind: EstimatorKind) -> &'static str {
+    match kind {
+        EstimatorKind::Chars4 => "chars4",
+        EstimatorKind::PerBlock => "per_block",
+        EstimatorKind::O200k => "o200k",
+        EstimatorKind::Cl100k => "cl100k",
+        EstimatorKind::Calibrated => "calibrated",
+    }
+}
+
+/// Reported after each session.
+#[derive(Debug, Clone, Copy)]
+pub struct Progress<'a> {
+    pub done: usize,
+    pub total: usize,
+    pub session_id: &'a str,
+    pub messages: usize,
+}
+
+/// The replays of one session, one per policy, in the order of the policies.
+#[derive(Debug, Clone)]
+pub struct SessionResults {
+    pub session_id: String,
+    pub source_path: PathBuf,
+    pub traces: Vec<Result<SessionTrace, ReplayError>>,
+}
+
+type Resolved = Result<(Arc<dyn Estimator>, Arc<dyn Summarizer>), ReplayError>;
+
+/// Replay every session through every policy on `pool` (`--jobs`).
+pub fn replay_many(
+    sessions: &[Session],
+    policies: &[Policy],
+    resolver: &dyn Resolver,
+    options: ReplayOptions,
+    pool: &rayon::ThreadPool,
+    progress: Option<&(dyn Fn(Progress<'_>) + Sync)>,
+) -> Vec<SessionResults> {
+    let resolved: Vec<Resolved> = policies
+        .iter()
+        .map(|p| {
+            p.validate()?;
+            Ok((resolver.estimator(p.estimator)?, resolver.summarizer(p.compact.summarizer)?))
+        })
+        .collect();
+    // Policies sharing an estimator object share its token counts: group[i] is
+    // the first policy with the same estimator.
+    let group: Vec<usize> = (0..resolved.len())
+        .map(|i| {
+            (0..i)
+                .find(|&j| match (&resolved[i], &resolved[j]) {
+                    (Ok((a, _)), Ok((b, _))) => Arc::ptr_eq(a, b),
+                    _ => false,
+                })
+                .unwrap_or(i)
+        })
+        .collect();
+    let mut order: Vec<usize> = (0..sessions.len()).collect();
+    order.sort_by_key(|&i| (std::cmp::Reverse(sessions[i].messages.len()), i));
+    let done = AtomicUsize::new(0);
+    let total = sessions.len();
+    let mut results: Vec<(usize, SessionResults)> = pool.install(|| {
+        order
+            .par_iter()
+            .with_max_len(1)
+            .map(|&i| {
+                let s = &sessions[i];
+                let mut cache: Vec<Option<Vec<u64>>> = vec![None; resolved.len()];
+                let mut traces = Vec::with_capacity(policies.len());
+                for (pi, policy) in policies.iter().enumerate() {
+                    let (est, summ) = match &resolved[pi] {
+                        Ok(r) => r,
+                        Err(e) => {
+                            traces.push(Err(e.clone()));
+                            continue;
+                        }
+                    };
+                    let g = group[pi];
+                    if cache[g].is_none() {
+                        cache[g] = Some(count_message_tokens(s, est.as_ref()));
+                    }
+                    let ctx = ReplayContext {
+                        estimator: est.as_ref(),
+                        summarizer: summ.as_ref(),
+                        message_tokens: cache[g].as_deref(),
+                        options,
+                    };
+                    traces.push(replay_session(s, policy, &ctx));
+                }
+                let n = done.fetch_add(1, Ordering::Relaxed) + 1;
+                if let Some(cb) = progress {
+                    cb(Progress { done: n, total, session_id: &s.id, messages: s.messages.len() });
+                }
+                (i, SessionResults { session_id: s.id.clone(), source_path: s.source_path.clone(), traces })
+            })
+            .collect()
+    });
+    results.sort_by(|a, b| (&a.1.session_id, &a.1.source_path, a.0).cmp(&(&b.1.session_id, &b.1.source_path, b.0)));
+    results.into_iter().map(|(_, r)| r).collect()
+}

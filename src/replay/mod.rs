@@ -1,0 +1,480 @@
+//! The replay engine (DESIGN.md §3): each session, call by call, through a policy.
+//!
+//! For every recorded call `i` the engine
+//! 1. appends to the policy's `history` the source messages that arrived since the
+//!    previous call (messages a recorded compaction inserted are skipped: the
+//!    policy applies its own rules to the full history),
+//! 2. runs Layer 2 — compaction when the trigger fires on the estimated request,
+//! 3. runs Layer 1 — pruning of tool results in the request view,
+//! 4. records `tokens_baseline`, `tokens_policy`, `tokens_recorded` and events,
+//! 5. appends the recorded assistant message (outputs are taken as recorded).
+//!
+//! Three series per call:
+//! - **baseline**: what the agent actually sent — the full history, following the
+//!   agent's own recorded compactions (after one: kept + inserted + later);
+//! - **recorded**: `usage.prompt_tokens()` when the log has it;
+//! - **policy**: what the policy would have sent.
+//!
+//! Baseline and policy are `system_tokens` + the estimate of the messages; with
+//! the `calibrated` estimator both also carry the gap between the last recorded
+//! usage and the baseline estimate at that call ("last usage + estimate of what
+//! was added since", pi/Opal).
+//!
+//! Cost is O(n) per session: per-message token counts are computed once (and can be
+//! shared between policies), a tool result's pruning state only moves forward
+//! (kept → capped → trimmed → cleared) behind monotone pointers, totals are kept
+//! incrementally, and a compaction costs what it replaces. The engine does no I/O
+//! and never prints.
+
+mod compact;
+mod engine;
+pub mod many;
+#[cfg(test)]
+mod proptests;
+mod prune;
+#[doc(hidden)]
+pub mod testkit;
+#[cfg(test)]
+mod tests;
+
+use crate::filetrack::FileOps;
+use crate::invariants::Violation;
+use crate::model::{Message, Session};
+use crate::policy::{Policy, PolicyError};
+use crate::summarize::{Summarizer, SummarizerUsage};
+use crate::tokens::{Estimator, EstimatorKind};
+use serde::{Deserialize, Serialize};
+
+pub use many::{BuiltinResolver, Progress, Resolver, SessionResults, estimator_name, replay_many};
+
+/// Options of a replay that are not part of the policy.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ReplayOptions {
+    /// Check the invariants (DESIGN.md §3) on every call's view. O(history) per
+    /// call: for tests and `replay --check-invariants`.
+    pub check_invariants: bool,
+    /// Debug check: recompute the token totals from scratch at every call and
+    /// report any difference with the incremental ones. O(history) per call.
+    pub verify_totals: bool,
+    /// Build the final compacted transcript.
+    pub keep_transcript: bool,
+}
+
+impl Default for ReplayOptions {
+    fn default() -> ReplayOptions {
+        ReplayOptions { check_invariants: false, verify_totals: false, keep_transcript: true }
+    }
+}
+
+/// What one replay needs besides the session and the policy.
+pub struct ReplayContext<'a> {
+    /// The estimator of `policy.estimator` (for `calibrated`: its base estimator).
+    pub estimator: &'a dyn Estimator,
+    /// The summarizer of `policy.compact.summarizer`.
+    pub summarizer: &'a dyn Summarizer,
+    /// Per-message token counts of this session by this estimator, when already
+    /// computed (shared across policies); computed here otherwise.
+    pub message_tokens: Option<&'a [u64]>,
+    pub options: ReplayOptions,
+}
+
+/// Why a replay could not run.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum ReplayError {
+    #[error("invalid policy: {0}")]
+    Policy(#[from] PolicyError),
+    #[error("estimator `{0}` is not available")]
+    Estimator(String),
+    #[error("summarizer `{0}` is not available")]
+    Summarizer(String),
+    #[error("call {call}: message index {index} is out of range ({len} messages)")]
+    BadCall { call: usize, index: usize, len: usize },
+    #[error("message token counts do not match the session ({got} for {want} messages)")]
+    TokenCache { got: usize, want: usize },
+}
+
+/// Where `system_tokens` came from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum SystemTokensSource {
+    /// Set by the policy.
+    Policy,
+    /// max(0, first recorded usage − estimate of the messages at that call).
+    Calibrated,
+    /// No setting and no recorded usage.
+    Zero,
+}
+
+/// Something that happened at a call.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Event {
+    Compact,
+    /// A compaction that was attempted and freed less than `min_gain_tokens`.
+    NoProgress,
+    PruneSoft,
+    PruneHard,
+    Flush,
+    OverflowBaseline,
+    OverflowPolicy,
+}
+
+/// One row per recorded call.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct CallRow {
+    /// Index into `Session::calls`.
+    pub call: usize,
+    /// Index of the assistant message the call produced.
+    pub message_index: usize,
+    pub timestamp: Option<i64>,
+    pub tokens_baseline: u64,
+    pub tokens_policy: u64,
+    pub tokens_recorded: Option<u64>,
+    /// Tool results newly capped or soft-trimmed / hard-cleared at this call.
+    pub pruned_soft: u32,
+    pub pruned_hard: u32,
+    pub events: Vec<Event>,
+}
+
+/// Why a compaction ran.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum CompactionReason {
+    /// The trigger fired.
+    Threshold,
+    /// The request still exceeded the window (overflow recovery, specs/002).
+    Overflow,
+}
+
+/// How the summary was produced.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum SummaryOutcome {
+    /// By the policy's summarizer.
+    Summarizer,
+    /// The summarizer failed; the fallback summarizer wrote it.
+    Fallback,
+    /// The summarizer failed; the messages were dropped without a summary.
+    Dropped,
+    /// No summary was needed or produced (nothing to compact, or skipped).
+    None,
+}
+
+/// One compaction (attempted or applied). For quality metrics: P = `replaced`
+/// (+ the previous summary when `replaced_previous_summary`), S = `summary`,
+/// T = `kept_head` + `retained_user_messages` + source messages from `kept_from` on.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct CompactionEvent {
+    pub call: usize,
+    pub reason: CompactionReason,
+    /// The size the trigger saw.
+    pub measured_tokens: u64,
+    /// Estimated history before / after (equal when not applied).
+    pub tokens_before: u64,
+    pub tokens_after: u64,
+    /// Source message indices replaced, in order.
+    pub replaced: Vec<usize>,
+    pub replaced_previous_summary: bool,
+    /// Source indices kept verbatim before the summary (first message, initial context).
+    pub kept_head: Vec<usize>,
+    /// Source indices of user messages re-inserted verbatim (Codex).
+    pub retained_user_messages: Vec<usize>,
+    /// First source message kept after the summary (None: nothing kept).
+    pub kept_from: Option<usize>,
+    /// The cut split a turn; its prefix got a separate summary (specs/002).
+    pub split_turn: bool,
+    /// The summary text as the summarizer wrote it (before the placement template).
+    pub summary: String,
+    pub summary_tokens: u64,
+    pub summarizer: String,
+    pub outcome: SummaryOutcome,
+    pub file_ops: FileOps,
+    pub summarizer_usage: SummarizerUsage,
+    pub applied: bool,
+    /// Freed less than `min_gain_tokens` (or nothing): the policy backs off.
+    pub no_progress: bool,
+}
+
+/// What pruning did to one tool result.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum PruneKind {
+    /// Truncated at ingestion (`cap_chars`).
+    Cap,
+    Soft,
+    Hard,
+}
+
+/// One pruning transition of one tool result.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct PruneEvent {
+    pub call: usize,
+    /// Source message index of the tool-result message.
+    pub message_index: usize,
+    pub block: usize,
+    pub tool_use_id: String,
+    pub kind: PruneKind,
+    /// Characters of the original result, before and after this transition.
+    pub original_chars: u64,
+    pub chars_before: u64,
+    pub chars_after: u64,
+}
+
+/// An invariant violation found while replaying (with `check_invariants`).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct CallViolation {
+    pub call: usize,
+    pub violation: Violation,
+}
+
+/// Per-session totals of one replay (DESIGN.md §6).
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct SessionMetrics {
+    pub calls: u64,
+    pub calls_with_usage: u64,
+    /// Σ over calls: what is billed, since each call re-sends its context.
+    pub input_tokens_baseline: u64,
+    pub input_tokens_policy: u64,
+    pub input_tokens_recorded: u64,
+    /// (baseline − policy) / baseline × 100.
+    pub savings_pct: f64,
+    pub peak_baseline: u64,
+    pub peak_policy: u64,
+    pub overflow_calls_baseline: u64,
+    pub overflow_calls_policy: u64,
+    pub compactions: u64,
+    pub no_progress_compactions: u64,
+    pub pruned_soft: u64,
+    pub pruned_hard: u64,
+    pub pruned_chars_freed: u64,
+    pub flush_points: u64,
+    pub summarizer_tokens: u64,
+    /// baseline − policy − summarizer tokens.
+    pub net_savings_tokens: i64,
+}
+
+/// Everything one replay produced.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct SessionTrace {
+    pub session_id: String,
+    pub policy: String,
+    pub estimator: EstimatorKind,
+    pub system_tokens: u64,
+    pub system_tokens_source: SystemTokensSource,
+    pub calls: Vec<CallRow>,
+    pub compactions: Vec<CompactionEvent>,
+    pub prunes: Vec<PruneEvent>,
+    /// The history at the end (summaries marked `Origin::CompactSummary`),
+    /// including messages after the last call.
+    pub transcript: Vec<Message>,
+    pub metrics: SessionMetrics,
+    pub violations: Vec<CallViolation>,
+}
+
+/// Per-message token counts of a session (one estimator call per message).
+pub fn count_message_tokens(session: &Session, estimator: &dyn Estimator) -> Vec<u64> {
+    session.messages.iter().map(|m| estimator.message_tokens(m)).collect()
+}
+
+/// Replay one session through one policy.
+pub fn replay_session(
+    session: &Session,
+    policy: &Policy,
+    ctx: &ReplayContext<'_>,
+) -> Result<SessionTrace, ReplayError> {
+    policy.validate()?;
+    let owned;
+    let toks: &[u64] = match ctx.message_tokens {
+        Some(t) if t.len() == session.messages.len() => t,
+        Some(t) => return Err(ReplayError::TokenCache { got: t.len(), want: session.messages.len() }),
+        None => {
+            owned = count_message_tokens(session, ctx.estimator);
+            &owned
+        }
+    };
+    let n = session.messages.len();
+    for (ci, c) in session.calls.iter().enumerate() {
+        if c.message_index >= n {
+            return Err(ReplayError::BadCall { call: ci, index: c.message_index, len: n });
+        }
+    }
+    let overhead = policy.message_overhead_tokens;
+    let est = |i: usize| toks[i] + overhead;
+
+    // Messages the agent's own compactions inserted: in the baseline, not in the
+    // policy replay.
+    let mut inserted = vec![false; n];
+    for rc in &session.recorded_compactions {
+        for i in rc.inserted.clone() {
+            if i < n {
+                inserted[i] = true;
+            }
+        }
+    }
+    let baseline = Baseline::new(session, &est);
+
+    // System prompt: configured, or calibrated from the first recorded usage.
+    let (system_tokens, system_tokens_source) = match policy.system_tokens {
+        Some(t) => (t, SystemTokensSource::Policy),
+        None => match session.calls.iter().find_map(|c| c.usage.map(|u| (c.message_index, u.prompt_tokens()))) {
+            Some((m, recorded)) => (recorded.saturating_sub(baseline.at(m)), SystemTokensSource::Calibrated),
+            None => (0, SystemTokensSource::Zero),
+        },
+    };
+    let calibrated = policy.estimator == EstimatorKind::Calibrated;
+
+    let mut eng = engine::Engine::new(session, policy, ctx, toks, system_tokens);
+    let mut rows = Vec::with_capacity(session.calls.len());
+    let mut violations = Vec::new();
+    let mut cursor = 0usize;
+    // Signed gap between the last recorded usage and the baseline estimate then.
+    let mut drift: i64 = 0;
+    let mut prev_ts: Option<i64> = None;
+    for (ci, call) in session.calls.iter().enumerate() {
+        let m = call.message_index;
+        eng.begin_call(ci);
+        while cursor < m {
+            if !inserted[cursor] {
+                eng.append(cursor);
+            }
+            cursor += 1;
+        }
+        let base_est = system_tokens + baseline.at(m);
+        let d = if calibrated { drift } else { 0 };
+        let ts = call.timestamp.or(session.messages[m].timestamp);
+        let gap_ms = match (prev_ts, ts) {
+            (Some(a), Some(b)) => Some(b - a),
+            _ => None,
+        };
+        let mut row = eng.call(ci, m, ts, gap_ms, d);
+        row.tokens_baseline = apply_drift(base_est, d);
+        row.tokens_recorded = call.usage.map(|u| u.prompt_tokens());
+        if row.tokens_baseline > policy.context_window {
+            row.events.push(Event::OverflowBaseline);
+        }
+        if row.tokens_policy > policy.context_window {
+            row.events.push(Event::OverflowPolicy);
+        }
+        row.events.sort_unstable();
+        if ctx.options.check_invariants || ctx.options.verify_totals {
+            violations
+                .extend(eng.check(ci, ctx.options).into_iter().map(|violation| CallViolation { call: ci, violation }));
+        }
+        if let Some(r) = row.tokens_recorded {
+            drift = r as i64 - base_est as i64;
+        }
+        rows.push(row);
+        prev_ts = ts.or(prev_ts);
+        if cursor == m {
+            if !inserted[m] {
+                eng.append(m);
+            }
+            cursor = m + 1;
+        }
+    }
+    eng.begin_call(session.calls.len());
+    while cursor < n {
+        if !inserted[cursor] {
+            eng.append(cursor);
+        }
+        cursor += 1;
+    }
+    let out = eng.finish(ctx.options.keep_transcript);
+    let metrics = metrics(&rows, &out.compactions, &out.prunes, policy.context_window);
+    Ok(SessionTrace {
+        session_id: session.id.clone(),
+        policy: policy.name.clone(),
+        estimator: policy.estimator,
+        system_tokens,
+        system_tokens_source,
+        calls: rows,
+        compactions: out.compactions,
+        prunes: out.prunes,
+        transcript: out.transcript,
+        metrics,
+        violations,
+    })
+}
+
+fn apply_drift(v: u64, drift: i64) -> u64 {
+    if drift >= 0 { v.saturating_add(drift as u64) } else { v.saturating_sub(drift.unsigned_abs()) }
+}
+
+/// The baseline context size before each message: the full history, reset at
+/// each recorded compaction to its kept range (+ what follows). O(n) to build.
+struct Baseline {
+    /// `before[i]` = tokens of the agent's context just before message `i`.
+    before: Vec<u64>,
+}
+
+impl Baseline {
+    fn new(session: &Session, est: &dyn Fn(usize) -> u64) -> Baseline {
+        let n = session.messages.len();
+        let mut prefix = Vec::with_capacity(n + 1);
+        prefix.push(0u64);
+        for i in 0..n {
+            prefix.push(prefix[i] + est(i));
+        }
+        let range_sum = |r: &std::ops::Range<usize>| {
+            let (a, b) = (r.start.min(n), r.end.min(n));
+            if a < b { prefix[b] - prefix[a] } else { 0 }
+        };
+        // Where each recorded compaction takes effect: at its first inserted message.
+        let mut resets: Vec<(usize, u64)> =
+            session.recorded_compactions.iter().map(|c| (c.inserted.start, range_sum(&c.kept))).collect();
+        resets.sort_by_key(|r| r.0);
+        let mut before = Vec::with_capacity(n + 1);
+        let mut sum = 0u64;
+        let mut r = 0;
+        for i in 0..=n {
+            while r < resets.len() && resets[r].0 == i {
+                sum = resets[r].1;
+                r += 1;
+            }
+            before.push(sum);
+            if i < n {
+                sum += est(i);
+            }
+        }
+        Baseline { before }
+    }
+
+    fn at(&self, i: usize) -> u64 {
+        self.before.get(i).copied().unwrap_or(0)
+    }
+}
+
+fn metrics(rows: &[CallRow], comps: &[CompactionEvent], prunes: &[PruneEvent], window: u64) -> SessionMetrics {
+    let mut m = SessionMetrics { calls: rows.len() as u64, ..SessionMetrics::default() };
+    for r in rows {
+        m.input_tokens_baseline += r.tokens_baseline;
+        m.input_tokens_policy += r.tokens_policy;
+        if let Some(rec) = r.tokens_recorded {
+            m.calls_with_usage += 1;
+            m.input_tokens_recorded += rec;
+        }
+        m.peak_baseline = m.peak_baseline.max(r.tokens_baseline);
+        m.peak_policy = m.peak_policy.max(r.tokens_policy);
+        m.overflow_calls_baseline += u64::from(r.tokens_baseline > window);
+        m.overflow_calls_policy += u64::from(r.tokens_policy > window);
+        m.flush_points += u64::from(r.events.contains(&Event::Flush));
+    }
+    for c in comps {
+        m.compactions += u64::from(c.applied);
+        m.no_progress_compactions += u64::from(c.no_progress);
+        m.summarizer_tokens += c.summarizer_usage.total();
+    }
+    for p in prunes {
+        match p.kind {
+            PruneKind::Hard => m.pruned_hard += 1,
+            PruneKind::Soft | PruneKind::Cap => m.pruned_soft += 1,
+        }
+        m.pruned_chars_freed += p.chars_before - p.chars_after;
+    }
+    if m.input_tokens_baseline > 0 {
+        m.savings_pct =
+            (m.input_tokens_baseline as f64 - m.input_tokens_policy as f64) * 100.0 / m.input_tokens_baseline as f64;
+    }
+    m.net_savings_tokens = m.input_tokens_baseline as i64 - m.input_tokens_policy as i64 - m.summarizer_tokens as i64;
+    m
+}
