@@ -5,6 +5,7 @@
 //! This library never prints; the `compactor` binary (`src/main.rs`, `src/cli/`)
 //! owns stdout, stderr and exit codes.
 
+pub mod llm;
 pub mod model;
 pub mod output;
 pub mod read;
