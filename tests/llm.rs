@@ -45,6 +45,7 @@ fn config(api: ApiKind, base_url: &str) -> LlmConfig {
             initial_backoff: Duration::from_millis(10),
             max_backoff: Duration::from_millis(50),
             max_retry_after: Duration::from_secs(5),
+            ..RetryConfig::default()
         },
         context_window: 128_000,
         chunking: ChunkConfig::default(),
@@ -348,6 +349,22 @@ fn refused_connection_falls_back() {
     let out = s.summarize_blocking(&SummaryRequest::new(&msgs), extractive);
     assert_fell_back(&out, FailureKind::Connect, 3);
     assert!(out.fallbacks[0].reason.contains(&format!("127.0.0.1:{port}")), "{}", out.fallbacks[0].reason);
+}
+
+#[test]
+fn a_dead_server_opens_the_circuit_breaker() {
+    let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
+    let mut cfg = config(ApiKind::OpenAi, &format!("http://127.0.0.1:{port}/v1"));
+    cfg.retry.breaker_threshold = 2;
+    let s = summarizer(cfg);
+    let msgs = session();
+    let outs: Vec<Outcome> = (0..4).map(|_| s.summarize_blocking(&SummaryRequest::new(&msgs), extractive)).collect();
+    assert_fell_back(&outs[0], FailureKind::Connect, 3);
+    assert_fell_back(&outs[1], FailureKind::Connect, 3);
+    // Open: the next compactions fall back at once, without a request.
+    assert_fell_back(&outs[2], FailureKind::CircuitOpen, 0);
+    assert_fell_back(&outs[3], FailureKind::CircuitOpen, 0);
+    assert!(outs[3].fallbacks[0].reason.contains("the last 2 requests failed"), "{:?}", outs[3].fallbacks);
 }
 
 #[test]

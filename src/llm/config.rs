@@ -110,6 +110,12 @@ pub struct RetryConfig {
     /// A `Retry-After` longer than this is not waited for: the request fails at once
     /// and the compaction falls back (a quota reset in an hour is not worth blocking on).
     pub max_retry_after: Duration,
+    /// After this many requests in a row failed because the server is unreachable,
+    /// down, or refuses our key or model, stop sending for `breaker_cooldown`: every
+    /// compaction meanwhile falls back at once instead of paying the retries
+    /// (OpenClaw's compaction circuit breaker, compaction-anchors.md §(a)). 0 = off.
+    pub breaker_threshold: u32,
+    pub breaker_cooldown: Duration,
 }
 
 impl Default for RetryConfig {
@@ -119,6 +125,8 @@ impl Default for RetryConfig {
             initial_backoff: Duration::from_millis(1000),
             max_backoff: Duration::from_secs(30),
             max_retry_after: Duration::from_secs(120),
+            breaker_threshold: 5,
+            breaker_cooldown: Duration::from_secs(60),
         }
     }
 }
@@ -248,12 +256,26 @@ impl LlmConfig {
         }
     }
 
-    /// Apply the CLI flags: the API follows the base URL unless given, an explicit
-    /// key variable must exist.
-    pub fn from_flags(flags: &LlmFlags) -> LlmConfig {
+    /// Apply the CLI flags. The API follows the base URL unless given. The key
+    /// variable of the provider's SDK (`OPENAI_API_KEY`, `ANTHROPIC_API_KEY`) is only
+    /// used implicitly for the provider's own host: a key is never sent to a
+    /// gateway or local server unless `--llm-api-key-env` names it. A custom base
+    /// URL needs an explicit `--llm-model` (a default OpenAI model name would only
+    /// earn a 404 from Ollama on every compaction).
+    pub fn from_flags(flags: &LlmFlags) -> Result<LlmConfig, super::LlmError> {
         let api = flags.api.unwrap_or_else(|| flags.base_url.as_deref().map_or(ApiKind::OpenAi, ApiKind::infer));
         let mut c = LlmConfig::new(api);
         if let Some(u) = &flags.base_url {
+            let own_host = host_of(u) == host_of(api.default_base_url());
+            if !own_host {
+                c.api_key_env = None;
+                if flags.model.is_none() {
+                    return Err(super::LlmError::Config(format!(
+                        "--llm-model is required with --llm-base-url {}",
+                        super::http::display_url(u)
+                    )));
+                }
+            }
             c.base_url = u.clone();
         }
         if let Some(m) = &flags.model {
@@ -272,7 +294,7 @@ impl LlmConfig {
         if flags.no_cache {
             c.cache_dir = None;
         }
-        c
+        Ok(c)
     }
 }
 
@@ -328,6 +350,25 @@ mod tests {
     }
 
     #[test]
+    fn keys_go_only_where_they_belong() {
+        let openai = LlmConfig::from_flags(&LlmFlags::default()).unwrap();
+        assert_eq!((openai.api, openai.api_key_env.as_deref()), (ApiKind::OpenAi, Some("OPENAI_API_KEY")));
+        assert!(openai.api_key_optional);
+        assert_eq!(openai.concurrency, 8);
+        let local = LlmFlags {
+            base_url: Some("http://127.0.0.1:11434/v1".into()),
+            model: Some("qwen2.5:7b".into()),
+            ..LlmFlags::default()
+        };
+        let c = LlmConfig::from_flags(&local).unwrap();
+        assert_eq!((c.api, c.api_key_env), (ApiKind::OpenAi, None));
+        let gateway = LlmFlags { api_key_env: Some("OPENROUTER_API_KEY".into()), ..local.clone() };
+        assert_eq!(LlmConfig::from_flags(&gateway).unwrap().api_key_env.as_deref(), Some("OPENROUTER_API_KEY"));
+        let no_model = LlmFlags { model: None, ..local };
+        assert!(LlmConfig::from_flags(&no_model).unwrap_err().to_string().contains("--llm-model"));
+    }
+
+    #[test]
     fn flags_override_defaults() {
         let c = LlmConfig::from_flags(&LlmFlags {
             base_url: Some("https://api.anthropic.com".into()),
@@ -335,7 +376,8 @@ mod tests {
             concurrency: Some(0),
             no_cache: true,
             ..LlmFlags::default()
-        });
+        })
+        .unwrap();
         assert_eq!(c.api, ApiKind::Anthropic);
         assert_eq!(c.model, "claude-haiku-4-5");
         assert_eq!(c.api_key_env.as_deref(), Some("MY_KEY"));

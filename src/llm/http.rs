@@ -111,15 +111,78 @@ pub struct CallError {
     pub message: String,
     /// `Retry-After` of a 429/5xx, when the server sent one.
     pub retry_after: Option<Duration>,
+    /// HTTP status, when there was an answer.
+    pub status: Option<u16>,
 }
 
 impl CallError {
-    fn new(kind: FailureKind, message: impl Into<String>) -> CallError {
-        CallError { kind, message: message.into(), retry_after: None }
+    pub fn new(kind: FailureKind, message: impl Into<String>) -> CallError {
+        CallError { kind, message: message.into(), retry_after: None, status: None }
     }
 
     fn retryable(&self) -> bool {
         matches!(self.kind, FailureKind::RateLimited | FailureKind::ServerError | FailureKind::Connect)
+    }
+
+    /// Failures that say nothing about this request and everything about the
+    /// server or our configuration: the next request would fail the same way.
+    fn trips_breaker(&self) -> bool {
+        match self.kind {
+            FailureKind::Connect | FailureKind::ServerError => true,
+            FailureKind::ClientError => matches!(self.status, Some(401 | 403 | 404)),
+            _ => false,
+        }
+    }
+}
+
+/// Consecutive hard failures across all jobs, and until when requests are off.
+#[derive(Debug, Default)]
+struct BreakerState {
+    consecutive: u32,
+    open_until: Option<std::time::Instant>,
+    last: Option<String>,
+}
+
+#[derive(Debug, Default)]
+struct Breaker {
+    state: std::sync::Mutex<BreakerState>,
+}
+
+impl Breaker {
+    fn lock(&self) -> std::sync::MutexGuard<'_, BreakerState> {
+        // A panic while holding this lock cannot leave the counters inconsistent.
+        self.state.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
+
+    /// `Err` while open. After the cooldown one request goes through as a probe.
+    fn check(&self) -> Result<(), CallError> {
+        let s = self.lock();
+        match s.open_until {
+            Some(until) if std::time::Instant::now() < until => Err(CallError::new(
+                FailureKind::CircuitOpen,
+                format!(
+                    "not sent: the last {} requests failed ({})",
+                    s.consecutive,
+                    s.last.as_deref().unwrap_or("unknown error")
+                ),
+            )),
+            _ => Ok(()),
+        }
+    }
+
+    fn record(&self, result: Result<(), &CallError>, cfg: &RetryConfig) {
+        let mut s = self.lock();
+        match result {
+            Ok(()) => *s = BreakerState::default(),
+            Err(e) if e.trips_breaker() => {
+                s.consecutive += 1;
+                s.last = Some(crate::read::truncate_str(&e.message, 200).to_string());
+                if cfg.breaker_threshold > 0 && s.consecutive >= cfg.breaker_threshold {
+                    s.open_until = Some(std::time::Instant::now() + cfg.breaker_cooldown);
+                }
+            }
+            Err(_) => {}
+        }
     }
 }
 
@@ -316,7 +379,7 @@ pub fn classify_status(status: u16, body: &str) -> CallError {
     } else {
         FailureKind::ClientError
     };
-    CallError::new(kind, text)
+    CallError { status: Some(status), ..CallError::new(kind, text) }
 }
 
 /// `retry-after-ms` (OpenAI) or `retry-after` in seconds. HTTP-date values are not
@@ -372,6 +435,7 @@ pub struct ApiClient {
     retry: RetryConfig,
     timeout: Duration,
     permits: Arc<Semaphore>,
+    breaker: Breaker,
 }
 
 impl std::fmt::Debug for ApiClient {
@@ -410,6 +474,7 @@ impl ApiClient {
             retry: config.retry.clone(),
             timeout: config.timeout,
             permits: Arc::new(Semaphore::new(config.concurrency.max(1))),
+            breaker: Breaker::default(),
         })
     }
 
@@ -481,6 +546,13 @@ impl ApiClient {
 
     /// Send `body` with retries. `attempts` counts the HTTP requests made.
     pub async fn complete(&self, body: &str, attempts: &mut u32) -> Result<Completion, CallError> {
+        self.breaker.check()?;
+        let result = self.complete_with_retries(body, attempts).await;
+        self.breaker.record(result.as_ref().map(|_| ()), &self.retry);
+        result
+    }
+
+    async fn complete_with_retries(&self, body: &str, attempts: &mut u32) -> Result<Completion, CallError> {
         let mut retry = 0u32;
         loop {
             *attempts += 1;
@@ -502,7 +574,8 @@ impl ApiClient {
                     });
                 }
                 Some(d) => d,
-                None => backoff(&self.retry, retry, body.as_bytes().get(..256).unwrap_or(body.as_bytes())),
+                // Seeded by the whole body: jobs differ in their transcripts, not their prefix.
+                None => backoff(&self.retry, retry, body.as_bytes()),
             };
             tokio::time::sleep(wait).await;
             retry += 1;

@@ -116,6 +116,9 @@ pub enum FailureKind {
     Malformed,
     /// A 2xx with no summary text (empty, a refusal, or a tool call).
     EmptyAnswer,
+    /// Not sent: the last requests failed because the server is unreachable, down,
+    /// or refuses the key or model (circuit breaker open).
+    CircuitOpen,
     /// A bug or a lost worker task; never expected.
     Internal,
 }

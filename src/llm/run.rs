@@ -165,7 +165,7 @@ impl RunResult {
 }
 
 fn err(kind: FailureKind, message: String) -> CallError {
-    CallError { kind, message, retry_after: None }
+    CallError::new(kind, message)
 }
 
 impl Inner {
