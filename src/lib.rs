@@ -9,6 +9,7 @@ pub mod accuracy;
 pub mod filetrack;
 pub mod inspect;
 pub mod invariants;
+pub mod llm;
 pub mod model;
 pub mod output;
 pub mod policy;
