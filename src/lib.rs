@@ -9,5 +9,7 @@ pub mod model;
 pub mod output;
 pub mod read;
 #[doc(hidden)]
+pub mod synth;
+#[doc(hidden)]
 pub mod testing;
 pub mod tokens;
