@@ -102,11 +102,11 @@ mbs() { awk -v b="$1" -v s="$2" 'BEGIN { if (s > 0) printf "%.1f", b / 1e6 / s; 
 
 rows=()
 notes=()
-row() { rows+=("$(printf '%-44s %9s %9s  %-30s %8s' "$1" "$2" "$3" "$4" "$5")"); }
+row() { rows+=("$(printf '%-44s %9s %9s  %-36s %8s' "$1" "$2" "$3" "$4" "$5")"); }
 
 print_table() {
-  printf '\n%-44s %9s %9s  %-30s %8s\n' "step" "seconds" "MB/s" "ratio (target)" "peak MB"
-  printf '%s\n' "$(printf '%.0s-' {1..106})"
+  printf '\n%-44s %9s %9s  %-36s %8s\n' "step" "seconds" "MB/s" "ratio (target)" "peak MB"
+  printf '%s\n' "$(printf '%.0s-' {1..112})"
   if [[ $mode == corpus ]]; then
     # Rows are collected in run order; show them in the issue's (a)..(g) order.
     printf '%s\n' "${rows[@]}" | sort
