@@ -19,5 +19,7 @@ pub mod read;
 pub mod replay;
 pub mod summarize;
 #[doc(hidden)]
+pub mod synth;
+#[doc(hidden)]
 pub mod testing;
 pub mod tokens;

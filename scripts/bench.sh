@@ -1,0 +1,237 @@
+#!/usr/bin/env bash
+# Throughput benchmark of compactor on a deterministic synthetic Claude Code corpus
+# (DESIGN.md §9). Measures side by side, one process per step, wall clock:
+#   (a) cat of the corpus                      the I/O floor
+#   (b) compactor-bench parse-floor            serde_json into typed structs, 1 thread
+#   (c) compactor replay, chars4, extractive   --jobs 1; target ≥ 0.6x (b)
+#   (d) the same with --estimator o200k        --jobs 1; target ≥ 0.8x (e)
+#   (e) compactor-bench count-o200k            raw o200k counting of the same text
+#   (f) compactor compare with 5 presets       --jobs 1; target ≤ 1.5x the time of (c)
+#   (g) (c) with --jobs 2                      target ≥ 1.8x speed-up over (c)
+# Steps whose compactor command is not built yet are reported as skipped.
+#
+# Usage:
+#   scripts/bench.sh [SIZE]            SIZE like 500MB (default), 50MB, 1GB
+#   scripts/bench.sh --linearity [N]   one session of N and one of 4N turns (default
+#                                      N=100): time(4N)/time(N) of replay, ~4 if linear
+# Environment:
+#   COMPACTOR_BENCH_DIR  corpus cache (default ~/.cache/compactor-bench); a corpus
+#                        is reused when the same size, seed and generator made it
+#   BENCH_SEED           generator seed (default 1)
+#   BENCH_PRESETS        the presets of (f) (default "default nous vibe opal dotnet")
+#   COMPACTOR_BIN        the compactor binary to measure (default: this tree's release build)
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+mode=corpus
+size=500MB
+turns=100
+case "${1:-}" in
+  -h | --help)
+    sed -n '2,/^set -euo/p' "$0" | sed '$d' | sed 's/^# \{0,1\}//'
+    exit 0
+    ;;
+  --linearity)
+    mode=linearity
+    turns=${2:-100}
+    ;;
+  "") ;;
+  *) size=$1 ;;
+esac
+seed=${BENCH_SEED:-1}
+presets=${BENCH_PRESETS:-default nous vibe opal dotnet}
+cache=${COMPACTOR_BENCH_DIR:-${XDG_CACHE_HOME:-$HOME/.cache}/compactor-bench}
+
+echo "building release binaries (cargo build --release --bins)..." >&2
+cargo build --release --bins --quiet
+bin=${CARGO_TARGET_DIR:-target}/release
+bench=$bin/compactor-bench
+compactor=${COMPACTOR_BIN:-$bin/compactor}
+
+work=$(mktemp -d "${TMPDIR:-/tmp}/compactor-bench.XXXXXX")
+trap 'rm -rf "$work"' EXIT
+
+have_time=false
+if [[ -x /usr/bin/time ]] && /usr/bin/time -f %M -o /dev/null true 2>/dev/null; then
+  have_time=true
+fi
+
+# run_step NAME CMD...: run CMD with stdout and stderr in $work/NAME.log; sets
+# secs (wall clock), rss (peak RSS in MB, or "?") and rc.
+run_step() {
+  local name=$1
+  shift
+  local t0 t1
+  rc=0
+  t0=$(date +%s.%N)
+  if $have_time; then
+    /usr/bin/time -f %M -o "$work/$name.rss" "$@" >"$work/$name.log" 2>&1 || rc=$?
+  else
+    "$@" >"$work/$name.log" 2>&1 || rc=$?
+  fi
+  t1=$(date +%s.%N)
+  secs=$(awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%.3f", b - a }')
+  rss="?"
+  if $have_time && [[ -s $work/$name.rss ]]; then
+    # GNU time puts "Command exited with non-zero status N" first on failure.
+    rss=$(tail -n 1 "$work/$name.rss" | awk '{ printf "%.0f", $1 / 1024 }')
+  fi
+}
+
+# supports SUBCOMMAND FLAG...: the compactor subcommand exists and its --help
+# lists every flag (the command-line skeleton exists before the engines do).
+supports() {
+  local sub=$1 help
+  shift
+  help=$("$compactor" "$sub" --help 2>&1) || return 1
+  for f in "$@"; do
+    grep -q -- "$f" <<<"$help" || return 1
+  done
+}
+
+# A compactor step may still answer "not built yet" at run time.
+not_built() {
+  grep -q "not built yet" "$work/$1.log"
+}
+
+corpus_bytes() {
+  find "$@" -name '*.jsonl' -printf '%s\n' | awk '{ s += $1 } END { print s + 0 }'
+}
+
+mbs() { awk -v b="$1" -v s="$2" 'BEGIN { if (s > 0) printf "%.1f", b / 1e6 / s; else print "-" }'; }
+
+rows=()
+notes=()
+row() { rows+=("$(printf '%-44s %9s %9s  %-36s %8s' "$1" "$2" "$3" "$4" "$5")"); }
+
+print_table() {
+  printf '\n%-44s %9s %9s  %-36s %8s\n' "step" "seconds" "MB/s" "ratio (target)" "peak MB"
+  printf '%s\n' "$(printf '%.0s-' {1..112})"
+  if [[ $mode == corpus ]]; then
+    # Rows are collected in run order; show them in the issue's (a)..(g) order.
+    printf '%s\n' "${rows[@]}" | sort
+  else
+    printf '%s\n' "${rows[@]}"
+  fi
+  if ((${#notes[@]})); then
+    printf '\n'
+    printf '%s\n' "${notes[@]}"
+  fi
+}
+
+if [[ $mode == linearity ]]; then
+  n=$turns
+  n4=$((turns * 4))
+  "$bench" gen-session --turns "$n" --seed "$seed" --out "$work/lin/n.jsonl" >&2
+  "$bench" gen-session --turns "$n4" --seed "$seed" --out "$work/lin/n4.jsonl" >&2
+  bn=$(corpus_bytes "$work/lin/n.jsonl")
+  bn4=$(corpus_bytes "$work/lin/n4.jsonl")
+  echo "linearity: $n turns = $((bn / 1000)) KB, $n4 turns = $((bn4 / 1000)) KB (seed $seed)"
+
+  run_step floor-n "$bench" parse-floor "$work/lin/n.jsonl"
+  tf1=$secs
+  row "parse-floor, $n turns" "$secs" "$(mbs "$bn" "$secs")" "" "$rss"
+  run_step floor-n4 "$bench" parse-floor "$work/lin/n4.jsonl"
+  row "parse-floor, $n4 turns" "$secs" "$(mbs "$bn4" "$secs")" \
+    "$(awk -v a="$secs" -v b="$tf1" 'BEGIN { printf "%.2fx time of n (~4)", a / b }')" "$rss"
+
+  if supports replay --preset --estimator --summarizer --jobs; then
+    replay=("$compactor" replay --preset default --estimator chars4 --summarizer extractive --jobs 1 --quiet)
+    run_step replay-n "${replay[@]}" --out "$work/out-n" "$work/lin/n.jsonl"
+    t1=$secs
+    r1=$rc
+    row "replay chars4, $n turns" "$secs" "$(mbs "$bn" "$secs")" "" "$rss"
+    run_step replay-n4 "${replay[@]}" --out "$work/out-n4" "$work/lin/n4.jsonl"
+    if ((r1 != 0 || rc != 0)); then
+      notes+=("replay failed (exit $r1 / $rc): $(tail -n 3 "$work/replay-n4.log" | tr '\n' ' ')")
+    else
+      row "replay chars4, $n4 turns" "$secs" "$(mbs "$bn4" "$secs")" \
+        "$(awk -v a="$secs" -v b="$t1" 'BEGIN { r = a / b; printf "%.2fx time of n (<= 4.4) %s", r, (r <= 4.4 ? "ok" : "MISS") }')" "$rss"
+    fi
+  else
+    notes+=("skipped: compactor replay not built (its --help lacks --preset/--estimator/--summarizer/--jobs)")
+  fi
+  print_table
+  exit 0
+fi
+
+# ---------------------------------------------------------------- corpus mode
+corpus=$cache/corpus-$size-seed$seed
+"$bench" gen --out "$corpus" --size "$size" --seed "$seed" >&2
+bytes=$(corpus_bytes "$corpus")
+files=$(find "$corpus" -name '*.jsonl' | wc -l)
+echo "corpus: $corpus: $files sessions, $(awk -v b="$bytes" 'BEGIN { printf "%.1f", b / 1e6 }') MB; $(nproc) cores; $(git rev-parse --short HEAD 2>/dev/null || echo '?')"
+
+cat_corpus() { find "$1" -name '*.jsonl' -print0 | xargs -0 cat >/dev/null; }
+export -f cat_corpus
+# Warm the page cache so every step reads from memory.
+cat_corpus "$corpus"
+
+run_step cat bash -c 'cat_corpus "$1"' _ "$corpus"
+row "(a) cat (I/O floor)" "$secs" "$(mbs "$bytes" "$secs")" "" "$rss"
+
+run_step floor "$bench" parse-floor "$corpus"
+t_floor=$secs
+row "(b) parse floor, serde typed, 1 thread" "$secs" "$(mbs "$bytes" "$secs")" "" "$rss"
+notes+=("$(grep 'parse-floor:' "$work/floor.log" | tail -n 1)")
+
+run_step o200k "$bench" count-o200k "$corpus"
+t_o200k=$secs
+row "(e) raw o200k counting, 1 thread" "$secs" "$(mbs "$bytes" "$secs")" "" "$rss"
+notes+=("$(grep 'count-o200k:' "$work/o200k.log" | head -n 1)")
+notes+=("$(grep 'count-o200k:' "$work/o200k.log" | tail -n 1)")
+
+# ratio_row LABEL NAME KIND BASE TARGET: KIND "thr" compares throughputs
+# (BASE time / own time, higher is better), "time" own time / BASE time (lower is
+# better), "speedup" BASE time / own time as a speed-up.
+ratio_row() {
+  local label=$1 name=$2 kind=$3 base=$4 target=$5 ratio
+  if ((rc != 0)); then
+    if not_built "$name"; then
+      row "$label" "-" "-" "skipped: not built yet" "-"
+    else
+      row "$label" "$secs" "-" "FAILED (exit $rc)" "$rss"
+      notes+=("$label failed: $(tail -n 3 "$work/$name.log" | tr '\n' ' ')")
+    fi
+    return
+  fi
+  ratio=$(awk -v own="$secs" -v base="$base" -v kind="$kind" -v t="$target" 'BEGIN {
+    if (kind == "time") { r = own / base; ok = r <= t; printf "%.2fx time of (c) (<= %s) %s", r, t, ok ? "ok" : "MISS" }
+    else if (kind == "speedup") { r = base / own; ok = r >= t; printf "%.2fx speed-up (>= %s) %s", r, t, ok ? "ok" : "MISS" }
+    else { r = base / own; ok = r >= t; printf "%.2fx of %s (>= %s) %s", r, kind, t, ok ? "ok" : "MISS" }
+  }')
+  row "$label" "$secs" "$(mbs "$bytes" "$secs")" "$ratio" "$rss"
+}
+
+replay_flags=(--preset --estimator --summarizer --jobs)
+if supports replay "${replay_flags[@]}"; then
+  replay=("$compactor" replay --preset default --summarizer extractive --quiet)
+  run_step replay-c "${replay[@]}" --estimator chars4 --jobs 1 --out "$work/out-c" "$corpus"
+  t_c=$secs
+  rc_c=$rc
+  ratio_row "(c) replay default, chars4, extractive, -j1" replay-c "(b)" "$t_floor" 0.6
+  run_step replay-d "${replay[@]}" --estimator o200k --jobs 1 --out "$work/out-d" "$corpus"
+  ratio_row "(d) replay default, o200k, extractive, -j1" replay-d "(e)" "$t_o200k" 0.8
+  if ((rc_c == 0)); then
+    run_step replay-g "${replay[@]}" --estimator chars4 --jobs 2 --out "$work/out-g" "$corpus"
+    ratio_row "(g) (c) with --jobs 2" replay-g speedup "$t_c" 1.8
+  fi
+else
+  row "(c) replay default, chars4, extractive, -j1" "-" "-" "skipped: compactor replay not built" "-"
+  row "(d) replay default, o200k, extractive, -j1" "-" "-" "skipped: compactor replay not built" "-"
+  row "(g) (c) with --jobs 2" "-" "-" "skipped: compactor replay not built" "-"
+  t_c=""
+fi
+
+n_presets=$(wc -w <<<"$presets")
+if supports compare --preset --estimator --summarizer --jobs && [[ -n $t_c ]]; then
+  preset_args=()
+  for p in $presets; do preset_args+=(--preset "$p"); done
+  run_step compare "$compactor" compare "${preset_args[@]}" --estimator chars4 --summarizer extractive \
+    --jobs 1 --quiet --out "$work/out-f" "$corpus"
+  ratio_row "(f) compare, $n_presets presets, chars4, -j1" compare time "$t_c" 1.5
+else
+  row "(f) compare, $n_presets presets, chars4, -j1" "-" "-" "skipped: compactor compare not built" "-"
+fi
+
+print_table
