@@ -5,83 +5,29 @@
 //! Exit 2 only when nothing could be read at all (no input found, or every input
 //! failed); unreadable inputs next to readable ones are reported and skipped.
 
-use super::args::{InputArgs, InspectArgs};
+use super::args::InspectArgs;
 use super::{EXIT_ERROR, EXIT_OK};
-use anyhow::{Context, bail};
+use anyhow::Context;
 use compactor::accuracy::AccuracyRow;
 use compactor::inspect::{Counts, InspectReport, KindStats, SessionReport, inspect_with_progress};
-use compactor::model::{Format, Severity};
-use compactor::read;
+use compactor::model::Format;
 use compactor::tokens::EstimatorKind;
 use std::fmt::Write as _;
 use std::io::{IsTerminal, Write as _};
-use std::path::PathBuf;
 
 /// Terminal width the human output is laid out for.
 const WIDTH: usize = 100;
 
 pub fn run(args: InspectArgs) -> anyhow::Result<u8> {
     let InspectArgs { input, json } = args;
-    let InputArgs { paths, format, jobs, quiet } = input;
-    let format = match format {
-        Some(name) => Some(Format::from_name(&name).with_context(|| {
-            let names: Vec<&str> = Format::ALL.iter().map(|f| f.name()).collect();
-            format!("unknown --format `{name}` (expected one of: {})", names.join(", "))
-        })?),
-        None => None,
-    };
-    let paths = if paths.is_empty() {
-        let defaults = read::default_locations();
-        if defaults.is_empty() {
-            bail!(
-                "no input: give session files or directories (the default locations ~/.claude/projects \
-                 and ~/.codex/sessions do not exist)"
-            );
-        }
-        defaults
-    } else {
-        paths
-    };
-    // 0 lets rayon pick one thread per core.
-    let pool = rayon::ThreadPoolBuilder::new()
-        .num_threads(jobs.unwrap_or(0))
-        .build()
-        .context("cannot start the worker threads")?;
-
-    let (inputs, problems) = read::discover(&paths);
-    // Paths that match nothing are errors: always shown, even with --quiet.
-    for p in &problems {
-        eprintln!("{p}");
-    }
-    if inputs.is_empty() {
-        if problems.is_empty() {
-            bail!("no session files found in {}", list_paths(&paths));
-        }
-        bail!("no session could be read");
-    }
-
-    let (batch, report) = pool.install(|| {
-        let batch = read::read_all(&inputs, format);
+    let quiet = input.quiet;
+    let super::load::Loaded { batch, pool, .. } = super::load::load(input)?;
+    let report = pool.install(|| {
         let bar = progress_bar(batch.sessions.len() as u64, quiet);
         let report = inspect_with_progress(&batch, &|| bar.inc(1));
         bar.finish_and_clear();
-        (batch, report)
+        report
     });
-    for d in &batch.failures {
-        if d.severity == Severity::Error || !quiet {
-            eprintln!("{d}");
-        }
-    }
-    if !quiet {
-        for s in &batch.sessions {
-            for d in &s.diagnostics.messages {
-                eprintln!("{d}");
-            }
-        }
-    }
-    if batch.inputs_read == 0 {
-        bail!("no session could be read ({} input(s) failed)", batch.failures.len());
-    }
 
     let out = if json {
         let mut s = serde_json::to_string_pretty(&report).context("cannot serialize the report")?;
@@ -100,10 +46,6 @@ pub fn run(args: InspectArgs) -> anyhow::Result<u8> {
             Ok(EXIT_ERROR)
         }
     }
-}
-
-fn list_paths(paths: &[PathBuf]) -> String {
-    paths.iter().map(|p| p.display().to_string()).collect::<Vec<_>>().join(", ")
 }
 
 fn progress_bar(len: u64, quiet: bool) -> indicatif::ProgressBar {
