@@ -406,7 +406,56 @@ impl Engine<'_> {
             return;
         }
 
-        // Apply: units, history, totals.
+        // Apply: the cache prefix that survives, units, history, totals.
+        let head_end = merge_target.unwrap_or(a);
+        let head: u64 = (0..head_end)
+            .map(|q| {
+                let it = &self.items[self.hist[q] as usize];
+                if self.prev_pruned { it.view_tokens } else { it.tokens }
+            })
+            .sum();
+        // After the head, the new messages may still start like the old region (an
+        // identical summary, re-compacting an unchanged history): those bytes are
+        // still a cache hit. Compared message by message until the first difference.
+        let mut same = 0u64;
+        if merge_target.is_none() {
+            let (region, tail) = (cut - a, len - cut);
+            let mut j = 0;
+            loop {
+                if j >= region && j >= new_msgs.len() {
+                    // Both sides continue with the same kept tail: nothing changed.
+                    same = u64::MAX / 2;
+                    break;
+                }
+                let new_m: Option<Cow<'_, Message>> = if j < new_msgs.len() {
+                    Some(Cow::Borrowed(&new_msgs[j].2))
+                } else if j - new_msgs.len() < tail {
+                    Some(self.request_msg(self.hist[cut + j - new_msgs.len()]))
+                } else {
+                    None
+                };
+                let old_q = if j < region { a + j } else { cut + j - region };
+                let (Some(new_m), true) = (new_m, old_q < len) else { break };
+                if *new_m != *self.request_msg(self.hist[old_q]) {
+                    break;
+                }
+                let it = &self.items[self.hist[old_q] as usize];
+                same += if self.prev_pruned { it.view_tokens } else { it.tokens };
+                j += 1;
+            }
+        }
+        let kept = (self.system + head).saturating_add(same);
+        self.compaction_prefix = Some(self.compaction_prefix.map_or(kept, |p| p.min(kept)));
+        self.tail_start_seq = if cut < len { self.items[self.hist[cut] as usize].seq } else { self.next_seq };
+        for q in a..cut {
+            let it = &self.items[self.hist[q] as usize];
+            if it.kind.synthetic() {
+                self.synth_view -= it.view_tokens;
+            } else {
+                self.fen.add(it.seq, -(it.view_tokens as i64));
+                self.pruned_seqs.remove(&it.seq);
+            }
+        }
         let unit_start: usize = (0..a).map(|q| self.items[self.hist[q] as usize].units as usize).sum();
         let unit_count: usize = (a..cut).map(|q| self.items[self.hist[q] as usize].units as usize).sum();
         self.remove_units(unit_start, unit_count);
@@ -416,14 +465,27 @@ impl Engine<'_> {
         self.view_tokens -= removed_view;
         if let (Some(q), Some(m), Some(t)) = (merge_target, merged, merged_tokens) {
             let id = self.hist[q];
+            let was_synthetic = self.items[id as usize].kind.synthetic();
+            let (old_tokens, old_view, seq) = {
+                let it = &mut self.items[id as usize];
+                it.owned = Some(m);
+                it.kind = Kind::Merged;
+                (it.tokens, it.view_tokens, it.seq)
+            };
+            // Pruned blocks of the first message keep their indices in the merged one.
+            let view = if self.items[id as usize].pruned.is_empty() { t } else { self.tokens_of(&self.view_msg(id)) };
             let it = &mut self.items[id as usize];
-            it.owned = Some(m);
-            it.kind = Kind::Merged;
-            it.pruned.clear();
-            self.hist_tokens = self.hist_tokens + t - it.tokens;
-            self.view_tokens = self.view_tokens + t - it.view_tokens;
+            self.hist_tokens = self.hist_tokens + t - old_tokens;
+            self.view_tokens = self.view_tokens + view - old_view;
             it.tokens = t;
-            it.view_tokens = t;
+            it.view_tokens = view;
+            if was_synthetic {
+                self.synth_view = self.synth_view + view - old_view;
+            } else {
+                self.fen.add(seq, -(old_view as i64));
+                self.pruned_seqs.remove(&seq);
+                self.synth_view += view;
+            }
         }
         for (j, ((kind, copy_of, m), t)) in new_msgs.into_iter().zip(new_tokens).enumerate() {
             let id = self.push_item(Item {
@@ -441,6 +503,7 @@ impl Engine<'_> {
             self.hist.insert(a + j, id);
             self.hist_tokens += t;
             self.view_tokens += t;
+            self.synth_view += t;
         }
         self.flushed = false;
         self.last_summary = body;

@@ -133,6 +133,13 @@ pub struct CallRow {
     /// Tool results newly capped or soft-trimmed / hard-cleared at this call.
     pub pruned_soft: u32,
     pub pruned_hard: u32,
+    /// Tokens of this request identical to the start of the previous request,
+    /// system prompt included (0 at the first call): what a prompt cache could
+    /// serve. Whether the cache is still warm (TTL) is for the cost model to
+    /// decide from the timestamps. Pruning or compaction that rewrites early
+    /// messages shrinks it: the "sheds tokens but costs more" effect.
+    pub prefix_baseline: u64,
+    pub prefix_policy: u64,
     pub events: Vec<Event>,
 }
 
@@ -247,6 +254,9 @@ pub struct SessionMetrics {
     pub pruned_soft: u64,
     pub pruned_hard: u64,
     pub pruned_chars_freed: u64,
+    /// Σ over calls of the cacheable prefix (see `CallRow::prefix_policy`).
+    pub prefix_tokens_baseline: u64,
+    pub prefix_tokens_policy: u64,
     pub flush_points: u64,
     pub summarizer_tokens: u64,
     /// baseline − policy − summarizer tokens.
@@ -330,6 +340,7 @@ pub fn replay_session(
     // Signed gap between the last recorded usage and the baseline estimate then.
     let mut drift: i64 = 0;
     let mut prev_ts: Option<i64> = None;
+    let mut prev_call: Option<(usize, u64)> = None;
     for (ci, call) in session.calls.iter().enumerate() {
         let m = call.message_index;
         eng.begin_call(ci);
@@ -348,6 +359,17 @@ pub fn replay_session(
         };
         let mut row = eng.call(ci, m, ts, gap_ms, d);
         row.tokens_baseline = apply_drift(base_est, d);
+        // The agent's own compaction rewrote its context since the last call: only
+        // the system prompt is still a prefix.
+        row.prefix_baseline = match prev_call {
+            None => 0,
+            Some((pm, _)) if baseline.reset_between(pm, m) => system_tokens,
+            Some((_, prev_est)) => prev_est,
+        };
+        if row.prefix_baseline > 0 {
+            row.prefix_baseline = apply_drift(row.prefix_baseline, d).min(row.tokens_baseline);
+        }
+        prev_call = Some((m, base_est));
         row.tokens_recorded = call.usage.map(|u| u.prompt_tokens());
         if row.tokens_baseline > policy.context_window {
             row.events.push(Event::OverflowBaseline);
@@ -405,6 +427,8 @@ fn apply_drift(v: u64, drift: i64) -> u64 {
 struct Baseline {
     /// `before[i]` = tokens of the agent's context just before message `i`.
     before: Vec<u64>,
+    /// Positions where a recorded compaction takes effect, sorted.
+    resets: Vec<usize>,
 }
 
 impl Baseline {
@@ -436,11 +460,17 @@ impl Baseline {
                 sum += est(i);
             }
         }
-        Baseline { before }
+        Baseline { before, resets: resets.iter().map(|r| r.0).collect() }
     }
 
     fn at(&self, i: usize) -> u64 {
         self.before.get(i).copied().unwrap_or(0)
+    }
+
+    /// Whether a recorded compaction took effect in `(a, b]`.
+    fn reset_between(&self, a: usize, b: usize) -> bool {
+        let i = self.resets.partition_point(|&r| r <= a);
+        i < self.resets.len() && self.resets[i] <= b
     }
 }
 
@@ -458,6 +488,8 @@ fn metrics(rows: &[CallRow], comps: &[CompactionEvent], prunes: &[PruneEvent], w
         m.overflow_calls_baseline += u64::from(r.tokens_baseline > window);
         m.overflow_calls_policy += u64::from(r.tokens_policy > window);
         m.flush_points += u64::from(r.events.contains(&Event::Flush));
+        m.prefix_tokens_baseline += r.prefix_baseline;
+        m.prefix_tokens_policy += r.prefix_policy;
     }
     for c in comps {
         m.compactions += u64::from(c.applied);
