@@ -342,7 +342,9 @@ pub fn dotnet() -> Policy {
         ack_text: "Understood. Continuing with the current task.".to_string(),
         alternation: true,
         summarizer: SummarizerKind::Extractive,
-        // §Fallback: trim history (message count) without a summary.
+        // §Fallback: trim history (message count) without a summary. The
+        // MaxConversationMessages (50) backstop after compaction is not modeled: it
+        // drops from index 0 without regard for tool pairs.
         fallback: Fallback::Drop,
         // §Named Constants: SummarizationMaxTokens = 4,096.
         summary_max_tokens: 4_096,

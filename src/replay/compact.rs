@@ -115,6 +115,20 @@ impl Engine<'_> {
         if cut <= syn_end || ((cut - a) as u64) < c.min_compact_messages {
             return None;
         }
+        // A kept head that calls tools answered inside the region (a log that
+        // starts mid-turn) cannot lose those answers: no compaction then.
+        if a > 0 {
+            let lo = self.items[self.hist[syn_end] as usize].seq;
+            let hi = if cut < len { self.items[self.hist[cut] as usize].seq } else { u64::MAX };
+            let split = (0..a).any(|q| {
+                self.msg(self.hist[q])
+                    .tool_uses()
+                    .any(|(t, _, _)| self.result_seq.get(t).is_some_and(|&rs| rs >= lo && rs < hi))
+            });
+            if split {
+                return None;
+            }
+        }
         let turn_start = match c.split_turn_min_messages {
             Some(min) if cut < len && !self.kind_at(cut).turn_start() => (syn_end..cut)
                 .rev()

@@ -10,7 +10,7 @@ use super::{CallRow, CompactionEvent, CompactionReason, Event, PruneEvent, Repla
 use crate::filetrack::FileOps;
 use crate::invariants::{self, CheckOptions, Violation};
 use crate::model::{Block, Message, Origin, Role, Session};
-use crate::policy::{Measure, Policy, TriggerKind};
+use crate::policy::{Measure, Policy};
 use crate::summarize::Summarizer;
 use crate::tokens::Estimator;
 use std::borrow::Cow;
@@ -464,13 +464,7 @@ impl<'a> Engine<'a> {
     }
 
     fn trigger_fires(&self, size: u64) -> bool {
-        let c = &self.p.compact;
-        let point = match c.trigger {
-            TriggerKind::Tokens => c.trigger_tokens,
-            TriggerKind::Ratio => (c.trigger_ratio * self.p.context_window as f64) as u64,
-            TriggerKind::Reserve => self.p.context_window.saturating_sub(c.reserve_tokens),
-        };
-        self.fires(size, point)
+        self.fires(size, self.p.trigger_point())
     }
 
     /// One recorded call: flush point, Layer 2, Layer 1, the policy's size.

@@ -50,6 +50,9 @@ impl Summarizer for Extractive {
     }
 }
 
+/// Printed as the last request when it is the goal itself.
+const GOAL_ABOVE: &str = "(the goal above)";
+
 /// Longest goal / request kept, in characters.
 const REQUEST_MAX: usize = 1_200;
 /// Longest list item, in characters.
@@ -415,7 +418,8 @@ impl Facts {
             self.goal = Some(goal_lines.join("\n"));
         }
         if self.last_request.is_none() && !request_lines.is_empty() {
-            self.last_request = Some(request_lines.join("\n"));
+            let r = request_lines.join("\n");
+            self.last_request = if r == GOAL_ABOVE { self.goal.clone() } else { Some(r) };
         }
     }
 
@@ -451,7 +455,7 @@ impl Facts {
         doc.section("### Last user request");
         // Often the goal itself early in a session: say so instead of repeating it.
         let last = match &self.last_request {
-            Some(r) if Some(r) == self.goal.as_ref() => "(the goal above)".to_string(),
+            Some(r) if Some(r) == self.goal.as_ref() => GOAL_ABOVE.to_string(),
             Some(r) => r.clone(),
             None => none,
         };
@@ -766,6 +770,11 @@ mod tests {
         assert!(second.contains("Never use unwrap."), "{second}");
         assert!(second.contains("`/repo/src/parser.rs`"), "{second}");
         assert!(second.contains("Continue with the last user request: Now document it in README.md"), "{second}");
+        // A first summary whose last request is its goal keeps it through an update.
+        let early = summarize(&session()[..3], None, 2_000);
+        assert!(early.contains("### Last user request\n(the goal above)"), "{early}");
+        let updated = summarize(&[], Some(&early), 2_000);
+        assert!(updated.contains("1. Continue with the last user request: Fix the failing test"), "{updated}");
         // Idempotent shape: summarizing the summary again does not duplicate items.
         let third = summarize(&[], Some(&second), 2_000);
         assert_eq!(third.matches("- Never use unwrap.").count(), 1, "{third}");
