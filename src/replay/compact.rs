@@ -213,12 +213,25 @@ impl Engine<'_> {
         let len = self.hist.len();
         let hist_end = turn_start.unwrap_or(cut);
         let prev_pos = (a..syn_end).rev().find(|&q| self.kind_at(q) == Kind::Summary);
-        let iterative = c.iterative_update && prev_pos.is_some() && self.last_summary.is_some();
+        // specs/003 merges "original request + summary" into the first message: a
+        // later compaction replaces that summary block (it does not pile up).
+        let prev_merged: Option<Message> = (c.placement == Placement::MergeFirst && a >= 1)
+            .then(|| self.hist[a - 1])
+            .filter(|&id| self.items[id as usize].kind == Kind::Merged)
+            .and_then(|id| self.msg(id).blocks.last().cloned())
+            .map(|b| Message::new(Role::User, Origin::CompactSummary, vec![b]));
+        let had_previous = prev_pos.is_some() || prev_merged.is_some();
+        let iterative = c.iterative_update && had_previous && self.last_summary.is_some();
 
         // Summarizer inputs: the history part and, for a split turn, its prefix.
+        // Without iterative update a previous summary is summarized as a message.
         let keep_in_input = |k: Kind| k != Kind::Ack && !(iterative && k == Kind::Summary);
-        let hist_msgs: Vec<Cow<'_, Message>> =
-            (a..hist_end).filter(|&q| keep_in_input(self.kind_at(q))).map(|q| self.hist_msg(self.hist[q])).collect();
+        let mut hist_msgs: Vec<Cow<'_, Message>> = Vec::new();
+        if let (Some(m), false) = (&prev_merged, iterative) {
+            hist_msgs.push(Cow::Owned(m.clone()));
+        }
+        hist_msgs
+            .extend((a..hist_end).filter(|&q| keep_in_input(self.kind_at(q))).map(|q| self.hist_msg(self.hist[q])));
         let prefix_msgs: Vec<Cow<'_, Message>> =
             turn_start.map(|t| (t..cut).map(|q| self.hist_msg(self.hist[q])).collect()).unwrap_or_default();
         let hist_refs: Vec<&Message> = hist_msgs.iter().map(|m| m.as_ref()).collect();
@@ -373,7 +386,12 @@ impl Engine<'_> {
                 Placement::MergeFirst => {
                     match merge_target {
                         Some(q) => {
-                            let mut m = self.hist_msg(self.hist[q]).into_owned();
+                            // The original first message, not a previously merged one.
+                            let id = self.hist[q];
+                            let mut m = match self.items[id as usize].src {
+                                Some(src) => self.s.messages[src].clone(),
+                                None => self.msg(id).clone(),
+                            };
                             m.origin = Origin::CompactSummary;
                             m.blocks.push(Block::text(text.clone()));
                             merged = Some(m);
@@ -403,7 +421,7 @@ impl Engine<'_> {
         };
         let mut ev = self.event(reason, measured, before, if applied { after } else { before }, outcome);
         ev.replaced = (a..cut).filter_map(|q| self.items[self.hist[q] as usize].src).collect();
-        ev.replaced_previous_summary = prev_pos.is_some();
+        ev.replaced_previous_summary = had_previous;
         ev.kept_head = (0..a).filter_map(|q| self.items[self.hist[q] as usize].src).collect();
         ev.retained_user_messages = retained_srcs;
         ev.kept_from = (cut < len).then(|| self.items[self.hist[cut] as usize].src).flatten();
@@ -428,27 +446,28 @@ impl Engine<'_> {
                 if self.prev_pruned { it.view_tokens } else { it.tokens }
             })
             .sum();
-        // After the head, the new messages may still start like the old region (an
+        // After the head, the new messages may still start like the old ones (an
         // identical summary, re-compacting an unchanged history): those bytes are
         // still a cache hit. Compared message by message until the first difference.
         let mut same = 0u64;
-        if merge_target.is_none() {
-            let (region, tail) = (cut - a, len - cut);
+        {
+            let new_front: Vec<&Message> = merged.iter().chain(new_msgs.iter().map(|x| &x.2)).collect();
+            let (old_front, tail) = (cut - head_end, len - cut);
             let mut j = 0;
             loop {
-                if j >= region && j >= new_msgs.len() {
+                if j >= old_front && j >= new_front.len() {
                     // Both sides continue with the same kept tail: nothing changed.
                     same = u64::MAX / 2;
                     break;
                 }
-                let new_m: Option<Cow<'_, Message>> = if j < new_msgs.len() {
-                    Some(Cow::Borrowed(&new_msgs[j].2))
-                } else if j - new_msgs.len() < tail {
-                    Some(self.request_msg(self.hist[cut + j - new_msgs.len()]))
+                let new_m: Option<Cow<'_, Message>> = if j < new_front.len() {
+                    Some(Cow::Borrowed(new_front[j]))
+                } else if j - new_front.len() < tail {
+                    Some(self.request_msg(self.hist[cut + j - new_front.len()]))
                 } else {
                     None
                 };
-                let old_q = if j < region { a + j } else { cut + j - region };
+                let old_q = if j < old_front { head_end + j } else { cut + j - old_front };
                 let (Some(new_m), true) = (new_m, old_q < len) else { break };
                 if *new_m != *self.request_msg(self.hist[old_q]) {
                     break;
