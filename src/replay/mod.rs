@@ -4,7 +4,9 @@
 //! 1. appends to the policy's `history` the source messages that arrived since the
 //!    previous call (messages a recorded compaction inserted are skipped: the
 //!    policy applies its own rules to the full history),
-//! 2. runs Layer 2 — compaction when the trigger fires on the estimated request,
+//! 2. runs Layer 2 — compaction when the trigger fires on the estimated request
+//!    (with `compact.measure = "view"` the trigger sees the pruned request, as
+//!    agents that read the last usage do, so Layer 1 advances first),
 //! 3. runs Layer 1 — pruning of tool results in the request view,
 //! 4. records `tokens_baseline`, `tokens_policy`, `tokens_recorded` and events,
 //! 5. appends the recorded assistant message (outputs are taken as recorded).
@@ -20,11 +22,16 @@
 //! usage and the baseline estimate at that call ("last usage + estimate of what
 //! was added since", pi/Opal).
 //!
+//! Each row also carries the tokens of the request equal to the start of the
+//! previous request (`prefix_*`), for the prompt-cache cost model.
+//!
 //! Cost is O(n) per session: per-message token counts are computed once (and can be
 //! shared between policies), a tool result's pruning state only moves forward
-//! (kept → capped → trimmed → cleared) behind monotone pointers, totals are kept
-//! incrementally, and a compaction costs what it replaces. The engine does no I/O
-//! and never prints.
+//! (kept → capped → trimmed → cleared) behind monotone pointers, a pruned message
+//! is re-estimated once per transition batch, totals are kept incrementally, and a
+//! compaction costs what it replaces (plus, for a recent-tokens cut, the walk back
+//! over what it keeps, and for `merge_first` the first message). The cache prefix
+//! adds O(log n) per change. The engine does no I/O and never prints.
 
 mod compact;
 mod engine;

@@ -852,3 +852,35 @@ fn incremental_totals_equal_recomputation_at_every_call() {
         assert!(t.metrics.compactions + t.metrics.pruned_soft + t.metrics.pruned_hard > 0, "{}", pr.name);
     }
 }
+
+#[test]
+fn replay_many_shares_token_counts_between_policies() {
+    struct Shared(std::sync::Arc<Counting>);
+    impl Resolver for Shared {
+        fn estimator(&self, _: EstimatorKind) -> Result<std::sync::Arc<dyn crate::tokens::Estimator>, ReplayError> {
+            Ok(self.0.clone())
+        }
+        fn summarizer(
+            &self,
+            kind: crate::summarize::SummarizerKind,
+        ) -> Result<std::sync::Arc<dyn Summarizer>, ReplayError> {
+            BuiltinResolver.summarizer(kind)
+        }
+    }
+    let est = std::sync::Arc::new(Counting { messages: AtomicUsize::new(0) });
+    let sessions = vec![long_session(20), long_session(35)];
+    let n: usize = sessions.iter().map(|s| s.messages.len()).sum();
+    let mut a = bare();
+    a.name = "a".into();
+    let mut b = bare();
+    b.name = "b".into();
+    b.system_tokens = Some(1_000);
+    let pool = rayon::ThreadPoolBuilder::new().num_threads(2).build().unwrap();
+    let out = replay_many(&sessions, &[a, b], &Shared(est.clone()), ReplayOptions::default(), &pool, None);
+    assert_eq!(out.len(), 2);
+    // One estimate per message for both policies together.
+    assert_eq!(est.messages.load(Ordering::Relaxed), n);
+    let (ta, tb) = (out[0].traces[0].as_ref().unwrap(), out[0].traces[1].as_ref().unwrap());
+    assert_eq!(tb.calls[0].tokens_policy, ta.calls[0].tokens_policy + 1_000);
+    assert_eq!((ta.policy.as_str(), tb.policy.as_str()), ("a", "b"));
+}
