@@ -115,6 +115,20 @@ impl Engine<'_> {
         if cut <= syn_end || ((cut - a) as u64) < c.min_compact_messages {
             return None;
         }
+        // A kept head that calls tools answered inside the region (a log that
+        // starts mid-turn) cannot lose those answers: no compaction then.
+        if a > 0 {
+            let lo = self.items[self.hist[syn_end] as usize].seq;
+            let hi = if cut < len { self.items[self.hist[cut] as usize].seq } else { u64::MAX };
+            let split = (0..a).any(|q| {
+                self.msg(self.hist[q])
+                    .tool_uses()
+                    .any(|(t, _, _)| self.result_seq.get(t).is_some_and(|&rs| rs >= lo && rs < hi))
+            });
+            if split {
+                return None;
+            }
+        }
         let turn_start = match c.split_turn_min_messages {
             Some(min) if cut < len && !self.kind_at(cut).turn_start() => (syn_end..cut)
                 .rev()
@@ -199,12 +213,25 @@ impl Engine<'_> {
         let len = self.hist.len();
         let hist_end = turn_start.unwrap_or(cut);
         let prev_pos = (a..syn_end).rev().find(|&q| self.kind_at(q) == Kind::Summary);
-        let iterative = c.iterative_update && prev_pos.is_some() && self.last_summary.is_some();
+        // specs/003 merges "original request + summary" into the first message: a
+        // later compaction replaces that summary block (it does not pile up).
+        let prev_merged: Option<Message> = (c.placement == Placement::MergeFirst && a >= 1)
+            .then(|| self.hist[a - 1])
+            .filter(|&id| self.items[id as usize].kind == Kind::Merged)
+            .and_then(|id| self.msg(id).blocks.last().cloned())
+            .map(|b| Message::new(Role::User, Origin::CompactSummary, vec![b]));
+        let had_previous = prev_pos.is_some() || prev_merged.is_some();
+        let iterative = c.iterative_update && had_previous && self.last_summary.is_some();
 
         // Summarizer inputs: the history part and, for a split turn, its prefix.
+        // Without iterative update a previous summary is summarized as a message.
         let keep_in_input = |k: Kind| k != Kind::Ack && !(iterative && k == Kind::Summary);
-        let hist_msgs: Vec<Cow<'_, Message>> =
-            (a..hist_end).filter(|&q| keep_in_input(self.kind_at(q))).map(|q| self.hist_msg(self.hist[q])).collect();
+        let mut hist_msgs: Vec<Cow<'_, Message>> = Vec::new();
+        if let (Some(m), false) = (&prev_merged, iterative) {
+            hist_msgs.push(Cow::Owned(m.clone()));
+        }
+        hist_msgs
+            .extend((a..hist_end).filter(|&q| keep_in_input(self.kind_at(q))).map(|q| self.hist_msg(self.hist[q])));
         let prefix_msgs: Vec<Cow<'_, Message>> =
             turn_start.map(|t| (t..cut).map(|q| self.hist_msg(self.hist[q])).collect()).unwrap_or_default();
         let hist_refs: Vec<&Message> = hist_msgs.iter().map(|m| m.as_ref()).collect();
@@ -359,7 +386,12 @@ impl Engine<'_> {
                 Placement::MergeFirst => {
                     match merge_target {
                         Some(q) => {
-                            let mut m = self.hist_msg(self.hist[q]).into_owned();
+                            // The original first message, not a previously merged one.
+                            let id = self.hist[q];
+                            let mut m = match self.items[id as usize].src {
+                                Some(src) => self.s.messages[src].clone(),
+                                None => self.msg(id).clone(),
+                            };
                             m.origin = Origin::CompactSummary;
                             m.blocks.push(Block::text(text.clone()));
                             merged = Some(m);
@@ -389,7 +421,7 @@ impl Engine<'_> {
         };
         let mut ev = self.event(reason, measured, before, if applied { after } else { before }, outcome);
         ev.replaced = (a..cut).filter_map(|q| self.items[self.hist[q] as usize].src).collect();
-        ev.replaced_previous_summary = prev_pos.is_some();
+        ev.replaced_previous_summary = had_previous;
         ev.kept_head = (0..a).filter_map(|q| self.items[self.hist[q] as usize].src).collect();
         ev.retained_user_messages = retained_srcs;
         ev.kept_from = (cut < len).then(|| self.items[self.hist[cut] as usize].src).flatten();
@@ -406,7 +438,57 @@ impl Engine<'_> {
             return;
         }
 
-        // Apply: units, history, totals.
+        // Apply: the cache prefix that survives, units, history, totals.
+        let head_end = merge_target.unwrap_or(a);
+        let head: u64 = (0..head_end)
+            .map(|q| {
+                let it = &self.items[self.hist[q] as usize];
+                if self.prev_pruned { it.view_tokens } else { it.tokens }
+            })
+            .sum();
+        // After the head, the new messages may still start like the old ones (an
+        // identical summary, re-compacting an unchanged history): those bytes are
+        // still a cache hit. Compared message by message until the first difference.
+        let mut same = 0u64;
+        {
+            let new_front: Vec<&Message> = merged.iter().chain(new_msgs.iter().map(|x| &x.2)).collect();
+            let (old_front, tail) = (cut - head_end, len - cut);
+            let mut j = 0;
+            loop {
+                if j >= old_front && j >= new_front.len() {
+                    // Both sides continue with the same kept tail: nothing changed.
+                    same = u64::MAX / 2;
+                    break;
+                }
+                let new_m: Option<Cow<'_, Message>> = if j < new_front.len() {
+                    Some(Cow::Borrowed(new_front[j]))
+                } else if j - new_front.len() < tail {
+                    Some(self.request_msg(self.hist[cut + j - new_front.len()]))
+                } else {
+                    None
+                };
+                let old_q = if j < old_front { head_end + j } else { cut + j - old_front };
+                let (Some(new_m), true) = (new_m, old_q < len) else { break };
+                if *new_m != *self.request_msg(self.hist[old_q]) {
+                    break;
+                }
+                let it = &self.items[self.hist[old_q] as usize];
+                same += if self.prev_pruned { it.view_tokens } else { it.tokens };
+                j += 1;
+            }
+        }
+        let kept = (self.system + head).saturating_add(same);
+        self.compaction_prefix = Some(self.compaction_prefix.map_or(kept, |p| p.min(kept)));
+        self.tail_start_seq = if cut < len { self.items[self.hist[cut] as usize].seq } else { self.next_seq };
+        for q in a..cut {
+            let it = &self.items[self.hist[q] as usize];
+            if it.kind.synthetic() {
+                self.synth_view -= it.view_tokens;
+            } else {
+                self.fen.add(it.seq, -(it.view_tokens as i64));
+                self.pruned_seqs.remove(&it.seq);
+            }
+        }
         let unit_start: usize = (0..a).map(|q| self.items[self.hist[q] as usize].units as usize).sum();
         let unit_count: usize = (a..cut).map(|q| self.items[self.hist[q] as usize].units as usize).sum();
         self.remove_units(unit_start, unit_count);
@@ -416,14 +498,27 @@ impl Engine<'_> {
         self.view_tokens -= removed_view;
         if let (Some(q), Some(m), Some(t)) = (merge_target, merged, merged_tokens) {
             let id = self.hist[q];
+            let was_synthetic = self.items[id as usize].kind.synthetic();
+            let (old_tokens, old_view, seq) = {
+                let it = &mut self.items[id as usize];
+                it.owned = Some(m);
+                it.kind = Kind::Merged;
+                (it.tokens, it.view_tokens, it.seq)
+            };
+            // Pruned blocks of the first message keep their indices in the merged one.
+            let view = if self.items[id as usize].pruned.is_empty() { t } else { self.tokens_of(&self.view_msg(id)) };
             let it = &mut self.items[id as usize];
-            it.owned = Some(m);
-            it.kind = Kind::Merged;
-            it.pruned.clear();
-            self.hist_tokens = self.hist_tokens + t - it.tokens;
-            self.view_tokens = self.view_tokens + t - it.view_tokens;
+            self.hist_tokens = self.hist_tokens + t - old_tokens;
+            self.view_tokens = self.view_tokens + view - old_view;
             it.tokens = t;
-            it.view_tokens = t;
+            it.view_tokens = view;
+            if was_synthetic {
+                self.synth_view = self.synth_view + view - old_view;
+            } else {
+                self.fen.add(seq, -(old_view as i64));
+                self.pruned_seqs.remove(&seq);
+                self.synth_view += view;
+            }
         }
         for (j, ((kind, copy_of, m), t)) in new_msgs.into_iter().zip(new_tokens).enumerate() {
             let id = self.push_item(Item {
@@ -441,6 +536,7 @@ impl Engine<'_> {
             self.hist.insert(a + j, id);
             self.hist_tokens += t;
             self.view_tokens += t;
+            self.synth_view += t;
         }
         self.flushed = false;
         self.last_summary = body;

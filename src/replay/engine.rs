@@ -10,11 +10,11 @@ use super::{CallRow, CompactionEvent, CompactionReason, Event, PruneEvent, Repla
 use crate::filetrack::FileOps;
 use crate::invariants::{self, CheckOptions, Violation};
 use crate::model::{Block, Message, Origin, Role, Session};
-use crate::policy::{Measure, Policy, TriggerKind};
+use crate::policy::{Measure, Policy};
 use crate::summarize::Summarizer;
 use crate::tokens::Estimator;
 use std::borrow::Cow;
-use std::collections::{HashMap, HashSet, VecDeque};
+use std::collections::{BTreeSet, HashMap, HashSet, VecDeque};
 
 /// What kind of message an item is; decides cut points and pruning.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -103,6 +103,37 @@ pub(super) struct Unit {
     pub state: UnitState,
 }
 
+/// Prefix sums over append order (Fenwick tree): the view tokens of the source
+/// items still in history, so the tokens before any item are O(log n) away.
+pub(super) struct Fenwick {
+    t: Vec<i64>,
+}
+
+impl Fenwick {
+    fn new(n: usize) -> Fenwick {
+        Fenwick { t: vec![0; n + 1] }
+    }
+
+    pub fn add(&mut self, i: u64, d: i64) {
+        let mut i = i as usize + 1;
+        while i < self.t.len() {
+            self.t[i] += d;
+            i += i & i.wrapping_neg();
+        }
+    }
+
+    /// Sum over `[0, i)`.
+    pub fn prefix(&self, i: u64) -> u64 {
+        let mut i = (i as usize).min(self.t.len() - 1);
+        let mut s = 0i64;
+        while i > 0 {
+            s += self.t[i];
+            i -= i & i.wrapping_neg();
+        }
+        s.max(0) as u64
+    }
+}
+
 pub(super) struct Output {
     pub compactions: Vec<CompactionEvent>,
     pub prunes: Vec<PruneEvent>,
@@ -160,6 +191,23 @@ pub(super) struct Engine<'a> {
     pub call_hard: u32,
     /// Tool ids unpaired in the source itself (not the policy's doing).
     unpaired: Option<HashSet<String>>,
+    // Prompt-cache prefix tracking (see `prefix_since_last`).
+    pub fen: Fenwick,
+    /// View tokens of the synthetic items (summary, ack, retained) in history.
+    pub synth_view: u64,
+    /// Seq of the first source item after the synthetic block.
+    pub tail_start_seq: u64,
+    /// Source items whose view differs from history (pruned blocks).
+    pub pruned_seqs: BTreeSet<u64>,
+    /// Smallest seq whose view changed since the previous request.
+    pub changed_seq: Option<u64>,
+    /// Tokens (with system) of the previous request that survive a compaction.
+    pub compaction_prefix: Option<u64>,
+    prev_body: Option<u64>,
+    pub prev_pruned: bool,
+    last_prefix: u64,
+    /// The previous request's messages (verify mode only).
+    last_request: Option<Vec<Message>>,
 }
 
 impl<'a> Engine<'a> {
@@ -208,6 +256,16 @@ impl<'a> Engine<'a> {
             call_soft: 0,
             call_hard: 0,
             unpaired: None,
+            fen: Fenwick::new(s.messages.len()),
+            synth_view: 0,
+            tail_start_seq: 0,
+            pruned_seqs: BTreeSet::new(),
+            changed_seq: None,
+            compaction_prefix: None,
+            prev_body: None,
+            prev_pruned: false,
+            last_prefix: 0,
+            last_request: None,
         }
     }
 
@@ -241,6 +299,11 @@ impl<'a> Engine<'a> {
     /// The message as history holds it: pruned when pruning persists.
     pub fn hist_msg(&self, id: u32) -> Cow<'_, Message> {
         if self.p.prune.persist { self.view_msg(id) } else { Cow::Borrowed(self.msg(id)) }
+    }
+
+    /// The message as the previous request carried it (pruned or full).
+    pub fn request_msg(&self, id: u32) -> Cow<'_, Message> {
+        if self.prev_pruned { self.view_msg(id) } else { self.hist_msg(id) }
     }
 
     pub fn kind_at(&self, pos: usize) -> Kind {
@@ -287,6 +350,7 @@ impl<'a> Engine<'a> {
         self.hist.push_back(id);
         self.hist_tokens += tokens;
         self.view_tokens += tokens;
+        self.fen.add(seq, tokens as i64);
         match kind {
             Kind::Assistant => {
                 for (tid, name, _) in m.tool_uses() {
@@ -364,11 +428,22 @@ impl<'a> Engine<'a> {
             let t = self.tokens_of(&self.view_msg(id));
             let it = &mut self.items[id as usize];
             it.dirty = false;
+            let delta = t as i64 - it.view_tokens as i64;
             self.view_tokens = self.view_tokens + t - it.view_tokens;
             it.view_tokens = t;
             if self.p.prune.persist {
                 self.hist_tokens = self.hist_tokens + t - it.tokens;
                 it.tokens = t;
+            }
+            if it.kind.synthetic() {
+                // A merged first message: the request changes from its start.
+                self.synth_view = self.synth_view.saturating_add_signed(delta);
+                self.compaction_prefix = Some(self.system);
+            } else {
+                let seq = it.seq;
+                self.fen.add(seq, delta);
+                self.pruned_seqs.insert(seq);
+                self.changed_seq = Some(self.changed_seq.map_or(seq, |c| c.min(seq)));
             }
         }
     }
@@ -389,13 +464,7 @@ impl<'a> Engine<'a> {
     }
 
     fn trigger_fires(&self, size: u64) -> bool {
-        let c = &self.p.compact;
-        let point = match c.trigger {
-            TriggerKind::Tokens => c.trigger_tokens,
-            TriggerKind::Ratio => (c.trigger_ratio * self.p.context_window as f64) as u64,
-            TriggerKind::Reserve => self.p.context_window.saturating_sub(c.reserve_tokens),
-        };
-        self.fires(size, point)
+        self.fires(size, self.p.trigger_point())
     }
 
     /// One recorded call: flush point, Layer 2, Layer 1, the policy's size.
@@ -463,6 +532,10 @@ impl<'a> Engine<'a> {
             events.push(Event::PruneHard);
         }
         events.dedup();
+        let prefix = self.prefix_since_last(pruning);
+        self.prev_body = Some(if pruning { self.view_tokens } else { self.hist_tokens });
+        self.prev_pruned = pruning;
+        let prefix_policy = if prefix == 0 { 0 } else { super::apply_drift(prefix, drift).min(policy_tokens) };
         CallRow {
             call: ci,
             message_index: m,
@@ -472,8 +545,44 @@ impl<'a> Engine<'a> {
             tokens_recorded: None,
             pruned_soft: self.call_soft,
             pruned_hard: self.call_hard,
+            prefix_baseline: 0,
+            prefix_policy,
             events,
         }
+    }
+
+    /// Tokens (system included, before calibration) of this request equal to the
+    /// start of the previous request: what a prompt cache could serve. The
+    /// previous request is a prefix of this one unless something before its end
+    /// changed: a compaction (everything after the kept head), a pruning
+    /// transition (everything from the first changed message), or the cache-TTL
+    /// gate switching between the pruned and the full history.
+    fn prefix_since_last(&mut self, pruning: bool) -> u64 {
+        let p = match self.prev_body {
+            None => 0,
+            Some(prev) => {
+                let mut p = self.system + prev;
+                if let Some(cp) = self.compaction_prefix {
+                    p = p.min(cp);
+                }
+                let first_change = if pruning != self.prev_pruned {
+                    self.pruned_seqs.first().copied()
+                } else if pruning {
+                    self.changed_seq
+                } else {
+                    None
+                };
+                if let Some(seq) = first_change {
+                    let before = self.fen.prefix(seq) + if seq >= self.tail_start_seq { self.synth_view } else { 0 };
+                    p = p.min(self.system + before);
+                }
+                p
+            }
+        };
+        self.changed_seq = None;
+        self.compaction_prefix = None;
+        self.last_prefix = p;
+        p
     }
 
     fn request_tokens(&self, pruned: bool, drift: i64) -> u64 {
@@ -490,6 +599,21 @@ impl<'a> Engine<'a> {
     pub fn check(&mut self, _ci: usize, opts: ReplayOptions) -> Vec<Violation> {
         let mut out = Vec::new();
         if opts.verify_totals {
+            // The cache prefix, recomputed by comparing this request with the last.
+            let pruned_now = self.p.prune.enabled && self.prev_pruned;
+            let request: Vec<Message> = self
+                .hist
+                .iter()
+                .map(|&id| if pruned_now { self.view_msg(id).into_owned() } else { self.hist_msg(id).into_owned() })
+                .collect();
+            if let Some(last) = &self.last_request {
+                let common = last.iter().zip(&request).take_while(|(a, b)| a == b).count();
+                let want = self.system + last[..common].iter().map(|m| self.tokens_of(m)).sum::<u64>();
+                if want != self.last_prefix {
+                    out.push(Violation::PrefixMismatch { incremental: self.last_prefix, recomputed: want });
+                }
+            }
+            self.last_request = Some(request);
             let (mut h, mut v) = (0u64, 0u64);
             for &id in &self.hist {
                 let hm = self.hist_msg(id);

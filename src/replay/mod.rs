@@ -4,7 +4,9 @@
 //! 1. appends to the policy's `history` the source messages that arrived since the
 //!    previous call (messages a recorded compaction inserted are skipped: the
 //!    policy applies its own rules to the full history),
-//! 2. runs Layer 2 — compaction when the trigger fires on the estimated request,
+//! 2. runs Layer 2 — compaction when the trigger fires on the estimated request
+//!    (with `compact.measure = "view"` the trigger sees the pruned request, as
+//!    agents that read the last usage do, so Layer 1 advances first),
 //! 3. runs Layer 1 — pruning of tool results in the request view,
 //! 4. records `tokens_baseline`, `tokens_policy`, `tokens_recorded` and events,
 //! 5. appends the recorded assistant message (outputs are taken as recorded).
@@ -20,11 +22,16 @@
 //! usage and the baseline estimate at that call ("last usage + estimate of what
 //! was added since", pi/Opal).
 //!
+//! Each row also carries the tokens of the request equal to the start of the
+//! previous request (`prefix_*`), for the prompt-cache cost model.
+//!
 //! Cost is O(n) per session: per-message token counts are computed once (and can be
 //! shared between policies), a tool result's pruning state only moves forward
-//! (kept → capped → trimmed → cleared) behind monotone pointers, totals are kept
-//! incrementally, and a compaction costs what it replaces. The engine does no I/O
-//! and never prints.
+//! (kept → capped → trimmed → cleared) behind monotone pointers, a pruned message
+//! is re-estimated once per transition batch, totals are kept incrementally, and a
+//! compaction costs what it replaces (plus, for a recent-tokens cut, the walk back
+//! over what it keeps, and for `merge_first` the first message). The cache prefix
+//! adds O(log n) per change. The engine does no I/O and never prints.
 
 mod compact;
 mod engine;
@@ -133,6 +140,13 @@ pub struct CallRow {
     /// Tool results newly capped or soft-trimmed / hard-cleared at this call.
     pub pruned_soft: u32,
     pub pruned_hard: u32,
+    /// Tokens of this request identical to the start of the previous request,
+    /// system prompt included (0 at the first call): what a prompt cache could
+    /// serve. Whether the cache is still warm (TTL) is for the cost model to
+    /// decide from the timestamps. Pruning or compaction that rewrites early
+    /// messages shrinks it: the "sheds tokens but costs more" effect.
+    pub prefix_baseline: u64,
+    pub prefix_policy: u64,
     pub events: Vec<Event>,
 }
 
@@ -247,6 +261,9 @@ pub struct SessionMetrics {
     pub pruned_soft: u64,
     pub pruned_hard: u64,
     pub pruned_chars_freed: u64,
+    /// Σ over calls of the cacheable prefix (see `CallRow::prefix_policy`).
+    pub prefix_tokens_baseline: u64,
+    pub prefix_tokens_policy: u64,
     pub flush_points: u64,
     pub summarizer_tokens: u64,
     /// baseline − policy − summarizer tokens.
@@ -330,6 +347,7 @@ pub fn replay_session(
     // Signed gap between the last recorded usage and the baseline estimate then.
     let mut drift: i64 = 0;
     let mut prev_ts: Option<i64> = None;
+    let mut prev_call: Option<(usize, u64)> = None;
     for (ci, call) in session.calls.iter().enumerate() {
         let m = call.message_index;
         eng.begin_call(ci);
@@ -348,6 +366,17 @@ pub fn replay_session(
         };
         let mut row = eng.call(ci, m, ts, gap_ms, d);
         row.tokens_baseline = apply_drift(base_est, d);
+        // The agent's own compaction rewrote its context since the last call: only
+        // the system prompt is still a prefix.
+        row.prefix_baseline = match prev_call {
+            None => 0,
+            Some((pm, _)) if baseline.reset_between(pm, m) => system_tokens,
+            Some((_, prev_est)) => prev_est,
+        };
+        if row.prefix_baseline > 0 {
+            row.prefix_baseline = apply_drift(row.prefix_baseline, d).min(row.tokens_baseline);
+        }
+        prev_call = Some((m, base_est));
         row.tokens_recorded = call.usage.map(|u| u.prompt_tokens());
         if row.tokens_baseline > policy.context_window {
             row.events.push(Event::OverflowBaseline);
@@ -405,6 +434,8 @@ fn apply_drift(v: u64, drift: i64) -> u64 {
 struct Baseline {
     /// `before[i]` = tokens of the agent's context just before message `i`.
     before: Vec<u64>,
+    /// Positions where a recorded compaction takes effect, sorted.
+    resets: Vec<usize>,
 }
 
 impl Baseline {
@@ -436,11 +467,17 @@ impl Baseline {
                 sum += est(i);
             }
         }
-        Baseline { before }
+        Baseline { before, resets: resets.iter().map(|r| r.0).collect() }
     }
 
     fn at(&self, i: usize) -> u64 {
         self.before.get(i).copied().unwrap_or(0)
+    }
+
+    /// Whether a recorded compaction took effect in `(a, b]`.
+    fn reset_between(&self, a: usize, b: usize) -> bool {
+        let i = self.resets.partition_point(|&r| r <= a);
+        i < self.resets.len() && self.resets[i] <= b
     }
 }
 
@@ -458,6 +495,8 @@ fn metrics(rows: &[CallRow], comps: &[CompactionEvent], prunes: &[PruneEvent], w
         m.overflow_calls_baseline += u64::from(r.tokens_baseline > window);
         m.overflow_calls_policy += u64::from(r.tokens_policy > window);
         m.flush_points += u64::from(r.events.contains(&Event::Flush));
+        m.prefix_tokens_baseline += r.prefix_baseline;
+        m.prefix_tokens_policy += r.prefix_policy;
     }
     for c in comps {
         m.compactions += u64::from(c.applied);

@@ -7,7 +7,7 @@ use crate::model::{Block, Origin, Role};
 use crate::policy::{AgeUnit, Compact, CutKind, CutPoints, Fallback, Flush, Measure, Placement, Prune, TriggerKind};
 use crate::presets;
 use crate::summarize::{Extractive, SummarizeError, Summary, SummaryRequest};
-use crate::tokens::{Chars4, EstimatorKind};
+use crate::tokens::{Chars4, Estimator, EstimatorKind};
 use serde_json::json;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
@@ -88,6 +88,11 @@ fn baseline_is_the_full_history_and_policy_equals_it_when_idle() {
     assert_eq!(baseline_tokens(&t), vec![100, 225]);
     assert_eq!(policy_tokens(&t), vec![100, 225]);
     assert_eq!(t.metrics.input_tokens_baseline, 325);
+    // Each request extends the previous one: all of it is a cacheable prefix.
+    assert_eq!(
+        t.calls.iter().map(|c| (c.prefix_baseline, c.prefix_policy)).collect::<Vec<_>>(),
+        vec![(0, 0), (100, 100)]
+    );
     assert_eq!(t.metrics.savings_pct, 0.0);
     assert_eq!(t.transcript.len(), 4);
 }
@@ -110,6 +115,9 @@ fn baseline_follows_recorded_compactions_and_policy_skips_inserted() {
     // The policy replays the full history without the inserted summary.
     assert_eq!(policy_tokens(&t), vec![100, 225, 350]);
     assert_eq!(t.transcript.len(), 6);
+    // The agent's compaction rewrote its context: no cacheable prefix (system is 0).
+    assert_eq!(t.calls[2].prefix_baseline, 0);
+    assert_eq!(t.calls[2].prefix_policy, 225);
 }
 
 #[test]
@@ -183,6 +191,10 @@ fn soft_trim_keeps_head_and_tail_with_marker() {
     // 5000 chars = 1250 tokens became ceil(3060 / 4) = 765.
     let freed = 1_250 - (3_000 + NOUS_MARKER.len() as u64).div_ceil(4);
     assert_eq!(t.calls[3].tokens_baseline - t.calls[3].tokens_policy, freed);
+    // The request now differs from message 2 on: the cache serves messages 0-1.
+    let before: u64 = s.messages[..2].iter().map(|m| Chars4.message_tokens(m)).sum();
+    assert_eq!(t.calls[3].prefix_policy, before);
+    assert_eq!(t.calls[3].prefix_baseline, t.calls[2].tokens_baseline);
     // The other results and the user text are untouched.
     assert_eq!(t.transcript[4], s.messages[4]);
     assert_eq!(t.transcript[0], s.messages[0]);
@@ -440,6 +452,9 @@ fn keep_recent_tokens_snaps_to_a_user_message() {
     assert_eq!(&t.transcript[1..], &session(TURNS).messages[6..]);
     assert_eq!(t.calls[3].tokens_policy, c.tokens_after);
     assert_eq!(c.tokens_before, 700);
+    // A compaction rewrites the request from its start (no system prompt here).
+    assert_eq!(t.calls[3].prefix_policy, 0);
+    assert_eq!(t.calls[3].prefix_baseline, 500);
     assert_eq!(t.calls[3].events, vec![Event::Compact]);
 }
 
@@ -836,4 +851,36 @@ fn incremental_totals_equal_recomputation_at_every_call() {
         let t = run(&s, &p);
         assert!(t.metrics.compactions + t.metrics.pruned_soft + t.metrics.pruned_hard > 0, "{}", pr.name);
     }
+}
+
+#[test]
+fn replay_many_shares_token_counts_between_policies() {
+    struct Shared(std::sync::Arc<Counting>);
+    impl Resolver for Shared {
+        fn estimator(&self, _: EstimatorKind) -> Result<std::sync::Arc<dyn crate::tokens::Estimator>, ReplayError> {
+            Ok(self.0.clone())
+        }
+        fn summarizer(
+            &self,
+            kind: crate::summarize::SummarizerKind,
+        ) -> Result<std::sync::Arc<dyn Summarizer>, ReplayError> {
+            BuiltinResolver.summarizer(kind)
+        }
+    }
+    let est = std::sync::Arc::new(Counting { messages: AtomicUsize::new(0) });
+    let sessions = vec![long_session(20), long_session(35)];
+    let n: usize = sessions.iter().map(|s| s.messages.len()).sum();
+    let mut a = bare();
+    a.name = "a".into();
+    let mut b = bare();
+    b.name = "b".into();
+    b.system_tokens = Some(1_000);
+    let pool = rayon::ThreadPoolBuilder::new().num_threads(2).build().unwrap();
+    let out = replay_many(&sessions, &[a, b], &Shared(est.clone()), ReplayOptions::default(), &pool, None);
+    assert_eq!(out.len(), 2);
+    // One estimate per message for both policies together.
+    assert_eq!(est.messages.load(Ordering::Relaxed), n);
+    let (ta, tb) = (out[0].traces[0].as_ref().unwrap(), out[0].traces[1].as_ref().unwrap());
+    assert_eq!(tb.calls[0].tokens_policy, ta.calls[0].tokens_policy + 1_000);
+    assert_eq!((ta.policy.as_str(), tb.policy.as_str()), ("a", "b"));
 }

@@ -50,6 +50,9 @@ impl Summarizer for Extractive {
     }
 }
 
+/// Printed as the last request when it is the goal itself.
+const GOAL_ABOVE: &str = "(the goal above)";
+
 /// Longest goal / request kept, in characters.
 const REQUEST_MAX: usize = 1_200;
 /// Longest list item, in characters.
@@ -127,31 +130,40 @@ static INTENT: LazyLock<Option<Regex>> = LazyLock::new(|| {
 });
 static ERROR_LINE: LazyLock<Option<Regex>> = LazyLock::new(|| {
     re(
-        r"(?i)((?-u:(?-u:\b))error(?-u:(?-u:\b))|(?-u:(?-u:\b))failed(?-u:(?-u:\b))|(?-u:(?-u:\b))failure(?-u:(?-u:\b))|panicked|traceback|exception|fatal:|no such file|not found|cannot |permission denied|segmentation fault|(?-u:(?-u:\b))E\d{4}(?-u:(?-u:\b)))",
+        r"(?i)((?-u:\b)error(?-u:\b)|(?-u:\b)failed(?-u:\b)|(?-u:\b)failure(?-u:\b)|panicked|traceback|exception|fatal:|no such file|not found|cannot |permission denied|segmentation fault|(?-u:\b)E\d{4}(?-u:\b))",
     )
 });
 static EXIT_CODE: LazyLock<Option<Regex>> =
     LazyLock::new(|| re(r"(?i)(?:exit code:?|exited with(?: code)?|exit status:?|process exited with code)\s*(-?\d+)"));
 /// Identifier patterns, one alternation so a text is scanned once: URL, UUID,
-/// path, file name, hex hash, version, error code, ticket, issue. Matching is
+/// path, file name, hex hash, version, error code, ticket, issue, code symbol
+/// (`mod::item`, snake_case, camelCase). Matching is
 /// leftmost-first, so a path inside a URL or a file name inside a path is part of
 /// the larger identifier, not another one.
 static IDENTS: LazyLock<Option<Regex>> = LazyLock::new(|| {
     // ASCII classes and word boundaries keep the whole alternation in the fast
-    // DFA engines (Unicode `(?-u:\b)` is not supported there).
+    // DFA engines (Unicode `\b` is not supported there).
     let parts = [
         r#"https?://[^\s<>"'`)\]]+"#,
-        r"(?-u:(?-u:\b))[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}(?-u:(?-u:\b))",
+        r"(?-u:\b)[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}(?-u:\b)",
         r"(?:~|\.{1,2})?/?(?:[A-Za-z0-9_.@+-]+/)+[A-Za-z0-9_.@+-]+",
-        r"(?-u:(?-u:\b))[A-Za-z0-9_-]+\.(?:rs|py|ts|tsx|js|jsx|mjs|go|java|kt|c|h|cc|cpp|hpp|cs|rb|ex|exs|swift|php|md|toml|json|jsonl|yaml|yml|txt|sh|sql|html|css|lock|cfg|ini|xml|proto|ipynb)(?-u:(?-u:\b))",
-        r"(?-u:(?-u:\b))[0-9a-f]{7,40}(?-u:(?-u:\b))",
-        r"(?-u:(?-u:\b))v?[0-9]+\.[0-9]+\.[0-9]+(?:[-+][A-Za-z0-9_.]+)?(?-u:(?-u:\b))",
-        r"(?-u:(?-u:\b))[A-Z]{1,5}[0-9]{3,5}(?-u:(?-u:\b))",
-        r"(?-u:(?-u:\b))[A-Z][A-Z0-9]{1,9}-[0-9]{1,6}(?-u:(?-u:\b))",
-        r"#[0-9]{2,6}(?-u:(?-u:\b))",
+        r"(?-u:\b)[A-Za-z0-9_-]+\.(?:rs|py|ts|tsx|js|jsx|mjs|go|java|kt|c|h|cc|cpp|hpp|cs|rb|ex|exs|swift|php|md|toml|json|jsonl|yaml|yml|txt|sh|sql|html|css|lock|cfg|ini|xml|proto|ipynb)(?-u:\b)",
+        r"(?-u:\b)[0-9a-f]{7,40}(?-u:\b)",
+        r"(?-u:\b)v?[0-9]+\.[0-9]+\.[0-9]+(?:[-+][A-Za-z0-9_.]+)?(?-u:\b)",
+        r"(?-u:\b)[A-Z]{1,5}[0-9]{3,5}(?-u:\b)",
+        r"(?-u:\b)[A-Z][A-Z0-9]{1,9}-[0-9]{1,6}(?-u:\b)",
+        r"#[0-9]{2,6}(?-u:\b)",
+        // Symbols: qualified paths (`a::b`), snake_case, camelCase / PascalCase.
+        r"(?-u:\b)[A-Za-z_][A-Za-z0-9_]*(?:::[A-Za-z_][A-Za-z0-9_]*)+",
+        r"(?-u:\b)[A-Za-z][A-Za-z0-9]*_[A-Za-z0-9_]+(?-u:\b)",
+        r"(?-u:\b)[a-z]+[A-Z][A-Za-z0-9]*(?-u:\b)",
+        r"(?-u:\b)[A-Z][a-z0-9]+[A-Z][A-Za-z0-9]*(?-u:\b)",
     ];
     re(&parts.iter().map(|p| format!("(?:{p})")).collect::<Vec<_>>().join("|"))
 });
+
+/// Markdown code spans in user and assistant text name symbols and commands.
+static CODE_SPAN: LazyLock<Option<Regex>> = LazyLock::new(|| re(r"`([^`\n]{2,80})`"));
 
 /// Tool output scanned for identifiers and errors when the policy sets no
 /// preview: the head and tail of each result (bulk output in the middle of a long
@@ -220,17 +232,35 @@ fn human_text(m: &Message) -> String {
 }
 
 impl Facts {
+    /// Count the identifiers of one text, each once per text: a symbol repeated
+    /// all over one long output is one occurrence, not fifty.
     fn ident(&mut self, text: &str, weight: u32) {
         let Some(r) = IDENTS.as_ref() else { return };
+        let mut seen: HashSet<&str> = HashSet::new();
         for m in r.find_iter(text) {
             let s = m.as_str().trim_end_matches(['.', ',', ':', ';']);
-            if !plausible_ident(s) {
-                continue;
+            if plausible_ident(s) && seen.insert(s) {
+                self.count_ident(s, weight);
             }
-            self.seq += 1;
-            let e = self.idents.entry(s.to_string()).or_insert((0, 0));
-            e.0 = e.0.saturating_add(weight);
-            e.1 = self.seq;
+        }
+    }
+
+    fn count_ident(&mut self, s: &str, weight: u32) {
+        self.seq += 1;
+        let e = self.idents.entry(s.to_string()).or_insert((0, 0));
+        e.0 = e.0.saturating_add(weight);
+        e.1 = self.seq;
+    }
+
+    /// Code spans of prose (`` `parse_header` ``, `` `cargo test` ``) are exact
+    /// names the writer chose to mark.
+    fn code_spans(&mut self, text: &str, weight: u32) {
+        let Some(r) = CODE_SPAN.as_ref() else { return };
+        let spans: Vec<&str> = r.captures_iter(text).filter_map(|c| c.get(1)).map(|m| m.as_str().trim()).collect();
+        for s in spans {
+            if s.split_whitespace().count() <= 4 && plausible_ident(s) {
+                self.count_ident(s, weight);
+            }
         }
     }
 
@@ -260,6 +290,7 @@ impl Facts {
                         }
                     }
                     self.ident(&text, 3);
+                    self.code_spans(&text, 3);
                 }
                 (_, Origin::CompactSummary) => {
                     // A previous summary replayed as a message (no iterative update).
@@ -281,6 +312,7 @@ impl Facts {
                                     }
                                 }
                                 self.ident(text, 2);
+                                self.code_spans(text, 2);
                             }
                             Block::ToolUse { id, name, input } => {
                                 calls.insert(id.as_str(), (name.as_str(), input));
@@ -415,7 +447,8 @@ impl Facts {
             self.goal = Some(goal_lines.join("\n"));
         }
         if self.last_request.is_none() && !request_lines.is_empty() {
-            self.last_request = Some(request_lines.join("\n"));
+            let r = request_lines.join("\n");
+            self.last_request = if r == GOAL_ABOVE { self.goal.clone() } else { Some(r) };
         }
     }
 
@@ -451,7 +484,7 @@ impl Facts {
         doc.section("### Last user request");
         // Often the goal itself early in a session: say so instead of repeating it.
         let last = match &self.last_request {
-            Some(r) if Some(r) == self.goal.as_ref() => "(the goal above)".to_string(),
+            Some(r) if Some(r) == self.goal.as_ref() => GOAL_ABOVE.to_string(),
             Some(r) => r.clone(),
             None => none,
         };
@@ -735,6 +768,7 @@ mod tests {
             "`https://github.com/acme/parser/pull/17`",
             "`1.4.2`",
             "`E0308`",
+            "`parse_header`",
         ] {
             assert!(s.contains(needle), "missing {needle:?} in\n{s}");
         }
@@ -766,6 +800,11 @@ mod tests {
         assert!(second.contains("Never use unwrap."), "{second}");
         assert!(second.contains("`/repo/src/parser.rs`"), "{second}");
         assert!(second.contains("Continue with the last user request: Now document it in README.md"), "{second}");
+        // A first summary whose last request is its goal keeps it through an update.
+        let early = summarize(&session()[..3], None, 2_000);
+        assert!(early.contains("### Last user request\n(the goal above)"), "{early}");
+        let updated = summarize(&[], Some(&early), 2_000);
+        assert!(updated.contains("1. Continue with the last user request: Fix the failing test"), "{updated}");
         // Idempotent shape: summarizing the summary again does not duplicate items.
         let third = summarize(&[], Some(&second), 2_000);
         assert_eq!(third.matches("- Never use unwrap.").count(), 1, "{third}");
