@@ -143,7 +143,9 @@ pub struct InspectArgs {
 }
 
 #[derive(Debug, Args)]
-#[command(after_help = "Examples:\n  compactor presets\n  compactor presets nous > mine.toml   # then edit, and: compactor replay --policy mine.toml\n  compactor presets --json")]
+#[command(
+    after_help = "Examples:\n  compactor presets\n  compactor presets nous > mine.toml   # then edit, and: compactor replay --policy mine.toml\n  compactor presets --json"
+)]
 pub struct PresetsArgs {
     /// Only this preset.
     pub name: Option<String>,

@@ -86,7 +86,10 @@ impl Summarizer for LlmAdapter {
             let line = req.messages.first().map(|m| m.source_line).unwrap_or(0);
             if let Ok(mut v) = self.fallbacks.lock() {
                 for f in &outcome.fallbacks {
-                    v.push(format!("compaction at source line {line}: {:?} → {:?} ({:?}): {}", f.from, f.to, f.kind, f.reason));
+                    v.push(format!(
+                        "compaction at source line {line}: {:?} → {:?} ({:?}): {}",
+                        f.from, f.to, f.kind, f.reason
+                    ));
                 }
             }
         }

@@ -10,9 +10,10 @@ pub fn run(args: PresetsArgs) -> anyhow::Result<u8> {
     let all = presets::all();
     let chosen: Vec<_> = match &name {
         Some(n) => {
-            let p = all.into_iter().find(|p| p.name == n.as_str()).with_context(|| {
-                format!("unknown preset `{n}` (known: {})", presets::names().join(", "))
-            })?;
+            let p = all
+                .into_iter()
+                .find(|p| p.name == n.as_str())
+                .with_context(|| format!("unknown preset `{n}` (known: {})", presets::names().join(", ")))?;
             vec![p]
         }
         None => all,
@@ -29,7 +30,9 @@ pub fn run(args: PresetsArgs) -> anyhow::Result<u8> {
             out.push('\n');
         }
         out.push_str("# Use one with --preset NAME; save one to a file, edit it, and use --policy FILE.toml;\n");
-        out.push_str("# override any key with --set KEY=VALUE (dotted keys as above, e.g. compact.keep_recent_tokens).\n");
+        out.push_str(
+            "# override any key with --set KEY=VALUE (dotted keys as above, e.g. compact.keep_recent_tokens).\n",
+        );
     }
     super::print_stdout(&out)
 }

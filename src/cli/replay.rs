@@ -124,13 +124,20 @@ pub struct Replayed {
 }
 
 /// Load, resolve, replay, build the report.
-pub fn run_replay(args: &ReplayArgs, input: super::args::InputArgs, default_presets: &[&str]) -> anyhow::Result<Replayed> {
+pub fn run_replay(
+    args: &ReplayArgs,
+    input: super::args::InputArgs,
+    default_presets: &[&str],
+) -> anyhow::Result<Replayed> {
     let policies = resolve_policies(&args.policy, default_presets)?;
     let llm = super::llm::adapter(&args.llm, &policies)?;
     let loaded = load(input)?;
     let resolver = CliResolver::new(llm.clone().map(|a| a as Arc<dyn Summarizer>));
-    let options =
-        ReplayOptions { check_invariants: args.check_invariants, verify_totals: false, keep_transcript: args.out.is_some() && !args.no_transcripts };
+    let options = ReplayOptions {
+        check_invariants: args.check_invariants,
+        verify_totals: false,
+        keep_transcript: args.out.is_some() && !args.no_transcripts,
+    };
     let sessions = &loaded.batch.sessions;
     let bar = progress_bar(sessions.len() as u64, loaded.quiet);
     let tick = |_: compactor::replay::Progress<'_>| bar.inc(1);

@@ -89,7 +89,9 @@ policy would have sent. Token counts are estimates (see each policy's `estimator
     aggregate_table(&mut out, &report.aggregates);
     out.push('\n');
     out.push_str("## Policies\n\n");
-    out.push_str("| policy | window | estimator | trigger point | summarizer | source |\n|---|---:|---|---:|---|---|\n");
+    out.push_str(
+        "| policy | window | estimator | trigger point | summarizer | source |\n|---|---:|---|---:|---|---|\n",
+    );
     for p in &report.policies {
         let _ = writeln!(
             out,
@@ -136,7 +138,11 @@ policy would have sent. Token counts are estimates (see each policy's `estimator
             m.overflow_calls_baseline,
             m.overflow_calls_policy,
             m.compactions,
-            if m.no_progress_compactions > 0 { format!(" ({} no-progress)", m.no_progress_compactions) } else { String::new() },
+            if m.no_progress_compactions > 0 {
+                format!(" ({} no-progress)", m.no_progress_compactions)
+            } else {
+                String::new()
+            },
             m.pruned_soft + m.pruned_hard,
         );
     }
