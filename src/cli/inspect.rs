@@ -478,7 +478,7 @@ mod tests {
             Message::new(Role::Assistant, Origin::Model, vec![Block::text("Two files: a.rs and b.rs.")]),
         ];
         b.calls = vec![call(2, Some(usage(2500, 30))), call(4, Some(usage(2560, 12)))];
-        let batch = read::Batch { sessions: vec![a, b], failures: vec![], inputs_read: 2 };
+        let batch = compactor::read::Batch { sessions: vec![a, b], failures: vec![], inputs_read: 2 };
         compactor::inspect::inspect(&batch)
     }
 

@@ -50,6 +50,11 @@ pub fn adapter(args: &LlmArgs, policies: &[Policy]) -> anyhow::Result<Option<Arc
 }
 
 impl LlmAdapter {
+    /// Requests the summarizer keeps in flight at most.
+    pub fn concurrency(&self) -> usize {
+        self.inner.config().concurrency
+    }
+
     /// Every fallback so far, sorted (threads finish in any order).
     pub fn fallbacks(&self) -> Vec<String> {
         let mut v = self.fallbacks.lock().map(|v| v.clone()).unwrap_or_default();

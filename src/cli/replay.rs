@@ -141,7 +141,18 @@ pub fn run_replay(
     let sessions = &loaded.batch.sessions;
     let bar = progress_bar(sessions.len() as u64, loaded.quiet);
     let tick = |_: compactor::replay::Progress<'_>| bar.inc(1);
-    let results = replay_many(sessions, &policies, &resolver, options, &loaded.pool, Some(&tick));
+    // An LLM summarizer blocks the replay thread that asks it; to keep
+    // --llm-concurrency requests in flight, replay on at least that many threads
+    // (the CPU work stays bounded by the cores anyway).
+    let wide;
+    let pool = match &llm {
+        Some(a) if a.concurrency() > loaded.pool.current_num_threads() => {
+            wide = super::load::thread_pool(Some(a.concurrency()))?;
+            &wide
+        }
+        _ => &loaded.pool,
+    };
+    let results = replay_many(sessions, &policies, &resolver, options, pool, Some(&tick));
     bar.finish_and_clear();
     let mut report = report::build(
         &loaded.paths,
