@@ -181,11 +181,17 @@ fn corpus_replay_saves_tokens_and_avoids_overflows() {
     let report: compactor::report::Report =
         serde_json::from_slice(&std::fs::read(out.path().join("report.json")).unwrap()).unwrap();
     assert!(report.sessions.iter().all(|r| r.error.is_none() && r.violations == 0));
-    // Long sessions: those whose baseline overflows a 32K window.
+    // Long sessions: those whose conversation alone (without the system prompt,
+    // which no policy can shrink) outgrows the 32K window. A session that
+    // overflows only because its ~24K system prompt leaves 8K for messages can
+    // legitimately have nothing worth compacting.
     for policy in ["nous", "opal", "codex"] {
-        let long: Vec<_> =
-            report.sessions.iter().filter(|r| r.policy == policy && r.metrics.overflow_calls_baseline > 0).collect();
-        assert!(long.len() >= 5, "{policy}: only {} long sessions", long.len());
+        let long: Vec<_> = report
+            .sessions
+            .iter()
+            .filter(|r| r.policy == policy && r.metrics.peak_baseline.saturating_sub(r.system_tokens) > 32_000)
+            .collect();
+        assert!(long.len() >= 4, "{policy}: only {} long sessions", long.len());
         let (mut base_over, mut policy_over) = (0, 0);
         for r in &long {
             let m = &r.metrics;
