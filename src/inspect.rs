@@ -309,13 +309,15 @@ pub fn inspect_session(s: &Session) -> (SessionReport, AccuracyAccumulator) {
     c.context = context.into_iter().map(|(k, v)| (k.key(), v)).collect();
 
     c.calls = s.calls.len() as u64;
+    // Readers clamp each count (`read::MAX_TOKENS`), but a batch can hold any
+    // number of calls: the sums saturate rather than wrap or panic.
     for u in s.calls.iter().filter_map(|call| call.usage.as_ref()) {
         c.calls_with_usage += 1;
-        c.usage.uncached_input += u.uncached_input;
-        c.usage.cache_read += u.cache_read;
-        c.usage.cache_write += u.cache_write;
-        c.usage.output += u.output;
-        c.usage.reasoning += u.reasoning;
+        c.usage.uncached_input = c.usage.uncached_input.saturating_add(u.uncached_input);
+        c.usage.cache_read = c.usage.cache_read.saturating_add(u.cache_read);
+        c.usage.cache_write = c.usage.cache_write.saturating_add(u.cache_write);
+        c.usage.output = c.usage.output.saturating_add(u.output);
+        c.usage.reasoning = c.usage.reasoning.saturating_add(u.reasoning);
         c.usage.max_prompt = c.usage.max_prompt.max(u.prompt_tokens());
     }
     c.compactions = s.recorded_compactions.len() as u64;
@@ -393,11 +395,11 @@ impl Counts {
         self.tokens.per_block += o.tokens.per_block;
         self.tokens.o200k += o.tokens.o200k;
         self.tokens.cl100k += o.tokens.cl100k;
-        self.usage.uncached_input += o.usage.uncached_input;
-        self.usage.cache_read += o.usage.cache_read;
-        self.usage.cache_write += o.usage.cache_write;
-        self.usage.output += o.usage.output;
-        self.usage.reasoning += o.usage.reasoning;
+        self.usage.uncached_input = self.usage.uncached_input.saturating_add(o.usage.uncached_input);
+        self.usage.cache_read = self.usage.cache_read.saturating_add(o.usage.cache_read);
+        self.usage.cache_write = self.usage.cache_write.saturating_add(o.usage.cache_write);
+        self.usage.output = self.usage.output.saturating_add(o.usage.output);
+        self.usage.reasoning = self.usage.reasoning.saturating_add(o.usage.reasoning);
         self.usage.max_prompt = self.usage.max_prompt.max(o.usage.max_prompt);
         self.compactions += o.compactions;
         add_map(&mut self.api_errors, &o.api_errors);

@@ -959,8 +959,9 @@ fn block_hash(v: &Value) -> u64 {
     h.finish()
 }
 
+/// A token count (usage, `preTokens`), clamped to [`super::MAX_TOKENS`].
 fn as_u64(v: &Value) -> Option<u64> {
-    v.as_u64().or_else(|| v.as_f64().filter(|f| f.is_finite() && *f >= 0.0).map(|f| f as u64))
+    v.as_u64().or_else(|| v.as_f64().filter(|f| f.is_finite() && *f >= 0.0).map(|f| f as u64)).map(super::clamp_tokens)
 }
 
 /// Anthropic usage: `input_tokens` excludes cache reads and cache writes.

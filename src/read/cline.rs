@@ -233,7 +233,7 @@ fn ui_requests(s: &mut Session, ui: &[Value]) -> Vec<UiRequest> {
             let text = str_of(m, "text").unwrap_or("");
             // `conversationHistoryIndex` is the history length − 1 when the UI
             // message was written: the failed request follows that element.
-            let line = m.get("conversationHistoryIndex").and_then(Value::as_u64).map_or(0, |i| i + 1);
+            let line = m.get("conversationHistoryIndex").and_then(Value::as_u64).map_or(0, |i| i.saturating_add(1));
             s.errors.push(RecordedError {
                 source_line: line,
                 kind: errors::classify(text),

@@ -24,16 +24,17 @@ use std::path::Path;
 pub(super) const MAX_ERROR_LEN: usize = 2000;
 
 /// A non-negative integer field, tolerant of floats and numeric strings (some
-/// proxies log usage as strings); anything else is 0.
+/// proxies log usage as strings); anything else is 0. Clamped to
+/// [`super::MAX_TOKENS`]: every caller reads a token count (or a small number).
 pub(super) fn u64_of(v: Option<&Value>) -> u64 {
-    match v {
+    super::clamp_tokens(match v {
         Some(Value::Number(n)) => n
             .as_u64()
             .or_else(|| n.as_f64().filter(|f| f.is_finite() && *f >= 0.0 && *f < 1e18).map(|f| f as u64))
             .unwrap_or(0),
         Some(Value::String(s)) => s.trim().parse().unwrap_or(0),
         _ => 0,
-    }
+    })
 }
 
 pub(super) fn str_of<'a>(v: &'a Value, key: &str) -> Option<&'a str> {

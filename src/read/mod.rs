@@ -25,6 +25,18 @@ pub use discover::{Input, InputKind, discover};
 /// How many leading records format detection looks at.
 pub const DETECT_RECORDS: usize = 200;
 
+/// Largest token count a reader takes from a log (2^40, about 1.1e12: far above
+/// any real prompt). Logs are untrusted: a corrupt or hostile count such as
+/// `u64::MAX` is clamped here so that what is computed from it downstream (prompt
+/// = uncached + cache read + cache write, prompt + output, usage summed over
+/// millions of calls) cannot overflow.
+pub const MAX_TOKENS: u64 = 1 << 40;
+
+/// A token count as read from a log, clamped to [`MAX_TOKENS`].
+pub fn clamp_tokens(n: u64) -> u64 {
+    n.min(MAX_TOKENS)
+}
+
 /// The result of reading a batch of inputs.
 #[derive(Debug, Default)]
 pub struct Batch {
