@@ -167,10 +167,11 @@ pub fn read(path: &Path, data: &[u8]) -> Vec<Session> {
         read_meta_sidecar(path, main);
     }
     if let Some((main, rest)) = sessions.split_first_mut() {
+        let prompts = agent_prompts(main);
         for side in rest.iter_mut() {
-            main.subagents.push(side.id.clone());
-            fill_agent_meta(main, side);
+            fill_agent_meta(&prompts, side);
         }
+        main.subagents.extend(rest.iter().map(|side| side.id.clone()));
     }
     sessions
 }
@@ -183,6 +184,10 @@ pub fn link_across_files(sessions: &mut [Session]) {
     for (i, s) in sessions.iter().enumerate() {
         index.entry(s.id.clone()).or_insert(i);
     }
+    // Per parent: the sub-agent ids it lists (a set, so that thousands of agent
+    // files of one session stay linear) and its agent prompts, built once.
+    let mut listed: HashMap<usize, HashSet<String>> = HashMap::new();
+    let mut prompts: HashMap<usize, AgentPrompts> = HashMap::new();
     for i in 0..sessions.len() {
         let Some(parent) = sessions[i].parent.clone() else { continue };
         let Some(&pi) = index.get(&parent) else { continue };
@@ -190,18 +195,13 @@ pub fn link_across_files(sessions: &mut [Session]) {
             continue;
         }
         let child_id = sessions[i].id.clone();
-        if !sessions[pi].subagents.contains(&child_id) {
+        let known = listed.entry(pi).or_insert_with(|| sessions[pi].subagents.iter().cloned().collect());
+        if known.insert(child_id.clone()) {
             sessions[pi].subagents.push(child_id);
         }
         if sessions[i].meta.agent_type.is_none() && sessions[i].format == Format::ClaudeCode {
-            let (parent_s, child_s) = if pi < i {
-                let (a, b) = sessions.split_at_mut(i);
-                (&a[pi], &mut b[0])
-            } else {
-                let (a, b) = sessions.split_at_mut(pi);
-                (&b[0], &mut a[i])
-            };
-            fill_agent_meta(parent_s, child_s);
+            let p = prompts.entry(pi).or_insert_with(|| agent_prompts(&sessions[pi]));
+            fill_agent_meta(p, &mut sessions[i]);
         }
     }
 
@@ -305,7 +305,7 @@ fn subagents_dir_parent(path: &Path) -> Option<String> {
 fn read_meta_sidecar(path: &Path, s: &mut Session) {
     let Some(stem) = path.file_stem().and_then(|n| n.to_str()) else { return };
     let meta_path = path.with_file_name(format!("{stem}.meta.json"));
-    let data = match std::fs::read(&meta_path) {
+    let data = match super::read_regular_file(&meta_path) {
         Ok(d) => d,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return,
         Err(e) => {
@@ -323,10 +323,31 @@ fn read_meta_sidecar(path: &Path, s: &mut Session) {
     }
 }
 
+/// A parent's `Task`/`Agent` calls by prompt: (`subagent_type`, `description`) of
+/// the first call with that prompt.
+type AgentPrompts = HashMap<String, (Option<String>, Option<String>)>;
+
+/// Index the parent's agent calls once: matching each sub-agent against every
+/// call would be quadratic in a file with thousands of both.
+fn agent_prompts(parent: &Session) -> AgentPrompts {
+    let mut out = AgentPrompts::new();
+    for (_, name, input) in parent.messages.iter().flat_map(|m| m.tool_uses()) {
+        if !AGENT_TOOLS.contains(&name) {
+            continue;
+        }
+        let Some(prompt) = input.get("prompt").and_then(Value::as_str) else { continue };
+        if !out.contains_key(prompt) {
+            let get = |k: &str| input.get(k).and_then(Value::as_str).map(str::to_string);
+            out.insert(prompt.to_string(), (get("subagent_type"), get("description")));
+        }
+    }
+    out
+}
+
 /// Fill a sub-agent's `agent_type`/`description` from the parent's `Task`/`Agent`
 /// call whose prompt is the sub-agent's first user message (older layouts have no
 /// `.meta.json`).
-fn fill_agent_meta(parent: &Session, child: &mut Session) {
+fn fill_agent_meta(prompts: &AgentPrompts, child: &mut Session) {
     if child.meta.agent_type.is_some() && child.meta.description.is_some() {
         return;
     }
@@ -342,16 +363,12 @@ fn fill_agent_meta(parent: &Session, child: &mut Session) {
     if prompt.is_empty() {
         return;
     }
-    let call = parent.messages.iter().flat_map(|m| m.tool_uses()).find(|(_, name, input)| {
-        AGENT_TOOLS.contains(name) && input.get("prompt").and_then(Value::as_str) == Some(prompt.as_str())
-    });
-    if let Some((_, _, input)) = call {
-        let get = |k: &str| input.get(k).and_then(Value::as_str).map(str::to_string);
+    if let Some((agent_type, description)) = prompts.get(&prompt) {
         if child.meta.agent_type.is_none() {
-            child.meta.agent_type = get("subagent_type");
+            child.meta.agent_type = agent_type.clone();
         }
         if child.meta.description.is_none() {
-            child.meta.description = get("description");
+            child.meta.description = description.clone();
         }
     }
 }
@@ -626,7 +643,7 @@ impl<'p> Builder<'p> {
             k if BOOKKEEPING.contains(&k) => self.s.diagnostics.skip(k),
             k => {
                 let kind = k.to_string();
-                self.s.diagnostics.unknown(&kind, r.line, &String::from_utf8_lossy(r.raw));
+                self.s.diagnostics.unknown(&kind, r.line, &super::codex::raw_text(r.raw));
             }
         }
     }
@@ -954,7 +971,22 @@ fn block_hash(v: &Value) -> u64 {
     let mut h = DefaultHasher::new();
     match (v.get("type").and_then(Value::as_str), v.get("id").and_then(Value::as_str)) {
         (Some("tool_use"), Some(id)) => ("tool_use", id).hash(&mut h),
-        _ => v.to_string().hash(&mut h),
+        _ => {
+            // The serialization streams into the hasher: a block can be hundreds
+            // of MB (pasted files, base64 images), too big to copy as a String.
+            struct HashWriter<'h>(&'h mut DefaultHasher);
+            impl std::io::Write for HashWriter<'_> {
+                fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+                    self.0.write(buf);
+                    Ok(buf.len())
+                }
+                fn flush(&mut self) -> std::io::Result<()> {
+                    Ok(())
+                }
+            }
+            // Writing into a hasher cannot fail.
+            let _ = serde_json::to_writer(HashWriter(&mut h), v);
+        }
     }
     h.finish()
 }

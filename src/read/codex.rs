@@ -322,7 +322,7 @@ impl<'a> Reader<'a> {
             "ghost_snapshot" => self.s.diagnostics.skip("response_item/ghost_snapshot"),
             _ => {
                 let kind = format!("response_item/{}", if ty.is_empty() { "(no type)" } else { ty });
-                let raw = raw.map_or_else(|| p.to_string(), raw_text);
+                let raw = raw.map_or_else(|| super::raw_json(p), raw_text);
                 self.s.diagnostics.unknown(&kind, line, &raw);
             }
         }

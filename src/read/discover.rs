@@ -54,6 +54,9 @@ pub fn discover(paths: &[PathBuf]) -> (Vec<Input>, Vec<Diagnostic>) {
             if inputs.len() == before {
                 problems.push(problem(p, "the pattern matches no session file"));
             }
+        } else if p.exists() {
+            // A FIFO, socket or device: reading it could block or never end.
+            problems.push(problem(p, "not a regular file or directory"));
         } else {
             problems.push(problem(p, "no such file or directory"));
         }

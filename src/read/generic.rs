@@ -17,7 +17,7 @@
 use super::time;
 use crate::model::{Block, Call, Format, Message, Origin, Role, Session, Usage, UsageProvenance};
 use serde_json::Value;
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashMap};
 use std::path::Path;
 
 /// Bounded length of a recorded API-error text.
@@ -193,8 +193,10 @@ struct Builder {
     /// The last message holds `role: tool` results that the next tool message may
     /// join (OpenAI sends one message per result; the model wants them together).
     tool_merge_open: bool,
-    /// Legacy `function_call`s awaiting their `role: function` result: (name, id).
-    pending_functions: Vec<(String, String)>,
+    /// Legacy `function_call`s awaiting their `role: function` result: ids by
+    /// function name, latest last (a map, not a list searched per result: a log of
+    /// unanswered calls would make that quadratic).
+    pending_functions: HashMap<String, Vec<String>>,
     function_counter: usize,
 }
 
@@ -204,7 +206,7 @@ impl Builder {
     fn new(path: &Path, data_len: usize) -> Builder {
         let mut s = Session::new(super::stem_id(path), Format::Generic, path);
         s.stats.bytes = data_len as u64;
-        Builder { s, tool_merge_open: false, pending_functions: Vec::new(), function_counter: 0 }
+        Builder { s, tool_merge_open: false, pending_functions: HashMap::new(), function_counter: 0 }
     }
 
     fn push(&mut self, m: Message) -> usize {
@@ -217,7 +219,7 @@ impl Builder {
     /// produced, or `None` when it produced none.
     fn push_raw(&mut self, raw: &Value, line: u64) -> Option<usize> {
         let Some(role) = str_of(raw, "role") else {
-            self.s.diagnostics.unknown("message without role", line, &raw.to_string());
+            self.s.diagnostics.unknown("message without role", line, &super::raw_json(raw));
             return None;
         };
         let ts = record_time(raw);
@@ -261,7 +263,7 @@ impl Builder {
                     self.function_counter += 1;
                     let id = format!("function_call_{}", self.function_counter);
                     let name = str_of(f, "name").unwrap_or("").to_string();
-                    self.pending_functions.push((name.clone(), id.clone()));
+                    self.pending_functions.entry(name.clone()).or_default().push(id.clone());
                     blocks.push(Block::ToolUse { id, name, input: tool_arguments(f.get("arguments")) });
                 }
                 Some(self.push(mk(Role::Assistant, Origin::Model, blocks)))
@@ -271,10 +273,7 @@ impl Builder {
                     str_of(raw, "tool_call_id").unwrap_or("").to_string()
                 } else {
                     let name = str_of(raw, "name").unwrap_or("");
-                    match self.pending_functions.iter().rposition(|(n, _)| n == name) {
-                        Some(i) => self.pending_functions.remove(i).1,
-                        None => String::new(),
-                    }
+                    self.pending_functions.get_mut(name).and_then(Vec::pop).unwrap_or_default()
                 };
                 let block = Block::ToolResult { tool_use_id, content: parse_content(content), is_error: None };
                 if self.tool_merge_open
@@ -288,7 +287,7 @@ impl Builder {
                 Some(i)
             }
             other => {
-                self.s.diagnostics.unknown(&format!("role:{other}"), line, &raw.to_string());
+                self.s.diagnostics.unknown(&format!("role:{other}"), line, &super::raw_json(raw));
                 None
             }
         }
@@ -431,7 +430,7 @@ fn read_messages(b: &mut Builder, records: &[(u64, Value)]) {
         let message = if v.get("role").is_some() { Some(v) } else { resp.message };
         let Some(message) = message else {
             let kind = str_of(v, "type").map_or_else(|| "record without role".to_string(), |t| format!("type:{t}"));
-            b.s.diagnostics.unknown(&kind, *line, &v.to_string());
+            b.s.diagnostics.unknown(&kind, *line, &super::raw_json(v));
             continue;
         };
         let usage = resp.usage.or(message.get("usage")).and_then(parse_usage);

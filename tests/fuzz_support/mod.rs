@@ -498,7 +498,11 @@ fn mutate_value(b: &mut Bytes, records: &mut Vec<Value>) {
             let path = pick_path(b, &records[r]);
             let key = KEYS[b.below(KEYS.len())];
             let ids = id_values(records);
-            let v = if !ids.is_empty() && b.u8().is_multiple_of(2) { ids[b.below(ids.len())].clone() } else { value_palette(b) };
+            let v = if !ids.is_empty() && b.u8().is_multiple_of(2) {
+                ids[b.below(ids.len())].clone()
+            } else {
+                value_palette(b)
+            };
             if let Some(Value::Object(o)) = node_mut(&mut records[r], &path) {
                 o.insert(key.to_string(), v);
             }
