@@ -512,3 +512,26 @@ mod scaling {
         assert_eq!(sessions[0].meta.versions.len(), compactor::model::MAX_META_VALUES);
     }
 }
+
+/// Terminal control sequences in log text (a tool name, a model, a kind name) and
+/// in a file name never reach the terminal raw, in the report or in diagnostics.
+#[test]
+fn control_characters_never_reach_the_terminal() {
+    let dir = tempfile::tempdir().unwrap();
+    let good = write_good(dir.path());
+    let bad = dir.path().join("esc\u{1b}]0;pwned\u{7}.jsonl");
+    std::fs::write(
+        &bad,
+        "{\"role\":\"assistant\",\"model\":\"m\\u001b[2J\",\"content\":null,\"tool_calls\":[{\"id\":\"c\",\"function\":{\"name\":\"t\\u001b[31mred\\nfake line\",\"arguments\":\"{}\"}}]}\n\
+         {\"type\":\"x\\u001b[0m\"}\n\
+         not json\n",
+    )
+    .unwrap();
+    let out = cargo_bin_cmd!("compactor").arg("inspect").arg(&bad).arg(&good).output().unwrap();
+    assert_eq!(out.status.code(), Some(0));
+    let (stdout, stderr) = (String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
+    assert!(!stdout.contains('\u{1b}') && !stderr.contains('\u{1b}'), "{stdout}\n{stderr}");
+    assert!(!stdout.contains("\nfake line"), "{stdout}");
+    assert!(stdout.contains("t\\u{1b}[31mred\\u{a}fake line"), "{stdout}");
+    assert!(stderr.contains(":3: malformed JSON record"), "{stderr}");
+}
