@@ -269,6 +269,16 @@ fn classify<'a>(
     }
 }
 
+/// A path as the report holds it: serde cannot write a non-UTF-8 path as JSON, and
+/// one such file name must not make `--json` fail for the whole batch, so the
+/// report keeps it lossily (invalid bytes become U+FFFD).
+fn utf8_path(p: &std::path::Path) -> PathBuf {
+    match p.to_str() {
+        Some(_) => p.to_path_buf(),
+        None => PathBuf::from(p.to_string_lossy().into_owned()),
+    }
+}
+
 /// Below this many messages per rayon task splitting a session costs more than it
 /// saves.
 const MIN_MESSAGES_PER_TASK: usize = 16;
@@ -348,7 +358,7 @@ pub fn inspect_session(s: &Session) -> (SessionReport, AccuracyAccumulator) {
     let report = SessionReport {
         id: s.id.clone(),
         format: s.format,
-        source_path: s.source_path.clone(),
+        source_path: utf8_path(&s.source_path),
         versions: s.meta.versions.clone(),
         models: s.meta.models.clone(),
         agent_type: s.meta.agent_type.clone(),
@@ -447,7 +457,7 @@ pub fn inspect_with_progress(batch: &Batch, on_session: &(dyn Fn() + Sync)) -> I
         sessions,
         totals,
         accuracy: acc.rows(),
-        failures: batch.failures.clone(),
+        failures: batch.failures.iter().map(|d| Diagnostic { path: utf8_path(&d.path), ..d.clone() }).collect(),
     }
 }
 

@@ -535,3 +535,37 @@ fn control_characters_never_reach_the_terminal() {
     assert!(stdout.contains("t\\u{1b}[31mred\\u{a}fake line"), "{stdout}");
     assert!(stderr.contains(":3: malformed JSON record"), "{stderr}");
 }
+
+/// Discovery over a hostile tree: non-UTF-8 and control-character names, symlink
+/// loops, dangling links, a directory named like a session file, a Cline history
+/// that is a directory, deep nesting, and a broken glob.
+#[test]
+#[cfg(unix)]
+fn hostile_directory_tree() {
+    use std::os::unix::ffi::OsStrExt;
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path().join("tree");
+    std::fs::create_dir(&root).unwrap();
+    let good = write_good(&root);
+    let weird = root.join(std::ffi::OsStr::from_bytes(b"bad-\xff\xfe-\x1b.jsonl"));
+    std::fs::write(&weird, "{\"role\":\"user\",\"content\":\"w\"}\n").unwrap();
+    std::os::unix::fs::symlink(&root, root.join("loop")).unwrap();
+    std::os::unix::fs::symlink(root.join("missing.jsonl"), root.join("dangling.jsonl")).unwrap();
+    std::fs::create_dir(root.join("dir.jsonl")).unwrap();
+    std::fs::create_dir_all(root.join("task/api_conversation_history.json")).unwrap();
+    let mut deep = root.clone();
+    for _ in 0..200 {
+        deep.push("d");
+    }
+    std::fs::create_dir_all(&deep).unwrap();
+    std::fs::write(deep.join("deep.jsonl"), "{\"role\":\"user\",\"content\":\"deep\"}\n").unwrap();
+    let (inputs, problems) = compactor::read::discover(&[root.clone(), root.join("[")]);
+    assert_eq!(problems.len(), 1, "{problems:?}");
+    let names: Vec<&Path> = inputs.iter().map(|i| i.path.as_path()).collect();
+    assert!(names.contains(&good.as_path()) && names.contains(&weird.as_path()), "{names:?}");
+    assert!(names.iter().any(|p| p.ends_with("deep.jsonl")), "{names:?}");
+    let out = cargo_bin_cmd!("compactor").args(["inspect", "--json"]).arg(&root).output().unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
+    let report: InspectReport = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(report.sessions.len(), 3);
+}
