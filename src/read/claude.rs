@@ -76,6 +76,12 @@ impl Rec<'_> {
     fn message(&self) -> Option<&serde_json::Map<String, Value>> {
         self.v.get("message").and_then(Value::as_object)
     }
+    /// Move `message.content` out of the record: the reader builds blocks from it
+    /// by moving its strings, so a huge text is never held twice (parsed record
+    /// and message). Nothing reads the content of a record twice.
+    fn take_content(&mut self) -> Option<Value> {
+        self.v.get_mut("message").and_then(|m| m.get_mut("content")).map(std::mem::take)
+    }
     fn carries_usage(&self) -> bool {
         self.message().and_then(|m| m.get("usage")).is_some_and(|u| !u.is_null())
     }
@@ -152,8 +158,7 @@ pub fn read(path: &Path, data: &[u8]) -> Vec<Session> {
             b.s.parent = Some(main_id.clone());
         }
         b.s.meta.title = titles.get(&g).cloned();
-        let group_recs: Vec<&Rec> = idx.iter().map(|&i| &recs[i]).collect();
-        b.build(&group_recs);
+        b.build(&mut recs, idx);
         sessions.push(b.finish());
     }
     // Blank lines, the BOM and malformed lines belong to the file's own session.
@@ -603,20 +608,24 @@ impl<'p> Builder<'p> {
         }
     }
 
-    fn build(&mut self, recs: &[&Rec]) {
+    /// Build the session from the records `idx` of `recs` (their content is moved
+    /// into the messages).
+    fn build(&mut self, recs: &mut [Rec], idx: &[usize]) {
         // Replayed uuids (resume) are kept once, at their first occurrence.
+        let mut unique: Vec<usize> = Vec::with_capacity(idx.len());
         let mut seen: HashSet<&str> = HashSet::new();
-        let mut unique: Vec<&Rec> = Vec::with_capacity(recs.len());
-        for r in recs {
-            if let Some(u) = r.uuid()
+        for &i in idx {
+            if let Some(u) = recs[i].uuid()
                 && !seen.insert(u)
             {
                 self.s.diagnostics.skip("duplicate-uuid");
                 continue;
             }
-            unique.push(r);
+            unique.push(i);
         }
-        for r in &unique {
+        drop(seen);
+        for &i in &unique {
+            let r = &recs[i];
             if self.s.meta.cwd.is_none() {
                 self.s.meta.cwd = r.str("cwd").filter(|c| !c.is_empty()).map(str::to_string);
             }
@@ -624,13 +633,15 @@ impl<'p> Builder<'p> {
                 self.s.meta.add_version(v);
             }
         }
-        let order = dag_order(&unique, &mut self.s, self.path);
-        for i in order {
-            self.record(unique[i]);
+        let view: Vec<&Rec> = unique.iter().map(|&i| &recs[i]).collect();
+        let order = dag_order(&view, &mut self.s, self.path);
+        drop(view);
+        for k in order {
+            self.record(&mut recs[unique[k]]);
         }
     }
 
-    fn record(&mut self, r: &Rec) {
+    fn record(&mut self, r: &mut Rec) {
         match r.kind() {
             "assistant" => self.assistant(r),
             "user" => self.user(r),
@@ -657,16 +668,17 @@ impl<'p> Builder<'p> {
         idx
     }
 
-    fn assistant(&mut self, r: &Rec) {
+    fn assistant(&mut self, r: &mut Rec) {
+        let content = r.take_content();
+        let r = &*r;
         let Some(msg) = r.message() else {
             self.s.diagnostics.bad_line(self.path, r.line, "assistant record without a message object");
             return;
         };
         let model = msg.get("model").and_then(Value::as_str);
         let response_id = msg.get("id").and_then(Value::as_str).filter(|s| !s.is_empty());
-        let raw_blocks: Vec<&Value> = match msg.get("content") {
-            Some(Value::Array(a)) => a.iter().collect(),
-            Some(v @ Value::String(_)) => vec![v],
+        let raw_blocks: Vec<Value> = match content {
+            Some(Value::Array(a)) => a,
             Some(Value::Null) | None => Vec::new(),
             Some(v) => vec![v],
         };
@@ -688,7 +700,7 @@ impl<'p> Builder<'p> {
             let hashes = self.block_hashes.entry(mi).or_default();
             let mut new_blocks = Vec::new();
             for v in raw_blocks {
-                if hashes.insert(block_hash(v)) {
+                if hashes.insert(block_hash(&v)) {
                     new_blocks.push(convert_block(v));
                 }
             }
@@ -711,7 +723,7 @@ impl<'p> Builder<'p> {
         let mut hashes = HashSet::new();
         let mut blocks = Vec::with_capacity(raw_blocks.len());
         for v in raw_blocks {
-            if hashes.insert(block_hash(v)) {
+            if hashes.insert(block_hash(&v)) {
                 blocks.push(convert_block(v));
             }
         }
@@ -775,12 +787,14 @@ impl<'p> Builder<'p> {
         self.push(r, Role::Assistant, Origin::SyntheticError, blocks);
     }
 
-    fn user(&mut self, r: &Rec) {
-        let Some(msg) = r.message() else {
+    fn user(&mut self, r: &mut Rec) {
+        let content = r.take_content();
+        let r = &*r;
+        if r.message().is_none() {
             self.s.diagnostics.bad_line(self.path, r.line, "user record without a message object");
             return;
-        };
-        let blocks = content_blocks(msg.get("content"));
+        }
+        let blocks = content_blocks(content);
         let origin = if r.flag("isCompactSummary") {
             Origin::CompactSummary
         } else if blocks.iter().any(|b| matches!(b, Block::ToolResult { .. })) {
@@ -910,47 +924,55 @@ fn render_attachment(att: Option<&Value>) -> String {
     out
 }
 
-/// `message.content`: a string is one text block, an array is blocks.
-fn content_blocks(content: Option<&Value>) -> Vec<Block> {
+/// `message.content`: a string is one text block, an array is blocks. Takes the
+/// content by value and moves its strings into the blocks.
+fn content_blocks(content: Option<Value>) -> Vec<Block> {
     match content {
         None | Some(Value::Null) => Vec::new(),
-        Some(Value::String(s)) => vec![Block::Text { text: s.clone() }],
-        Some(Value::Array(a)) => a.iter().map(convert_block).collect(),
-        Some(other) => vec![Block::Other { raw: other.clone() }],
+        Some(Value::String(text)) => vec![Block::Text { text }],
+        Some(Value::Array(a)) => a.into_iter().map(convert_block).collect(),
+        Some(raw) => vec![Block::Other { raw }],
     }
 }
 
-fn convert_block(v: &Value) -> Block {
-    let Some(obj) = v.as_object() else {
-        return match v {
-            Value::String(s) => Block::Text { text: s.clone() },
-            _ => Block::Other { raw: v.clone() },
-        };
+/// A string field moved out of a block (None when absent or not a string).
+fn take_str(obj: &mut serde_json::Map<String, Value>, key: &str) -> Option<String> {
+    match obj.get_mut(key) {
+        Some(Value::String(s)) => Some(std::mem::take(s)),
+        _ => None,
+    }
+}
+
+fn convert_block(v: Value) -> Block {
+    let mut obj = match v {
+        Value::Object(obj) => obj,
+        Value::String(text) => return Block::Text { text },
+        raw => return Block::Other { raw },
     };
-    let s = |k: &str| obj.get(k).and_then(Value::as_str);
-    match s("type") {
-        Some("text") => match s("text") {
-            Some(t) => Block::Text { text: t.to_string() },
-            None => Block::Other { raw: v.clone() },
+    let len = |obj: &serde_json::Map<String, Value>, k: &str| obj.get(k).and_then(Value::as_str).map_or(0, str::len);
+    match obj.get("type").and_then(Value::as_str) {
+        Some("text") => match take_str(&mut obj, "text") {
+            Some(text) => Block::Text { text },
+            None => Block::Other { raw: Value::Object(obj) },
         },
         // Claude 4.6 writes `thinking: ""` with only the signature: the signature is
         // opaque, kept as a length only.
         Some("thinking") => Block::Thinking {
-            text: s("thinking").unwrap_or_default().to_string(),
-            opaque_len: s("signature").map_or(0, str::len),
+            opaque_len: len(&obj, "signature"),
+            text: take_str(&mut obj, "thinking").unwrap_or_default(),
         },
-        Some("redacted_thinking") => Block::Thinking { text: String::new(), opaque_len: s("data").map_or(0, str::len) },
+        Some("redacted_thinking") => Block::Thinking { text: String::new(), opaque_len: len(&obj, "data") },
         Some("tool_use") => Block::ToolUse {
-            id: s("id").unwrap_or_default().to_string(),
-            name: s("name").unwrap_or_default().to_string(),
-            input: obj.get("input").cloned().unwrap_or_else(|| Value::Object(Default::default())),
+            id: take_str(&mut obj, "id").unwrap_or_default(),
+            name: take_str(&mut obj, "name").unwrap_or_default(),
+            input: obj.get_mut("input").map(std::mem::take).unwrap_or_else(|| Value::Object(Default::default())),
         },
         // A `<persisted-output>` result (output spilled to `tool-results/`) is kept
         // as the text the model actually saw: the note plus its preview.
         Some("tool_result") => Block::ToolResult {
-            tool_use_id: s("tool_use_id").unwrap_or_default().to_string(),
-            content: content_blocks(obj.get("content")),
             is_error: obj.get("is_error").and_then(Value::as_bool),
+            tool_use_id: take_str(&mut obj, "tool_use_id").unwrap_or_default(),
+            content: content_blocks(obj.get_mut("content").map(std::mem::take)),
         },
         Some("image") => {
             let source = obj.get("source");
@@ -961,7 +983,7 @@ fn convert_block(v: &Value) -> Block {
             }
         }
         // tool_reference, document, server tool blocks…: kept raw.
-        _ => Block::Other { raw: v.clone() },
+        _ => Block::Other { raw: Value::Object(obj) },
     }
 }
 
