@@ -337,7 +337,7 @@ pub fn inspect_session(s: &Session) -> (SessionReport, AccuracyAccumulator) {
     let d = &s.diagnostics;
     c.diagnostics = DiagnosticCounts {
         bad_lines: d.bad_lines,
-        warnings: d.messages.len() as u64,
+        warnings: d.messages.len() as u64 + d.unlisted,
         unknown_kinds: d.unknown_kinds.clone(),
         skipped_kinds: d.skipped.clone(),
     };

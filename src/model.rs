@@ -339,7 +339,14 @@ pub struct Diagnostics {
     /// (bookkeeping lines, titles, duplicates), by kind, with counts.
     pub skipped: BTreeMap<String, u64>,
     pub messages: Vec<Diagnostic>,
+    /// Warnings past [`MAX_LISTED_WARNINGS`], counted but not kept: a file of a
+    /// million bad lines must not hold (nor print) a million diagnostics.
+    #[serde(default)]
+    pub unlisted: u64,
 }
+
+/// Most warnings a session keeps in `Diagnostics::messages`.
+pub const MAX_LISTED_WARNINGS: usize = 200;
 
 /// Bounded sample of unknown raw records kept per session.
 pub const MAX_UNKNOWN_RAW: usize = 64;
@@ -348,6 +355,10 @@ pub const MAX_UNKNOWN_RAW_LEN: usize = 4096;
 
 impl Diagnostics {
     pub fn warn(&mut self, path: &std::path::Path, line: u64, message: impl Into<String>) {
+        if self.messages.len() >= MAX_LISTED_WARNINGS {
+            self.unlisted += 1;
+            return;
+        }
         self.messages.push(Diagnostic {
             severity: Severity::Warning,
             path: path.to_path_buf(),

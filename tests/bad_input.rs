@@ -569,3 +569,25 @@ fn hostile_directory_tree() {
     let report: InspectReport = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(report.sessions.len(), 3);
 }
+
+/// A file of a huge number of bad lines: every one is counted, a bounded number
+/// listed (each kept diagnostic costs memory and a line of stderr).
+#[test]
+fn millions_of_bad_lines() {
+    let n = if big_inputs() { 2_000_000 } else { 200_000 };
+    let dir = tempfile::tempdir().unwrap();
+    let good = write_good(dir.path());
+    let bad = dir.path().join("badlines.jsonl");
+    let mut data = String::from(
+        "{\"type\":\"user\",\"uuid\":\"u\",\"parentUuid\":null,\"sessionId\":\"b\",\"message\":{\"role\":\"user\",\"content\":\"hi\"}}\n",
+    );
+    data.push_str(&"x\n".repeat(n));
+    std::fs::write(&bad, data).unwrap();
+    let run = inspect_with_limit(&[&bad], &good, 1024);
+    let s = session(&run.report, &bad);
+    assert_eq!(s.counts.diagnostics.bad_lines, n as u64);
+    assert_eq!(s.counts.diagnostics.warnings, n as u64);
+    let listed = run.stderr.lines().filter(|l| l.starts_with(&bad.display().to_string())).count();
+    assert!(listed <= compactor::model::MAX_LISTED_WARNINGS + 1, "{listed} lines of stderr");
+    assert!(has_diag(&run.stderr, &bad, 0, "more warning(s) not listed"), "{}", tail(&run.stderr));
+}

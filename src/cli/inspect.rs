@@ -77,6 +77,10 @@ pub fn run(args: InspectArgs) -> anyhow::Result<u8> {
             for d in &s.diagnostics.messages {
                 eprintln!("{}", clean(&d.to_string(), usize::MAX));
             }
+            if s.diagnostics.unlisted > 0 {
+                let path = clean(&s.source_path.display().to_string(), usize::MAX);
+                eprintln!("{path}: {} more warning(s) not listed", s.diagnostics.unlisted);
+            }
         }
     }
     if batch.inputs_read == 0 {

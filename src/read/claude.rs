@@ -95,12 +95,22 @@ impl Rec<'_> {
 pub fn read(path: &Path, data: &[u8]) -> Vec<Session> {
     let line_bytes = raw_line_lengths(data);
     let mut recs: Vec<Rec> = Vec::new();
+    // Reasons of bad lines past what the diagnostics list are only counted.
     let mut bad: Vec<(u64, String)> = Vec::new();
+    let mut bad_unlisted = 0u64;
     for (line, raw) in super::lines(data) {
-        match super::parse_line(raw) {
-            Ok(v) if v.is_object() => recs.push(Rec { line, v, raw }),
-            Ok(_) => bad.push((line, format!("JSON record is not an object ({} bytes)", raw.len()))),
-            Err(reason) => bad.push((line, reason)),
+        let reason = match super::parse_line(raw) {
+            Ok(v) if v.is_object() => {
+                recs.push(Rec { line, v, raw });
+                continue;
+            }
+            Ok(_) => format!("JSON record is not an object ({} bytes)", raw.len()),
+            Err(reason) => reason,
+        };
+        if bad.len() < crate::model::MAX_LISTED_WARNINGS {
+            bad.push((line, reason));
+        } else {
+            bad_unlisted += 1;
         }
     }
 
@@ -153,6 +163,9 @@ pub fn read(path: &Path, data: &[u8]) -> Vec<Session> {
                 b.s.stats.records += 1;
                 b.s.diagnostics.bad_line(path, *line, reason.clone());
             }
+            b.s.stats.records += bad_unlisted;
+            b.s.diagnostics.bad_lines += bad_unlisted;
+            b.s.diagnostics.unlisted += bad_unlisted;
             b.s.parent = main_parent.clone();
         } else {
             b.s.parent = Some(main_id.clone());

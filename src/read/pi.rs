@@ -69,8 +69,11 @@ pub fn read(path: &Path, data: &[u8]) -> Vec<Session> {
         match super::parse_line(raw) {
             Ok(v) => {
                 if !v.is_object() {
-                    // Kept in `entries` anyway: pi counts it in the entry indexes.
+                    // Kept in `entries` anyway (pi counts it in the entry
+                    // indexes), as a null: nothing reads its content.
                     s.diagnostics.bad_line(path, line, "record is not a JSON object");
+                    entries.push((line, Value::Null));
+                    continue;
                 }
                 if v.get("type").and_then(Value::as_str) == Some("message")
                     && v.get("message").and_then(|m| m.get("usage")).is_some_and(Value::is_object)
