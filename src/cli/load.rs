@@ -3,6 +3,7 @@
 //! what could not be read (`path:line: reason`).
 
 use super::args::InputArgs;
+use super::inspect::clean;
 use anyhow::{Context, bail};
 use compactor::model::{Format, Severity};
 use compactor::read::{self, Batch};
@@ -57,8 +58,9 @@ pub fn load(input: InputArgs) -> anyhow::Result<Loaded> {
     let paths = resolve_paths(paths)?;
     let pool = thread_pool(jobs)?;
     let (inputs, problems) = read::discover(&paths);
+    // Paths that match nothing are errors: always shown, even with --quiet.
     for p in &problems {
-        eprintln!("{p}");
+        eprintln!("{}", clean(&p.to_string(), usize::MAX));
     }
     if inputs.is_empty() {
         if problems.is_empty() {
@@ -75,16 +77,22 @@ pub fn load(input: InputArgs) -> anyhow::Result<Loaded> {
     Ok(Loaded { batch, pool, paths, quiet })
 }
 
+/// Diagnostics go through [`clean`]: they quote file names and log text, which
+/// may carry terminal escapes.
 pub fn print_diagnostics(batch: &Batch, quiet: bool) {
     for d in &batch.failures {
         if d.severity == Severity::Error || !quiet {
-            eprintln!("{d}");
+            eprintln!("{}", clean(&d.to_string(), usize::MAX));
         }
     }
     if !quiet {
         for s in &batch.sessions {
             for d in &s.diagnostics.messages {
-                eprintln!("{d}");
+                eprintln!("{}", clean(&d.to_string(), usize::MAX));
+            }
+            if s.diagnostics.unlisted > 0 {
+                let path = clean(&s.source_path.display().to_string(), usize::MAX);
+                eprintln!("{path}: {} more warning(s) not listed", s.diagnostics.unlisted);
             }
         }
     }
