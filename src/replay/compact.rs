@@ -10,12 +10,15 @@
 //!   prefix then gets its own summary).
 //!
 //! The summary goes where the placement says, with the synthetic acknowledgement
-//! when the next kept message would otherwise repeat the user role. A compaction
-//! that would not shrink history is not applied; one that frees less than
-//! `min_gain_tokens` is a no-progress compaction, after which the policy waits for
-//! the request to grow by that much before trying again (instead of looping as
-//! real agents do). Work is proportional to the region replaced (plus, for a
-//! recent-tokens cut, the walk back over what is kept).
+//! when the next kept message would otherwise repeat the user role. Its budget
+//! is bounded by what the region frees, so a compaction never grows history. A
+//! compaction that would free less than `min_gain_tokens` (or finds nothing to
+//! replace) is not applied: it is a no-progress compaction, reported once, after
+//! which the policy waits for the history to grow (`Engine::back_off`: at least
+//! the shortfall, and a doubling multiple of `min_gain_tokens`) before trying
+//! again, instead of looping as real agents do. Work is proportional to the
+//! region replaced (plus, for a recent-tokens cut, the walk back over what is
+//! kept).
 
 use super::engine::{Engine, Item, Kind};
 use super::{CompactionEvent, CompactionReason, SummaryOutcome};
@@ -57,7 +60,9 @@ fn human_text(m: &Message) -> String {
 }
 
 impl Engine<'_> {
-    fn plan(&self, keep_override: Option<u64>, force: bool) -> Option<Plan> {
+    /// The cut, or `Err(need)`: no cut is possible now, and none before the
+    /// history grows by at least `need` tokens (0 when unknown).
+    fn plan(&self, keep_override: Option<u64>, force: bool) -> Result<Plan, u64> {
         let c = &self.p.compact;
         let len = self.hist.len();
         let a = match c.cut {
@@ -81,9 +86,11 @@ impl Engine<'_> {
                     }
                 }
                 match found {
-                    Some(i) => self.snap(i, syn_end)?,
-                    None if force => self.force_cut(syn_end)?,
-                    None => return None,
+                    Some(i) => self.snap(i, syn_end).ok_or(0u64)?,
+                    None if force => self.force_cut(syn_end).ok_or(0u64)?,
+                    // All of it is within the recent tokens kept: nothing can be
+                    // replaced before the history outgrows them.
+                    None => return Err(keep - acc),
                 }
             }
             CutKind::FirstPlusTailMessages => {
@@ -91,29 +98,32 @@ impl Engine<'_> {
                 // result; pull the boundary back onto its tool use.
                 let tail = c.keep_tail_messages as usize;
                 if len <= a + tail {
-                    return None;
+                    return Err(0);
                 }
                 let mut end = len - tail;
                 while end > a + 1 && self.kind_at(end) == Kind::ToolResult {
                     end -= 1;
                 }
                 if self.kind_at(end) == Kind::ToolResult {
-                    return None;
+                    return Err(0);
                 }
                 end
             }
             CutKind::KeepRecentTurns => {
                 let n = c.keep_recent_turns as usize;
-                let p =
-                    (syn_end..len).rev().filter(|&p| self.kind_at(p) == Kind::Assistant).nth(n.saturating_sub(1))?;
+                let p = (syn_end..len)
+                    .rev()
+                    .filter(|&p| self.kind_at(p) == Kind::Assistant)
+                    .nth(n.saturating_sub(1))
+                    .ok_or(0u64)?;
                 // Keep the user message that opened the turn with its answer.
                 if p > syn_end && self.kind_at(p - 1).turn_start() { p - 1 } else { p }
             }
             CutKind::WholeHistory => len,
         };
-        let cut = self.pair_safe(syn_end, cut)?;
+        let cut = self.pair_safe(syn_end, cut).ok_or(0u64)?;
         if cut <= syn_end || ((cut - a) as u64) < c.min_compact_messages {
-            return None;
+            return Err(0);
         }
         // A kept head that calls tools answered inside the region (a log that
         // starts mid-turn) cannot lose those answers: no compaction then.
@@ -126,7 +136,7 @@ impl Engine<'_> {
                     .any(|(t, _, _)| self.result_seq.get(t).is_some_and(|&rs| rs >= lo && rs < hi))
             });
             if split {
-                return None;
+                return Err(0);
             }
         }
         let turn_start = match c.split_turn_min_messages {
@@ -136,7 +146,7 @@ impl Engine<'_> {
                 .filter(|&t| (cut - t) as u64 >= min),
             _ => None,
         };
-        Some(Plan { a, syn_end, cut, turn_start })
+        Ok(Plan { a, syn_end, cut, turn_start })
     }
 
     /// The nearest cut point at or after `i` (the policy's kind, then any
@@ -197,18 +207,28 @@ impl Engine<'_> {
     }
 
     /// Attempt a compaction. `measured` is the size that fired it.
+    ///
+    /// An attempt that would free less than `min_gain_tokens` is not applied: it
+    /// is reported once as a no-progress compaction and the policy backs off
+    /// (`back_off`). To make the most of a small region, the summary's budget is
+    /// what the region frees beyond `min_gain_tokens` once the other new
+    /// messages (template, acknowledgement, retained user messages, rebuilt first
+    /// message) are paid for, capped by `summary_max_tokens`; a region that
+    /// cannot pay for them is given up without calling the summarizer.
     pub(super) fn compact(&mut self, reason: CompactionReason, measured: u64, keep_override: Option<u64>, force: bool) {
-        if self.backoff_until.is_some_and(|b| measured < b) {
-            return;
-        }
         let p = self.p;
         let c = &p.compact;
         let before = self.hist_tokens;
-        let backoff = measured.saturating_add(c.min_gain_tokens.max(1));
-        let Some(Plan { a, syn_end, cut, turn_start }) = self.plan(keep_override, force) else {
-            self.backoff_until = Some(backoff);
-            self.compactions.push(self.event(reason, measured, before, before, SummaryOutcome::None));
-            return;
+        let Plan { a, syn_end, cut, turn_start } = match self.plan(keep_override, force) {
+            Ok(plan) => plan,
+            Err(need) => {
+                // Worth trying again once the history outgrows what is kept by
+                // at least the minimum gain.
+                let need = if need > 0 { need.saturating_add(c.min_gain_tokens) } else { 0 };
+                self.compactions.push(self.event(reason, measured, before, before, SummaryOutcome::None));
+                self.back_off(reason, need);
+                return;
+            }
         };
         let len = self.hist.len();
         let hist_end = turn_start.unwrap_or(cut);
@@ -222,6 +242,94 @@ impl Engine<'_> {
             .map(|b| Message::new(Role::User, Origin::CompactSummary, vec![b]));
         let had_previous = prev_pos.is_some() || prev_merged.is_some();
         let iterative = c.iterative_update && had_previous && self.last_summary.is_some();
+
+        // Verbatim user messages (Codex), newest first within the budget.
+        let mut retained: Vec<(Option<usize>, Message)> = Vec::new();
+        if let Some(budget) = c.user_message_budget_tokens {
+            let mut remaining = budget;
+            for q in (a..cut).rev() {
+                if remaining == 0 {
+                    break;
+                }
+                let id = self.hist[q];
+                let it = &self.items[id as usize];
+                if !matches!(it.kind, Kind::Human | Kind::Retained) {
+                    continue;
+                }
+                let m = self.msg(id);
+                let text = human_text(m);
+                let tokens = (text.len() as u64).div_ceil(4);
+                let kept = if tokens <= remaining {
+                    remaining -= tokens;
+                    text
+                } else {
+                    let chars = (remaining * 4) as usize;
+                    remaining = 0;
+                    truncate_middle(&text, chars)
+                };
+                let mut copy = Message::new(Role::User, Origin::Human, vec![Block::text(kept)]);
+                copy.source_line = m.source_line;
+                copy.timestamp = m.timestamp;
+                retained.push((it.src.or(it.copy_of), copy));
+            }
+            retained.reverse();
+        }
+
+        // The summary's room: what the region frees, less the new messages that
+        // are not the summary, less the minimum gain.
+        let summary_text_of = |body: &str| {
+            let mut t = c.summary_template.replacen("{summary}", body, 1);
+            if c.append_last_user_request
+                && let Some(q) = (a..cut).rev().find(|&q| matches!(self.kind_at(q), Kind::Human | Kind::Retained))
+            {
+                t.push_str("\n\nLast request from user was: ");
+                t.push_str(&human_text(self.msg(self.hist[q])));
+            }
+            t
+        };
+        let next_is_user = cut < len && self.msg(self.hist[cut]).role == Role::User;
+        let merge_target = (c.placement == Placement::MergeFirst && a >= 1)
+            .then(|| a - 1)
+            .filter(|&q| self.msg(self.hist[q]).role == Role::User);
+        // The first message as a merge rebuilds it: the original request, not a
+        // previously merged one.
+        let merge_base = |q: usize| {
+            let id = self.hist[q];
+            let mut m = match self.items[id as usize].src {
+                Some(src) => self.s.messages[src].clone(),
+                None => self.msg(id).clone(),
+            };
+            m.origin = Origin::CompactSummary;
+            m
+        };
+        let summary_msg = |role, text: String| Message::new(role, Origin::CompactSummary, vec![Block::text(text)]);
+        let ack = || Message::new(Role::Assistant, Origin::Injected, vec![Block::text(c.ack_text.clone())]);
+        let removed_tokens: u64 = (a..cut).map(|q| self.items[self.hist[q] as usize].tokens).sum();
+        let merged_old = merge_target.map_or(0, |q| self.items[self.hist[q] as usize].tokens);
+        // Estimated from texts and cached counts (no message is estimated twice);
+        // the exact size is checked once the summary exists.
+        let text_msg = |t: &str| self.est.text_tokens(t) + self.overhead;
+        let frame = text_msg(&summary_text_of(""))
+            + merge_target.map_or(0, |q| {
+                let it = &self.items[self.hist[q] as usize];
+                it.src.map_or(it.tokens, |src| self.toks[src] + self.overhead)
+            });
+        let acks = if next_is_user && matches!(c.placement, Placement::UserAssistantPair | Placement::MergeFirst) {
+            text_msg(&c.ack_text)
+        } else {
+            0
+        };
+        let fixed = frame + acks + retained.iter().map(|(_, m)| text_msg(&human_text(m))).sum::<u64>();
+        let freeable = removed_tokens + merged_old;
+        let Some(room) = freeable.checked_sub(fixed + c.min_gain_tokens).filter(|&r| r > 0) else {
+            // Even an empty summary would not free enough: worth trying again
+            // once the region is bigger by the difference.
+            let need = (fixed + c.min_gain_tokens + 1).saturating_sub(freeable);
+            self.compactions.push(self.event(reason, measured, before, before, SummaryOutcome::None));
+            self.back_off(reason, need);
+            return;
+        };
+        let summary_max = c.summary_max_tokens.min(room);
 
         // Summarizer inputs: the history part and, for a split turn, its prefix.
         // Without iterative update a previous summary is summarized as a message.
@@ -250,10 +358,10 @@ impl Engine<'_> {
         // A split summary shares the budget: 60% history, 40% turn prefix, less
         // room for the two headings that join them.
         let (max_hist, max_prefix) = if split {
-            let room = c.summary_max_tokens.saturating_sub(16).max(2);
+            let room = summary_max.saturating_sub(16).max(2);
             (room * 3 / 5, room * 2 / 5)
         } else {
-            (c.summary_max_tokens, 0)
+            (summary_max, 0)
         };
         let history_part = if split && hist_refs.is_empty() && previous.is_none() {
             None
@@ -301,10 +409,10 @@ impl Engine<'_> {
         drop(hist_msgs);
         drop(prefix_msgs);
         if outcome_skip {
-            self.backoff_until = Some(backoff);
             let mut ev = self.event(reason, measured, before, before, SummaryOutcome::None);
             ev.summarizer_usage = usage;
             self.compactions.push(ev);
+            self.back_off(reason, 0);
             return;
         }
         let body: Option<String> = if outcome_drop {
@@ -320,65 +428,18 @@ impl Engine<'_> {
             })
         };
 
-        // Verbatim user messages (Codex), newest first within the budget.
-        let mut retained: Vec<(Option<usize>, Message)> = Vec::new();
-        if let Some(budget) = c.user_message_budget_tokens {
-            let mut remaining = budget;
-            for q in (a..cut).rev() {
-                if remaining == 0 {
-                    break;
-                }
-                let id = self.hist[q];
-                let it = &self.items[id as usize];
-                if !matches!(it.kind, Kind::Human | Kind::Retained) {
-                    continue;
-                }
-                let m = self.msg(id);
-                let text = human_text(m);
-                let tokens = (text.len() as u64).div_ceil(4);
-                let kept = if tokens <= remaining {
-                    remaining -= tokens;
-                    text
-                } else {
-                    let chars = (remaining * 4) as usize;
-                    remaining = 0;
-                    truncate_middle(&text, chars)
-                };
-                let mut copy = Message::new(Role::User, Origin::Human, vec![Block::text(kept)]);
-                copy.source_line = m.source_line;
-                copy.timestamp = m.timestamp;
-                retained.push((it.src.or(it.copy_of), copy));
-            }
-            retained.reverse();
-        }
-
         // The summary message(s), per placement.
-        let summary_text = body.as_ref().map(|b| {
-            let mut t = c.summary_template.replacen("{summary}", b, 1);
-            if c.append_last_user_request
-                && let Some(q) = (a..cut).rev().find(|&q| matches!(self.kind_at(q), Kind::Human | Kind::Retained))
-            {
-                t.push_str("\n\nLast request from user was: ");
-                t.push_str(&human_text(self.msg(self.hist[q])));
-            }
-            t
-        });
-        let next_is_user = cut < len && self.msg(self.hist[cut]).role == Role::User;
-        let merge_target = (c.placement == Placement::MergeFirst && a >= 1)
-            .then(|| a - 1)
-            .filter(|&q| self.msg(self.hist[q]).role == Role::User);
+        let summary_text = body.as_deref().map(summary_text_of);
         let mut new_msgs: Vec<(Kind, Option<usize>, Message)> =
             retained.into_iter().map(|(src, m)| (Kind::Retained, src, m)).collect();
         let retained_srcs: Vec<usize> = new_msgs.iter().filter_map(|(_, s, _)| *s).collect();
         let mut merged: Option<Message> = None;
         if let Some(text) = &summary_text {
-            let summary_msg = |role| Message::new(role, Origin::CompactSummary, vec![Block::text(text.clone())]);
-            let ack = || Message::new(Role::Assistant, Origin::Injected, vec![Block::text(c.ack_text.clone())]);
             match c.placement {
-                Placement::User => new_msgs.push((Kind::Summary, None, summary_msg(Role::User))),
-                Placement::System => new_msgs.push((Kind::Summary, None, summary_msg(Role::System))),
+                Placement::User => new_msgs.push((Kind::Summary, None, summary_msg(Role::User, text.clone()))),
+                Placement::System => new_msgs.push((Kind::Summary, None, summary_msg(Role::System, text.clone()))),
                 Placement::UserAssistantPair => {
-                    new_msgs.push((Kind::Summary, None, summary_msg(Role::User)));
+                    new_msgs.push((Kind::Summary, None, summary_msg(Role::User, text.clone())));
                     if next_is_user {
                         new_msgs.push((Kind::Ack, None, ack()));
                     }
@@ -386,17 +447,11 @@ impl Engine<'_> {
                 Placement::MergeFirst => {
                     match merge_target {
                         Some(q) => {
-                            // The original first message, not a previously merged one.
-                            let id = self.hist[q];
-                            let mut m = match self.items[id as usize].src {
-                                Some(src) => self.s.messages[src].clone(),
-                                None => self.msg(id).clone(),
-                            };
-                            m.origin = Origin::CompactSummary;
+                            let mut m = merge_base(q);
                             m.blocks.push(Block::text(text.clone()));
                             merged = Some(m);
                         }
-                        None => new_msgs.push((Kind::Summary, None, summary_msg(Role::User))),
+                        None => new_msgs.push((Kind::Summary, None, summary_msg(Role::User, text.clone()))),
                     }
                     if next_is_user {
                         new_msgs.push((Kind::Ack, None, ack()));
@@ -406,14 +461,14 @@ impl Engine<'_> {
         }
 
         // Decide on token totals before touching anything.
-        let removed_tokens: u64 = (a..cut).map(|q| self.items[self.hist[q] as usize].tokens).sum();
         let new_tokens: Vec<u64> = new_msgs.iter().map(|(_, _, m)| self.tokens_of(m)).collect();
         let merged_tokens = merged.as_ref().map(|m| self.tokens_of(m));
-        let merged_old = merge_target.map_or(0, |q| self.items[self.hist[q] as usize].tokens);
         let after =
             before - removed_tokens + new_tokens.iter().sum::<u64>() + merged_tokens.unwrap_or(merged_old) - merged_old;
-        let applied = after < before;
-        let no_progress = !applied || before - after < c.min_gain_tokens;
+        let freed = before.saturating_sub(after);
+        // Not applied unless it frees the minimum (and always something): a
+        // compaction that frees less is the loop real agents fall into.
+        let applied = after < before && freed >= c.min_gain_tokens;
         let outcome = match (&body, fallback) {
             (None, _) => SummaryOutcome::Dropped,
             (Some(_), true) => SummaryOutcome::Fallback,
@@ -431,12 +486,17 @@ impl Engine<'_> {
         ev.file_ops = result_ops.clone();
         ev.summarizer_usage = usage;
         ev.applied = applied;
-        ev.no_progress = no_progress;
-        self.backoff_until = if no_progress { Some(backoff) } else { None };
+        ev.no_progress = !applied;
         if !applied {
             self.compactions.push(ev);
+            // The summary came out bigger than its room (an estimator that does
+            // not add up, a summarizer that overshoots): the region must grow by
+            // the shortfall.
+            self.back_off(reason, c.min_gain_tokens.saturating_sub(freed));
             return;
         }
+        // The history changed: whatever blocked either kind of attempt is stale.
+        self.backoff = Default::default();
 
         // Apply: the cache prefix that survives, units, history, totals.
         let head_end = merge_target.unwrap_or(a);
@@ -544,6 +604,26 @@ impl Engine<'_> {
             self.file_ops = result_ops;
         }
         self.compactions.push(ev);
+    }
+
+    /// After a no-progress attempt: no attempt of the same kind until the
+    /// history (`hist_tokens`) has grown by `need` (a lower bound on the growth
+    /// that could make it worth it, when known) and by at least
+    /// `min_gain_tokens × 2^(k−1)` after the k-th no-progress attempt in a row.
+    /// The doubling is what stops the every-other-call loop when each call adds
+    /// about `min_gain_tokens` and the summary grows with the region: k attempts
+    /// need the history to grow by `min_gain_tokens × (2^k − 1)`. An applied
+    /// compaction resets both kinds.
+    ///
+    /// Threshold compactions and overflow recovery back off separately: their
+    /// cuts differ (Opal's recovery keeps less and forces a cut), so one may
+    /// make progress where the other cannot.
+    fn back_off(&mut self, reason: CompactionReason, need: u64) {
+        let hist = self.hist_tokens;
+        let b = &mut self.backoff[reason as usize];
+        b.streak = b.streak.saturating_add(1);
+        let step = self.p.compact.min_gain_tokens.max(1).saturating_mul(1u64 << (b.streak - 1).min(40));
+        b.retry_at = Some(hist.saturating_add(step.max(need)));
     }
 
     fn event(

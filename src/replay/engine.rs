@@ -103,6 +103,15 @@ pub(super) struct Unit {
     pub state: UnitState,
 }
 
+/// Where one kind of compaction stands after no-progress attempts.
+#[derive(Debug, Clone, Copy, Default)]
+pub(super) struct Backoff {
+    /// No attempt before `hist_tokens` reaches this.
+    pub retry_at: Option<u64>,
+    /// No-progress attempts in a row (since the last applied compaction).
+    pub streak: u32,
+}
+
 /// Prefix sums over append order (Fenwick tree): the view tokens of the source
 /// items still in history, so the tokens before any item are O(log n) away.
 pub(super) struct Fenwick {
@@ -181,7 +190,9 @@ pub(super) struct Engine<'a> {
     // Compaction state.
     pub last_summary: Option<String>,
     pub file_ops: FileOps,
-    pub backoff_until: Option<u64>,
+    /// No-progress back-off of threshold compactions and of overflow recovery
+    /// (`Engine::back_off`): each has its own cut, so its own retry point.
+    pub backoff: [Backoff; 2],
     pub flushed: bool,
     pub call_idx: usize,
     pub compactions: Vec<CompactionEvent>,
@@ -248,7 +259,7 @@ impl<'a> Engine<'a> {
             dirty: Vec::new(),
             last_summary: None,
             file_ops: FileOps::default(),
-            backoff_until: None,
+            backoff: [Backoff::default(); 2],
             flushed: false,
             call_idx: 0,
             compactions: Vec::new(),
@@ -498,7 +509,7 @@ impl<'a> Engine<'a> {
             self.flushed = true;
             events.push(Event::Flush);
         }
-        if self.p.compact.enabled && self.trigger_fires(size) && self.backoff_until.is_none_or(|b| size >= b) {
+        if self.p.compact.enabled && self.may_attempt(CompactionReason::Threshold) && self.trigger_fires(size) {
             self.compact(CompactionReason::Threshold, size, None, false);
         }
         if pruning {
@@ -508,6 +519,7 @@ impl<'a> Engine<'a> {
         // Overflow recovery (specs/002): compact again keeping window/5, forcing a cut.
         if self.p.compact.enabled
             && policy_tokens > self.p.context_window
+            && self.may_attempt(CompactionReason::Overflow)
             && let Some(r) = self.p.compact.overflow_keep_ratio
         {
             let keep = (r * self.p.context_window as f64) as u64;
@@ -517,13 +529,10 @@ impl<'a> Engine<'a> {
             }
             policy_tokens = self.request_tokens(pruning, drift);
         }
+        // One event per kind and call: a call with a threshold compaction and an
+        // overflow recovery shows `compact` once (the trace has both events).
         for c in self.compactions.iter().rev().take_while(|c| c.call == ci) {
-            if c.applied {
-                events.push(Event::Compact);
-            }
-            if c.no_progress {
-                events.push(Event::NoProgress);
-            }
+            events.push(if c.applied { Event::Compact } else { Event::NoProgress });
         }
         if self.call_soft > 0 {
             events.push(Event::PruneSoft);
@@ -531,7 +540,6 @@ impl<'a> Engine<'a> {
         if self.call_hard > 0 {
             events.push(Event::PruneHard);
         }
-        events.dedup();
         let prefix = self.prefix_since_last(pruning);
         self.prev_body = Some(if pruning { self.view_tokens } else { self.hist_tokens });
         self.prev_pruned = pruning;
@@ -549,6 +557,13 @@ impl<'a> Engine<'a> {
             prefix_policy,
             events,
         }
+    }
+
+    /// Not backing off: the back-off is on the history the policy can compact,
+    /// not on the trigger's measure (which with a calibrated estimate also moves
+    /// with the recorded usage, so it would reopen without anything to compact).
+    fn may_attempt(&self, reason: CompactionReason) -> bool {
+        self.backoff[reason as usize].retry_at.is_none_or(|r| self.hist_tokens >= r)
     }
 
     /// Tokens (system included, before calibration) of this request equal to the

@@ -112,12 +112,16 @@ pub enum SystemTokensSource {
     Zero,
 }
 
-/// Something that happened at a call.
+/// Something that happened at a call; each kind at most once per call (how many
+/// compactions a call had is in `SessionTrace::compactions`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Event {
+    /// A compaction was applied (a split turn's history and turn-prefix
+    /// summaries are one compaction).
     Compact,
-    /// A compaction that was attempted and freed less than `min_gain_tokens`.
+    /// A compaction was attempted and not applied: it would have freed less than
+    /// `min_gain_tokens` (or nothing could be replaced). The policy then backs off.
     NoProgress,
     PruneSoft,
     PruneHard,
@@ -204,8 +208,11 @@ pub struct CompactionEvent {
     pub outcome: SummaryOutcome,
     pub file_ops: FileOps,
     pub summarizer_usage: SummarizerUsage,
+    /// The history was rewritten; it freed at least `min_gain_tokens`.
     pub applied: bool,
-    /// Freed less than `min_gain_tokens` (or nothing): the policy backs off.
+    /// Not applied: it would have freed less than `min_gain_tokens` (or nothing
+    /// could be replaced, or the summarizer gave up). Always `!applied`; the
+    /// policy backs off (see `Event::NoProgress`).
     pub no_progress: bool,
 }
 
@@ -256,7 +263,11 @@ pub struct SessionMetrics {
     pub peak_policy: u64,
     pub overflow_calls_baseline: u64,
     pub overflow_calls_policy: u64,
+    /// Applied compactions (a threshold compaction and an overflow recovery at
+    /// the same call are two).
     pub compactions: u64,
+    /// Attempts that were not applied because they would have freed less than
+    /// `min_gain_tokens`; disjoint from `compactions`.
     pub no_progress_compactions: u64,
     pub pruned_soft: u64,
     pub pruned_hard: u64,
@@ -385,6 +396,7 @@ pub fn replay_session(
             row.events.push(Event::OverflowPolicy);
         }
         row.events.sort_unstable();
+        row.events.dedup();
         if ctx.options.check_invariants || ctx.options.verify_totals {
             violations
                 .extend(eng.check(ci, ctx.options).into_iter().map(|violation| CallViolation { call: ci, violation }));
