@@ -5,16 +5,13 @@
 use super::args::InputArgs;
 use super::inspect::clean;
 use anyhow::{Context, bail};
-use compactor::model::{Format, Severity};
+use compactor::model::{Diagnostic, Format, Severity};
 use compactor::read::{self, Batch};
 use std::path::PathBuf;
 
 pub struct Loaded {
     pub batch: Batch,
     pub pool: rayon::ThreadPool,
-    /// The paths as given (or the default locations), for the report.
-    pub paths: Vec<String>,
-    pub quiet: bool,
 }
 
 pub fn parse_format(format: Option<String>) -> anyhow::Result<Option<Format>> {
@@ -50,9 +47,19 @@ pub fn list_paths(paths: &[PathBuf]) -> String {
     paths.iter().map(|p| p.display().to_string()).collect::<Vec<_>>().join(", ")
 }
 
-/// Discover and read every input. Problems are printed (errors always, warnings
-/// unless `--quiet`); fails only when nothing could be read.
-pub fn load(input: InputArgs) -> anyhow::Result<Loaded> {
+/// The inputs a command works on, found but not read yet.
+pub struct Discovered {
+    pub inputs: Vec<read::Input>,
+    pub format: Option<Format>,
+    pub pool: rayon::ThreadPool,
+    /// The paths as given (or the default locations), for the report.
+    pub paths: Vec<String>,
+    pub quiet: bool,
+}
+
+/// Resolve `--format`, the paths and `--jobs`, and discover the inputs. Paths
+/// that match nothing are printed; fails when nothing was found.
+pub fn discover(input: InputArgs) -> anyhow::Result<Discovered> {
     let InputArgs { paths, format, jobs, quiet } = input;
     let format = parse_format(format)?;
     let paths = resolve_paths(paths)?;
@@ -68,32 +75,49 @@ pub fn load(input: InputArgs) -> anyhow::Result<Loaded> {
         }
         bail!("no session could be read");
     }
+    let paths = paths.iter().map(|p| p.display().to_string()).collect();
+    Ok(Discovered { inputs, format, pool, paths, quiet })
+}
+
+/// Discover and read every input. Problems are printed (errors always, warnings
+/// unless `--quiet`); fails only when nothing could be read.
+pub fn load(input: InputArgs) -> anyhow::Result<Loaded> {
+    let Discovered { inputs, format, pool, quiet, .. } = discover(input)?;
     let batch = pool.install(|| read::read_all(&inputs, format));
     print_diagnostics(&batch, quiet);
     if batch.inputs_read == 0 {
         bail!("no session could be read ({} input(s) failed)", batch.failures.len());
     }
-    let paths = paths.iter().map(|p| p.display().to_string()).collect();
-    Ok(Loaded { batch, pool, paths, quiet })
+    Ok(Loaded { batch, pool })
 }
 
 /// Diagnostics go through [`clean`]: they quote file names and log text, which
 /// may carry terminal escapes.
 pub fn print_diagnostics(batch: &Batch, quiet: bool) {
-    for d in &batch.failures {
+    print_failures(&batch.failures, quiet);
+    if !quiet {
+        for s in &batch.sessions {
+            print_session_warnings(&s.source_path, &s.diagnostics.messages, s.diagnostics.unlisted);
+        }
+    }
+}
+
+/// Inputs that could not be read: errors always, warnings unless `--quiet`.
+pub fn print_failures(failures: &[Diagnostic], quiet: bool) {
+    for d in failures {
         if d.severity == Severity::Error || !quiet {
             eprintln!("{}", clean(&d.to_string(), usize::MAX));
         }
     }
-    if !quiet {
-        for s in &batch.sessions {
-            for d in &s.diagnostics.messages {
-                eprintln!("{}", clean(&d.to_string(), usize::MAX));
-            }
-            if s.diagnostics.unlisted > 0 {
-                let path = clean(&s.source_path.display().to_string(), usize::MAX);
-                eprintln!("{path}: {} more warning(s) not listed", s.diagnostics.unlisted);
-            }
-        }
+}
+
+/// One session's warnings, and how many more were only counted.
+pub fn print_session_warnings(source_path: &std::path::Path, warnings: &[Diagnostic], unlisted: u64) {
+    for d in warnings {
+        eprintln!("{}", clean(&d.to_string(), usize::MAX));
+    }
+    if unlisted > 0 {
+        let path = clean(&source_path.display().to_string(), usize::MAX);
+        eprintln!("{path}: {unlisted} more warning(s) not listed");
     }
 }

@@ -1,15 +1,20 @@
 //! `compactor replay` and `compactor compare`: resolve the policies, replay every
 //! session through each of them in parallel, write the reports under `--out`, and
-//! print a summary (or report.json with `--json`).
+//! print a summary (or report.json with `--json`). Sessions stream: each is read,
+//! replayed, written and dropped by one worker; only its report rows stay.
 
 use super::args::{PolicyArgs, ReplayArgs};
-use super::load::load;
+use super::load::{discover, print_failures, print_session_warnings};
 use super::{EXIT_ERROR, EXIT_OK, EXIT_REGRESSION};
 use anyhow::{Context, bail};
+use compactor::model::Session;
 use compactor::policy::Policy;
 use compactor::presets;
-use compactor::replay::{BuiltinResolver, ReplayError, ReplayOptions, Resolver, SessionResults, replay_many};
-use compactor::report::{self, Report, write::WriteOptions};
+use compactor::replay::{
+    BuiltinResolver, ReplayError, ReplayOptions, Resolver, SessionKey, SessionResults, StreamProgress, replay_stream,
+};
+use compactor::report::write::{SessionWriter, WriteOptions, Written};
+use compactor::report::{self, Report, SessionSummary};
 use compactor::summarize::{Summarizer, SummarizerKind};
 use compactor::tokens::{self, Estimator, EstimatorKind};
 use std::io::{IsTerminal, Write};
@@ -117,13 +122,27 @@ impl Resolver for CliResolver {
     }
 }
 
-/// Everything a replay produced, before it is written.
+/// What a replay produced: the report, and the outputs already written under
+/// `--out` (transcripts and calls.csv rows, put in place by [`finish`]).
 pub struct Replayed {
-    pub results: Vec<SessionResults>,
     pub report: Report,
+    outputs: Option<Outputs>,
 }
 
-/// Load, resolve, replay, build the report.
+struct Outputs {
+    writer: SessionWriter,
+    /// Per session in report order.
+    written: Vec<(SessionKey, Written)>,
+}
+
+/// What the replay keeps of each session once it is written and dropped.
+struct Kept {
+    summary: SessionSummary,
+    written: Option<std::io::Result<Written>>,
+}
+
+/// Discover, then read, replay and write each session as a stream (memory holds
+/// the sessions in flight, not the corpus), and build the report.
 pub fn run_replay(
     args: &ReplayArgs,
     input: super::args::InputArgs,
@@ -131,42 +150,90 @@ pub fn run_replay(
 ) -> anyhow::Result<Replayed> {
     let policies = resolve_policies(&args.policy, default_presets)?;
     let llm = super::llm::adapter(&args.llm, &policies)?;
-    let loaded = load(input)?;
+    let found = discover(input)?;
     let resolver = CliResolver::new(llm.clone().map(|a| a as Arc<dyn Summarizer>));
     let options = ReplayOptions {
         check_invariants: args.check_invariants,
         verify_totals: false,
         keep_transcript: args.out.is_some() && !args.no_transcripts,
     };
-    let sessions = &loaded.batch.sessions;
-    let bar = progress_bar(sessions.len() as u64, loaded.quiet);
-    let tick = |_: compactor::replay::Progress<'_>| bar.inc(1);
+    let bar = progress_bar(found.inputs.len() as u64, found.quiet);
+    let tick = |p: StreamProgress| bar.set_position(p.inputs_done as u64);
     // An LLM summarizer blocks the replay thread that asks it; to keep
     // --llm-concurrency requests in flight, replay on at least that many threads
     // (the CPU work stays bounded by the cores anyway).
     let wide;
     let pool = match &llm {
-        Some(a) if a.concurrency() > loaded.pool.current_num_threads() => {
+        Some(a) if a.concurrency() > found.pool.current_num_threads() => {
             wide = super::load::thread_pool(Some(a.concurrency()))?;
             &wide
         }
-        _ => &loaded.pool,
+        _ => &found.pool,
     };
-    let results = replay_many(sessions, &policies, &resolver, options, pool, Some(&tick));
+    let names: Vec<String> = policies.iter().map(|p| p.name.clone()).collect();
+    let writer = args
+        .out
+        .as_ref()
+        .map(|out| SessionWriter::new(out, &names, WriteOptions { transcripts: !args.no_transcripts }));
+    let sink = |key: &SessionKey, session: &Session, results: SessionResults| Kept {
+        summary: report::summarize(session, &policies, &results),
+        written: writer.as_ref().map(|w| w.write_session(key, &results)),
+    };
+    let streamed = replay_stream(&found.inputs, found.format, &policies, &resolver, options, pool, Some(&tick), &sink);
     bar.finish_and_clear();
-    let mut report = report::build(
-        &loaded.paths,
-        loaded.batch.inputs_read,
-        sessions,
-        &loaded.batch.failures,
+
+    // Diagnostics as reading everything first printed them: failed inputs,
+    // then each session's warnings by source path.
+    print_failures(&streamed.failures, found.quiet);
+    if !found.quiet {
+        let mut by_path: Vec<&(SessionKey, Kept)> = streamed.sessions.iter().collect();
+        by_path.sort_by(|a, b| {
+            (&a.0.source_path, &a.0.session_id, a.0.input, a.0.index).cmp(&(
+                &b.0.source_path,
+                &b.0.session_id,
+                b.0.input,
+                b.0.index,
+            ))
+        });
+        for (key, kept) in by_path {
+            print_session_warnings(&key.source_path, &kept.summary.warnings, kept.summary.unlisted_warnings);
+        }
+    }
+
+    let mut summaries = Vec::with_capacity(streamed.sessions.len());
+    let mut written = Vec::with_capacity(streamed.sessions.len());
+    let mut write_error = None;
+    for (key, kept) in streamed.sessions {
+        summaries.push(kept.summary);
+        match kept.written {
+            Some(Ok(w)) => written.push((key, w)),
+            Some(Err(e)) => write_error = write_error.or(Some(e)),
+            None => {}
+        }
+    }
+    if let Some(w) = &writer
+        && (write_error.is_some() || streamed.inputs_read == 0)
+    {
+        w.discard(written.iter().map(|(_, w)| w));
+    }
+    if streamed.inputs_read == 0 {
+        bail!("no session could be read ({} input(s) failed)", streamed.failures.len());
+    }
+    if let (Some(e), Some(out)) = (write_error, &args.out) {
+        return Err(anyhow::Error::new(e).context(format!("cannot write the reports to {}", out.display())));
+    }
+    let mut report = report::build_from_summaries(
+        &found.paths,
+        streamed.inputs_read,
+        &streamed.failures,
         &policies,
-        &results,
+        &summaries,
         args.check_invariants,
     );
     if let Some(a) = &llm {
         report.diagnostics.summarizer_fallbacks = a.fallbacks();
     }
-    Ok(Replayed { results, report })
+    Ok(Replayed { report, outputs: writer.map(|writer| Outputs { writer, written }) })
 }
 
 fn progress_bar(len: u64, quiet: bool) -> indicatif::ProgressBar {
@@ -175,16 +242,16 @@ fn progress_bar(len: u64, quiet: bool) -> indicatif::ProgressBar {
     }
     let bar = indicatif::ProgressBar::new(len);
     if let Ok(style) =
-        indicatif::ProgressStyle::with_template(" {spinner} replaying {pos}/{len} sessions {wide_bar} {eta}")
+        indicatif::ProgressStyle::with_template(" {spinner} replaying {pos}/{len} files {wide_bar} {eta}")
     {
         bar.set_style(style);
     }
     bar
 }
 
-/// Write outputs and print; the exit code says whether invariants held.
-pub fn finish(args: &ReplayArgs, replayed: &Replayed, stdout_text: String) -> anyhow::Result<u8> {
-    let Replayed { report, results, .. } = replayed;
+/// Put the outputs in place and print; the exit code says whether invariants held.
+pub fn finish(args: &ReplayArgs, replayed: Replayed, stdout_text: String) -> anyhow::Result<u8> {
+    let Replayed { report, outputs } = replayed;
     for row in report.sessions.iter().filter(|r| r.error.is_some()) {
         eprintln!(
             "{}: session {} under `{}`: {}",
@@ -194,11 +261,11 @@ pub fn finish(args: &ReplayArgs, replayed: &Replayed, stdout_text: String) -> an
             row.error.as_deref().unwrap_or_default()
         );
     }
-    if let Some(out) = &args.out {
-        report::write::write_all(out, report, results, WriteOptions { transcripts: !args.no_transcripts })
-            .with_context(|| format!("cannot write the reports to {}", out.display()))?;
+    if let (Some(Outputs { writer, written }), Some(out)) = (outputs, &args.out) {
+        let sessions: Vec<(&SessionKey, &Written)> = written.iter().map(|(k, w)| (k, w)).collect();
+        writer.finish(&report, &sessions).with_context(|| format!("cannot write the reports to {}", out.display()))?;
     }
-    let text = if args.json { String::from_utf8_lossy(&report::to_json(report)).into_owned() } else { stdout_text };
+    let text = if args.json { String::from_utf8_lossy(&report::to_json(&report)).into_owned() } else { stdout_text };
     let mut stdout = std::io::stdout().lock();
     match stdout.write_all(text.as_bytes()).and_then(|()| stdout.flush()) {
         Ok(()) => {}
@@ -226,7 +293,7 @@ pub fn replay(args: ReplayArgs) -> anyhow::Result<u8> {
     if let Some(out) = &args.out {
         text.push_str(&format!("reports written to {}\n", out.display()));
     }
-    finish(&args, &replayed, text)
+    finish(&args, replayed, text)
 }
 
 /// The presets `compare` runs when none is named: the five reference designs.
@@ -239,5 +306,5 @@ pub fn compare(args: ReplayArgs) -> anyhow::Result<u8> {
     if let Some(out) = &args.out {
         text.push_str(&format!("reports written to {}\n", out.display()));
     }
-    finish(&args, &replayed, text)
+    finish(&args, replayed, text)
 }

@@ -71,6 +71,43 @@ pub fn atomic_write(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
     result
 }
 
+/// [`atomic_write`] for content produced piece by piece: `fill` writes into a
+/// buffered temporary file, which is synced and renamed over `path` only if
+/// `fill` succeeds.
+pub fn atomic_write_with(path: &Path, fill: impl FnOnce(&mut dyn Write) -> std::io::Result<()>) -> std::io::Result<()> {
+    let dir = path.parent().filter(|p| !p.as_os_str().is_empty()).unwrap_or(Path::new("."));
+    let name = path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
+    let tmp = unique_tmp(dir, &name);
+    let result = (|| {
+        let f = std::fs::OpenOptions::new().write(true).create_new(true).open(&tmp)?;
+        let mut w = std::io::BufWriter::with_capacity(1 << 20, f);
+        fill(&mut w)?;
+        let f = w.into_inner().map_err(std::io::IntoInnerError::into_error)?;
+        f.sync_all()?;
+        std::fs::rename(&tmp, path)
+    })();
+    if result.is_err() {
+        let _ = std::fs::remove_file(&tmp);
+    }
+    result
+}
+
+/// A hidden, unique temporary name next to `path`'s final place, for a file
+/// that is written now and renamed into place later ([`crate::report::write`]
+/// names transcripts only once every session is done).
+pub fn pending_path(dir: &Path, tag: &str) -> PathBuf {
+    unique_tmp(dir, tag)
+}
+
+/// Write a new file (never replacing one) without syncing it: for temporary
+/// files that are renamed into place later, and whose loss in a crash of the
+/// machine only loses that run. Syncing every transcript cost one disk flush per
+/// session and policy.
+pub fn write_new(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
+    let mut f = std::fs::OpenOptions::new().write(true).create_new(true).open(path)?;
+    f.write_all(bytes)
+}
+
 fn unique_tmp(dir: &Path, name: &str) -> PathBuf {
     use std::sync::atomic::{AtomicU64, Ordering};
     static COUNTER: AtomicU64 = AtomicU64::new(0);

@@ -70,6 +70,67 @@ pub struct SessionResults {
 
 type Resolved = Result<(Arc<dyn Estimator>, Arc<dyn Summarizer>), ReplayError>;
 
+/// Policies resolved once for a batch: their estimator and summarizer objects,
+/// and which policies share token counts.
+pub struct Prepared<'p> {
+    policies: &'p [Policy],
+    resolved: Vec<Resolved>,
+    /// `group[i]` = the first policy with the same estimator object as policy `i`:
+    /// policies sharing an estimator share its token counts.
+    group: Vec<usize>,
+}
+
+impl<'p> Prepared<'p> {
+    pub fn new(policies: &'p [Policy], resolver: &dyn Resolver) -> Prepared<'p> {
+        let resolved: Vec<Resolved> = policies
+            .iter()
+            .map(|p| {
+                p.validate()?;
+                Ok((resolver.estimator(p.estimator)?, resolver.summarizer(p.compact.summarizer)?))
+            })
+            .collect();
+        let group: Vec<usize> = (0..resolved.len())
+            .map(|i| {
+                (0..i)
+                    .find(|&j| match (&resolved[i], &resolved[j]) {
+                        (Ok((a, _)), Ok((b, _))) => Arc::ptr_eq(a, b),
+                        _ => false,
+                    })
+                    .unwrap_or(i)
+            })
+            .collect();
+        Prepared { policies, resolved, group }
+    }
+
+    /// One session through every policy, in policy order. Each message is
+    /// estimated once per estimator, whatever the number of policies using it.
+    pub fn replay(&self, s: &Session, options: ReplayOptions) -> SessionResults {
+        let mut cache: Vec<Option<Vec<u64>>> = vec![None; self.resolved.len()];
+        let mut traces = Vec::with_capacity(self.policies.len());
+        for (pi, policy) in self.policies.iter().enumerate() {
+            let (est, summ) = match &self.resolved[pi] {
+                Ok(r) => r,
+                Err(e) => {
+                    traces.push(Err(e.clone()));
+                    continue;
+                }
+            };
+            let g = self.group[pi];
+            if cache[g].is_none() {
+                cache[g] = Some(count_message_tokens(s, est.as_ref()));
+            }
+            let ctx = ReplayContext {
+                estimator: est.as_ref(),
+                summarizer: summ.as_ref(),
+                message_tokens: cache[g].as_deref(),
+                options,
+            };
+            traces.push(replay_session(s, policy, &ctx));
+        }
+        SessionResults { session_id: s.id.clone(), source_path: s.source_path.clone(), traces }
+    }
+}
+
 /// Replay every session through every policy on `pool` (`--jobs`).
 pub fn replay_many(
     sessions: &[Session],
@@ -79,25 +140,7 @@ pub fn replay_many(
     pool: &rayon::ThreadPool,
     progress: Option<&(dyn Fn(Progress<'_>) + Sync)>,
 ) -> Vec<SessionResults> {
-    let resolved: Vec<Resolved> = policies
-        .iter()
-        .map(|p| {
-            p.validate()?;
-            Ok((resolver.estimator(p.estimator)?, resolver.summarizer(p.compact.summarizer)?))
-        })
-        .collect();
-    // Policies sharing an estimator object share its token counts: group[i] is
-    // the first policy with the same estimator.
-    let group: Vec<usize> = (0..resolved.len())
-        .map(|i| {
-            (0..i)
-                .find(|&j| match (&resolved[i], &resolved[j]) {
-                    (Ok((a, _)), Ok((b, _))) => Arc::ptr_eq(a, b),
-                    _ => false,
-                })
-                .unwrap_or(i)
-        })
-        .collect();
+    let prepared = Prepared::new(policies, resolver);
     let mut order: Vec<usize> = (0..sessions.len()).collect();
     order.sort_by_key(|&i| (std::cmp::Reverse(sessions[i].messages.len()), i));
     let done = AtomicUsize::new(0);
@@ -108,33 +151,12 @@ pub fn replay_many(
             .with_max_len(1)
             .map(|&i| {
                 let s = &sessions[i];
-                let mut cache: Vec<Option<Vec<u64>>> = vec![None; resolved.len()];
-                let mut traces = Vec::with_capacity(policies.len());
-                for (pi, policy) in policies.iter().enumerate() {
-                    let (est, summ) = match &resolved[pi] {
-                        Ok(r) => r,
-                        Err(e) => {
-                            traces.push(Err(e.clone()));
-                            continue;
-                        }
-                    };
-                    let g = group[pi];
-                    if cache[g].is_none() {
-                        cache[g] = Some(count_message_tokens(s, est.as_ref()));
-                    }
-                    let ctx = ReplayContext {
-                        estimator: est.as_ref(),
-                        summarizer: summ.as_ref(),
-                        message_tokens: cache[g].as_deref(),
-                        options,
-                    };
-                    traces.push(replay_session(s, policy, &ctx));
-                }
+                let r = prepared.replay(s, options);
                 let n = done.fetch_add(1, Ordering::Relaxed) + 1;
                 if let Some(cb) = progress {
                     cb(Progress { done: n, total, session_id: &s.id, messages: s.messages.len() });
                 }
-                (i, SessionResults { session_id: s.id.clone(), source_path: s.source_path.clone(), traces })
+                (i, r)
             })
             .collect()
     });

@@ -39,6 +39,7 @@ pub mod many;
 #[cfg(test)]
 mod proptests;
 mod prune;
+pub mod stream;
 #[doc(hidden)]
 pub mod testkit;
 #[cfg(test)]
@@ -52,7 +53,8 @@ use crate::summarize::{Summarizer, SummarizerUsage};
 use crate::tokens::{Estimator, EstimatorKind};
 use serde::{Deserialize, Serialize};
 
-pub use many::{BuiltinResolver, Progress, Resolver, SessionResults, estimator_name, replay_many};
+pub use many::{BuiltinResolver, Prepared, Progress, Resolver, SessionResults, estimator_name, replay_many};
+pub use stream::{SessionKey, StreamProgress, Streamed, replay_stream};
 
 /// Options of a replay that are not part of the policy.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

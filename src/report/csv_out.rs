@@ -98,30 +98,42 @@ pub fn calls_csv(results: &[SessionResults], policies: &[String]) -> Vec<u8> {
     let mut w = csv::Writer::from_writer(Vec::new());
     let _ = w.write_record(CALL_COLUMNS);
     for r in results {
-        let path = r.source_path.display().to_string();
-        for (name, trace) in policies.iter().zip(&r.traces) {
-            let Ok(t) = trace else { continue };
-            for c in &t.calls {
-                let events: Vec<&str> = c.events.iter().map(|e| event_name(*e)).collect();
-                let rec = [
-                    r.session_id.clone(),
-                    path.clone(),
-                    name.clone(),
-                    c.call.to_string(),
-                    c.message_index.to_string(),
-                    c.timestamp.map(|t| t.to_string()).unwrap_or_default(),
-                    c.tokens_baseline.to_string(),
-                    c.tokens_policy.to_string(),
-                    c.tokens_recorded.map(|t| t.to_string()).unwrap_or_default(),
-                    c.pruned_soft.to_string(),
-                    c.pruned_hard.to_string(),
-                    events.join(";"),
-                ];
-                let _ = w.write_record(&rec);
-            }
-        }
+        call_rows(&mut w, r, policies);
     }
     w.into_inner().unwrap_or_default()
+}
+
+/// The `calls.csv` rows of one session, no header: a streaming replay writes
+/// them per session and puts them in report order at the end.
+pub fn session_call_rows(r: &SessionResults, policies: &[String]) -> Vec<u8> {
+    let mut w = csv::WriterBuilder::new().has_headers(false).from_writer(Vec::new());
+    call_rows(&mut w, r, policies);
+    w.into_inner().unwrap_or_default()
+}
+
+fn call_rows(w: &mut csv::Writer<Vec<u8>>, r: &SessionResults, policies: &[String]) {
+    let path = r.source_path.display().to_string();
+    for (name, trace) in policies.iter().zip(&r.traces) {
+        let Ok(t) = trace else { continue };
+        for c in &t.calls {
+            let events: Vec<&str> = c.events.iter().map(|e| event_name(*e)).collect();
+            let rec = [
+                r.session_id.as_str(),
+                path.as_str(),
+                name.as_str(),
+                &c.call.to_string(),
+                &c.message_index.to_string(),
+                &c.timestamp.map(|t| t.to_string()).unwrap_or_default(),
+                &c.tokens_baseline.to_string(),
+                &c.tokens_policy.to_string(),
+                &c.tokens_recorded.map(|t| t.to_string()).unwrap_or_default(),
+                &c.pruned_soft.to_string(),
+                &c.pruned_hard.to_string(),
+                &events.join(";"),
+            ];
+            let _ = w.write_record(rec);
+        }
+    }
 }
 
 /// The snake_case name of an event, as in report.json.

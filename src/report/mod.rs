@@ -109,6 +109,36 @@ pub struct DiagnosticSummary {
     pub summarizer_fallbacks: Vec<String>,
 }
 
+/// What the report keeps of one session once it is replayed: everything the
+/// report is built from, so the session and its traces can be dropped (a
+/// streaming replay keeps one of these per session, not the session).
+/// Per-session values added to the report belong here, computed in
+/// [`summarize`] while the session and its traces are alive.
+#[derive(Debug, Clone, PartialEq)]
+pub struct SessionSummary {
+    /// One row per policy, in policy order.
+    pub rows: Vec<SessionRow>,
+    /// The session's own warnings (`path:line: reason`), as listed.
+    pub warnings: Vec<Diagnostic>,
+    /// Warnings past the listing limit, only counted.
+    pub unlisted_warnings: u64,
+    pub bad_lines: u64,
+}
+
+/// The summary of one session's replays (`results.traces` in policy order).
+pub fn summarize(session: &Session, policies: &[Policy], results: &SessionResults) -> SessionSummary {
+    SessionSummary {
+        rows: policies
+            .iter()
+            .zip(&results.traces)
+            .map(|(policy, trace)| row(session, policy, trace.as_ref().map_err(|e| e.to_string())))
+            .collect(),
+        warnings: session.diagnostics.messages.clone(),
+        unlisted_warnings: session.diagnostics.unlisted,
+        bad_lines: session.diagnostics.bad_lines,
+    }
+}
+
 /// Build the report. `results` must be in the order `replay_many` returns them
 /// (sorted); `sessions` is looked up by (id, source path).
 pub fn build(
@@ -123,29 +153,49 @@ pub fn build(
     use std::collections::HashMap;
     let by_key: HashMap<(&str, &std::path::Path), &Session> =
         sessions.iter().map(|s| ((s.id.as_str(), s.source_path.as_path()), s)).collect();
-    let mut rows = Vec::with_capacity(results.len() * policies.len());
-    for r in results {
-        let Some(session) = by_key.get(&(r.session_id.as_str(), r.source_path.as_path())) else { continue };
-        for (policy, trace) in policies.iter().zip(&r.traces) {
-            rows.push(row(session, policy, trace.as_ref().map_err(|e| e.to_string())));
-        }
-    }
-    let aggregates = policies.iter().map(|p| aggregate(&p.name, rows.iter().filter(|r| r.policy == p.name))).collect();
+    let summaries: Vec<SessionSummary> = results
+        .iter()
+        .filter_map(|r| {
+            by_key.get(&(r.session_id.as_str(), r.source_path.as_path())).map(|s| summarize(s, policies, r))
+        })
+        .collect();
+    let mut report = build_from_summaries(inputs, inputs_read, failed_inputs, policies, &summaries, check_invariants);
+    // Every session read counts, replayed or not; warnings too.
+    report.run.sessions = sessions.len();
     let mut warnings: Vec<String> =
         sessions.iter().flat_map(|s| s.diagnostics.messages.iter().map(|d| d.to_string())).collect();
+    warnings.sort();
+    report.diagnostics.warnings = warnings;
+    report.diagnostics.bad_lines = sessions.iter().map(|s| s.diagnostics.bad_lines).sum();
+    report
+}
+
+/// Build the report from per-session summaries, in report order (sorted by
+/// session id, source path, then input position).
+pub fn build_from_summaries(
+    inputs: &[String],
+    inputs_read: usize,
+    failed_inputs: &[Diagnostic],
+    policies: &[Policy],
+    summaries: &[SessionSummary],
+    check_invariants: bool,
+) -> Report {
+    let rows: Vec<SessionRow> = summaries.iter().flat_map(|s| s.rows.iter().cloned()).collect();
+    let aggregates = policies.iter().map(|p| aggregate(&p.name, rows.iter().filter(|r| r.policy == p.name))).collect();
+    let mut warnings: Vec<String> = summaries.iter().flat_map(|s| s.warnings.iter().map(|d| d.to_string())).collect();
     warnings.sort();
     let mut failed = failed_inputs.to_vec();
     failed.sort();
     Report {
         schema_version: SCHEMA_VERSION,
         tool: ToolInfo { name: "compactor".into(), version: env!("CARGO_PKG_VERSION").into() },
-        run: RunInfo { inputs: inputs.to_vec(), inputs_read, sessions: sessions.len(), check_invariants },
+        run: RunInfo { inputs: inputs.to_vec(), inputs_read, sessions: summaries.len(), check_invariants },
         policies: policies.to_vec(),
         sessions: rows,
         aggregates,
         diagnostics: DiagnosticSummary {
             failed_inputs: failed,
-            bad_lines: sessions.iter().map(|s| s.diagnostics.bad_lines).sum(),
+            bad_lines: summaries.iter().map(|s| s.bad_lines).sum(),
             warnings,
             summarizer_fallbacks: Vec::new(),
         },

@@ -1,0 +1,350 @@
+//! Streaming replay (DESIGN.md §1: "never hold more than the sessions being
+//! replayed in memory"). Each worker reads one input, replays its sessions
+//! through every policy, hands each result to a sink (which writes transcripts
+//! and keeps a small summary) and drops the session before taking the next
+//! input. Peak memory is the inputs in flight, not the corpus.
+//!
+//! One feature needs more than one file: a Claude Code sub-agent may replay
+//! responses its parent owns (`/btw` asides), which are dropped from it against
+//! the response ids of every top-level session ([`crate::read::claude`]). So the
+//! work runs in two phases: first every input that is not a sub-agent file,
+//! keeping only the response ids of top-level sessions; then the sub-agent files
+//! (`agent-*.jsonl`), and the sidechain sessions of the first phase's files,
+//! which are read again (an old layout; modern logs keep sub-agents in their own
+//! files). Sessions come out sorted by [`SessionKey`], so what is built from them
+//! is byte-identical at any thread count and identical to reading everything
+//! first ([`crate::read::read_all`] + [`super::replay_many`]).
+
+use super::ReplayOptions;
+use super::many::{Prepared, Resolver, SessionResults};
+use crate::model::{Diagnostic, Format, Session};
+use crate::policy::Policy;
+use crate::read::{self, Input, InputKind, claude};
+use rayon::prelude::*;
+use std::collections::HashSet;
+use std::path::PathBuf;
+use std::sync::atomic::{AtomicUsize, Ordering};
+
+/// Where a session comes from, and its place in every output: sorted by session
+/// id, then source path, then input position and position in the file (the
+/// order [`super::replay_many`] gives).
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct SessionKey {
+    pub session_id: String,
+    pub source_path: PathBuf,
+    /// Index of the input in the list given.
+    pub input: usize,
+    /// Index of the session among those its input holds.
+    pub index: usize,
+}
+
+/// Reported after each input is done.
+#[derive(Debug, Clone, Copy)]
+pub struct StreamProgress {
+    pub inputs_done: usize,
+    pub inputs_total: usize,
+    pub sessions_done: usize,
+}
+
+/// What a streaming replay kept: the sink's value per session, sorted by key.
+#[derive(Debug)]
+pub struct Streamed<S> {
+    pub sessions: Vec<(SessionKey, S)>,
+    /// Inputs that could not be read at all, in input order.
+    pub failures: Vec<Diagnostic>,
+    pub inputs_read: usize,
+}
+
+/// Which sessions of an input a pass replays.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Pass {
+    /// First phase: everything but linked Claude sub-agents.
+    TopLevel,
+    /// Second phase, a sub-agent file: all its sessions.
+    AgentFile,
+    /// Second phase, a first-phase file read again: only its linked sub-agents.
+    Sidechains,
+}
+
+struct InputDone<S> {
+    input: usize,
+    read: bool,
+    failure: Option<Diagnostic>,
+    sessions: Vec<(SessionKey, S)>,
+    /// Response ids of its top-level sessions (first phase).
+    owned: Vec<String>,
+    /// It held linked sub-agent sessions, left for the second phase.
+    deferred: bool,
+    /// Those sessions themselves, when the input cannot be read twice (stdin).
+    held: Vec<(usize, Session)>,
+}
+
+/// Read and replay every input on `pool`, calling `sink` once per session (on
+/// the worker thread, with the session still alive) and keeping what it returns.
+#[allow(clippy::too_many_arguments)]
+pub fn replay_stream<S: Send>(
+    inputs: &[Input],
+    format: Option<Format>,
+    policies: &[Policy],
+    resolver: &dyn Resolver,
+    options: ReplayOptions,
+    pool: &rayon::ThreadPool,
+    progress: Option<&(dyn Fn(StreamProgress) + Sync)>,
+    sink: &(dyn Fn(&SessionKey, &Session, SessionResults) -> S + Sync),
+) -> Streamed<S> {
+    let prepared = Prepared::new(policies, resolver);
+    let is_agent = |i: usize| inputs[i].kind == InputKind::File && claude::is_agent_file(&inputs[i].path);
+    let (agents, tops): (Vec<usize>, Vec<usize>) = (0..inputs.len()).partition(|&i| is_agent(i));
+    let inputs_done = AtomicUsize::new(0);
+    let sessions_done = AtomicUsize::new(0);
+    let no_owned = HashSet::new();
+
+    let run = |order: Vec<(usize, Pass)>, owned: &HashSet<String>| -> Vec<InputDone<S>> {
+        let order = largest_first(inputs, order);
+        pool.install(|| {
+            order
+                .par_iter()
+                .with_max_len(1)
+                .map(|&(i, pass)| {
+                    let done = process(inputs, i, pass, format, owned, &prepared, options, sink);
+                    sessions_done.fetch_add(done.sessions.len(), Ordering::Relaxed);
+                    if pass != Pass::Sidechains {
+                        let n = inputs_done.fetch_add(1, Ordering::Relaxed) + 1;
+                        if let Some(cb) = progress {
+                            cb(StreamProgress {
+                                inputs_done: n,
+                                inputs_total: inputs.len(),
+                                sessions_done: sessions_done.load(Ordering::Relaxed),
+                            });
+                        }
+                    }
+                    done
+                })
+                .collect()
+        })
+    };
+
+    let mut done = run(tops.iter().map(|&i| (i, Pass::TopLevel)).collect(), &no_owned);
+    let owned: HashSet<String> = done.iter_mut().flat_map(|d| std::mem::take(&mut d.owned)).collect();
+    let mut second: Vec<(usize, Pass)> = agents.iter().map(|&i| (i, Pass::AgentFile)).collect();
+    second.extend(done.iter().filter(|d| d.deferred && d.held.is_empty()).map(|d| (d.input, Pass::Sidechains)));
+    let held: Vec<(usize, Vec<(usize, Session)>)> =
+        done.iter_mut().filter(|d| !d.held.is_empty()).map(|d| (d.input, std::mem::take(&mut d.held))).collect();
+    done.extend(run(second, &owned));
+    for (i, sessions) in held {
+        let mut d = InputDone::new(i);
+        pool.install(|| {
+            for (index, s) in sessions {
+                replay_one(&mut d, i, index, s, Pass::Sidechains, &owned, &prepared, options, sink);
+            }
+        });
+        done.push(d);
+    }
+
+    done.sort_by_key(|d| d.input);
+    let mut out = Streamed { sessions: Vec::new(), failures: Vec::new(), inputs_read: 0 };
+    for d in done {
+        out.inputs_read += usize::from(d.read);
+        out.failures.extend(d.failure);
+        out.sessions.extend(d.sessions);
+    }
+    out.sessions.sort_by(|a, b| a.0.cmp(&b.0));
+    out
+}
+
+/// Largest inputs first, so a long session does not start last and hold the
+/// batch (ties in input order).
+fn largest_first(inputs: &[Input], mut order: Vec<(usize, Pass)>) -> Vec<(usize, Pass)> {
+    let size = |i: usize| match inputs[i].kind {
+        InputKind::File => std::fs::metadata(&inputs[i].path).map_or(0, |m| m.len()),
+        _ => 0,
+    };
+    let mut keyed: Vec<(u64, (usize, Pass))> = order.drain(..).map(|o| (size(o.0), o)).collect();
+    keyed.sort_by_key(|&(sz, (i, _))| (std::cmp::Reverse(sz), i));
+    keyed.into_iter().map(|(_, o)| o).collect()
+}
+
+#[allow(clippy::too_many_arguments)]
+fn process<S>(
+    inputs: &[Input],
+    i: usize,
+    pass: Pass,
+    format: Option<Format>,
+    owned: &HashSet<String>,
+    prepared: &Prepared<'_>,
+    options: ReplayOptions,
+    sink: &(dyn Fn(&SessionKey, &Session, SessionResults) -> S + Sync),
+) -> InputDone<S> {
+    let mut done = InputDone::new(i);
+    let sessions = match read::read_input(&inputs[i], format) {
+        Ok(s) => s,
+        Err(d) => {
+            // A file read again in the second phase was counted the first time.
+            if pass != Pass::Sidechains {
+                done.failure = Some(d);
+            }
+            return done;
+        }
+    };
+    done.read = pass != Pass::Sidechains;
+    // Standard input cannot be read again: its sub-agents wait in memory.
+    let rereadable = inputs[i].kind != InputKind::Stdin;
+    for (index, s) in sessions.into_iter().enumerate() {
+        let linked = claude::is_linked_subagent(&s);
+        match pass {
+            Pass::TopLevel if linked => {
+                done.deferred = true;
+                if !rereadable {
+                    done.held.push((index, s));
+                }
+            }
+            Pass::Sidechains if !linked => {}
+            _ => replay_one(&mut done, i, index, s, pass, owned, prepared, options, sink),
+        }
+    }
+    done
+}
+
+impl<S> InputDone<S> {
+    fn new(input: usize) -> InputDone<S> {
+        InputDone {
+            input,
+            read: false,
+            failure: None,
+            sessions: Vec::new(),
+            owned: Vec::new(),
+            deferred: false,
+            held: Vec::new(),
+        }
+    }
+}
+
+#[allow(clippy::too_many_arguments)]
+fn replay_one<S>(
+    done: &mut InputDone<S>,
+    input: usize,
+    index: usize,
+    mut s: Session,
+    pass: Pass,
+    owned: &HashSet<String>,
+    prepared: &Prepared<'_>,
+    options: ReplayOptions,
+    sink: &(dyn Fn(&SessionKey, &Session, SessionResults) -> S + Sync),
+) {
+    match pass {
+        Pass::TopLevel => done.owned.extend(claude::owned_response_ids(&s).map(str::to_string)),
+        Pass::AgentFile | Pass::Sidechains => claude::drop_replayed_responses(&mut s, owned),
+    }
+    let key = SessionKey { session_id: s.id.clone(), source_path: s.source_path.clone(), input, index };
+    let results = prepared.replay(&s, options);
+    let kept = sink(&key, &s, results);
+    done.sessions.push((key, kept));
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::replay::{BuiltinResolver, replay_many};
+    use crate::report::{self, csv_out, transcript_jsonl};
+    use crate::testing::{corpus_dir, fixtures_dir};
+    use std::sync::Mutex;
+
+    fn policies() -> Vec<Policy> {
+        let mut ps = Vec::new();
+        for name in ["default", "opal", "spec008"] {
+            let mut p = crate::presets::require(name).unwrap();
+            // Small enough that the fixtures compact and prune.
+            for kv in ["context_window=6000", "compact.reserve_tokens=1000"] {
+                p.apply_assignment(kv).unwrap();
+            }
+            ps.push(p);
+        }
+        ps
+    }
+
+    /// Everything written from one replay: report.json, calls.csv and every
+    /// transcript by (session key, policy).
+    type Outputs = (Vec<u8>, Vec<u8>, Vec<(String, PathBuf, usize, Vec<u8>)>);
+
+    fn read_everything_first(inputs: &[Input], policies: &[Policy], jobs: usize) -> Outputs {
+        let pool = rayon::ThreadPoolBuilder::new().num_threads(jobs).build().unwrap();
+        let batch = pool.install(|| read::read_all(inputs, None));
+        let results = replay_many(&batch.sessions, policies, &BuiltinResolver, ReplayOptions::default(), &pool, None);
+        let report = report::build(
+            &["in".to_string()],
+            batch.inputs_read,
+            &batch.sessions,
+            &batch.failures,
+            policies,
+            &results,
+            false,
+        );
+        let names: Vec<String> = policies.iter().map(|p| p.name.clone()).collect();
+        let mut transcripts = Vec::new();
+        for r in &results {
+            for (pi, t) in r.traces.iter().enumerate() {
+                if let Ok(t) = t {
+                    transcripts.push((r.session_id.clone(), r.source_path.clone(), pi, transcript_jsonl(t)));
+                }
+            }
+        }
+        (report::to_json(&report), csv_out::calls_csv(&results, &names), transcripts)
+    }
+
+    fn streamed(inputs: &[Input], policies: &[Policy], jobs: usize) -> Outputs {
+        let pool = rayon::ThreadPoolBuilder::new().num_threads(jobs).build().unwrap();
+        let names: Vec<String> = policies.iter().map(|p| p.name.clone()).collect();
+        let seen = Mutex::new(Vec::new());
+        let sink = |_: &SessionKey, s: &Session, r: SessionResults| {
+            let mut t = Vec::new();
+            for (pi, tr) in r.traces.iter().enumerate() {
+                if let Ok(tr) = tr {
+                    t.push((r.session_id.clone(), r.source_path.clone(), pi, transcript_jsonl(tr)));
+                }
+            }
+            seen.lock().unwrap().push(s.id.clone());
+            (report::summarize(s, policies, &r), csv_out::session_call_rows(&r, &names), t)
+        };
+        let out = replay_stream(inputs, None, policies, &BuiltinResolver, ReplayOptions::default(), &pool, None, &sink);
+        // Each session went through the sink once.
+        assert_eq!(seen.lock().unwrap().len(), out.sessions.len());
+        let summaries: Vec<_> = out.sessions.iter().map(|(_, (s, _, _))| s.clone()).collect();
+        let report = report::build_from_summaries(
+            &["in".to_string()],
+            out.inputs_read,
+            &out.failures,
+            policies,
+            &summaries,
+            false,
+        );
+        let mut calls = csv_out::calls_csv(&[], &names);
+        let mut transcripts = Vec::new();
+        for (_, (_, rows, t)) in out.sessions {
+            calls.extend(rows);
+            transcripts.extend(t);
+        }
+        (report::to_json(&report), calls, transcripts)
+    }
+
+    /// Streaming changes nothing: the report, calls.csv and every transcript are
+    /// byte-identical to reading every session first, at one and two threads, on
+    /// the fixtures (every format, sub-agent files, a `/btw` aside, inline
+    /// sidechains, bad lines) and on the real corpus.
+    #[test]
+    fn streaming_matches_reading_everything_first() {
+        let policies = policies();
+        let mut dirs = vec![fixtures_dir()];
+        dirs.extend(corpus_dir());
+        for dir in dirs {
+            let (inputs, _) = read::discover(std::slice::from_ref(&dir));
+            assert!(inputs.len() > 5, "{}", dir.display());
+            let reference = read_everything_first(&inputs, &policies, 1);
+            for jobs in [1, 2] {
+                let got = streamed(&inputs, &policies, jobs);
+                assert!(got.0 == reference.0, "{}: report.json differs at --jobs {jobs}", dir.display());
+                assert!(got.1 == reference.1, "{}: calls.csv differs at --jobs {jobs}", dir.display());
+                assert!(got.2 == reference.2, "{}: transcripts differ at --jobs {jobs}", dir.display());
+            }
+        }
+    }
+}
