@@ -156,6 +156,12 @@ pub fn tool_result_text(content: &[Block]) -> Cow<'_, str> {
 
 /// The first `n` characters of `s` (whole string when shorter).
 pub fn head_chars(s: &str, n: usize) -> &str {
+    // ASCII text (most tool output): the n-th character is the n-th byte.
+    if let Some(head) = s.as_bytes().get(..n)
+        && head.is_ascii()
+    {
+        return &s[..n];
+    }
     match s.char_indices().nth(n) {
         Some((i, _)) => &s[..i],
         None => s,
@@ -166,6 +172,11 @@ pub fn head_chars(s: &str, n: usize) -> &str {
 pub fn tail_chars(s: &str, n: usize) -> &str {
     if n == 0 {
         return "";
+    }
+    if let Some(start) = s.len().checked_sub(n)
+        && s.as_bytes()[start..].is_ascii()
+    {
+        return &s[start..];
     }
     match s.char_indices().rev().nth(n - 1) {
         Some((i, _)) => &s[i..],
@@ -258,6 +269,17 @@ mod tests {
         assert_eq!(tail_chars("héllo", 4), "éllo");
         assert_eq!(tail_chars("ab", 5), "ab");
         assert_eq!(tail_chars("ab", 0), "");
+    }
+
+    proptest::proptest! {
+        /// The ASCII shortcuts cut where walking the characters does.
+        #[test]
+        fn head_and_tail_cut_by_characters(s in "[a-z é€😀\n]{0,40}", n in 0usize..45) {
+            let head = s.char_indices().nth(n).map_or(s.as_str(), |(i, _)| &s[..i]);
+            proptest::prop_assert_eq!(head_chars(&s, n), head);
+            let tail = if n == 0 { "" } else { s.char_indices().rev().nth(n - 1).map_or(s.as_str(), |(i, _)| &s[i..]) };
+            proptest::prop_assert_eq!(tail_chars(&s, n), tail);
+        }
     }
 
     #[test]
