@@ -8,12 +8,18 @@
 #   (e) compactor-bench count-o200k            raw o200k counting of the same text
 #   (f) compactor compare with 5 presets       --jobs 1; target ≤ 1.5x the time of (c)
 #   (g) (c) with --jobs 2                      target ≥ 1.8x speed-up over (c)
+# and, for information, (e') the counting of (e) with compactor's own o200k
+# estimator (it remembers the count of each pre-tokenized piece).
 # Steps whose compactor command is not built yet are reported as skipped.
 #
 # Usage:
 #   scripts/bench.sh [SIZE]            SIZE like 500MB (default), 50MB, 1GB
 #   scripts/bench.sh --linearity [N]   one session of N and one of 4N turns (default
 #                                      N=100): time(4N)/time(N) of replay, ~4 if linear
+#   scripts/bench.sh --memory [SIZE]   peak RSS of replay (all cores, transcripts
+#                                      written) over a corpus of SIZE (default 2GB);
+#                                      target: under 1 GB, bounded by the sessions in
+#                                      flight, not the corpus
 # Environment:
 #   COMPACTOR_BENCH_DIR  corpus cache (default ~/.cache/compactor-bench); a corpus
 #                        is reused when the same size, seed and generator made it
@@ -34,6 +40,10 @@ case "${1:-}" in
   --linearity)
     mode=linearity
     turns=${2:-100}
+    ;;
+  --memory)
+    mode=memory
+    size=${2:-2GB}
     ;;
   "") ;;
   *) size=$1 ;;
@@ -160,7 +170,25 @@ corpus=$cache/corpus-$size-seed$seed
 "$bench" gen --out "$corpus" --size "$size" --seed "$seed" >&2
 bytes=$(corpus_bytes "$corpus")
 files=$(find "$corpus" -name '*.jsonl' | wc -l)
-echo "corpus: $corpus: $files sessions, $(awk -v b="$bytes" 'BEGIN { printf "%.1f", b / 1e6 }') MB; $(nproc) cores; $(git rev-parse --short HEAD 2>/dev/null || echo '?')"
+largest=$(find "$corpus" -name '*.jsonl' -printf '%s\n' | sort -n | tail -n 1)
+echo "corpus: $corpus: $files sessions, $(awk -v b="$bytes" 'BEGIN { printf "%.1f", b / 1e6 }') MB (largest $(awk -v b="$largest" 'BEGIN { printf "%.1f", b / 1e6 }') MB); $(nproc) cores; load $(cut -d' ' -f1-3 /proc/loadavg); $(git rev-parse --short HEAD 2>/dev/null || echo '?')"
+
+if [[ $mode == memory ]]; then
+  if ! $have_time; then
+    echo "--memory needs GNU time at /usr/bin/time" >&2
+    exit 2
+  fi
+  run_step memory "$compactor" replay --preset default --estimator chars4 --summarizer extractive --quiet \
+    --out "$work/out-m" "$corpus"
+  if ((rc != 0)); then
+    notes+=("replay failed (exit $rc): $(tail -n 3 "$work/memory.log" | tr '\n' ' ')")
+  else
+    row "replay default, chars4, all cores" "$secs" "$(mbs "$bytes" "$secs")" \
+      "$(awk -v r="$rss" 'BEGIN { printf "peak %d MB (< 1024) %s", r, (r < 1024 ? "ok" : "MISS") }')" "$rss"
+  fi
+  print_table
+  exit 0
+fi
 
 cat_corpus() { find "$1" -name '*.jsonl' -print0 | xargs -0 cat >/dev/null; }
 export -f cat_corpus
@@ -180,6 +208,10 @@ t_o200k=$secs
 row "(e) raw o200k counting, 1 thread" "$secs" "$(mbs "$bytes" "$secs")" "" "$rss"
 notes+=("$(grep 'count-o200k:' "$work/o200k.log" | head -n 1)")
 notes+=("$(grep 'count-o200k:' "$work/o200k.log" | tail -n 1)")
+
+run_step o200k-cache "$bench" count-o200k --piece-cache "$corpus"
+row "(e') (e) with the piece cache (info)" "$secs" "$(mbs "$bytes" "$secs")" \
+  "$(awk -v a="$secs" -v b="$t_o200k" 'BEGIN { printf "%.2fx time of (e)", a / b }')" "$rss"
 
 # ratio_row LABEL NAME KIND BASE TARGET: KIND "thr" compares throughputs
 # (BASE time / own time, higher is better), "time" own time / BASE time (lower is
