@@ -33,6 +33,9 @@ pub enum Violation {
     TotalsMismatch { history_incremental: u64, history_recomputed: u64, view_incremental: u64, view_recomputed: u64 },
     /// The incremental cache prefix differs from comparing the two requests (engine bug).
     PrefixMismatch { incremental: u64, recomputed: u64 },
+    /// The incremental calibration of the history differs from a recomputation
+    /// (engine bug).
+    CalibrationMismatch { incremental: i64, recomputed: i64 },
 }
 
 /// What to check.

@@ -20,7 +20,9 @@
 //! Baseline and policy are `system_tokens` + the estimate of the messages; with
 //! the `calibrated` estimator both also carry the gap between the last recorded
 //! usage and the baseline estimate at that call ("last usage + estimate of what
-//! was added since", pi/Opal).
+//! was added since", pi/Opal): the baseline whole, the policy as the shares of
+//! the messages it still holds (`Calibration`), so that replacing a message
+//! also drops what the log did not show of it.
 //!
 //! Each row also carries the tokens of the request equal to the start of the
 //! previous request (`prefix_*`), for the prompt-cache cost model.
@@ -352,6 +354,7 @@ pub fn replay_session(
     let calibrated = policy.estimator == EstimatorKind::Calibrated;
 
     let mut eng = engine::Engine::new(session, policy, ctx, toks, system_tokens);
+    let mut calibration = Calibration::new(n);
     let mut rows = Vec::with_capacity(session.calls.len());
     let mut violations = Vec::new();
     let mut cursor = 0usize;
@@ -375,7 +378,7 @@ pub fn replay_session(
             (Some(a), Some(b)) => Some(b - a),
             _ => None,
         };
-        let mut row = eng.call(ci, m, ts, gap_ms, d);
+        let mut row = eng.call(ci, m, ts, gap_ms);
         row.tokens_baseline = apply_drift(base_est, d);
         // The agent's own compaction rewrote its context since the last call: only
         // the system prompt is still a prefix.
@@ -403,6 +406,9 @@ pub fn replay_session(
         }
         if let Some(r) = row.tokens_recorded {
             drift = r as i64 - base_est as i64;
+            if calibrated {
+                calibration.record(m, drift, &baseline, &est, &mut eng);
+            }
         }
         rows.push(row);
         prev_ts = ts.or(prev_ts);
@@ -448,6 +454,8 @@ struct Baseline {
     before: Vec<u64>,
     /// Positions where a recorded compaction takes effect, sorted.
     resets: Vec<usize>,
+    /// The range each of those compactions kept.
+    kept: Vec<std::ops::Range<usize>>,
 }
 
 impl Baseline {
@@ -463,8 +471,11 @@ impl Baseline {
             if a < b { prefix[b] - prefix[a] } else { 0 }
         };
         // Where each recorded compaction takes effect: at its first inserted message.
-        let mut resets: Vec<(usize, u64)> =
-            session.recorded_compactions.iter().map(|c| (c.inserted.start, range_sum(&c.kept))).collect();
+        let mut resets: Vec<(usize, u64, std::ops::Range<usize>)> = session
+            .recorded_compactions
+            .iter()
+            .map(|c| (c.inserted.start, range_sum(&c.kept), c.kept.start.min(n)..c.kept.end.min(n)))
+            .collect();
         resets.sort_by_key(|r| r.0);
         let mut before = Vec::with_capacity(n + 1);
         let mut sum = 0u64;
@@ -479,7 +490,20 @@ impl Baseline {
                 sum += est(i);
             }
         }
-        Baseline { before, resets: resets.iter().map(|r| r.0).collect() }
+        Baseline {
+            before,
+            resets: resets.iter().map(|r| r.0).collect(),
+            kept: resets.into_iter().map(|r| r.2).collect(),
+        }
+    }
+
+    /// The agent's context just before message `m`: the range kept by its last
+    /// compaction, then everything from where that compaction took effect.
+    fn context(&self, m: usize) -> (std::ops::Range<usize>, usize) {
+        match self.resets.partition_point(|&r| r <= m).checked_sub(1) {
+            Some(i) => (self.kept[i].clone(), self.resets[i]),
+            None => (0..0, 0),
+        }
     }
 
     fn at(&self, i: usize) -> u64 {
@@ -490,6 +514,86 @@ impl Baseline {
     fn reset_between(&self, a: usize, b: usize) -> bool {
         let i = self.resets.partition_point(|&r| r <= a);
         i < self.resets.len() && self.resets[i] <= b
+    }
+}
+
+/// The calibrated estimator's gap (recorded usage − estimate), spread over the
+/// messages that produced it, so that a policy that compacts those messages
+/// away also sheds their share.
+///
+/// The gap is an estimate of what chars/4 misses: content the log does not
+/// carry (attachments a harness adds to a tool result, tool schemas) and the
+/// tokenizer's difference. Carried whole, as the usage of the baseline's
+/// context, it would stay in the policy's estimate after the policy replaced
+/// the messages it came from: the trigger would keep firing on a history with
+/// nothing left to replace (the no-progress loop). Each recorded usage covers
+/// the baseline's context; what its gap adds to the gap of the messages already
+/// covered is shared by the messages new since the previous usage, in
+/// proportion to their estimates (a message never below zero tokens). The first
+/// usage's gap, and what no message can take, stays on the whole request (the
+/// residual), as before. With no compaction by the policy the policy's estimate
+/// equals the baseline's. O(n) per session: shares are assigned once, in
+/// message order, and summed with prefix sums.
+struct Calibration {
+    corr: Vec<i64>,
+    /// `prefix[i]` = Σ `corr[..i]`, for `i ≤ covered`.
+    prefix: Vec<i64>,
+    /// Messages before this have their share.
+    covered: usize,
+    /// The first usage's gap (None before it): the system prompt's.
+    base: Option<i64>,
+}
+
+impl Calibration {
+    fn new(n: usize) -> Calibration {
+        let mut prefix = Vec::with_capacity(n + 1);
+        prefix.push(0);
+        Calibration { corr: vec![0; n], prefix, covered: 0, base: None }
+    }
+
+    /// Σ shares over `r` (messages not covered yet have none).
+    fn sum(&self, r: std::ops::Range<usize>) -> i64 {
+        let at = |i: usize| self.prefix[i.min(self.covered)];
+        if r.start < r.end { at(r.end) - at(r.start) } else { 0 }
+    }
+
+    /// Usage recorded for the request made of messages before `m`, `gap` tokens
+    /// more than the baseline's estimate of it.
+    fn record(
+        &mut self,
+        m: usize,
+        gap: i64,
+        baseline: &Baseline,
+        est: &dyn Fn(usize) -> u64,
+        eng: &mut engine::Engine<'_>,
+    ) {
+        let (kept, from) = baseline.context(m);
+        let lo = self.covered.max(from);
+        let m = m.min(self.corr.len());
+        // The first usage also measures the system prompt: its gap is not the
+        // messages'. A message never shrinks below zero tokens.
+        let base = *self.base.get_or_insert(gap);
+        let known = base + self.sum(kept.clone()) + self.sum(from..lo);
+        let weight: i64 = (lo..m).map(|i| est(i) as i64).sum();
+        let share = if weight == 0 { 0 } else { (gap - known).max(-weight) };
+        let mut acc = 0i64;
+        let mut given = 0i64;
+        for i in lo..m {
+            acc += est(i) as i64;
+            // Cumulative rounding: the shares add up to `share` exactly.
+            let upto = ((share as i128 * acc as i128).div_euclid(weight.max(1) as i128)) as i64;
+            self.corr[i] = upto - given;
+            given = upto;
+            if self.corr[i] != 0 {
+                eng.calibrate(i, self.corr[i]);
+            }
+        }
+        for i in self.covered..m {
+            let next = self.prefix[i] + self.corr[i];
+            self.prefix.push(next);
+        }
+        self.covered = self.covered.max(m);
+        eng.set_residual(gap - (self.sum(kept) + self.sum(from..m)));
     }
 }
 
