@@ -101,3 +101,123 @@ async fn a_failing_server_falls_back_to_extractive_and_the_run_succeeds() {
     // Even an error body that echoes the key does not leak it.
     assert!(!all_output_text(&o, &out).contains(KEY));
 }
+
+/// Bodies of every request the server received, as JSON.
+async fn bodies(server: &MockServer) -> Vec<serde_json::Value> {
+    let requests = server.received_requests().await.unwrap();
+    requests.iter().map(|r| serde_json::from_slice(&r.body).unwrap()).collect()
+}
+
+fn replay_with(server: &MockServer, out: &Path, extra: &[&str]) -> std::process::Output {
+    Command::new(env!("CARGO_BIN_EXE_compactor"))
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .args(["replay", "fixtures", "--set", "context_window=6000", "--quiet", "--no-cache"])
+        .args(["--summarizer", "llm", "--llm-base-url"])
+        .arg(format!("{}/v1", server.uri()))
+        .args(extra)
+        .arg("--out")
+        .arg(out)
+        .output()
+        .unwrap()
+}
+
+const TURN_PREFIX: &str = "The transcript above is the PREFIX of one turn";
+const DOTNET: &str = "Summarize the following conversation history between a user";
+const CHECKPOINT: &str = "Follow the EXACT format";
+const CHECKPOINT_UPDATE: &str = "You are updating a conversation summary";
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn each_llm_policy_asks_with_its_own_prompt() {
+    let server = MockServer::start().await;
+    Mock::given(method("POST"))
+        .respond_with(ResponseTemplate::new(200).set_body_json(answer("## Goal\nok")))
+        .mount(&server)
+        .await;
+    let dir = tempfile::tempdir().unwrap();
+    // Two policies in one run: opal (the specs/000 checkpoint) and an opal whose
+    // prompt is dotnet's (specs/003), told apart by the model each names.
+    let write = |name: &str, extra: &str| {
+        let path = dir.path().join(format!("{name}.toml"));
+        std::fs::write(&path, format!("base = \"opal\"\nname = \"{name}\"\n[compact.llm]\n{extra}")).unwrap();
+        path.to_str().unwrap().to_string()
+    };
+    let plain = write("opal-plain", "model = \"m\"\n");
+    let dotnet = write("opal-dotnet", "prompt = \"dotnet\"\nmodel = \"m-dotnet\"\n");
+    let out = dir.path().join("out");
+    let o = tokio::task::block_in_place(|| replay_with(&server, &out, &["--policy", &plain, "--policy", &dotnet]));
+    assert_eq!(o.status.code(), Some(0), "{}", String::from_utf8_lossy(&o.stderr));
+    let all = bodies(&server).await;
+    let of = |model: &str| -> Vec<String> {
+        all.iter().filter(|b| b["model"] == model).map(|b| b["messages"].to_string()).collect()
+    };
+    let (checkpoint, dotnet) = (of("m"), of("m-dotnet"));
+    assert!(!checkpoint.is_empty() && !dotnet.is_empty(), "both policies compact");
+    assert_eq!(checkpoint.len() + dotnet.len(), all.len());
+    // Turn-prefix summaries (Opal splits turns) have their own instruction.
+    assert!(checkpoint.iter().all(|t| {
+        (t.contains(CHECKPOINT) || t.contains(CHECKPOINT_UPDATE) || t.contains(TURN_PREFIX)) && !t.contains(DOTNET)
+    }));
+    assert!(dotnet.iter().all(|t| (t.contains(DOTNET) || t.contains(TURN_PREFIX)) && !t.contains(CHECKPOINT)));
+    assert!(dotnet.iter().any(|t| t.contains(DOTNET)));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn policy_llm_settings_apply_and_flags_win() {
+    let server = MockServer::start().await;
+    Mock::given(method("POST"))
+        .respond_with(ResponseTemplate::new(200).set_body_json(answer("## Goal\nok")))
+        .mount(&server)
+        .await;
+    let dir = tempfile::tempdir().unwrap();
+    let settings = [
+        "--preset",
+        "opal",
+        "--set",
+        "compact.llm.model=policy-model",
+        "--set",
+        "compact.llm.max_tokens=77",
+        "--set",
+        "compact.llm.temperature=0.5",
+        "--set",
+        "compact.llm.prompt=dotnet",
+    ];
+    let o = tokio::task::block_in_place(|| replay_with(&server, &dir.path().join("a"), &settings));
+    assert_eq!(o.status.code(), Some(0), "{}", String::from_utf8_lossy(&o.stderr));
+    let first = bodies(&server).await;
+    assert!(!first.is_empty());
+    for b in &first {
+        assert_eq!(b["model"], "policy-model");
+        assert_eq!(b["max_tokens"], 77);
+        assert_eq!(b["temperature"], 0.5);
+        let text = b["messages"].to_string();
+        assert!(text.contains(DOTNET) || text.contains(TURN_PREFIX), "not the dotnet prompt: {text}");
+    }
+    let mut with_flags = settings.to_vec();
+    with_flags.extend(["--llm-model", "flag-model", "--llm-max-tokens", "55"]);
+    let o = tokio::task::block_in_place(|| replay_with(&server, &dir.path().join("b"), &with_flags));
+    assert_eq!(o.status.code(), Some(0), "{}", String::from_utf8_lossy(&o.stderr));
+    let all = bodies(&server).await;
+    assert!(all.len() > first.len());
+    for b in &all[first.len()..] {
+        assert_eq!((b["model"].as_str(), b["max_tokens"].as_u64()), (Some("flag-model"), Some(55)));
+    }
+}
+
+#[test]
+fn bad_policy_llm_settings_are_usage_errors() {
+    for (set, needle) in [
+        ("compact.llm.api=grpc", "compact.llm.api"),
+        ("compact.llm.prompt=haiku", "compact.llm.prompt"),
+        ("compact.llm.temperature=7", "compact.llm.temperature"),
+        ("compact.llm.timeout_secs=0", "compact.llm.timeout_secs"),
+    ] {
+        let o = Command::new(env!("CARGO_BIN_EXE_compactor"))
+            .current_dir(env!("CARGO_MANIFEST_DIR"))
+            .args(["replay", "fixtures", "--preset", "opal", "--summarizer", "llm", "--quiet", "--set", set])
+            .output()
+            .unwrap();
+        assert_eq!(o.status.code(), Some(2), "{set}");
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert!(err.contains(needle), "{set}: {err}");
+    }
+}

@@ -92,7 +92,16 @@ pub struct LlmArgs {
     /// never accepted on the command line).
     #[arg(long, value_name = "VAR")]
     pub llm_api_key_env: Option<String>,
-    /// Summarization requests in flight at once (default 8).
+    /// Output limit of one summarization request (default 4096).
+    #[arg(long, value_name = "N")]
+    pub llm_max_tokens: Option<u32>,
+    /// Sampling temperature (default 0).
+    #[arg(long, value_name = "T")]
+    pub llm_temperature: Option<f32>,
+    /// Whole-request timeout in seconds (default 180).
+    #[arg(long, value_name = "SECS")]
+    pub llm_timeout: Option<u64>,
+    /// Summarization requests in flight at once, per endpoint (default 8).
     #[arg(long, value_name = "N")]
     pub llm_concurrency: Option<usize>,
     /// Response cache directory (default: ~/.cache/compactor).

@@ -67,11 +67,11 @@ pub fn resolve_policies(args: &PolicyArgs, default_presets: &[&str]) -> anyhow::
 /// kind, so policies with the same estimator share token counts.
 pub struct CliResolver {
     estimators: Vec<(EstimatorKind, Arc<dyn Estimator>)>,
-    llm: Option<Arc<dyn Summarizer>>,
+    llm: Option<Arc<super::llm::LlmAdapters>>,
 }
 
 impl CliResolver {
-    pub fn new(llm: Option<Arc<dyn Summarizer>>) -> CliResolver {
+    pub fn new(llm: Option<Arc<super::llm::LlmAdapters>>) -> CliResolver {
         let kinds = [EstimatorKind::Chars4, EstimatorKind::PerBlock, EstimatorKind::O200k, EstimatorKind::Cl100k];
         let estimators = kinds.iter().map(|&k| (k, Arc::new(StaticEstimator(tokens::estimator(k))) as _)).collect();
         CliResolver { estimators, llm }
@@ -109,7 +109,17 @@ impl Resolver for CliResolver {
 
     fn summarizer(&self, kind: SummarizerKind) -> Result<Arc<dyn Summarizer>, ReplayError> {
         match kind {
-            SummarizerKind::Llm => self.llm.clone().ok_or_else(|| {
+            // LLM summarizers are per policy (prompt, endpoint): see summarizer_for.
+            SummarizerKind::Llm => {
+                Err(ReplayError::Summarizer("llm (give --llm-base-url and --llm-model to use it)".to_string()))
+            }
+            other => BuiltinResolver.summarizer(other),
+        }
+    }
+
+    fn summarizer_for(&self, policy: &Policy) -> Result<Arc<dyn Summarizer>, ReplayError> {
+        match policy.compact.summarizer {
+            SummarizerKind::Llm => self.llm.as_ref().and_then(|l| l.for_policy(policy)).ok_or_else(|| {
                 ReplayError::Summarizer("llm (give --llm-base-url and --llm-model to use it)".to_string())
             }),
             other => BuiltinResolver.summarizer(other),
@@ -132,7 +142,7 @@ pub fn run_replay(
     let policies = resolve_policies(&args.policy, default_presets)?;
     let llm = super::llm::adapter(&args.llm, &policies)?;
     let loaded = load(input)?;
-    let resolver = CliResolver::new(llm.clone().map(|a| a as Arc<dyn Summarizer>));
+    let resolver = CliResolver::new(llm.clone());
     let options = ReplayOptions {
         check_invariants: args.check_invariants,
         verify_totals: false,

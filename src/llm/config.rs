@@ -285,6 +285,15 @@ impl LlmConfig {
             c.api_key_env = Some(v.clone());
             c.api_key_optional = false;
         }
+        if let Some(n) = flags.max_tokens {
+            c.max_tokens = n.max(1);
+        }
+        if let Some(t) = flags.temperature {
+            c.temperature = Some(t);
+        }
+        if let Some(t) = flags.timeout {
+            c.timeout = t;
+        }
         if let Some(n) = flags.concurrency {
             c.concurrency = n.max(1);
         }
@@ -313,6 +322,9 @@ pub struct LlmFlags {
     pub base_url: Option<String>,
     pub model: Option<String>,
     pub api_key_env: Option<String>,
+    pub max_tokens: Option<u32>,
+    pub temperature: Option<f32>,
+    pub timeout: Option<Duration>,
     pub concurrency: Option<usize>,
     pub cache_dir: Option<PathBuf>,
     pub no_cache: bool,
