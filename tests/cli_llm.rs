@@ -121,6 +121,16 @@ fn replay_with(server: &MockServer, out: &Path, extra: &[&str]) -> std::process:
         .unwrap()
 }
 
+/// A server that answers every request with a short summary.
+async fn answering_server() -> MockServer {
+    let server = MockServer::start().await;
+    Mock::given(method("POST"))
+        .respond_with(ResponseTemplate::new(200).set_body_json(answer("## Goal\nok")))
+        .mount(&server)
+        .await;
+    server
+}
+
 const TURN_PREFIX: &str = "The transcript above is the PREFIX of one turn";
 const DOTNET: &str = "Summarize the following conversation history between a user";
 const CHECKPOINT: &str = "Follow the EXACT format";
@@ -128,11 +138,7 @@ const CHECKPOINT_UPDATE: &str = "You are updating a conversation summary";
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn each_llm_policy_asks_with_its_own_prompt() {
-    let server = MockServer::start().await;
-    Mock::given(method("POST"))
-        .respond_with(ResponseTemplate::new(200).set_body_json(answer("## Goal\nok")))
-        .mount(&server)
-        .await;
+    let server = answering_server().await;
     let dir = tempfile::tempdir().unwrap();
     // Two policies in one run: opal (the specs/000 checkpoint) and an opal whose
     // prompt is dotnet's (specs/003), told apart by the model each names.
@@ -163,11 +169,7 @@ async fn each_llm_policy_asks_with_its_own_prompt() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn policy_llm_settings_apply_and_flags_win() {
-    let server = MockServer::start().await;
-    Mock::given(method("POST"))
-        .respond_with(ResponseTemplate::new(200).set_body_json(answer("## Goal\nok")))
-        .mount(&server)
-        .await;
+    let server = answering_server().await;
     let dir = tempfile::tempdir().unwrap();
     let settings = [
         "--preset",
