@@ -40,6 +40,9 @@ pub fn adapter(args: &LlmArgs, policies: &[Policy]) -> anyhow::Result<Option<Arc
         concurrency: args.llm_concurrency,
         cache_dir: args.cache_dir.clone(),
         no_cache: args.no_cache,
+        timeout: args.llm_timeout.map(std::time::Duration::from_secs_f64),
+        max_retries: args.llm_retries,
+        initial_backoff: args.llm_retry_backoff.map(std::time::Duration::from_secs_f64),
     };
     let config = LlmConfig::from_flags(&flags).context("LLM summarizer")?;
     let inner = LlmSummarizer::new(config).context("LLM summarizer")?;

@@ -294,6 +294,17 @@ impl LlmConfig {
         if flags.no_cache {
             c.cache_dir = None;
         }
+        if let Some(t) = flags.timeout {
+            c.timeout = t;
+            c.connect_timeout = c.connect_timeout.min(t);
+        }
+        if let Some(n) = flags.max_retries {
+            c.retry.max_retries = n;
+        }
+        if let Some(b) = flags.initial_backoff {
+            c.retry.initial_backoff = b;
+            c.retry.max_backoff = c.retry.max_backoff.max(b);
+        }
         Ok(c)
     }
 }
@@ -316,6 +327,12 @@ pub struct LlmFlags {
     pub concurrency: Option<usize>,
     pub cache_dir: Option<PathBuf>,
     pub no_cache: bool,
+    /// Whole-request timeout (`--llm-timeout`).
+    pub timeout: Option<Duration>,
+    /// `--llm-retries`.
+    pub max_retries: Option<u32>,
+    /// `--llm-retry-backoff`: the first backoff.
+    pub initial_backoff: Option<Duration>,
 }
 
 /// `$XDG_CACHE_HOME/compactor`, else `$HOME/.cache/compactor`, else none.
