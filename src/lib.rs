@@ -8,6 +8,7 @@
 pub mod accuracy;
 pub mod filetrack;
 pub mod inspect;
+pub mod interrupt;
 pub mod invariants;
 pub mod llm;
 pub mod model;
@@ -16,6 +17,7 @@ pub mod policy;
 pub mod presets;
 pub mod quality;
 pub mod read;
+pub mod redact;
 pub mod replay;
 pub mod report;
 pub mod summarize;

@@ -98,9 +98,6 @@ pub struct LlmArgs {
     /// Sampling temperature (default 0).
     #[arg(long, value_name = "T")]
     pub llm_temperature: Option<f32>,
-    /// Whole-request timeout in seconds (default 180).
-    #[arg(long, value_name = "SECS")]
-    pub llm_timeout: Option<u64>,
     /// Summarization requests in flight at once, per endpoint (default 8).
     #[arg(long, value_name = "N")]
     pub llm_concurrency: Option<usize>,
@@ -110,13 +107,35 @@ pub struct LlmArgs {
     /// Do not read or write the response cache.
     #[arg(long)]
     pub no_cache: bool,
+    /// Seconds one summarization request may take, connecting included
+    /// (default 180; decimals allowed: 0.5). A request that times out is not
+    /// retried: the compaction falls back to the extractive summary.
+    #[arg(long, value_name = "SECS", value_parser = parse_secs)]
+    pub llm_timeout: Option<f64>,
+    /// Retries of a request answered with 429, 5xx or a connection error
+    /// (default 3).
+    #[arg(long, value_name = "N")]
+    pub llm_retries: Option<u32>,
+    /// Seconds before the first retry; doubles each time, with jitter (default
+    /// 1). A `Retry-After` from the server takes precedence.
+    #[arg(long, value_name = "SECS", value_parser = parse_secs)]
+    pub llm_retry_backoff: Option<f64>,
+}
+
+/// A non-negative, finite number of seconds.
+fn parse_secs(s: &str) -> Result<f64, String> {
+    match s.parse::<f64>() {
+        Ok(v) if v.is_finite() && (0.0..=86_400.0).contains(&v) => Ok(v),
+        _ => Err(format!("`{s}` is not a number of seconds between 0 and 86400")),
+    }
 }
 
 #[derive(Debug, Args)]
 #[command(after_help = "Examples:
   compactor replay ~/.claude/projects --out report/
   compactor replay logs/*.jsonl --preset nous --preset opal --preset codex --set context_window=32000 --out out/
-  compactor replay session.jsonl --policy mine.toml --set compact.keep_recent_tokens=8000 --json")]
+  compactor replay session.jsonl --policy mine.toml --set compact.keep_recent_tokens=8000 --json
+  compactor replay ~/.claude/projects --redact --out shareable/")]
 pub struct ReplayArgs {
     #[command(flatten)]
     pub input: InputArgs,
@@ -140,6 +159,12 @@ pub struct ReplayArgs {
     /// Do not write the compacted transcripts.
     #[arg(long)]
     pub no_transcripts: bool,
+    /// Mask secret-looking text (API keys, tokens, JWTs, private keys,
+    /// `password=…` assignments) in sessions as soon as they are read, so no
+    /// transcript, report or summarizer request holds it. Token counts are then
+    /// those of the masked text.
+    #[arg(long)]
+    pub redact: bool,
 }
 
 #[derive(Debug, Args)]

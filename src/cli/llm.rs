@@ -50,10 +50,12 @@ fn merged_flags(args: &LlmArgs, policy: &Policy) -> anyhow::Result<LlmFlags> {
         api_key_env: text(&args.llm_api_key_env, &l.api_key_env),
         max_tokens: args.llm_max_tokens.or_else(|| l.max_tokens.and_then(|t| u32::try_from(t).ok())),
         temperature: args.llm_temperature.or(l.temperature.map(|t| t as f32)),
-        timeout: args.llm_timeout.or(l.timeout_secs).map(std::time::Duration::from_secs),
+        timeout: args.llm_timeout.or(l.timeout_secs.map(|t| t as f64)).map(std::time::Duration::from_secs_f64),
         concurrency: args.llm_concurrency,
         cache_dir: args.cache_dir.clone(),
         no_cache: args.no_cache,
+        max_retries: args.llm_retries,
+        initial_backoff: args.llm_retry_backoff.map(std::time::Duration::from_secs_f64),
     })
 }
 

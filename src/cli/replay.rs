@@ -141,7 +141,11 @@ pub fn run_replay(
 ) -> anyhow::Result<Replayed> {
     let policies = resolve_policies(&args.policy, default_presets)?;
     let llm = super::llm::adapter(&args.llm, &policies)?;
-    let loaded = load(input)?;
+    let mut loaded = load(input)?;
+    if args.redact {
+        use rayon::prelude::*;
+        loaded.pool.install(|| loaded.batch.sessions.par_iter_mut().for_each(compactor::redact::redact_session));
+    }
     let resolver = CliResolver::new(llm.clone());
     let options = ReplayOptions {
         check_invariants: args.check_invariants,
@@ -164,6 +168,9 @@ pub fn run_replay(
     };
     let results = replay_many(sessions, &policies, &resolver, options, pool, Some(&tick));
     bar.finish_and_clear();
+    if compactor::interrupt::requested() {
+        bail!("interrupted");
+    }
     let mut report = report::build(
         &loaded.paths,
         loaded.batch.inputs_read,
@@ -175,6 +182,11 @@ pub fn run_replay(
     );
     if let Some(a) = &llm {
         report.diagnostics.summarizer_fallbacks = a.fallbacks();
+    }
+    if args.redact {
+        // A last pass for text made after reading: error and fallback reasons
+        // (which can quote a server's answer), paths.
+        report = compactor::redact::redact_serde(&report).context("cannot redact the report")?;
     }
     Ok(Replayed { results, report })
 }

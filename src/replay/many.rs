@@ -117,6 +117,11 @@ pub fn replay_many(
                 let mut cache: Vec<Option<Vec<u64>>> = vec![None; resolved.len()];
                 let mut traces = Vec::with_capacity(policies.len());
                 for (pi, policy) in policies.iter().enumerate() {
+                    // After Ctrl-C the sessions not started yet cost nothing.
+                    if crate::interrupt::requested() {
+                        traces.push(Err(ReplayError::Interrupted));
+                        continue;
+                    }
                     let (est, summ) = match &resolved[pi] {
                         Ok(r) => r,
                         Err(e) => {

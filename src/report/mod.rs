@@ -133,7 +133,11 @@ pub fn build(
     let mut warnings: Vec<String> =
         sessions.iter().flat_map(|s| s.diagnostics.messages.iter().map(|d| d.to_string())).collect();
     warnings.sort();
-    let mut failed = failed_inputs.to_vec();
+    // Paths as text: serde refuses a non-UTF-8 path, and the whole report with it.
+    let mut failed: Vec<Diagnostic> = failed_inputs
+        .iter()
+        .map(|d| Diagnostic { path: d.path.to_string_lossy().into_owned().into(), ..d.clone() })
+        .collect();
     failed.sort();
     Report {
         schema_version: SCHEMA_VERSION,
@@ -183,6 +187,7 @@ fn row(session: &Session, policy: &Policy, trace: Result<&SessionTrace, String>)
 fn aggregate<'a>(policy: &str, rows: impl Iterator<Item = &'a SessionRow>) -> Aggregate {
     let mut a = Aggregate { policy: policy.to_string(), ..Aggregate::default() };
     let mut per_session = Vec::new();
+    // Totals saturate: sessions with extreme recorded usage must not wrap them.
     for r in rows {
         if r.error.is_some() {
             a.sessions_failed += 1;
@@ -190,24 +195,24 @@ fn aggregate<'a>(policy: &str, rows: impl Iterator<Item = &'a SessionRow>) -> Ag
         }
         let m = &r.metrics;
         a.sessions += 1;
-        a.calls += m.calls;
-        a.input_tokens_baseline += m.input_tokens_baseline;
-        a.input_tokens_policy += m.input_tokens_policy;
-        a.input_tokens_recorded += m.input_tokens_recorded;
+        a.calls = a.calls.saturating_add(m.calls);
+        a.input_tokens_baseline = a.input_tokens_baseline.saturating_add(m.input_tokens_baseline);
+        a.input_tokens_policy = a.input_tokens_policy.saturating_add(m.input_tokens_policy);
+        a.input_tokens_recorded = a.input_tokens_recorded.saturating_add(m.input_tokens_recorded);
         a.peak_baseline = a.peak_baseline.max(m.peak_baseline);
         a.peak_policy = a.peak_policy.max(m.peak_policy);
-        a.overflow_calls_baseline += m.overflow_calls_baseline;
-        a.overflow_calls_policy += m.overflow_calls_policy;
+        a.overflow_calls_baseline = a.overflow_calls_baseline.saturating_add(m.overflow_calls_baseline);
+        a.overflow_calls_policy = a.overflow_calls_policy.saturating_add(m.overflow_calls_policy);
         a.sessions_overflowing_baseline += u64::from(m.overflow_calls_baseline > 0);
         a.sessions_overflowing_policy += u64::from(m.overflow_calls_policy > 0);
-        a.compactions += m.compactions;
-        a.no_progress_compactions += m.no_progress_compactions;
-        a.pruned_soft += m.pruned_soft;
-        a.pruned_hard += m.pruned_hard;
-        a.pruned_chars_freed += m.pruned_chars_freed;
-        a.flush_points += m.flush_points;
-        a.summarizer_tokens += m.summarizer_tokens;
-        a.net_savings_tokens += m.net_savings_tokens;
+        a.compactions = a.compactions.saturating_add(m.compactions);
+        a.no_progress_compactions = a.no_progress_compactions.saturating_add(m.no_progress_compactions);
+        a.pruned_soft = a.pruned_soft.saturating_add(m.pruned_soft);
+        a.pruned_hard = a.pruned_hard.saturating_add(m.pruned_hard);
+        a.pruned_chars_freed = a.pruned_chars_freed.saturating_add(m.pruned_chars_freed);
+        a.flush_points = a.flush_points.saturating_add(m.flush_points);
+        a.summarizer_tokens = a.summarizer_tokens.saturating_add(m.summarizer_tokens);
+        a.net_savings_tokens = a.net_savings_tokens.saturating_add(m.net_savings_tokens);
         a.violations += r.violations as u64;
         if m.calls > 0 {
             per_session.push(m.savings_pct);

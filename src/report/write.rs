@@ -42,6 +42,7 @@ pub fn write_all(
                     used.insert((pi, stem.clone()));
                 }
                 let path = dir.join(format!("{stem}.jsonl"));
+                interrupted()?;
                 atomic_write(&path, &transcript_jsonl(trace))?;
                 written.push(path);
             }
@@ -55,8 +56,18 @@ pub fn write_all(
         ("report.json", to_json(report)),
     ] {
         let path = out.join(name);
+        interrupted()?;
         atomic_write(&path, &bytes)?;
         written.push(path);
     }
     Ok(written)
+}
+
+/// Stop between files after Ctrl-C: each file written is complete (atomic), and
+/// report.json, written last, is only there when the whole run was.
+fn interrupted() -> std::io::Result<()> {
+    if crate::interrupt::requested() {
+        return Err(std::io::Error::new(std::io::ErrorKind::Interrupted, "interrupted"));
+    }
+    Ok(())
 }
