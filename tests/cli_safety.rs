@@ -280,7 +280,7 @@ fn signal(child: &std::process::Child, sig: &str) {
 fn sigkill_leaves_no_partial_file() {
     let dir = tempfile::tempdir().unwrap();
     let input = dir.path().join("in");
-    write_corpus(&input, 24);
+    write_corpus(&input, 12);
     for delay_ms in [0u64, 30, 150] {
         let out = dir.path().join(format!("out-{delay_ms}"));
         let mut child = spawn_replay(&input, &out);
@@ -310,9 +310,9 @@ fn sigkill_leaves_no_partial_file() {
 fn sigint_stops_promptly_with_exit_130() {
     let dir = tempfile::tempdir().unwrap();
     let input = dir.path().join("in");
-    write_corpus(&input, 24);
+    write_corpus(&input, 12);
     // Interrupted while reading, while replaying, and while writing.
-    for (phase, wait) in [("reading", 100u64), ("replaying", 1500), ("writing", 0)] {
+    for (phase, wait) in [("reading", 300u64), ("replaying", 1500), ("writing", 0)] {
         let out = dir.path().join(format!("out-{phase}"));
         let mut child = spawn_replay(&input, &out);
         let started = Instant::now();
