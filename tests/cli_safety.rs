@@ -309,10 +309,25 @@ fn sigkill_leaves_no_partial_file() {
 #[cfg(unix)]
 fn sigint_stops_promptly_with_exit_130() {
     let dir = tempfile::tempdir().unwrap();
-    let input = dir.path().join("in");
-    write_corpus(&input, 12);
+    // A corpus whose full run takes at least 2 s on this build and machine, so
+    // signals sent at fixed shares of that time land mid-run (a fixed size is
+    // too small for an optimized build on a fast machine, too slow otherwise).
+    let mut mb = 6;
+    let (input, full) = loop {
+        let input = dir.path().join(format!("in-{mb}"));
+        write_corpus(&input, mb);
+        let started = Instant::now();
+        let status = spawn_replay(&input, &dir.path().join(format!("full-{mb}"))).wait().unwrap();
+        assert!(status.success(), "uninterrupted run: {status}");
+        let took = started.elapsed();
+        if took >= Duration::from_secs(2) || mb >= 192 {
+            break (input, took);
+        }
+        mb *= 2;
+    };
+    let at = |share: f64| full.mul_f64(share).as_millis() as u64;
     // Interrupted while reading, while replaying, and while writing.
-    for (phase, wait) in [("reading", 300u64), ("replaying", 1500), ("writing", 0)] {
+    for (phase, wait) in [("reading", at(0.1)), ("replaying", at(0.5)), ("writing", 0)] {
         let out = dir.path().join(format!("out-{phase}"));
         let mut child = spawn_replay(&input, &out);
         let started = Instant::now();
