@@ -146,7 +146,7 @@ impl<'a, 'b> Gen<'a, 'b> {
                 },
             }),
         };
-        let timestamp = if self.b.u8() % 4 == 0 { self.tick() } else { self.s.messages[index].timestamp };
+        let timestamp = if self.b.u8().is_multiple_of(4) { self.tick() } else { self.s.messages[index].timestamp };
         self.s.calls.push(Call { message_index: index, model: None, usage, timestamp, response_id: None });
     }
 
@@ -228,12 +228,12 @@ impl<'a, 'b> Gen<'a, 'b> {
             let is_error = self.is_error();
             blocks.push(Block::ToolResult { tool_use_id: id, content, is_error });
         }
-        if self.b.u8() % 3 == 0 {
+        if self.b.u8().is_multiple_of(3) {
             for blk in blocks {
                 self.push(Role::User, Origin::ToolResult, vec![blk]);
             }
         } else {
-            if self.b.u8() % 8 == 0 {
+            if self.b.u8().is_multiple_of(8) {
                 let t = self.text(salt);
                 blocks.push(Block::text(t));
             }
@@ -245,7 +245,7 @@ impl<'a, 'b> Gen<'a, 'b> {
         match self.b.u8() % 20 {
             0..=2 => {
                 let mut blocks = vec![Block::text(self.text(i))];
-                if self.b.u8() % 6 == 0 {
+                if self.b.u8().is_multiple_of(6) {
                     blocks.push(Block::Image { media_type: "image/jpeg".into(), bytes: self.b.below(1 << 22) });
                 }
                 self.push(Role::User, Origin::Human, blocks);
@@ -260,7 +260,7 @@ impl<'a, 'b> Gen<'a, 'b> {
             }
             5..=7 => {
                 let mut blocks = Vec::new();
-                if self.b.u8() % 3 == 0 {
+                if self.b.u8().is_multiple_of(3) {
                     let opaque_len = match self.b.u8() % 4 {
                         0 => 100_000_000,
                         _ => self.b.below(10_000),
@@ -269,14 +269,14 @@ impl<'a, 'b> Gen<'a, 'b> {
                 }
                 blocks.push(Block::text(self.text(i)));
                 let m = self.push(Role::Assistant, Origin::Model, blocks);
-                if self.b.u8() % 8 != 0 {
+                if !self.b.u8().is_multiple_of(8) {
                     self.call(m);
                 }
             }
             8..=12 => {
                 let k = self.b.below(5);
                 let mut blocks = Vec::new();
-                if self.b.u8() % 4 == 0 {
+                if self.b.u8().is_multiple_of(4) {
                     blocks.push(Block::text(self.text(i)));
                 }
                 for j in 0..k {
@@ -287,7 +287,7 @@ impl<'a, 'b> Gen<'a, 'b> {
                     blocks.push(Block::ToolUse { id, name, input });
                 }
                 let m = self.push(Role::Assistant, Origin::Model, blocks);
-                if self.b.u8() % 8 != 0 {
+                if !self.b.u8().is_multiple_of(8) {
                     self.call(m);
                 }
             }
@@ -316,7 +316,7 @@ impl<'a, 'b> Gen<'a, 'b> {
             18 => {
                 let t = self.text(i);
                 let m = self.push(Role::Assistant, Origin::SyntheticError, vec![Block::text(t)]);
-                if self.b.u8() % 2 == 0 {
+                if self.b.u8().is_multiple_of(2) {
                     self.call(m);
                 }
             }
@@ -363,7 +363,7 @@ impl<'a, 'b> Gen<'a, 'b> {
                     let x = self.b.below(c);
                     self.s.calls.remove(x);
                 }
-                4 if c >= 1 && self.b.u8() % 8 == 0 => {
+                4 if c >= 1 && self.b.u8().is_multiple_of(8) => {
                     // Past the end: the replay must refuse it, not index with it.
                     let x = self.b.below(c);
                     self.s.calls[x].message_index = n + self.b.below(3);
@@ -515,7 +515,7 @@ pub fn check(case: &ReplayCase) {
     }
     let mut traces = Vec::new();
     for p in &policies {
-        traces.push(check_policy(s, p).ok_or_else(|| ReplayError::BadCall { call: 0, index: 0, len: 0 }));
+        traces.push(check_policy(s, p).ok_or(ReplayError::BadCall { call: 0, index: 0, len: 0 }));
     }
     let results = vec![SessionResults { session_id: s.id.clone(), source_path: s.source_path.clone(), traces }];
     let report = compactor::report::build(&["fuzz".into()], 1, std::slice::from_ref(s), &[], &policies, &results, true);
