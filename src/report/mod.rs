@@ -264,3 +264,71 @@ pub fn transcript_jsonl(trace: &SessionTrace) -> Vec<u8> {
     }
     out
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    fn row(b: u64, p: u64, r: u64, net: i64) -> SessionRow {
+        SessionRow {
+            session_id: "s".into(),
+            source_path: "s.jsonl".into(),
+            format: Format::Generic,
+            parent: None,
+            policy: "p".into(),
+            messages: 2,
+            system_tokens: 0,
+            system_tokens_source: "zero".into(),
+            metrics: SessionMetrics {
+                calls: 1,
+                input_tokens_baseline: b,
+                input_tokens_policy: p,
+                input_tokens_recorded: r,
+                peak_baseline: b,
+                summarizer_tokens: r,
+                net_savings_tokens: net,
+                ..SessionMetrics::default()
+            },
+            violations: 0,
+            error: None,
+        }
+    }
+
+    fn extreme() -> impl Strategy<Value = u64> {
+        prop_oneof![Just(u64::MAX), Just(u64::MAX / 2), Just(1u64 << 40), 0u64..1_000_000]
+    }
+
+    proptest! {
+        /// Totals over sessions are exact until they would overflow, then stay
+        /// at `u64::MAX` (and net savings at the bounds of i64): never a wrap or
+        /// a panic, whatever the recorded usage.
+        #[test]
+        fn totals_saturate(values in prop::collection::vec((extreme(), extreme(), extreme(), any::<i64>()), 1..12)) {
+            let rows: Vec<SessionRow> = values.iter().map(|&(b, p, r, n)| row(b, p, r, n)).collect();
+            let a = aggregate("p", rows.iter());
+            let exact = |f: fn(&SessionMetrics) -> u64| {
+                rows.iter().map(|r| u128::from(f(&r.metrics))).sum::<u128>().min(u128::from(u64::MAX)) as u64
+            };
+            prop_assert_eq!(a.input_tokens_baseline, exact(|m| m.input_tokens_baseline));
+            prop_assert_eq!(a.input_tokens_policy, exact(|m| m.input_tokens_policy));
+            prop_assert_eq!(a.input_tokens_recorded, exact(|m| m.input_tokens_recorded));
+            prop_assert_eq!(a.summarizer_tokens, exact(|m| m.summarizer_tokens));
+            prop_assert_eq!(a.calls, rows.len() as u64);
+            prop_assert!(a.savings_pct.is_finite());
+            // Net savings: saturating at each step, so exact when no step overflows.
+            let exact_net = rows.iter().try_fold(0i64, |acc, r| acc.checked_add(r.metrics.net_savings_tokens));
+            if let Some(n) = exact_net {
+                prop_assert_eq!(a.net_savings_tokens, n);
+            }
+        }
+    }
+
+    #[test]
+    fn net_savings_saturate() {
+        use crate::replay::net_savings;
+        assert_eq!(net_savings(u64::MAX, 0, 0), i64::MAX);
+        assert_eq!(net_savings(0, u64::MAX, u64::MAX), i64::MIN);
+        assert_eq!(net_savings(100, 40, 10), 50);
+    }
+}

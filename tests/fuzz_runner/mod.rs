@@ -126,7 +126,13 @@ pub fn run<T: Target>(target: &T, cases: u32, max_len: usize) {
     // Every failing case shrinking accepts replaces the previous one, so the last
     // one seen is the minimal input proptest reports.
     let last_failure: Mutex<Option<T::Case>> = Mutex::new(None);
+    let run_count = AtomicU64::new(0);
     let result = runner.run(&prop::collection::vec(any::<u8>(), 0..max_len), |bytes| {
+        // Progress of long runs (`COMPACTOR_FUZZ_CASES=100000`): executions so far.
+        let k = run_count.fetch_add(1, Ordering::Relaxed) + 1;
+        if k.is_multiple_of(100) {
+            eprintln!("fuzz {name}: {k} executions in {:.0?}", started.elapsed());
+        }
         let case = target.build(&bytes);
         if let Ok(mut c) = CURRENT.lock() {
             let (n, k) = (name.clone(), case.clone());
@@ -146,7 +152,7 @@ pub fn run<T: Target>(target: &T, cases: u32, max_len: usize) {
             }
         }
     });
-    eprintln!("fuzz {name}: {cases} cases in {:.1?}", started.elapsed());
+    eprintln!("fuzz {name}: {} executions ({cases} cases) in {:.1?}", run_count.into_inner(), started.elapsed());
     if let Err(e) = result {
         let saved = last_failure.lock().ok().and_then(|f| f.clone()).map(|case| T::save(&name, "panic", &case));
         let at = saved.map(|p| format!(" (input saved to {})", p.display())).unwrap_or_default();
