@@ -6,11 +6,13 @@
 //! owns stdout, stderr and exit codes.
 
 pub mod accuracy;
+pub mod cost;
 pub mod filetrack;
 pub mod inspect;
 pub mod invariants;
 pub mod llm;
 pub mod model;
+pub mod outcome;
 pub mod output;
 pub mod policy;
 pub mod presets;
