@@ -21,6 +21,7 @@ pub mod read;
 pub mod replay;
 pub mod report;
 pub mod summarize;
+pub mod sweep;
 #[doc(hidden)]
 pub mod synth;
 #[doc(hidden)]
