@@ -9,6 +9,7 @@ mod llm;
 mod load;
 mod presets_cmd;
 mod replay;
+mod sweep;
 
 use args::{Cli, Command};
 use clap::Parser;
@@ -34,7 +35,7 @@ pub fn main() -> ExitCode {
     let result = match cli.command {
         Command::Replay(a) => replay::replay(a),
         Command::Check(_) => not_built("check"),
-        Command::Sweep(_) => not_built("sweep"),
+        Command::Sweep(a) => sweep::run(a),
         Command::Compare(a) => replay::compare(a),
         Command::Inspect(a) => inspect::run(a),
         Command::Presets(a) => presets_cmd::run(a),

@@ -2,10 +2,11 @@
 //! session through each of them in parallel, write the reports under `--out`, and
 //! print a summary (or report.json with `--json`).
 
-use super::args::{PolicyArgs, ReplayArgs};
+use super::args::{CostArgs, LlmArgs, PolicyArgs, ReplayArgs};
 use super::load::load;
 use super::{EXIT_ERROR, EXIT_OK, EXIT_REGRESSION};
 use anyhow::{Context, bail};
+use compactor::cost::{CacheTtl, CostSettings, PriceTable};
 use compactor::policy::Policy;
 use compactor::presets;
 use compactor::replay::{BuiltinResolver, ReplayError, ReplayOptions, Resolver, SessionResults, replay_many};
@@ -140,6 +141,7 @@ pub fn run_replay(
     default_presets: &[&str],
 ) -> anyhow::Result<Replayed> {
     let policies = resolve_policies(&args.policy, default_presets)?;
+    let cost = cost_settings(&args.cost, &args.llm)?;
     let llm = super::llm::adapter(&args.llm, &policies)?;
     let mut loaded = load(input)?;
     if args.redact {
@@ -183,12 +185,31 @@ pub fn run_replay(
     if let Some(a) = &llm {
         report.diagnostics.summarizer_fallbacks = a.fallbacks();
     }
+    compactor::cost::attach(&mut report, sessions, &results, &cost);
     if args.redact {
         // A last pass for text made after reading: error and fallback reasons
         // (which can quote a server's answer), paths.
         report = compactor::redact::redact_serde(&report).context("cannot redact the report")?;
     }
     Ok(Replayed { results, report })
+}
+
+/// `--prices`, `--model`, `--cache-ttl` (and `--llm-model` for the summaries'
+/// price) as cost settings. A bad prices file fails before any work starts.
+pub fn cost_settings(args: &CostArgs, llm: &LlmArgs) -> anyhow::Result<CostSettings> {
+    let table = match &args.prices {
+        Some(path) => {
+            let text =
+                std::fs::read_to_string(path).with_context(|| format!("cannot read prices {}", path.display()))?;
+            PriceTable::from_toml(&text).with_context(|| format!("invalid prices {}", path.display()))?
+        }
+        None => PriceTable::builtin(),
+    };
+    let ttl = match &args.cache_ttl {
+        Some(t) => CacheTtl::parse(t).context("--cache-ttl")?,
+        None => CacheTtl::FiveMinutes,
+    };
+    Ok(CostSettings { table, ttl, model_override: args.model.clone(), summarizer_model: llm.llm_model.clone() })
 }
 
 fn progress_bar(len: u64, quiet: bool) -> indicatif::ProgressBar {
@@ -245,6 +266,7 @@ pub fn replay(args: ReplayArgs) -> anyhow::Result<u8> {
     let input = args.input.clone();
     let replayed = run_replay(&args, input, &["default"])?;
     let mut text = report::markdown::summary_text(&replayed.report);
+    text.push_str(&report::compare::cost_lines(&replayed.report));
     if let Some(out) = &args.out {
         text.push_str(&format!("reports written to {}\n", out.display()));
     }
@@ -257,7 +279,10 @@ pub const COMPARE_DEFAULT: &[&str] = &["default", "nous", "vibe", "opal", "dotne
 pub fn compare(args: ReplayArgs) -> anyhow::Result<u8> {
     let input = args.input.clone();
     let replayed = run_replay(&args, input, COMPARE_DEFAULT)?;
-    let mut text = report::markdown::summary_text(&replayed.report);
+    let r = &replayed.report;
+    let mut text = format!("{} session(s) replayed under {} policy(ies)\n", r.run.sessions, r.policies.len());
+    // TODO(quality): per-policy quality once the replay results carry it.
+    text.push_str(&report::compare::compare_text(&report::compare::columns(r, &[])));
     if let Some(out) = &args.out {
         text.push_str(&format!("reports written to {}\n", out.display()));
     }

@@ -4,7 +4,9 @@
 //! the file system; `write` puts the bytes under `--out` through
 //! `output::fsutil` (sanitized names, atomic writes).
 
+pub mod compare;
 pub mod csv_out;
+pub mod html;
 pub mod markdown;
 pub mod write;
 
@@ -29,6 +31,9 @@ pub struct Report {
     /// One per policy, in policy order.
     pub aggregates: Vec<Aggregate>,
     pub diagnostics: DiagnosticSummary,
+    /// How costs were computed (`cost::attach`); absent when they were not.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cost_model: Option<crate::cost::CostModelInfo>,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -62,6 +67,9 @@ pub struct SessionRow {
     pub violations: usize,
     /// Why this session could not be replayed under this policy.
     pub error: Option<String>,
+    /// Prompt-cache cost (`cost::attach`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cost: Option<crate::cost::SessionCost>,
 }
 
 /// Totals of one policy over all sessions.
@@ -92,6 +100,9 @@ pub struct Aggregate {
     pub summarizer_tokens: u64,
     pub net_savings_tokens: i64,
     pub violations: u64,
+    /// Prompt-cache cost over the sessions (`cost::attach`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cost: Option<crate::cost::CostTotals>,
 }
 
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
@@ -152,6 +163,7 @@ pub fn build(
             warnings,
             summarizer_fallbacks: Vec::new(),
         },
+        cost_model: None,
     }
 }
 
@@ -168,6 +180,7 @@ fn row(session: &Session, policy: &Policy, trace: Result<&SessionTrace, String>)
         metrics: SessionMetrics::default(),
         violations: 0,
         error: None,
+        cost: None,
     };
     match trace {
         Ok(t) => SessionRow {
@@ -292,6 +305,7 @@ mod tests {
             },
             violations: 0,
             error: None,
+            cost: None,
         }
     }
 

@@ -14,6 +14,24 @@ pub struct WriteOptions {
     pub transcripts: bool,
 }
 
+/// report.html of a replay or compare: the policies side by side, the
+/// distributions, and the context charts of the largest sessions.
+pub fn html_page(report: &Report, results: &[SessionResults]) -> String {
+    // TODO(quality): per-policy quality and per-session FRR once the replay
+    // results carry them.
+    let columns = super::compare::columns(report, &[]);
+    let command = if report.policies.len() > 1 { "compare" } else { "replay" };
+    super::html::report_html(&super::html::Page {
+        command,
+        report: Some(report),
+        results,
+        columns: &columns,
+        frr: None,
+        sweep: None,
+        max_sessions: super::html::DEFAULT_MAX_SESSIONS,
+    })
+}
+
 /// Write every output file; returns the paths written, in order.
 pub fn write_all(
     out: &Path,
@@ -52,6 +70,7 @@ pub fn write_all(
         ("sessions.csv", csv_out::sessions_csv(report)),
         ("calls.csv", csv_out::calls_csv(results, &policies)),
         ("report.md", markdown::report_md(report).into_bytes()),
+        ("report.html", html_page(report, results).into_bytes()),
         // Last, so a report.json present means the run completed.
         ("report.json", to_json(report)),
     ] {

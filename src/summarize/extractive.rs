@@ -231,17 +231,31 @@ fn human_text(m: &Message) -> String {
         .join("\n")
 }
 
+/// The plausible identifiers of a text, each once, in order of first
+/// occurrence. A pure function of the text, memoized: the same tool outputs are
+/// scanned again at every compaction and by every policy of a sweep.
+fn idents_of(text: &str) -> std::sync::Arc<[Box<str>]> {
+    static MEMO: LazyLock<super::text_memo::TextMemo> = LazyLock::new(Default::default);
+    MEMO.get(text, |text| {
+        let Some(r) = IDENTS.as_ref() else { return Vec::new() };
+        let mut seen: HashSet<&str> = HashSet::new();
+        let mut out = Vec::new();
+        for m in r.find_iter(text) {
+            let s = m.as_str().trim_end_matches(['.', ',', ':', ';']);
+            if plausible_ident(s) && seen.insert(s) {
+                out.push(Box::from(s));
+            }
+        }
+        out
+    })
+}
+
 impl Facts {
     /// Count the identifiers of one text, each once per text: a symbol repeated
     /// all over one long output is one occurrence, not fifty.
     fn ident(&mut self, text: &str, weight: u32) {
-        let Some(r) = IDENTS.as_ref() else { return };
-        let mut seen: HashSet<&str> = HashSet::new();
-        for m in r.find_iter(text) {
-            let s = m.as_str().trim_end_matches(['.', ',', ':', ';']);
-            if plausible_ident(s) && seen.insert(s) {
-                self.count_ident(s, weight);
-            }
+        for s in idents_of(text).iter() {
+            self.count_ident(s, weight);
         }
     }
 
