@@ -25,7 +25,7 @@ use std::time::{Duration, Instant};
 
 /// Default cases: each replays 24 policies with per-call checks and totals
 /// recomputed at every call (a few seconds per case in a debug build).
-const DEFAULT_CASES: u32 = 12;
+const DEFAULT_CASES: u32 = 32;
 
 struct Replay;
 
