@@ -7,6 +7,7 @@
 pub mod compare;
 pub mod csv_out;
 pub mod html;
+pub mod jsonl;
 pub mod markdown;
 pub mod write;
 
@@ -270,10 +271,8 @@ pub fn to_json(report: &Report) -> Vec<u8> {
 pub fn transcript_jsonl(trace: &SessionTrace) -> Vec<u8> {
     let mut out = Vec::new();
     for m in &trace.transcript {
-        // Serializing the model's own types cannot fail.
-        if serde_json::to_writer(&mut out, m).is_ok() {
-            out.push(b'\n');
-        }
+        jsonl::push_message(&mut out, m);
+        out.push(b'\n');
     }
     out
 }
