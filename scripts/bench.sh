@@ -26,6 +26,9 @@
 #   BENCH_SEED           generator seed (default 1)
 #   BENCH_PRESETS        the presets of (f) (default "default nous vibe opal dotnet")
 #   COMPACTOR_BIN        the compactor binary to measure (default: this tree's release build)
+#   BENCH_COUNT          "instructions": --linearity counts instructions with
+#                        valgrind --tool=callgrind instead of timing (repeatable on
+#                        a busy machine, where wall time is noisy); default "time"
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -145,7 +148,21 @@ if [[ $mode == linearity ]]; then
   row "parse-floor, $n4 turns" "$secs" "$(mbs "$bn4" "$secs")" \
     "$(awk -v a="$secs" -v b="$tf1" 'BEGIN { printf "%.2fx time of n (~4)", a / b }')" "$rss"
 
-  if supports replay --preset --estimator --summarizer --jobs; then
+  if supports replay --preset --estimator --summarizer --jobs && [[ ${BENCH_COUNT:-time} == instructions ]]; then
+    # Instruction counts (callgrind's "Collected"), the whole process of each run.
+    replay=("$compactor" replay --preset default --estimator chars4 --summarizer extractive --jobs 1 --quiet)
+    count_ir() {
+      local name=$1
+      shift
+      valgrind --tool=callgrind --callgrind-out-file="$work/$name.cg" "$@" >"$work/$name.log" 2>&1 || return 1
+      grep -o 'Collected : [0-9]*' "$work/$name.log" | awk '{ print $3 }'
+    }
+    ir1=$(count_ir ir-n "${replay[@]}" --out "$work/out-n" "$work/lin/n.jsonl")
+    ir4=$(count_ir ir-n4 "${replay[@]}" --out "$work/out-n4" "$work/lin/n4.jsonl")
+    row "replay chars4, $n turns (instructions)" "-" "-" "$ir1 Ir" "-"
+    row "replay chars4, $n4 turns (instructions)" "-" "-" \
+      "$(awk -v a="$ir4" -v b="$ir1" 'BEGIN { r = a / b; printf "%.2fx Ir of n (<= 4.5) %s", r, (r <= 4.5 ? "ok" : "MISS") }')" "-"
+  elif supports replay --preset --estimator --summarizer --jobs; then
     replay=("$compactor" replay --preset default --estimator chars4 --summarizer extractive --jobs 1 --quiet)
     run_step replay-n "${replay[@]}" --out "$work/out-n" "$work/lin/n.jsonl"
     t1=$secs

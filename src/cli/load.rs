@@ -12,6 +12,7 @@ use std::path::PathBuf;
 pub struct Loaded {
     pub batch: Batch,
     pub pool: rayon::ThreadPool,
+    pub quiet: bool,
 }
 
 pub fn parse_format(format: Option<String>) -> anyhow::Result<Option<Format>> {
@@ -88,7 +89,7 @@ pub fn load(input: InputArgs) -> anyhow::Result<Loaded> {
     if batch.inputs_read == 0 {
         bail!("no session could be read ({} input(s) failed)", batch.failures.len());
     }
-    Ok(Loaded { batch, pool })
+    Ok(Loaded { batch, pool, quiet })
 }
 
 /// Diagnostics go through [`clean`]: they quote file names and log text, which

@@ -3,15 +3,17 @@
 //! print a summary (or report.json with `--json`). Sessions stream: each is read,
 //! replayed, written and dropped by one worker; only its report rows stay.
 
-use super::args::{PolicyArgs, ReplayArgs};
+use super::args::{CostArgs, LlmArgs, PolicyArgs, ReplayArgs};
 use super::load::{discover, print_failures, print_session_warnings};
 use super::{EXIT_ERROR, EXIT_OK, EXIT_REGRESSION};
 use anyhow::{Context, bail};
+use compactor::cost::{CacheTtl, CostSettings, PriceTable};
 use compactor::model::Session;
 use compactor::policy::Policy;
 use compactor::presets;
 use compactor::replay::{
-    BuiltinResolver, ReplayError, ReplayOptions, Resolver, SessionKey, SessionResults, StreamProgress, replay_stream,
+    BuiltinResolver, Prepare, ReplayError, ReplayOptions, Resolver, SessionKey, SessionResults, Stages, StreamProgress,
+    replay_stream,
 };
 use compactor::report::write::{SessionWriter, WriteOptions, Written};
 use compactor::report::{self, Report, SessionSummary};
@@ -72,11 +74,11 @@ pub fn resolve_policies(args: &PolicyArgs, default_presets: &[&str]) -> anyhow::
 /// kind, so policies with the same estimator share token counts.
 pub struct CliResolver {
     estimators: Vec<(EstimatorKind, Arc<dyn Estimator>)>,
-    llm: Option<Arc<dyn Summarizer>>,
+    llm: Option<Arc<super::llm::LlmAdapters>>,
 }
 
 impl CliResolver {
-    pub fn new(llm: Option<Arc<dyn Summarizer>>) -> CliResolver {
+    pub fn new(llm: Option<Arc<super::llm::LlmAdapters>>) -> CliResolver {
         let kinds = [EstimatorKind::Chars4, EstimatorKind::PerBlock, EstimatorKind::O200k, EstimatorKind::Cl100k];
         let estimators = kinds.iter().map(|&k| (k, Arc::new(StaticEstimator(tokens::estimator(k))) as _)).collect();
         CliResolver { estimators, llm }
@@ -114,7 +116,17 @@ impl Resolver for CliResolver {
 
     fn summarizer(&self, kind: SummarizerKind) -> Result<Arc<dyn Summarizer>, ReplayError> {
         match kind {
-            SummarizerKind::Llm => self.llm.clone().ok_or_else(|| {
+            // LLM summarizers are per policy (prompt, endpoint): see summarizer_for.
+            SummarizerKind::Llm => {
+                Err(ReplayError::Summarizer("llm (give --llm-base-url and --llm-model to use it)".to_string()))
+            }
+            other => BuiltinResolver.summarizer(other),
+        }
+    }
+
+    fn summarizer_for(&self, policy: &Policy) -> Result<Arc<dyn Summarizer>, ReplayError> {
+        match policy.compact.summarizer {
+            SummarizerKind::Llm => self.llm.as_ref().and_then(|l| l.for_policy(policy)).ok_or_else(|| {
                 ReplayError::Summarizer("llm (give --llm-base-url and --llm-model to use it)".to_string())
             }),
             other => BuiltinResolver.summarizer(other),
@@ -149,9 +161,10 @@ pub fn run_replay(
     default_presets: &[&str],
 ) -> anyhow::Result<Replayed> {
     let policies = resolve_policies(&args.policy, default_presets)?;
+    let cost = cost_settings(&args.cost, &args.llm)?;
     let llm = super::llm::adapter(&args.llm, &policies)?;
     let found = discover(input)?;
-    let resolver = CliResolver::new(llm.clone().map(|a| a as Arc<dyn Summarizer>));
+    let resolver = CliResolver::new(llm.clone());
     let options = ReplayOptions {
         check_invariants: args.check_invariants,
         verify_totals: false,
@@ -176,10 +189,13 @@ pub fn run_replay(
         .as_ref()
         .map(|out| SessionWriter::new(out, &names, WriteOptions { transcripts: !args.no_transcripts }));
     let sink = |key: &SessionKey, session: &Session, results: SessionResults| Kept {
-        summary: report::summarize(session, &policies, &results),
+        summary: report::summarize(session, &policies, &results, Some(&cost)),
         written: writer.as_ref().map(|w| w.write_session(key, &results)),
     };
-    let streamed = replay_stream(&found.inputs, found.format, &policies, &resolver, options, pool, Some(&tick), &sink);
+    let redact = |s: &mut Session| compactor::redact::redact_session(s);
+    let stages = Stages { prepare: args.redact.then_some(&redact as Prepare<'_>), sink: &sink };
+    let streamed =
+        replay_stream(&found.inputs, found.format, &policies, &resolver, options, pool, Some(&tick), &stages);
     bar.finish_and_clear();
 
     // Diagnostics as reading everything first printed them: failed inputs,
@@ -211,10 +227,10 @@ pub fn run_replay(
             None => {}
         }
     }
-    if let Some(w) = &writer
-        && (write_error.is_some() || streamed.inputs_read == 0)
-    {
-        w.discard(written.iter().map(|(_, w)| w));
+    // Files written so far stay: each is complete, and without report.json
+    // the run reads as incomplete.
+    if compactor::interrupt::requested() {
+        bail!("interrupted");
     }
     if streamed.inputs_read == 0 {
         bail!("no session could be read ({} input(s) failed)", streamed.failures.len());
@@ -233,7 +249,31 @@ pub fn run_replay(
     if let Some(a) = &llm {
         report.diagnostics.summarizer_fallbacks = a.fallbacks();
     }
+    compactor::cost::attach_totals(&mut report, &cost);
+    if args.redact {
+        // A last pass for text made after reading: error and fallback reasons
+        // (which can quote a server's answer), paths.
+        report = compactor::redact::redact_serde(&report).context("cannot redact the report")?;
+    }
     Ok(Replayed { report, outputs: writer.map(|writer| Outputs { writer, written }) })
+}
+
+/// `--prices`, `--model`, `--cache-ttl` (and `--llm-model` for the summaries'
+/// price) as cost settings. A bad prices file fails before any work starts.
+pub fn cost_settings(args: &CostArgs, llm: &LlmArgs) -> anyhow::Result<CostSettings> {
+    let table = match &args.prices {
+        Some(path) => {
+            let text =
+                std::fs::read_to_string(path).with_context(|| format!("cannot read prices {}", path.display()))?;
+            PriceTable::from_toml(&text).with_context(|| format!("invalid prices {}", path.display()))?
+        }
+        None => PriceTable::builtin(),
+    };
+    let ttl = match &args.cache_ttl {
+        Some(t) => CacheTtl::parse(t).context("--cache-ttl")?,
+        None => CacheTtl::FiveMinutes,
+    };
+    Ok(CostSettings { table, ttl, model_override: args.model.clone(), summarizer_model: llm.llm_model.clone() })
 }
 
 fn progress_bar(len: u64, quiet: bool) -> indicatif::ProgressBar {
@@ -290,6 +330,7 @@ pub fn replay(args: ReplayArgs) -> anyhow::Result<u8> {
     let input = args.input.clone();
     let replayed = run_replay(&args, input, &["default"])?;
     let mut text = report::markdown::summary_text(&replayed.report);
+    text.push_str(&report::compare::cost_lines(&replayed.report));
     if let Some(out) = &args.out {
         text.push_str(&format!("reports written to {}\n", out.display()));
     }
@@ -302,7 +343,10 @@ pub const COMPARE_DEFAULT: &[&str] = &["default", "nous", "vibe", "opal", "dotne
 pub fn compare(args: ReplayArgs) -> anyhow::Result<u8> {
     let input = args.input.clone();
     let replayed = run_replay(&args, input, COMPARE_DEFAULT)?;
-    let mut text = report::markdown::summary_text(&replayed.report);
+    let r = &replayed.report;
+    let mut text = format!("{} session(s) replayed under {} policy(ies)\n", r.run.sessions, r.policies.len());
+    // TODO(quality): per-policy quality once the replay results carry it.
+    text.push_str(&report::compare::compare_text(&report::compare::columns(r, &[])));
     if let Some(out) = &args.out {
         text.push_str(&format!("reports written to {}\n", out.display()));
     }

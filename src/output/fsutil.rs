@@ -55,35 +55,58 @@ pub fn ensure_dir(dir: &Path) -> std::io::Result<()> {
 
 /// Write `bytes` to `path` atomically: a temporary file in the same directory,
 /// flushed and synced, then renamed over the target.
+///
+/// On Linux the temporary file is anonymous (`O_TMPFILE`) while it is written
+/// and only gets a name once complete, so even a run killed with SIGKILL
+/// leaves no partial file behind, not even a hidden one. Elsewhere (or on a file
+/// system without `O_TMPFILE`) it is a hidden `.NAME.tmp-PID-N` sibling, which a
+/// SIGKILL mid-write can leave (never under the target's name).
 pub fn atomic_write(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
-    let dir = path.parent().filter(|p| !p.as_os_str().is_empty()).unwrap_or(Path::new("."));
-    let name = path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
-    let tmp = unique_tmp(dir, &name);
-    let result = (|| {
-        let mut f = std::fs::OpenOptions::new().write(true).create_new(true).open(&tmp)?;
-        f.write_all(bytes)?;
-        f.sync_all()?;
-        std::fs::rename(&tmp, path)
-    })();
-    if result.is_err() {
-        let _ = std::fs::remove_file(&tmp);
-    }
-    result
+    atomic_write_with(path, |w| w.write_all(bytes))
 }
 
 /// [`atomic_write`] for content produced piece by piece: `fill` writes into a
-/// buffered temporary file, which is synced and renamed over `path` only if
-/// `fill` succeeds.
+/// buffered temporary file, which is synced and put in place only if `fill`
+/// succeeds.
 pub fn atomic_write_with(path: &Path, fill: impl FnOnce(&mut dyn Write) -> std::io::Result<()>) -> std::io::Result<()> {
+    write_in_place(path, fill, true)
+}
+
+/// [`atomic_write`] without the sync: a killed process still never leaves a
+/// partial file (the bytes are in the page cache before the name appears), only
+/// a crash of the machine can lose the file. For transcripts: syncing each one
+/// cost a disk flush per session and policy, and the reports (report.json
+/// last) are still synced, so a run whose report.json is on disk is complete.
+pub fn atomic_write_unsynced(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
+    write_in_place(path, |w| w.write_all(bytes), false)
+}
+
+fn write_in_place(
+    path: &Path,
+    fill: impl FnOnce(&mut dyn Write) -> std::io::Result<()>,
+    sync: bool,
+) -> std::io::Result<()> {
     let dir = path.parent().filter(|p| !p.as_os_str().is_empty()).unwrap_or(Path::new("."));
     let name = path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
+    // `fill` is called once: it goes to whichever way of writing is tried first
+    // and can still take it.
+    let mut fill = Some(fill);
+    #[cfg(target_os = "linux")]
+    if let Some(result) = anonymous::write(dir, &name, path, &mut fill, sync) {
+        return result;
+    }
+    let Some(fill) = fill.take() else {
+        return Err(std::io::Error::other("the anonymous write failed after writing"));
+    };
     let tmp = unique_tmp(dir, &name);
     let result = (|| {
         let f = std::fs::OpenOptions::new().write(true).create_new(true).open(&tmp)?;
-        let mut w = std::io::BufWriter::with_capacity(1 << 20, f);
+        let mut w = std::io::BufWriter::with_capacity(1 << 16, f);
         fill(&mut w)?;
         let f = w.into_inner().map_err(std::io::IntoInnerError::into_error)?;
-        f.sync_all()?;
+        if sync {
+            f.sync_all()?;
+        }
         std::fs::rename(&tmp, path)
     })();
     if result.is_err() {
@@ -92,20 +115,113 @@ pub fn atomic_write_with(path: &Path, fill: impl FnOnce(&mut dyn Write) -> std::
     result
 }
 
-/// A hidden, unique temporary name next to `path`'s final place, for a file
-/// that is written now and renamed into place later ([`crate::report::write`]
-/// names transcripts only once every session is done).
-pub fn pending_path(dir: &Path, tag: &str) -> PathBuf {
-    unique_tmp(dir, tag)
+/// A read-write scratch file in `dir` that has no name (or loses it at once), so
+/// that nothing of it is left behind however the process ends: the streaming
+/// replay spools `calls.csv` rows in it. `O_TMPFILE` on Linux; elsewhere a
+/// hidden file removed right after it is opened.
+pub fn scratch_file(dir: &Path) -> std::io::Result<std::fs::File> {
+    #[cfg(target_os = "linux")]
+    {
+        use std::os::unix::fs::OpenOptionsExt;
+        if let Ok(f) =
+            std::fs::OpenOptions::new().read(true).write(true).mode(0o600).custom_flags(libc::O_TMPFILE).open(dir)
+        {
+            return Ok(f);
+        }
+    }
+    let tmp = unique_tmp(dir, "scratch");
+    let f = std::fs::OpenOptions::new().read(true).write(true).create_new(true).open(&tmp)?;
+    // An open file outlives its name on Unix; elsewhere the removal fails and
+    // the file is removed by its owner (see the callers) or stays hidden.
+    let _ = std::fs::remove_file(&tmp);
+    Ok(f)
 }
 
-/// Write a new file (never replacing one) without syncing it: for temporary
-/// files that are renamed into place later, and whose loss in a crash of the
-/// machine only loses that run. Syncing every transcript cost one disk flush per
-/// session and policy.
-pub fn write_new(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
-    let mut f = std::fs::OpenOptions::new().write(true).create_new(true).open(path)?;
-    f.write_all(bytes)
+/// `O_TMPFILE` + `linkat`: the file has no name until its bytes are written.
+#[cfg(target_os = "linux")]
+mod anonymous {
+    use std::io::Write;
+    use std::os::unix::ffi::OsStrExt;
+    use std::os::unix::fs::OpenOptionsExt;
+    use std::os::unix::io::AsRawFd;
+    use std::path::Path;
+
+    type Fill<F> = Option<F>;
+
+    /// `None` when anonymous files are not available here (old kernel, a file
+    /// system without them, no /proc) and `fill` was not taken: the caller uses
+    /// a named temporary file.
+    pub fn write<F: FnOnce(&mut dyn Write) -> std::io::Result<()>>(
+        dir: &Path,
+        name: &str,
+        path: &Path,
+        fill: &mut Fill<F>,
+        sync: bool,
+    ) -> Option<std::io::Result<()>> {
+        let f = std::fs::OpenOptions::new()
+            .read(true)
+            .write(true)
+            .mode(0o644)
+            .custom_flags(libc::O_TMPFILE)
+            .open(dir)
+            .ok()?;
+        let fill = fill.take()?;
+        let mut w = std::io::BufWriter::with_capacity(1 << 16, f);
+        let written = fill(&mut w).and_then(|()| w.into_inner().map_err(std::io::IntoInnerError::into_error));
+        let f = match written {
+            Ok(f) => f,
+            Err(e) => return Some(Err(e)),
+        };
+        if sync && let Err(e) = f.sync_all() {
+            return Some(Err(e));
+        }
+        // Linking the descriptor needs a name that does not exist yet; the
+        // complete file then replaces the target in one rename.
+        let tmp = super::unique_tmp(dir, name);
+        let linked = (|| {
+            let src = std::ffi::CString::new(format!("/proc/self/fd/{}", f.as_raw_fd())).ok()?;
+            let dst = std::ffi::CString::new(tmp.as_os_str().as_bytes()).ok()?;
+            // SAFETY: two valid NUL-terminated paths; AT_FDCWD; no pointers kept.
+            let r = unsafe {
+                libc::linkat(libc::AT_FDCWD, src.as_ptr(), libc::AT_FDCWD, dst.as_ptr(), libc::AT_SYMLINK_FOLLOW)
+            };
+            (r == 0).then_some(())
+        })();
+        if linked.is_none() {
+            // No way to name it (no /proc): `fill` is spent, so its bytes are
+            // copied to a named temporary file instead.
+            return Some(copy_to_named(f, dir, name, path, sync));
+        }
+        let renamed = std::fs::rename(&tmp, path);
+        if renamed.is_err() {
+            let _ = std::fs::remove_file(&tmp);
+        }
+        Some(renamed)
+    }
+
+    fn copy_to_named(mut f: std::fs::File, dir: &Path, name: &str, path: &Path, sync: bool) -> std::io::Result<()> {
+        use std::io::{Seek, SeekFrom};
+        let tmp = super::unique_tmp(dir, name);
+        let result = (|| {
+            let mut named = std::fs::OpenOptions::new().write(true).create_new(true).open(&tmp)?;
+            f.seek(SeekFrom::Start(0))?;
+            std::io::copy(&mut f, &mut named)?;
+            if sync {
+                named.sync_all()?;
+            }
+            std::fs::rename(&tmp, path)
+        })();
+        if result.is_err() {
+            let _ = std::fs::remove_file(&tmp);
+        }
+        result
+    }
+}
+
+/// A hidden name in `dir` that no other file of this process gets: for a file
+/// renamed into place right after (see [`crate::report::write`]).
+pub fn pending_path(dir: &Path, tag: &str) -> PathBuf {
+    unique_tmp(dir, tag)
 }
 
 fn unique_tmp(dir: &Path, name: &str) -> PathBuf {
@@ -131,6 +247,14 @@ mod tests {
         assert_eq!(safe_stem("abc-123_x.y"), "abc-123_x.y");
         assert_ne!(safe_stem("a/b"), safe_stem("a_b"));
         assert!(safe_stem(&"x".repeat(10_000)).len() <= MAX_STEM + 17);
+    }
+
+    #[test]
+    fn atomic_write_into_a_missing_dir_fails_cleanly() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("missing/report.json");
+        assert!(atomic_write(&p, b"x").is_err());
+        assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 0);
     }
 
     #[test]

@@ -119,8 +119,12 @@ pub fn read_bytes(path: &Path, data: &[u8], format: Option<Format>) -> Result<Ve
 /// Sessions come back sorted by (source path, id) whatever the thread count.
 pub fn read_all(inputs: &[Input], format: Option<Format>) -> Batch {
     use rayon::prelude::*;
-    let results: Vec<(usize, Result<Vec<Session>, Diagnostic>)> =
-        inputs.par_iter().enumerate().map(|(i, input)| (i, read_input(input, format))).collect();
+    let results: Vec<(usize, Result<Vec<Session>, Diagnostic>)> = inputs
+        .par_iter()
+        .enumerate()
+        // After Ctrl-C, the inputs not started yet are skipped (the run is over).
+        .map(|(i, input)| (i, if crate::interrupt::requested() { Ok(Vec::new()) } else { read_input(input, format) }))
+        .collect();
     let mut batch = Batch::default();
     for (_, r) in results {
         match r {

@@ -166,7 +166,9 @@ impl Engine<'_> {
 
     /// Opal `force: true`: compact all but the last 2 messages (pair-safe).
     fn force_cut(&self, lo: usize) -> Option<usize> {
-        let mut cut = self.hist.len().saturating_sub(2).max(lo + 1);
+        // Never past the end: with an empty history (a request over the window
+        // from the system prompt alone) there is nothing to compact.
+        let mut cut = self.hist.len().saturating_sub(2).max(lo + 1).min(self.hist.len());
         while cut > lo && cut < self.hist.len() && self.kind_at(cut) == Kind::ToolResult {
             cut -= 1;
         }
@@ -287,7 +289,10 @@ impl Engine<'_> {
             }
             t
         };
-        let next_is_user = cut < len && self.msg(self.hist[cut]).role == Role::User;
+        // The first kept message that takes part in alternation: system messages
+        // do not (the Anthropic API sends them apart), so look past them.
+        let next_is_user =
+            (cut..len).map(|q| self.msg(self.hist[q]).role).find(|&r| r != Role::System) == Some(Role::User);
         let merge_target = (c.placement == Placement::MergeFirst && a >= 1)
             .then(|| a - 1)
             .filter(|&q| self.msg(self.hist[q]).role == Role::User);
@@ -321,14 +326,20 @@ impl Engine<'_> {
         };
         let fixed = frame + acks + retained.iter().map(|(_, m)| text_msg(&human_text(m))).sum::<u64>();
         let freeable = removed_tokens + merged_old;
-        let Some(room) = freeable.checked_sub(fixed + c.min_gain_tokens).filter(|&r| r > 0) else {
+        // What the calibrated estimate of the replaced messages adds (content
+        // the log does not show, tokenizer error) goes with them: it counts for
+        // the gain. The estimate itself must still shrink.
+        let removed_corr: i64 = (a..cut).map(|q| self.items[self.hist[q] as usize].corr).sum();
+        let gain_room = (freeable as i64).saturating_add(removed_corr) - (fixed + c.min_gain_tokens) as i64;
+        let room = freeable.saturating_sub(fixed + 1).min(gain_room.max(0) as u64);
+        if room == 0 {
             // Even an empty summary would not free enough: worth trying again
             // once the region is bigger by the difference.
-            let need = (fixed + c.min_gain_tokens + 1).saturating_sub(freeable);
+            let need = (fixed + c.min_gain_tokens + 1).saturating_sub(freeable.saturating_add_signed(removed_corr));
             self.compactions.push(self.event(reason, measured, before, before, SummaryOutcome::None));
             self.back_off(reason, need);
             return;
-        };
+        }
         let summary_max = c.summary_max_tokens.min(room);
 
         // Summarizer inputs: the history part and, for a split turn, its prefix.
@@ -465,8 +476,8 @@ impl Engine<'_> {
         let merged_tokens = merged.as_ref().map(|m| self.tokens_of(m));
         let after =
             before - removed_tokens + new_tokens.iter().sum::<u64>() + merged_tokens.unwrap_or(merged_old) - merged_old;
-        let freed = before.saturating_sub(after);
-        // Not applied unless it frees the minimum (and always something): a
+        let freed = (before as i64 - after as i64).saturating_add(removed_corr).max(0) as u64;
+        // Not applied unless it frees the minimum (and shrinks the estimate): a
         // compaction that frees less is the loop real agents fall into.
         let applied = after < before && freed >= c.min_gain_tokens;
         let outcome = match (&body, fallback) {
@@ -541,7 +552,8 @@ impl Engine<'_> {
         self.compaction_prefix = Some(self.compaction_prefix.map_or(kept, |p| p.min(kept)));
         self.tail_start_seq = if cut < len { self.items[self.hist[cut] as usize].seq } else { self.next_seq };
         for q in a..cut {
-            let it = &self.items[self.hist[q] as usize];
+            let it = &mut self.items[self.hist[q] as usize];
+            it.live = false;
             if it.kind.synthetic() {
                 self.synth_view -= it.view_tokens;
             } else {
@@ -549,6 +561,7 @@ impl Engine<'_> {
                 self.pruned_seqs.remove(&it.seq);
             }
         }
+        self.hist_corr -= removed_corr;
         let unit_start: usize = (0..a).map(|q| self.items[self.hist[q] as usize].units as usize).sum();
         let unit_count: usize = (a..cut).map(|q| self.items[self.hist[q] as usize].units as usize).sum();
         self.remove_units(unit_start, unit_count);
@@ -592,6 +605,8 @@ impl Engine<'_> {
                 units: 0,
                 dirty: false,
                 copy_of,
+                corr: 0,
+                live: true,
             });
             self.hist.insert(a + j, id);
             self.hist_tokens += t;

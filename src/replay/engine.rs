@@ -66,6 +66,11 @@ pub(super) struct Item {
     pub dirty: bool,
     /// For `Retained`: the source message it copies.
     pub copy_of: Option<usize>,
+    /// Calibrated estimator: this source message's share of the gap between
+    /// recorded usage and the estimate (see `Engine::calibrate`).
+    pub corr: i64,
+    /// Still in history (a source item is dropped by a compaction only once).
+    pub live: bool,
 }
 
 /// Pruning state of a tool result; it only moves forward.
@@ -219,6 +224,12 @@ pub(super) struct Engine<'a> {
     last_prefix: u64,
     /// The previous request's messages (verify mode only).
     last_request: Option<Vec<Message>>,
+    /// Item of each source message (`u32::MAX`: not appended, or skipped).
+    item_of_src: Vec<u32>,
+    /// Calibrated estimator: Σ `corr` of the items in history, and the part of
+    /// the last recorded gap no message could take (see `calibrate`).
+    pub hist_corr: i64,
+    residual: i64,
 }
 
 impl<'a> Engine<'a> {
@@ -277,6 +288,9 @@ impl<'a> Engine<'a> {
             prev_pruned: false,
             last_prefix: 0,
             last_request: None,
+            item_of_src: vec![u32::MAX; s.messages.len()],
+            hist_corr: 0,
+            residual: 0,
         }
     }
 
@@ -357,7 +371,10 @@ impl<'a> Engine<'a> {
             units: 0,
             dirty: false,
             copy_of: None,
+            corr: 0,
+            live: true,
         });
+        self.item_of_src[i] = id;
         self.hist.push_back(id);
         self.hist_tokens += tokens;
         self.view_tokens += tokens;
@@ -459,15 +476,38 @@ impl<'a> Engine<'a> {
         }
     }
 
+    /// Calibrated estimator: source message `src` is `corr` tokens bigger than
+    /// estimated (its share of what the recorded usage showed), and `residual`
+    /// of the last recorded gap belongs to no message the replay holds. A
+    /// message's share leaves the request with it when a compaction replaces
+    /// it; the residual stays. Pruning does not change a share.
+    pub fn calibrate(&mut self, src: usize, corr: i64) {
+        let Some(&id) = self.item_of_src.get(src) else { return };
+        let Some(it) = self.items.get_mut(id as usize) else { return };
+        if it.live {
+            self.hist_corr += corr - it.corr;
+        }
+        it.corr = corr;
+    }
+
+    pub fn set_residual(&mut self, residual: i64) {
+        self.residual = residual;
+    }
+
+    /// What the calibration adds to the estimate of the current request.
+    pub fn offset(&self) -> i64 {
+        self.hist_corr + self.residual
+    }
+
     /// Request size the trigger sees.
-    fn measured(&self, gate_open: bool, drift: i64) -> u64 {
+    fn measured(&self, gate_open: bool) -> u64 {
         let body =
             if self.p.compact.measure == Measure::View && gate_open { self.view_tokens } else { self.hist_tokens };
         let mut v = self.system + body;
         if self.p.compact.include_max_output {
             v += self.p.max_output_tokens;
         }
-        super::apply_drift(v, drift)
+        super::apply_drift(v, self.offset())
     }
 
     fn fires(&self, size: u64, point: u64) -> bool {
@@ -487,7 +527,7 @@ impl<'a> Engine<'a> {
         self.call_hard = 0;
     }
 
-    pub fn call(&mut self, ci: usize, m: usize, ts: Option<i64>, gap_ms: Option<i64>, drift: i64) -> CallRow {
+    pub fn call(&mut self, ci: usize, m: usize, ts: Option<i64>, gap_ms: Option<i64>) -> CallRow {
         self.call_idx = ci;
         let mut events = Vec::new();
         // OpenClaw cache-ttl mode: prune only once the cache has expired; the
@@ -498,9 +538,9 @@ impl<'a> Engine<'a> {
         };
         let pruning = self.p.prune.enabled && gate_open;
         if pruning && self.p.compact.measure == Measure::View {
-            self.prune_pass(drift);
+            self.prune_pass();
         }
-        let size = self.measured(gate_open, drift);
+        let size = self.measured(gate_open);
         let f = &self.p.flush;
         if f.enabled
             && !self.flushed
@@ -513,9 +553,9 @@ impl<'a> Engine<'a> {
             self.compact(CompactionReason::Threshold, size, None, false);
         }
         if pruning {
-            self.prune_pass(drift);
+            self.prune_pass();
         }
-        let mut policy_tokens = self.request_tokens(pruning, drift);
+        let mut policy_tokens = self.request_tokens(pruning);
         // Overflow recovery (specs/002): compact again keeping window/5, forcing a cut.
         if self.p.compact.enabled
             && policy_tokens > self.p.context_window
@@ -525,9 +565,9 @@ impl<'a> Engine<'a> {
             let keep = (r * self.p.context_window as f64) as u64;
             self.compact(CompactionReason::Overflow, policy_tokens, Some(keep), true);
             if pruning {
-                self.prune_pass(drift);
+                self.prune_pass();
             }
-            policy_tokens = self.request_tokens(pruning, drift);
+            policy_tokens = self.request_tokens(pruning);
         }
         // One event per kind and call: a call with a threshold compaction and an
         // overflow recovery shows `compact` once (the trace has both events).
@@ -543,7 +583,7 @@ impl<'a> Engine<'a> {
         let prefix = self.prefix_since_last(pruning);
         self.prev_body = Some(if pruning { self.view_tokens } else { self.hist_tokens });
         self.prev_pruned = pruning;
-        let prefix_policy = if prefix == 0 { 0 } else { super::apply_drift(prefix, drift).min(policy_tokens) };
+        let prefix_policy = if prefix == 0 { 0 } else { super::apply_drift(prefix, self.offset()).min(policy_tokens) };
         CallRow {
             call: ci,
             message_index: m,
@@ -600,9 +640,9 @@ impl<'a> Engine<'a> {
         p
     }
 
-    fn request_tokens(&self, pruned: bool, drift: i64) -> u64 {
+    fn request_tokens(&self, pruned: bool) -> u64 {
         let body = if pruned { self.view_tokens } else { self.hist_tokens };
-        super::apply_drift(self.system + body, drift)
+        super::apply_drift(self.system + body, self.offset())
     }
 
     /// The request view as messages.
@@ -635,6 +675,10 @@ impl<'a> Engine<'a> {
                 h += self.tokens_of(&hm);
                 v += self.tokens_of(&self.view_msg(id));
             }
+            let corr: i64 = self.hist.iter().map(|&id| self.items[id as usize].corr).sum();
+            if corr != self.hist_corr {
+                out.push(Violation::CalibrationMismatch { incremental: self.hist_corr, recomputed: corr });
+            }
             if h != self.hist_tokens || v != self.view_tokens {
                 out.push(Violation::TotalsMismatch {
                     history_incremental: self.hist_tokens,
@@ -646,7 +690,13 @@ impl<'a> Engine<'a> {
         }
         if opts.check_invariants {
             if self.unpaired.is_none() {
-                self.unpaired = Some(invariants::unpaired_ids(&self.s.messages));
+                // Over what the policy replays: a tool use (or result) that a
+                // recorded compaction inserted is skipped, leaving its partner alone.
+                let stream: Vec<Message> = (0..self.s.messages.len())
+                    .filter(|&i| !self.s.is_inserted(i))
+                    .map(|i| self.s.messages[i].clone())
+                    .collect();
+                self.unpaired = Some(invariants::unpaired_ids(&stream));
             }
             let view = self.view_messages();
             let history: Vec<Message> = self.hist.iter().map(|&id| self.hist_msg(id).into_owned()).collect();

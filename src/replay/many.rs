@@ -21,6 +21,12 @@ pub trait Resolver: Sync {
     /// pi and Opal); the engine applies the recorded-usage correction itself.
     fn estimator(&self, kind: EstimatorKind) -> Result<Arc<dyn Estimator>, ReplayError>;
     fn summarizer(&self, kind: SummarizerKind) -> Result<Arc<dyn Summarizer>, ReplayError>;
+    /// The summarizer of one policy: by default the one of its kind. A resolver
+    /// overrides this when policies of the same kind need different objects
+    /// (LLM policies with their own prompt, model or endpoint).
+    fn summarizer_for(&self, policy: &Policy) -> Result<Arc<dyn Summarizer>, ReplayError> {
+        self.summarizer(policy.compact.summarizer)
+    }
 }
 
 /// What the library has built in: `chars4` (also the base of `calibrated`),
@@ -86,7 +92,7 @@ impl<'p> Prepared<'p> {
             .iter()
             .map(|p| {
                 p.validate()?;
-                Ok((resolver.estimator(p.estimator)?, resolver.summarizer(p.compact.summarizer)?))
+                Ok((resolver.estimator(p.estimator)?, resolver.summarizer_for(p)?))
             })
             .collect();
         let group: Vec<usize> = (0..resolved.len())
@@ -108,6 +114,11 @@ impl<'p> Prepared<'p> {
         let mut cache: Vec<Option<Vec<u64>>> = vec![None; self.resolved.len()];
         let mut traces = Vec::with_capacity(self.policies.len());
         for (pi, policy) in self.policies.iter().enumerate() {
+            // After Ctrl-C the sessions not started yet cost nothing.
+            if crate::interrupt::requested() {
+                traces.push(Err(ReplayError::Interrupted));
+                continue;
+            }
             let (est, summ) = match &self.resolved[pi] {
                 Ok(r) => r,
                 Err(e) => {

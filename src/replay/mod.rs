@@ -20,7 +20,9 @@
 //! Baseline and policy are `system_tokens` + the estimate of the messages; with
 //! the `calibrated` estimator both also carry the gap between the last recorded
 //! usage and the baseline estimate at that call ("last usage + estimate of what
-//! was added since", pi/Opal).
+//! was added since", pi/Opal): the baseline whole, the policy as the shares of
+//! the messages it still holds (`Calibration`), so that replacing a message
+//! also drops what the log did not show of it.
 //!
 //! Each row also carries the tokens of the request equal to the start of the
 //! previous request (`prefix_*`), for the prompt-cache cost model.
@@ -49,12 +51,13 @@ use crate::filetrack::FileOps;
 use crate::invariants::Violation;
 use crate::model::{Message, Session};
 use crate::policy::{Policy, PolicyError};
+use crate::read::MAX_TOKENS;
 use crate::summarize::{Summarizer, SummarizerUsage};
 use crate::tokens::{Estimator, EstimatorKind};
 use serde::{Deserialize, Serialize};
 
 pub use many::{BuiltinResolver, Prepared, Progress, Resolver, SessionResults, estimator_name, replay_many};
-pub use stream::{SessionKey, StreamProgress, Streamed, replay_stream};
+pub use stream::{Prepare, SessionKey, Stages, StreamProgress, Streamed, replay_stream};
 
 /// Options of a replay that are not part of the policy.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -100,6 +103,9 @@ pub enum ReplayError {
     BadCall { call: usize, index: usize, len: usize },
     #[error("message token counts do not match the session ({got} for {want} messages)")]
     TokenCache { got: usize, want: usize },
+    /// Ctrl-C (see `crate::interrupt`): the replay stopped before its end.
+    #[error("interrupted")]
+    Interrupted,
 }
 
 /// Where `system_tokens` came from.
@@ -335,25 +341,30 @@ pub fn replay_session(
     // policy replay.
     let mut inserted = vec![false; n];
     for rc in &session.recorded_compactions {
-        for i in rc.inserted.clone() {
-            if i < n {
-                inserted[i] = true;
-            }
+        // Clamped first: iterating an out-of-range `inserted` (a hand-built or
+        // corrupt session) would spin through up to 2^64 indices.
+        for flag in &mut inserted[rc.inserted.start.min(n)..rc.inserted.end.min(n).max(rc.inserted.start.min(n))] {
+            *flag = true;
         }
     }
     let baseline = Baseline::new(session, &est);
 
     // System prompt: configured, or calibrated from the first recorded usage.
+    // Clamped like every count from a log (`read::MAX_TOKENS`): the engine adds it
+    // to every request size.
     let (system_tokens, system_tokens_source) = match policy.system_tokens {
-        Some(t) => (t, SystemTokensSource::Policy),
+        Some(t) => (t.min(MAX_TOKENS), SystemTokensSource::Policy),
         None => match session.calls.iter().find_map(|c| c.usage.map(|u| (c.message_index, u.prompt_tokens()))) {
-            Some((m, recorded)) => (recorded.saturating_sub(baseline.at(m)), SystemTokensSource::Calibrated),
+            Some((m, recorded)) => {
+                (recorded.min(MAX_TOKENS).saturating_sub(baseline.at(m)), SystemTokensSource::Calibrated)
+            }
             None => (0, SystemTokensSource::Zero),
         },
     };
     let calibrated = policy.estimator == EstimatorKind::Calibrated;
 
     let mut eng = engine::Engine::new(session, policy, ctx, toks, system_tokens);
+    let mut calibration = Calibration::new(n);
     let mut rows = Vec::with_capacity(session.calls.len());
     let mut violations = Vec::new();
     let mut cursor = 0usize;
@@ -362,6 +373,9 @@ pub fn replay_session(
     let mut prev_ts: Option<i64> = None;
     let mut prev_call: Option<(usize, u64)> = None;
     for (ci, call) in session.calls.iter().enumerate() {
+        if crate::interrupt::requested() {
+            return Err(ReplayError::Interrupted);
+        }
         let m = call.message_index;
         eng.begin_call(ci);
         while cursor < m {
@@ -374,10 +388,10 @@ pub fn replay_session(
         let d = if calibrated { drift } else { 0 };
         let ts = call.timestamp.or(session.messages[m].timestamp);
         let gap_ms = match (prev_ts, ts) {
-            (Some(a), Some(b)) => Some(b - a),
+            (Some(a), Some(b)) => Some(b.saturating_sub(a)),
             _ => None,
         };
-        let mut row = eng.call(ci, m, ts, gap_ms, d);
+        let mut row = eng.call(ci, m, ts, gap_ms);
         row.tokens_baseline = apply_drift(base_est, d);
         // The agent's own compaction rewrote its context since the last call: only
         // the system prompt is still a prefix.
@@ -390,7 +404,7 @@ pub fn replay_session(
             row.prefix_baseline = apply_drift(row.prefix_baseline, d).min(row.tokens_baseline);
         }
         prev_call = Some((m, base_est));
-        row.tokens_recorded = call.usage.map(|u| u.prompt_tokens());
+        row.tokens_recorded = call.usage.map(|u| u.prompt_tokens().min(MAX_TOKENS));
         if row.tokens_baseline > policy.context_window {
             row.events.push(Event::OverflowBaseline);
         }
@@ -404,7 +418,10 @@ pub fn replay_session(
                 .extend(eng.check(ci, ctx.options).into_iter().map(|violation| CallViolation { call: ci, violation }));
         }
         if let Some(r) = row.tokens_recorded {
-            drift = r as i64 - base_est as i64;
+            drift = signed_diff(r, base_est);
+            if calibrated {
+                calibration.record(m, drift, &baseline, &est, &mut eng);
+            }
         }
         rows.push(row);
         prev_ts = ts.or(prev_ts);
@@ -439,6 +456,12 @@ pub fn replay_session(
     })
 }
 
+/// `a - b` as an `i64`, saturating at its bounds.
+fn signed_diff(a: u64, b: u64) -> i64 {
+    let d = i128::from(a) - i128::from(b);
+    d.clamp(i128::from(i64::MIN), i128::from(i64::MAX)) as i64
+}
+
 fn apply_drift(v: u64, drift: i64) -> u64 {
     if drift >= 0 { v.saturating_add(drift as u64) } else { v.saturating_sub(drift.unsigned_abs()) }
 }
@@ -450,6 +473,8 @@ struct Baseline {
     before: Vec<u64>,
     /// Positions where a recorded compaction takes effect, sorted.
     resets: Vec<usize>,
+    /// The range each of those compactions kept.
+    kept: Vec<std::ops::Range<usize>>,
 }
 
 impl Baseline {
@@ -458,15 +483,18 @@ impl Baseline {
         let mut prefix = Vec::with_capacity(n + 1);
         prefix.push(0u64);
         for i in 0..n {
-            prefix.push(prefix[i] + est(i));
+            prefix.push(prefix[i].saturating_add(est(i)));
         }
         let range_sum = |r: &std::ops::Range<usize>| {
             let (a, b) = (r.start.min(n), r.end.min(n));
-            if a < b { prefix[b] - prefix[a] } else { 0 }
+            if a < b { prefix[b].saturating_sub(prefix[a]) } else { 0 }
         };
         // Where each recorded compaction takes effect: at its first inserted message.
-        let mut resets: Vec<(usize, u64)> =
-            session.recorded_compactions.iter().map(|c| (c.inserted.start, range_sum(&c.kept))).collect();
+        let mut resets: Vec<(usize, u64, std::ops::Range<usize>)> = session
+            .recorded_compactions
+            .iter()
+            .map(|c| (c.inserted.start, range_sum(&c.kept), c.kept.start.min(n)..c.kept.end.min(n)))
+            .collect();
         resets.sort_by_key(|r| r.0);
         let mut before = Vec::with_capacity(n + 1);
         let mut sum = 0u64;
@@ -478,10 +506,23 @@ impl Baseline {
             }
             before.push(sum);
             if i < n {
-                sum += est(i);
+                sum = sum.saturating_add(est(i));
             }
         }
-        Baseline { before, resets: resets.iter().map(|r| r.0).collect() }
+        Baseline {
+            before,
+            resets: resets.iter().map(|r| r.0).collect(),
+            kept: resets.into_iter().map(|r| r.2).collect(),
+        }
+    }
+
+    /// The agent's context just before message `m`: the range kept by its last
+    /// compaction, then everything from where that compaction took effect.
+    fn context(&self, m: usize) -> (std::ops::Range<usize>, usize) {
+        match self.resets.partition_point(|&r| r <= m).checked_sub(1) {
+            Some(i) => (self.kept[i].clone(), self.resets[i]),
+            None => (0..0, 0),
+        }
     }
 
     fn at(&self, i: usize) -> u64 {
@@ -495,39 +536,126 @@ impl Baseline {
     }
 }
 
+/// The calibrated estimator's gap (recorded usage − estimate), spread over the
+/// messages that produced it, so that a policy that compacts those messages
+/// away also sheds their share.
+///
+/// The gap is an estimate of what chars/4 misses: content the log does not
+/// carry (attachments a harness adds to a tool result, tool schemas) and the
+/// tokenizer's difference. Carried whole, as the usage of the baseline's
+/// context, it would stay in the policy's estimate after the policy replaced
+/// the messages it came from: the trigger would keep firing on a history with
+/// nothing left to replace (the no-progress loop). Each recorded usage covers
+/// the baseline's context; what its gap adds to the gap of the messages already
+/// covered is shared by the messages new since the previous usage, in
+/// proportion to their estimates (a message never below zero tokens). The first
+/// usage's gap, and what no message can take, stays on the whole request (the
+/// residual), as before. With no compaction by the policy the policy's estimate
+/// equals the baseline's. O(n) per session: shares are assigned once, in
+/// message order, and summed with prefix sums.
+struct Calibration {
+    corr: Vec<i64>,
+    /// `prefix[i]` = Σ `corr[..i]`, for `i ≤ covered`.
+    prefix: Vec<i64>,
+    /// Messages before this have their share.
+    covered: usize,
+    /// The first usage's gap (None before it): the system prompt's.
+    base: Option<i64>,
+}
+
+impl Calibration {
+    fn new(n: usize) -> Calibration {
+        let mut prefix = Vec::with_capacity(n + 1);
+        prefix.push(0);
+        Calibration { corr: vec![0; n], prefix, covered: 0, base: None }
+    }
+
+    /// Σ shares over `r` (messages not covered yet have none).
+    fn sum(&self, r: std::ops::Range<usize>) -> i64 {
+        let at = |i: usize| self.prefix[i.min(self.covered)];
+        if r.start < r.end { at(r.end) - at(r.start) } else { 0 }
+    }
+
+    /// Usage recorded for the request made of messages before `m`, `gap` tokens
+    /// more than the baseline's estimate of it.
+    fn record(
+        &mut self,
+        m: usize,
+        gap: i64,
+        baseline: &Baseline,
+        est: &dyn Fn(usize) -> u64,
+        eng: &mut engine::Engine<'_>,
+    ) {
+        let (kept, from) = baseline.context(m);
+        let lo = self.covered.max(from);
+        let m = m.min(self.corr.len());
+        // The first usage also measures the system prompt: its gap is not the
+        // messages'. A message never shrinks below zero tokens.
+        let base = *self.base.get_or_insert(gap);
+        let known = base + self.sum(kept.clone()) + self.sum(from..lo);
+        let weight: i64 = (lo..m).map(|i| est(i) as i64).sum();
+        let share = if weight == 0 { 0 } else { (gap - known).max(-weight) };
+        let mut acc = 0i64;
+        let mut given = 0i64;
+        for i in lo..m {
+            acc += est(i) as i64;
+            // Cumulative rounding: the shares add up to `share` exactly.
+            let upto = ((share as i128 * acc as i128).div_euclid(weight.max(1) as i128)) as i64;
+            self.corr[i] = upto - given;
+            given = upto;
+            if self.corr[i] != 0 {
+                eng.calibrate(i, self.corr[i]);
+            }
+        }
+        for i in self.covered..m {
+            let next = self.prefix[i] + self.corr[i];
+            self.prefix.push(next);
+        }
+        self.covered = self.covered.max(m);
+        eng.set_residual(gap - (self.sum(kept) + self.sum(from..m)));
+    }
+}
+
 fn metrics(rows: &[CallRow], comps: &[CompactionEvent], prunes: &[PruneEvent], window: u64) -> SessionMetrics {
     let mut m = SessionMetrics { calls: rows.len() as u64, ..SessionMetrics::default() };
     for r in rows {
-        m.input_tokens_baseline += r.tokens_baseline;
-        m.input_tokens_policy += r.tokens_policy;
+        // Sums saturate: extreme recorded usage must not wrap (or panic).
+        m.input_tokens_baseline = m.input_tokens_baseline.saturating_add(r.tokens_baseline);
+        m.input_tokens_policy = m.input_tokens_policy.saturating_add(r.tokens_policy);
         if let Some(rec) = r.tokens_recorded {
             m.calls_with_usage += 1;
-            m.input_tokens_recorded += rec;
+            m.input_tokens_recorded = m.input_tokens_recorded.saturating_add(rec);
         }
         m.peak_baseline = m.peak_baseline.max(r.tokens_baseline);
         m.peak_policy = m.peak_policy.max(r.tokens_policy);
         m.overflow_calls_baseline += u64::from(r.tokens_baseline > window);
         m.overflow_calls_policy += u64::from(r.tokens_policy > window);
         m.flush_points += u64::from(r.events.contains(&Event::Flush));
-        m.prefix_tokens_baseline += r.prefix_baseline;
-        m.prefix_tokens_policy += r.prefix_policy;
+        m.prefix_tokens_baseline = m.prefix_tokens_baseline.saturating_add(r.prefix_baseline);
+        m.prefix_tokens_policy = m.prefix_tokens_policy.saturating_add(r.prefix_policy);
     }
     for c in comps {
         m.compactions += u64::from(c.applied);
         m.no_progress_compactions += u64::from(c.no_progress);
-        m.summarizer_tokens += c.summarizer_usage.total();
+        m.summarizer_tokens = m.summarizer_tokens.saturating_add(c.summarizer_usage.total());
     }
     for p in prunes {
         match p.kind {
             PruneKind::Hard => m.pruned_hard += 1,
             PruneKind::Soft | PruneKind::Cap => m.pruned_soft += 1,
         }
-        m.pruned_chars_freed += p.chars_before - p.chars_after;
+        m.pruned_chars_freed = m.pruned_chars_freed.saturating_add(p.chars_before.saturating_sub(p.chars_after));
     }
     if m.input_tokens_baseline > 0 {
         m.savings_pct =
             (m.input_tokens_baseline as f64 - m.input_tokens_policy as f64) * 100.0 / m.input_tokens_baseline as f64;
     }
-    m.net_savings_tokens = m.input_tokens_baseline as i64 - m.input_tokens_policy as i64 - m.summarizer_tokens as i64;
+    m.net_savings_tokens = net_savings(m.input_tokens_baseline, m.input_tokens_policy, m.summarizer_tokens);
     m
+}
+
+/// baseline − policy − summarizer tokens, saturating at the bounds of `i64`.
+pub fn net_savings(baseline: u64, policy: u64, summarizer: u64) -> i64 {
+    let d = i128::from(baseline) - i128::from(policy) - i128::from(summarizer);
+    d.clamp(i128::from(i64::MIN), i128::from(i64::MAX)) as i64
 }

@@ -79,8 +79,19 @@ struct InputDone<S> {
     held: Vec<(usize, Session)>,
 }
 
-/// Read and replay every input on `pool`, calling `sink` once per session (on
-/// the worker thread, with the session still alive) and keeping what it returns.
+/// Changes a session gets after reading, before its replay (`--redact`).
+pub type Prepare<'a> = &'a (dyn Fn(&mut Session) + Sync);
+
+/// What a streaming replay does with each session: `prepare` it after reading
+/// (optional), then hand its results to `sink` (on the worker thread, with the
+/// session still alive) and keep what the sink returns.
+pub struct Stages<'a, S> {
+    pub prepare: Option<Prepare<'a>>,
+    pub sink: &'a (dyn Fn(&SessionKey, &Session, SessionResults) -> S + Sync),
+}
+
+/// Read and replay every input on `pool`. After Ctrl-C
+/// ([`crate::interrupt`]) no further input is read; what was kept is returned.
 #[allow(clippy::too_many_arguments)]
 pub fn replay_stream<S: Send>(
     inputs: &[Input],
@@ -90,7 +101,7 @@ pub fn replay_stream<S: Send>(
     options: ReplayOptions,
     pool: &rayon::ThreadPool,
     progress: Option<&(dyn Fn(StreamProgress) + Sync)>,
-    sink: &(dyn Fn(&SessionKey, &Session, SessionResults) -> S + Sync),
+    stages: &Stages<'_, S>,
 ) -> Streamed<S> {
     let prepared = Prepared::new(policies, resolver);
     let is_agent = |i: usize| inputs[i].kind == InputKind::File && claude::is_agent_file(&inputs[i].path);
@@ -106,7 +117,7 @@ pub fn replay_stream<S: Send>(
                 .par_iter()
                 .with_max_len(1)
                 .map(|&(i, pass)| {
-                    let done = process(inputs, i, pass, format, owned, &prepared, options, sink);
+                    let done = process(inputs, i, pass, format, owned, &prepared, options, stages);
                     sessions_done.fetch_add(done.sessions.len(), Ordering::Relaxed);
                     if pass != Pass::Sidechains {
                         let n = inputs_done.fetch_add(1, Ordering::Relaxed) + 1;
@@ -135,7 +146,7 @@ pub fn replay_stream<S: Send>(
         let mut d = InputDone::new(i);
         pool.install(|| {
             for (index, s) in sessions {
-                replay_one(&mut d, i, index, s, Pass::Sidechains, &owned, &prepared, options, sink);
+                replay_one(&mut d, i, index, s, Pass::Sidechains, &owned, &prepared, options, stages);
             }
         });
         done.push(d);
@@ -173,9 +184,13 @@ fn process<S>(
     owned: &HashSet<String>,
     prepared: &Prepared<'_>,
     options: ReplayOptions,
-    sink: &(dyn Fn(&SessionKey, &Session, SessionResults) -> S + Sync),
+    stages: &Stages<'_, S>,
 ) -> InputDone<S> {
     let mut done = InputDone::new(i);
+    // After Ctrl-C the inputs not started yet cost nothing.
+    if crate::interrupt::requested() {
+        return done;
+    }
     let sessions = match read::read_input(&inputs[i], format) {
         Ok(s) => s,
         Err(d) => {
@@ -199,7 +214,7 @@ fn process<S>(
                 }
             }
             Pass::Sidechains if !linked => {}
-            _ => replay_one(&mut done, i, index, s, pass, owned, prepared, options, sink),
+            _ => replay_one(&mut done, i, index, s, pass, owned, prepared, options, stages),
         }
     }
     done
@@ -229,15 +244,20 @@ fn replay_one<S>(
     owned: &HashSet<String>,
     prepared: &Prepared<'_>,
     options: ReplayOptions,
-    sink: &(dyn Fn(&SessionKey, &Session, SessionResults) -> S + Sync),
+    stages: &Stages<'_, S>,
 ) {
     match pass {
         Pass::TopLevel => done.owned.extend(claude::owned_response_ids(&s).map(str::to_string)),
         Pass::AgentFile | Pass::Sidechains => claude::drop_replayed_responses(&mut s, owned),
     }
+    // As reading everything first does: responses are dropped (above) before
+    // the session is prepared.
+    if let Some(prepare) = stages.prepare {
+        prepare(&mut s);
+    }
     let key = SessionKey { session_id: s.id.clone(), source_path: s.source_path.clone(), input, index };
     let results = prepared.replay(&s, options);
-    let kept = sink(&key, &s, results);
+    let kept = (stages.sink)(&key, &s, results);
     done.sessions.push((key, kept));
 }
 
@@ -303,9 +323,11 @@ mod tests {
                 }
             }
             seen.lock().unwrap().push(s.id.clone());
-            (report::summarize(s, policies, &r), csv_out::session_call_rows(&r, &names), t)
+            (report::summarize(s, policies, &r, None), csv_out::session_call_rows(&r, &names), t)
         };
-        let out = replay_stream(inputs, None, policies, &BuiltinResolver, ReplayOptions::default(), &pool, None, &sink);
+        let stages = Stages { prepare: None, sink: &sink };
+        let out =
+            replay_stream(inputs, None, policies, &BuiltinResolver, ReplayOptions::default(), &pool, None, &stages);
         // Each session went through the sink once.
         assert_eq!(seen.lock().unwrap().len(), out.sessions.len());
         let summaries: Vec<_> = out.sessions.iter().map(|(_, (s, _, _))| s.clone()).collect();

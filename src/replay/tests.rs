@@ -1128,3 +1128,77 @@ fn threshold_and_overflow_compactions_at_one_call_are_two_compactions_one_event(
     assert_eq!(t.metrics.compactions, 2);
     assert_counts_consistent(&t);
 }
+
+// ------------------------------------------------ calibration shares per message
+
+#[test]
+fn a_calibrated_gap_leaves_the_request_with_the_messages_it_came_from() {
+    // A tool result carries 5,000 tokens the log does not show (the usage after
+    // it jumps): the baseline and an idle policy carry them for good, a policy
+    // that replaces that result sheds them, and its trigger then stays quiet
+    // instead of firing on a history with nothing left to replace.
+    let mut b = SessionBuilder::new("s").step("u400").step("t1").usage(110);
+    b = b.step("r400").step("t1").usage(5_220);
+    let mut est = 220;
+    for _ in 0..8 {
+        b = b.step("r400").step("t1");
+        est += 110;
+        b = b.usage(est + 5_000);
+    }
+    let s = b.step("r400").step("a40").build();
+    let mut p = compacting(|c| {
+        c.trigger_tokens = 5_600;
+        c.keep_recent_tokens = 300;
+        c.cut_points = CutPoints::UserOrAssistant;
+        c.min_gain_tokens = 100;
+    });
+    p.estimator = EstimatorKind::Calibrated;
+    let mut idle = p.clone();
+    idle.compact.enabled = false;
+    let t = run(&s, &idle);
+    assert_eq!(policy_tokens(&t), baseline_tokens(&t));
+    assert!(t.calls[2].tokens_policy > 5_000);
+
+    let t = run(&s, &p);
+    assert_counts_consistent(&t);
+    let first = &t.compactions[0];
+    assert!(first.applied && first.replaced.contains(&2), "{first:?}");
+    // The 5,000 went with the result: the request is back to its estimate.
+    assert!(t.calls[first.call].tokens_policy < 1_000, "{:?}", t.calls[first.call]);
+    assert_eq!(t.compactions.len(), 1, "{:?}", t.compactions);
+    assert!(t.calls.iter().all(|c| !c.events.contains(&Event::NoProgress)));
+}
+
+#[test]
+fn calibrated_shares_follow_the_agent_context_across_its_own_compactions() {
+    // Messages: 0 u400, 1 a4 (call 0), 2 u400, 3 a400 (call 1), 4 the agent's
+    // summary (inserted, keeps 2), 5 u400, 6 a40 (call 2), 7 a40 (call 3).
+    let s = SessionBuilder::new("s")
+        .step("u400")
+        .step("a4")
+        // 100 estimated: the first gap (1) is the system prompt's, the residual.
+        .usage(101)
+        .step("u400")
+        .step("a400")
+        // 201 estimated, gap 200: 199 more, for messages 1 and 2 in proportion
+        // to their estimates (1 and 100): 1 and 198.
+        .usage(401)
+        .step("u40")
+        .step("u400")
+        .step("a40")
+        // The agent's context is now 2, 4, 5 (210 estimated), gap 298, of which
+        // 1 + 198 is known: 99 for messages 4 (10) and 5 (100), 9 and 90.
+        .usage(508)
+        .step("a40")
+        .recorded_compaction(2..3, 4..5)
+        .build();
+    let mut p = bare();
+    p.estimator = EstimatorKind::Calibrated;
+    let t = run(&s, &p);
+    // The policy skips the agent's summary and holds 0, 1, 2, 3, 5, 6: their
+    // estimates, their shares and the residual.
+    let held = 100 + 1 + 100 + 100 + 100 + 10;
+    assert_eq!(t.calls[3].tokens_policy, held + 1 + 198 + 90 + 1);
+    // The baseline carries the whole gap on its own context (2, 4, 5, 6).
+    assert_eq!(t.calls[3].tokens_baseline, 100 + 10 + 100 + 10 + 298);
+}

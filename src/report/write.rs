@@ -1,15 +1,20 @@
 //! Writing a replay's files under `--out`: report.json, sessions.csv, calls.csv,
-//! report.md and `transcripts/POLICY/SESSION.jsonl`. Every name derived from a
-//! session id or policy name is sanitized; every file is written atomically.
+//! report.md, report.html and `transcripts/POLICY/SESSION.jsonl`. Every name
+//! derived from a session id or policy name is sanitized; every file is written
+//! atomically (a killed run leaves each file complete or absent).
 //!
 //! Two ways in: [`write_all`] writes everything from results held in memory;
 //! [`SessionWriter`] is its streaming twin: it writes each session's transcripts
-//! and `calls.csv` rows while the replay runs (to temporary names and a spool
-//! file), then [`SessionWriter::finish`] puts them in place in report order.
-//! Both produce the same bytes under the same names.
+//! (under their final names) and spools its `calls.csv` rows while the replay
+//! runs, keeping only the charts report.html will draw; then
+//! [`SessionWriter::finish`] writes the reports in report order. Both produce
+//! the same bytes under the same names.
 
+use super::html::{ChartKeeper, Charts, DEFAULT_MAX_SESSIONS};
 use super::{Report, csv_out, markdown, to_json, transcript_jsonl};
-use crate::output::fsutil::{atomic_write, atomic_write_with, ensure_dir, pending_path, safe_stem, write_new};
+use crate::output::fsutil::{
+    atomic_write, atomic_write_unsynced, atomic_write_with, ensure_dir, fnv1a, pending_path, safe_stem, scratch_file,
+};
 use crate::replay::{SessionKey, SessionResults};
 use std::collections::HashSet;
 use std::io::{Read, Seek, SeekFrom, Write};
@@ -22,9 +27,9 @@ pub struct WriteOptions {
     pub transcripts: bool,
 }
 
-/// Transcript file stems per policy. Two sessions can share an id (a resumed
-/// log copied twice); the later one in report order gets the source path's hash
-/// so neither overwrites the other.
+/// Transcript file stems per policy, given in report order. Two sessions can
+/// share an id (a resumed log copied twice); the later one in report order gets
+/// the source path's hash so neither overwrites the other.
 #[derive(Default)]
 struct TranscriptNames {
     used: HashSet<(usize, String)>,
@@ -34,16 +39,36 @@ impl TranscriptNames {
     fn stem(&mut self, policy: usize, session_id: &str, source_path: &Path) -> String {
         let mut stem = safe_stem(session_id);
         if !self.used.insert((policy, stem.clone())) {
-            stem =
-                format!("{stem}-{:08x}", crate::output::fsutil::fnv1a(source_path.to_string_lossy().as_bytes()) as u32);
+            stem = format!("{stem}-{:08x}", path_hash(source_path));
             self.used.insert((policy, stem.clone()));
         }
         stem
     }
 }
 
+fn path_hash(path: &Path) -> u32 {
+    fnv1a(path.to_string_lossy().as_bytes()) as u32
+}
+
 fn transcript_dir(out: &Path, policy: &str) -> PathBuf {
     out.join("transcripts").join(safe_stem(policy))
+}
+
+/// report.html of a replay or compare: the policies side by side, the
+/// distributions, and the context charts of the largest sessions.
+pub fn html_page(report: &Report, charts: &Charts) -> String {
+    // TODO(quality): per-policy quality and per-session FRR once the replay
+    // results carry them.
+    let columns = super::compare::columns(report, &[]);
+    let command = if report.policies.len() > 1 { "compare" } else { "replay" };
+    super::html::report_html(&super::html::Page {
+        command,
+        report: Some(report),
+        charts,
+        columns: &columns,
+        frr: None,
+        sweep: None,
+    })
 }
 
 /// Write every output file; returns the paths written, in order.
@@ -65,46 +90,57 @@ pub fn write_all(
                 let Some(Ok(trace)) = r.traces.get(pi) else { continue };
                 let stem = names.stem(pi, &r.session_id, &r.source_path);
                 let path = dir.join(format!("{stem}.jsonl"));
-                atomic_write(&path, &transcript_jsonl(trace))?;
+                interrupted()?;
+                atomic_write_unsynced(&path, &transcript_jsonl(trace))?;
                 written.push(path);
             }
         }
     }
     let calls = csv_out::calls_csv(results, &policies);
-    written.extend(write_reports(out, report, |w| w.write_all(&calls))?);
+    let charts = Charts::from_results(results, DEFAULT_MAX_SESSIONS);
+    written.extend(write_reports(out, report, &charts, |w| w.write_all(&calls))?);
     Ok(written)
 }
 
-/// sessions.csv, calls.csv (from `calls`), report.md, then report.json.
+/// sessions.csv, calls.csv (from `calls`), report.md, report.html, then
+/// report.json.
 fn write_reports(
     out: &Path,
     report: &Report,
+    charts: &Charts,
     calls: impl FnOnce(&mut dyn Write) -> std::io::Result<()>,
 ) -> std::io::Result<Vec<PathBuf>> {
     let path = |name: &str| out.join(name);
+    interrupted()?;
     atomic_write(&path("sessions.csv"), &csv_out::sessions_csv(report))?;
+    interrupted()?;
     atomic_write_with(&path("calls.csv"), calls)?;
+    interrupted()?;
     atomic_write(&path("report.md"), markdown::report_md(report).as_bytes())?;
+    interrupted()?;
+    atomic_write(&path("report.html"), html_page(report, charts).as_bytes())?;
     // Last, so a report.json present means the run completed.
+    interrupted()?;
     atomic_write(&path("report.json"), &to_json(report))?;
-    Ok(["sessions.csv", "calls.csv", "report.md", "report.json"].iter().map(|n| path(n)).collect())
+    Ok(["sessions.csv", "calls.csv", "report.md", "report.html", "report.json"].iter().map(|n| path(n)).collect())
+}
+
+/// Stop between files after Ctrl-C: each file written is complete (atomic), and
+/// report.json, written last, is only there when the whole run was.
+fn interrupted() -> std::io::Result<()> {
+    if crate::interrupt::requested() {
+        return Err(std::io::Error::new(std::io::ErrorKind::Interrupted, "interrupted"));
+    }
+    Ok(())
 }
 
 /// Where one session's outputs went while the replay ran.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Written {
-    /// Transcripts under temporary names: (policy index, path).
-    pending: Vec<(usize, PathBuf)>,
-    /// Its `calls.csv` rows in the spool file: (offset, length).
+    /// Its transcripts: (policy index, path written).
+    transcripts: Vec<(usize, PathBuf)>,
+    /// Its `calls.csv` rows in the spool: (offset, length).
     calls: (u64, u64),
-}
-
-/// The spool of `calls.csv` rows: appended to in completion order, read back in
-/// report order by [`SessionWriter::finish`].
-struct Spool {
-    path: PathBuf,
-    file: std::fs::File,
-    len: u64,
 }
 
 /// Writes each session's outputs as soon as it is replayed (see the module
@@ -115,7 +151,12 @@ pub struct SessionWriter {
     opts: WriteOptions,
     /// The output and transcript directories, created on first use.
     dirs: OnceLock<Result<(), String>>,
-    spool: Mutex<Option<Spool>>,
+    /// Transcript stems taken so far, per policy.
+    claimed: Mutex<HashSet<(usize, String)>>,
+    /// `calls.csv` rows in completion order, read back in report order by
+    /// [`Self::finish`]; a nameless file, so nothing of it outlives the run.
+    spool: Mutex<Option<(std::fs::File, u64)>>,
+    charts: Mutex<ChartKeeper<SessionKey>>,
 }
 
 impl SessionWriter {
@@ -125,7 +166,9 @@ impl SessionWriter {
             policies: policies.to_vec(),
             opts,
             dirs: OnceLock::new(),
+            claimed: Mutex::new(HashSet::new()),
             spool: Mutex::new(None),
+            charts: Mutex::new(ChartKeeper::new(DEFAULT_MAX_SESSIONS)),
         }
     }
 
@@ -142,112 +185,238 @@ impl SessionWriter {
         r.clone().map_err(std::io::Error::other)
     }
 
-    /// Write one session's transcripts (temporary names) and spool its calls.
-    pub fn write_session(&self, key: &SessionKey, results: &SessionResults) -> std::io::Result<Written> {
-        let mut written = Written::default();
-        let result = self.write_session_inner(key, results, &mut written);
-        if result.is_err() {
-            for (_, p) in &written.pending {
-                let _ = std::fs::remove_file(p);
-            }
+    /// A stem no other session of this run holds: its final name when no
+    /// session with the same id came first, else a stand-in that
+    /// [`Self::finish`] renames once the report order is known.
+    fn claim(&self, policy: usize, key: &SessionKey) -> std::io::Result<String> {
+        let mut claimed = self.claimed.lock().map_err(|_| std::io::Error::other("transcript names poisoned"))?;
+        let stem = safe_stem(&key.session_id);
+        if claimed.insert((policy, stem.clone())) {
+            return Ok(stem);
         }
-        result.map(|()| written)
+        let hashed = format!("{stem}-{:08x}", path_hash(&key.source_path));
+        let mut candidate = hashed.clone();
+        let mut n = 2u64;
+        while !claimed.insert((policy, candidate.clone())) {
+            candidate = format!("{hashed}-{n}");
+            n += 1;
+        }
+        Ok(candidate)
     }
 
-    fn write_session_inner(
-        &self,
-        key: &SessionKey,
-        results: &SessionResults,
-        written: &mut Written,
-    ) -> std::io::Result<()> {
+    /// Write one session's transcripts, spool its calls, keep its chart if it
+    /// is among the largest.
+    pub fn write_session(&self, key: &SessionKey, results: &SessionResults) -> std::io::Result<Written> {
+        if let Ok(mut charts) = self.charts.lock() {
+            charts.offer(key.clone(), results);
+        }
         self.ensure_dirs()?;
+        let mut written = Written::default();
         if self.opts.transcripts {
             for (pi, trace) in results.traces.iter().enumerate() {
                 let (Ok(trace), Some(policy)) = (trace, self.policies.get(pi)) else { continue };
-                let tag = format!("{}-{}.jsonl", key.input, key.index);
-                let path = pending_path(&transcript_dir(&self.out, policy), &tag);
-                // Recorded before writing, so a failed write is cleaned up too.
-                written.pending.push((pi, path.clone()));
-                write_new(&path, &transcript_jsonl(trace))?;
+                interrupted()?;
+                let stem = self.claim(pi, key)?;
+                let path = transcript_dir(&self.out, policy).join(format!("{stem}.jsonl"));
+                atomic_write_unsynced(&path, &transcript_jsonl(trace))?;
+                written.transcripts.push((pi, path));
             }
         }
         let rows = csv_out::session_call_rows(results, &self.policies);
         let mut spool = self.spool.lock().map_err(|_| std::io::Error::other("calls.csv spool poisoned"))?;
         if spool.is_none() {
-            let path = pending_path(&self.out, "calls.csv.spool");
-            let file = std::fs::OpenOptions::new().read(true).write(true).create_new(true).open(&path)?;
-            *spool = Some(Spool { path, file, len: 0 });
+            *spool = Some((scratch_file(&self.out)?, 0));
         }
-        if let Some(s) = spool.as_mut() {
-            s.file.write_all(&rows)?;
-            written.calls = (s.len, rows.len() as u64);
-            s.len += rows.len() as u64;
+        if let Some((file, len)) = spool.as_mut() {
+            file.write_all(&rows)?;
+            written.calls = (*len, rows.len() as u64);
+            *len += rows.len() as u64;
         }
-        Ok(())
+        Ok(written)
     }
 
-    /// Put every transcript in place and write the reports. `sessions` are the
-    /// keys and what [`Self::write_session`] returned, in report order.
+    /// Give every transcript its report-order name and write the reports.
+    /// `sessions` are the keys and what [`Self::write_session`] returned, in
+    /// report order.
     pub fn finish(self, report: &Report, sessions: &[(&SessionKey, &Written)]) -> std::io::Result<Vec<PathBuf>> {
-        let result = self.finish_inner(report, sessions);
-        if result.is_err() {
-            self.discard(sessions.iter().map(|(_, w)| *w));
-        }
-        result
-    }
-
-    fn finish_inner(&self, report: &Report, sessions: &[(&SessionKey, &Written)]) -> std::io::Result<Vec<PathBuf>> {
         // A run without any session still writes its (empty) reports.
         self.ensure_dirs()?;
         let mut written = Vec::new();
         let mut names = TranscriptNames::default();
+        let mut moves = Vec::new();
         for (pi, policy) in self.policies.iter().enumerate() {
             let dir = transcript_dir(&self.out, policy);
             for (key, w) in sessions {
-                for (_, pending) in w.pending.iter().filter(|(p, _)| *p == pi) {
+                for (_, actual) in w.transcripts.iter().filter(|(p, _)| *p == pi) {
                     let stem = names.stem(pi, &key.session_id, &key.source_path);
                     let path = dir.join(format!("{stem}.jsonl"));
-                    std::fs::rename(pending, &path)?;
+                    if *actual != path {
+                        moves.push((actual.clone(), path.clone()));
+                    }
                     written.push(path);
                 }
             }
         }
-        let mut spool = self.spool.lock().map_err(|_| std::io::Error::other("calls.csv spool poisoned"))?.take();
+        // Only when sessions sharing an id finished out of report order: every
+        // stand-in moves aside first, so no rename replaces a file another move
+        // still has to take.
+        let mut aside = Vec::with_capacity(moves.len());
+        for (from, to) in moves {
+            let dir = from.parent().unwrap_or(&self.out).to_path_buf();
+            let tmp = pending_path(&dir, "transcript");
+            std::fs::rename(&from, &tmp)?;
+            aside.push((tmp, to));
+        }
+        for (tmp, to) in aside {
+            std::fs::rename(&tmp, &to)?;
+        }
+        let charts = self.charts.into_inner().map_err(|_| std::io::Error::other("charts poisoned"))?.finish();
+        let mut spool = self.spool.into_inner().map_err(|_| std::io::Error::other("calls.csv spool poisoned"))?;
         let calls = |w: &mut dyn Write| -> std::io::Result<()> {
             let mut header = csv::Writer::from_writer(Vec::new());
             header.write_record(csv_out::CALL_COLUMNS).map_err(std::io::Error::other)?;
             w.write_all(&header.into_inner().map_err(|e| std::io::Error::other(e.to_string()))?)?;
-            let Some(s) = spool.as_mut() else { return Ok(()) };
+            let Some((file, _)) = spool.as_mut() else { return Ok(()) };
             let mut buf = Vec::new();
             for (_, written) in sessions {
                 let (offset, len) = written.calls;
-                buf.resize(len as usize, 0);
-                s.file.seek(SeekFrom::Start(offset))?;
-                s.file.read_exact(&mut buf)?;
+                buf.resize(usize::try_from(len).map_err(std::io::Error::other)?, 0);
+                file.seek(SeekFrom::Start(offset))?;
+                file.read_exact(&mut buf)?;
                 w.write_all(&buf)?;
             }
             Ok(())
         };
-        let result = write_reports(&self.out, report, calls);
-        if let Some(s) = spool.as_ref() {
-            let _ = std::fs::remove_file(&s.path);
-        }
-        written.extend(result?);
+        written.extend(write_reports(&self.out, report, &charts, calls)?);
         Ok(written)
     }
+}
 
-    /// Remove what [`Self::write_session`] left under temporary names (after an
-    /// error: nothing half-written stays under `--out`).
-    pub fn discard<'w>(&self, sessions: impl IntoIterator<Item = &'w Written>) {
-        for w in sessions {
-            for (_, p) in &w.pending {
-                let _ = std::fs::remove_file(p);
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::model::Session;
+    use crate::policy::Policy;
+    use crate::replay::{BuiltinResolver, ReplayOptions, replay_many};
+    use crate::testing::fixtures_dir;
+
+    fn policies() -> Vec<Policy> {
+        ["default", "opal"]
+            .iter()
+            .map(|name| {
+                let mut p = crate::presets::require(name).unwrap();
+                // Small enough that the fixtures compact and prune.
+                for kv in ["context_window=6000", "compact.reserve_tokens=1000"] {
+                    p.apply_assignment(kv).unwrap();
+                }
+                p
+            })
+            .collect()
+    }
+
+    /// The fixtures, plus two copies of the longest session under the same id
+    /// from other paths (so transcript names collide); the longest first.
+    fn sessions() -> Vec<Session> {
+        let (inputs, _) = crate::read::discover(&[fixtures_dir()]);
+        let mut sessions = crate::read::read_all(&inputs, None).sessions;
+        sessions.sort_by_key(|s| std::cmp::Reverse(s.messages.len()));
+        let first = sessions[0].clone();
+        for k in 1..=2 {
+            let mut s = first.clone();
+            s.source_path = PathBuf::from(format!("{}-copy{k}", first.source_path.display()));
+            sessions.push(s);
+        }
+        sessions
+    }
+
+    /// Every file under `dir` by relative path, with its bytes.
+    fn tree(dir: &Path) -> Vec<(PathBuf, Vec<u8>)> {
+        let mut v: Vec<(PathBuf, Vec<u8>)> = walkdir::WalkDir::new(dir)
+            .into_iter()
+            .filter_map(Result::ok)
+            .filter(|e| e.file_type().is_file())
+            .map(|e| (e.path().strip_prefix(dir).unwrap().to_path_buf(), std::fs::read(e.path()).unwrap()))
+            .collect();
+        v.sort();
+        v
+    }
+
+    /// The streaming writer leaves the same files, byte for byte, as writing
+    /// everything at the end, whatever order the sessions finish in: in report
+    /// order, reversed (sessions sharing an id then take stand-in names that
+    /// `finish` renames), and interleaved.
+    #[test]
+    fn session_writer_matches_write_all_in_any_order() {
+        let sessions = sessions();
+        let policies = policies();
+        let pool = rayon::ThreadPoolBuilder::new().num_threads(1).build().unwrap();
+        let results = replay_many(&sessions, &policies, &BuiltinResolver, ReplayOptions::default(), &pool, None);
+        let report = crate::report::build(&["in".to_string()], 1, &sessions, &[], &policies, &results, false);
+        let opts = WriteOptions { transcripts: true };
+        let dir = tempfile::tempdir().unwrap();
+        let reference = dir.path().join("all");
+        write_all(&reference, &report, &results, opts).unwrap();
+        let expected = tree(&reference);
+        // The three sessions sharing an id have one transcript each per policy.
+        let stem = safe_stem(&sessions[0].id);
+        let same_id = |p: &Path| p.file_name().is_some_and(|f| f.to_string_lossy().starts_with(&stem));
+        assert!(expected.iter().filter(|(p, _)| same_id(p)).count() >= 3 * policies.len());
+
+        let keys: Vec<SessionKey> = results
+            .iter()
+            .enumerate()
+            .map(|(i, r)| SessionKey {
+                session_id: r.session_id.clone(),
+                source_path: r.source_path.clone(),
+                input: i,
+                index: 0,
+            })
+            .collect();
+        let n = results.len();
+        let reversed: Vec<usize> = (0..n).rev().collect();
+        let interleaved: Vec<usize> = (0..n).step_by(2).chain((1..n).step_by(2)).collect();
+        for (name, order) in [("forward", (0..n).collect()), ("reversed", reversed), ("interleaved", interleaved)] {
+            let out = dir.path().join(name);
+            let names: Vec<String> = policies.iter().map(|p| p.name.clone()).collect();
+            let writer = SessionWriter::new(&out, &names, opts);
+            let mut written: Vec<Option<Written>> = vec![None; n];
+            for i in order {
+                written[i] = Some(writer.write_session(&keys[i], &results[i]).unwrap());
+            }
+            let written: Vec<Written> = written.into_iter().map(Option::unwrap).collect();
+            let pairs: Vec<(&SessionKey, &Written)> = keys.iter().zip(&written).collect();
+            writer.finish(&report, &pairs).unwrap();
+            let got = tree(&out);
+            assert_eq!(
+                got.iter().map(|f| &f.0).collect::<Vec<_>>(),
+                expected.iter().map(|f| &f.0).collect::<Vec<_>>(),
+                "{name}: file names"
+            );
+            for (g, e) in got.iter().zip(&expected) {
+                assert!(g.1 == e.1, "{name}: {} differs", g.0.display());
             }
         }
-        if let Ok(mut spool) = self.spool.lock()
-            && let Some(s) = spool.take()
-        {
-            let _ = std::fs::remove_file(&s.path);
+    }
+
+    /// The chart keeper keeps the charts the page draws from every session,
+    /// whatever order the sessions arrive in and however many are drawn.
+    #[test]
+    fn chart_keeper_keeps_the_largest_in_any_order() {
+        let sessions = sessions();
+        let pool = rayon::ThreadPoolBuilder::new().num_threads(1).build().unwrap();
+        let results = replay_many(&sessions, &policies(), &BuiltinResolver, ReplayOptions::default(), &pool, None);
+        let n = results.len();
+        assert!(n > 4, "{n}");
+        for max in [0, 1, 3, n - 1, n + 1] {
+            let reference = Charts::from_results(&results, max);
+            assert_eq!(reference.sessions.len(), max.min(reference.candidates));
+            for rotate in [1, n / 2, n - 1] {
+                let mut keeper = ChartKeeper::new(max);
+                for i in (0..n).rev().map(|i| (i + rotate) % n) {
+                    keeper.offer(i, &results[i]);
+                }
+                assert!(keeper.finish() == reference, "max {max}, rotated by {rotate}");
+            }
         }
     }
 }

@@ -25,7 +25,7 @@ use crate::filetrack::FileOps;
 use crate::model::{Block, Message, Origin, Role};
 use regex::Regex;
 use std::borrow::Cow;
-use std::collections::{HashMap, HashSet};
+use std::collections::{BTreeMap, HashMap, HashSet};
 use std::sync::LazyLock;
 
 pub struct Extractive;
@@ -100,13 +100,9 @@ struct Facts {
     first_request: Option<String>,
     prev_next_steps: Vec<String>,
     earlier: Recent,
-    /// identifier → score, last position seen, last text counted in. Only ever
-    /// read fully sorted ([`Facts::ranked_idents`]), so a hash map: ordered
-    /// string keys cost a dozen string comparisons per occurrence.
-    idents: HashMap<String, Ident>,
+    /// identifier → (score, last position seen).
+    idents: BTreeMap<String, (u32, u64)>,
     seq: u64,
-    /// Texts scanned by [`Facts::ident`] so far: an identifier counts once per text.
-    texts: u64,
     file_ops: FileOps,
 }
 
@@ -235,43 +231,39 @@ fn human_text(m: &Message) -> String {
         .join("\n")
 }
 
+/// The plausible identifiers of a text, each once, in order of first
+/// occurrence. A pure function of the text, memoized: the same tool outputs are
+/// scanned again at every compaction and by every policy of a sweep.
+fn idents_of(text: &str) -> std::sync::Arc<[Box<str>]> {
+    static MEMO: LazyLock<super::text_memo::TextMemo> = LazyLock::new(Default::default);
+    MEMO.get(text, |text| {
+        let Some(r) = IDENTS.as_ref() else { return Vec::new() };
+        let mut seen: HashSet<&str> = HashSet::new();
+        let mut out = Vec::new();
+        for m in r.find_iter(text) {
+            let s = m.as_str().trim_end_matches(['.', ',', ':', ';']);
+            if plausible_ident(s) && seen.insert(s) {
+                out.push(Box::from(s));
+            }
+        }
+        out
+    })
+}
+
 impl Facts {
     /// Count the identifiers of one text, each once per text: a symbol repeated
     /// all over one long output is one occurrence, not fifty.
     fn ident(&mut self, text: &str, weight: u32) {
-        let Some(r) = IDENTS.as_ref() else { return };
-        self.texts += 1;
-        let this = self.texts;
-        for m in r.find_iter(text) {
-            let s = m.as_str().trim_end_matches(['.', ',', ':', ';']);
-            if plausible_ident(s) {
-                self.bump(s, weight, Some(this));
-            }
+        for s in idents_of(text).iter() {
+            self.count_ident(s, weight);
         }
     }
 
     fn count_ident(&mut self, s: &str, weight: u32) {
-        self.bump(s, weight, None);
-    }
-
-    /// Add `weight` to an identifier and mark it most recent; with `text`, not
-    /// when it was already counted in that text.
-    fn bump(&mut self, s: &str, weight: u32, text: Option<u64>) {
-        match self.idents.get_mut(s) {
-            Some(e) => {
-                if text.is_some() && e.text == text {
-                    return;
-                }
-                self.seq += 1;
-                e.score = e.score.saturating_add(weight);
-                e.seq = self.seq;
-                e.text = text.or(e.text);
-            }
-            None => {
-                self.seq += 1;
-                self.idents.insert(s.to_string(), Ident { score: weight, seq: self.seq, text });
-            }
-        }
+        self.seq += 1;
+        let e = self.idents.entry(s.to_string()).or_insert((0, 0));
+        e.0 = e.0.saturating_add(weight);
+        e.1 = self.seq;
     }
 
     /// Code spans of prose (`` `parse_header` ``, `` `cargo test` ``) are exact
@@ -452,8 +444,12 @@ impl Facts {
                 "commands run" => self.commands.push(item),
                 "errors seen" => self.errors.push(item),
                 "identifiers" => {
+                    let id = item.trim_matches('`').to_string();
+                    self.seq += 1;
+                    let e = self.idents.entry(id).or_insert((0, 0));
                     // Carried identifiers keep a moderate rank: they mattered once.
-                    self.bump(item.trim_matches('`'), 2, None);
+                    e.0 = e.0.saturating_add(2);
+                    e.1 = self.seq;
                 }
                 _ => {
                     self.earlier.push(clip_line(t, ITEM_MAX));
@@ -472,9 +468,9 @@ impl Facts {
 
     /// Identifiers, best first: score, then recency, then text (deterministic).
     fn ranked_idents(&self) -> Vec<&str> {
-        let mut v: Vec<(&String, &Ident)> = self.idents.iter().collect();
-        top_idents(&mut v, LIST_CAP);
-        v.into_iter().map(|(k, _)| k.as_str()).collect()
+        let mut v: Vec<(&String, &(u32, u64))> = self.idents.iter().collect();
+        v.sort_by(|a, b| b.1.0.cmp(&a.1.0).then(b.1.1.cmp(&a.1.1)).then(a.0.cmp(b.0)));
+        v.into_iter().take(LIST_CAP).map(|(k, _)| k.as_str()).collect()
     }
 
     fn render_checkpoint(&self, req: &SummaryRequest<'_>) -> String {
@@ -555,53 +551,16 @@ impl Facts {
 static NULL: serde_json::Value = serde_json::Value::Null;
 
 fn plausible_ident(s: &str) -> bool {
-    let b = s.as_bytes();
-    // 3..=200 characters, of at most 4 bytes each; one pass over the bytes
-    // (called for every identifier match of every scanned text).
-    if !(3..=800).contains(&b.len()) {
-        return false;
-    }
-    let n = if s.is_ascii() { b.len() } else { s.chars().count() };
+    let n = s.chars().count();
     if !(3..=200).contains(&n) {
         return false;
     }
-    let (mut all_hex, mut digit, mut alpha, mut slashes, mut dot) = (true, false, false, 0usize, false);
-    for &c in b {
-        all_hex &= c.is_ascii_hexdigit();
-        digit |= c.is_ascii_digit();
-        alpha |= c.is_ascii_alphabetic();
-        slashes += usize::from(c == b'/');
-        dot |= c == b'.';
-    }
     // A hex run must mix digits and letters to be a hash, not a word or a number.
-    if all_hex {
-        return digit && alpha;
+    if s.chars().all(|c| c.is_ascii_hexdigit()) {
+        return s.chars().any(|c| c.is_ascii_digit()) && s.chars().any(|c| c.is_ascii_alphabetic());
     }
     // `a/b` fragments of prose ("and/or") are not paths.
-    slashes != 1 || dot || b[0] == b'/'
-}
-
-/// Score, last position seen, and the last text (of [`Facts::ident`]) it was
-/// counted in.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-struct Ident {
-    score: u32,
-    seq: u64,
-    text: Option<u64>,
-}
-
-/// Keep the `n` best identifiers, best first: score, then recency, then text.
-/// The order is total (names are unique), so selecting the best `n` before
-/// sorting gives what sorting everything would, without sorting thousands.
-fn top_idents(v: &mut Vec<(&String, &Ident)>, n: usize) {
-    let cmp = |a: &(&String, &Ident), b: &(&String, &Ident)| {
-        b.1.score.cmp(&a.1.score).then(b.1.seq.cmp(&a.1.seq)).then(a.0.cmp(b.0))
-    };
-    if v.len() > n {
-        v.select_nth_unstable_by(n, cmp);
-        v.truncate(n);
-    }
-    v.sort_by(cmp);
+    !s.contains('/') || s.contains('.') || s.matches('/').count() != 1 || s.starts_with('/')
 }
 
 /// A multi-line block clipped to `max` characters.
@@ -739,37 +698,6 @@ impl<'a> Doc<'a> {
 
 #[cfg(test)]
 mod tests {
-    proptest::proptest! {
-        /// Selecting the best before sorting ranks exactly as sorting all.
-        #[test]
-        fn top_idents_is_the_head_of_the_full_sort(
-            entries in proptest::collection::hash_map("[a-e]{1,4}", (0u32..4, 0u64..6), 0..300),
-            n in 0usize..250,
-        ) {
-            let entries: Vec<(String, Ident)> =
-                entries.into_iter().map(|(k, (score, seq))| (k, Ident { score, seq, text: None })).collect();
-            let mut all: Vec<(&String, &Ident)> = entries.iter().map(|(k, v)| (k, v)).collect();
-            all.sort_by(|a, b| b.1.score.cmp(&a.1.score).then(b.1.seq.cmp(&a.1.seq)).then(a.0.cmp(b.0)));
-            all.truncate(n);
-            let mut top: Vec<(&String, &Ident)> = entries.iter().map(|(k, v)| (k, v)).collect();
-            super::top_idents(&mut top, n);
-            proptest::prop_assert_eq!(top, all);
-        }
-
-        /// The one-pass plausibility test agrees with its definition.
-        #[test]
-        fn plausible_ident_matches_its_definition(s in "([a-f0-9]{0,6}|[A-Za-z_./:é-]{0,8}){0,4}") {
-            let n = s.chars().count();
-            let reference = (3..=200).contains(&n)
-                && if s.chars().all(|c| c.is_ascii_hexdigit()) {
-                    s.chars().any(|c| c.is_ascii_digit()) && s.chars().any(|c| c.is_ascii_alphabetic())
-                } else {
-                    !s.contains('/') || s.contains('.') || s.matches('/').count() != 1 || s.starts_with('/')
-                };
-            proptest::prop_assert_eq!(super::plausible_ident(&s), reference);
-        }
-    }
-
     use super::*;
     use crate::model::Message;
     use crate::summarize::InputLimits;
