@@ -126,7 +126,10 @@ fn compare_prints_one_column_per_preset_and_costs() {
         ["token savings", "cost savings", "overflow calls", "compactions", "FRR", "artifact recall", "hallucination"]
     {
         let line = text.lines().find(|l| l.starts_with(row)).unwrap_or_else(|| panic!("{row} missing:\n{text}"));
-        let values = line[row.len()..].split("  ").filter(|v| !v.trim().is_empty()).count();
+        // The label may carry a note such as "(baseline → policy)": values start
+        // after the first run of two spaces.
+        let (_, rest) = line.split_once("  ").unwrap_or_else(|| panic!("no values: {line}"));
+        let values = rest.split("  ").filter(|v| !v.trim().is_empty()).count();
         assert_eq!(values, 3, "{row}: {line}");
     }
     let md = std::fs::read_to_string(out.path().join("report.md")).unwrap();
