@@ -141,8 +141,17 @@ pub fn source_unpaired_ids(s: &Session) -> HashSet<String> {
         }
     }
     stream_pos.push(stream.len());
-    let requests: Vec<usize> =
-        s.calls.iter().map(|c| stream_pos.get(c.message_index).copied().unwrap_or(stream.len())).collect();
+    // The replay appends each call's response after it; a call whose index
+    // goes backwards appends nothing: its request is everything so far.
+    let requests: Vec<usize> = s
+        .calls
+        .iter()
+        .scan(0, |next, c| {
+            let end = (*next).max(c.message_index);
+            *next = end.max(c.message_index.saturating_add(1));
+            Some(stream_pos.get(end).copied().unwrap_or(stream.len()))
+        })
+        .collect();
     unpaired_ids_at(&stream, &requests)
 }
 
