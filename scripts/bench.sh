@@ -8,6 +8,10 @@
 #   (e) compactor-bench count-o200k            raw o200k counting of the same text
 #   (f) compactor compare with 5 presets       --jobs 1; target ≤ 1.5x the time of (c)
 #   (g) (c) with --jobs 2                      target ≥ 1.8x speed-up over (c)
+#   (h) compactor sweep, grids/default.toml    (72 points) on the real corpus
+#       (../shared/corpus); target < 3x the time of one `replay --preset
+#       default` of the same sessions (every output written), both on all
+#       cores (the sweep's points run in parallel); also shown at --jobs 1
 # and, for information, (e') the counting of (e) with compactor's own o200k
 # estimator (it remembers the count of each pre-tokenized piece).
 # Steps whose compactor command is not built yet are reported as skipped.
@@ -20,6 +24,7 @@
 #                                      written) over a corpus of SIZE (default 2GB);
 #                                      target: under 1 GB, bounded by the sessions in
 #                                      flight, not the corpus
+#   scripts/bench.sh --sweep           step (h) alone
 # Environment:
 #   COMPACTOR_BENCH_DIR  corpus cache (default ~/.cache/compactor-bench); a corpus
 #                        is reused when the same size, seed and generator made it
@@ -29,6 +34,8 @@
 #   BENCH_COUNT          "instructions": --linearity counts instructions with
 #                        valgrind --tool=callgrind instead of timing (repeatable on
 #                        a busy machine, where wall time is noisy); default "time"
+#   COMPACTOR_CORPUS     the real corpus of step (h) (default ../shared/corpus)
+#   BENCH_REPEAT         runs of each command in step (h); the median is kept (default 5)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -47,6 +54,9 @@ case "${1:-}" in
   --memory)
     mode=memory
     size=${2:-2GB}
+    ;;
+  --sweep)
+    mode=sweep
     ;;
   "") ;;
   *) size=$1 ;;
@@ -132,6 +142,56 @@ print_table() {
   fi
 }
 
+# sweep_step LABEL JOBS...: (h) on the real corpus, replay and sweep each
+# BENCH_REPEAT times with the given --jobs flags (none = all cores), medians.
+sweep_step() {
+  local label=$1 corpus=${COMPACTOR_CORPUS:-../shared/corpus} n=${BENCH_REPEAT:-5} i
+  shift
+  local jobs=("$@")
+  if [[ ! -d $corpus ]]; then
+    row "(h) sweep $label" "-" "-" "skipped: no corpus at $corpus" "-"
+    return
+  fi
+  if ! supports sweep --grid; then
+    row "(h) sweep $label" "-" "-" "skipped: compactor sweep not built" "-"
+    return
+  fi
+  local cb ts=() tr=() src=0
+  cb=$(corpus_bytes "$corpus")
+  cat_corpus "$corpus"
+  for ((i = 0; i < n; i++)); do
+    run_step sweep-replay "$compactor" replay "$corpus" --preset default "${jobs[@]}" --quiet --out "$work/out-h-replay"
+    tr+=("$secs")
+    src=$((src + rc))
+    run_step sweep "$compactor" sweep "$corpus" --grid grids/default.toml "${jobs[@]}" --quiet --out "$work/out-h-sweep"
+    ts+=("$secs")
+    src=$((src + rc))
+  done
+  if ((src != 0)); then
+    row "(h) sweep $label" "$secs" "-" "FAILED" "$rss"
+    notes+=("(h) failed: $(tail -n 3 "$work/sweep.log" | tr '\n' ' ') $(tail -n 3 "$work/sweep-replay.log" | tr '\n' ' ')")
+    return
+  fi
+  local mr ms
+  mr=$(printf '%s\n' "${tr[@]}" | sort -g | awk '{ a[NR] = $1 } END { print a[int((NR + 1) / 2)] }')
+  ms=$(printf '%s\n' "${ts[@]}" | sort -g | awk '{ a[NR] = $1 } END { print a[int((NR + 1) / 2)] }')
+  row "(h) replay default, real corpus, $label" "$mr" "$(mbs "$cb" "$mr")" "median of $n" "-"
+  row "(h) sweep 72 points, real corpus, $label" "$ms" "$(mbs "$cb" "$ms")" \
+    "$(awk -v a="$ms" -v b="$mr" 'BEGIN { r = a / b; printf "%.2fx time of replay (< 3) %s", r, (r < 3 ? "ok" : "MISS") }')" "$rss"
+  notes+=("(h) $label runs (s), replay: ${tr[*]}; sweep: ${ts[*]}")
+}
+
+cat_corpus() { find "$1" \( -name '*.jsonl' -o -name '*.json' \) -print0 | xargs -0 cat >/dev/null; }
+export -f cat_corpus
+
+if [[ $mode == sweep ]]; then
+  echo "sweep step on ${COMPACTOR_CORPUS:-../shared/corpus}; $(nproc) cores; $(git rev-parse --short HEAD 2>/dev/null || echo '?')"
+  sweep_step "all cores"
+  sweep_step "-j1" --jobs 1
+  print_table
+  exit 0
+fi
+
 if [[ $mode == linearity ]]; then
   n=$turns
   n4=$((turns * 4))
@@ -207,8 +267,6 @@ if [[ $mode == memory ]]; then
   exit 0
 fi
 
-cat_corpus() { find "$1" -name '*.jsonl' -print0 | xargs -0 cat >/dev/null; }
-export -f cat_corpus
 # Warm the page cache so every step reads from memory.
 cat_corpus "$corpus"
 
@@ -282,5 +340,8 @@ if supports compare --preset --estimator --summarizer --jobs && [[ -n $t_c ]]; t
 else
   row "(f) compare, $n_presets presets, chars4, -j1" "-" "-" "skipped: compactor compare not built" "-"
 fi
+
+sweep_step "all cores"
+sweep_step "-j1" --jobs 1
 
 print_table

@@ -9,7 +9,7 @@
 //!   text/thinking/tool_use blocks and image blocks are untouched;
 //! - a compaction never increases the estimated size of history.
 
-use crate::model::{Block, Message, Origin, Role};
+use crate::model::{Block, Message, Origin, Role, Session};
 use serde::{Deserialize, Serialize};
 use std::collections::HashSet;
 
@@ -127,11 +127,47 @@ fn pairing(view: &[Message], emit: &mut dyn FnMut(Violation), allow_pending: boo
     }
 }
 
+/// [`unpaired_ids_at`] over what a replay of `s` sees: the messages a recorded
+/// compaction inserted are skipped (their partners are left alone), and every
+/// recorded call's request is a boundary.
+pub fn source_unpaired_ids(s: &Session) -> HashSet<String> {
+    // stream_pos[i]: where original message i lands once inserted ones are skipped.
+    let mut stream = Vec::with_capacity(s.messages.len());
+    let mut stream_pos = Vec::with_capacity(s.messages.len() + 1);
+    for (i, m) in s.messages.iter().enumerate() {
+        stream_pos.push(stream.len());
+        if !s.is_inserted(i) {
+            stream.push(m.clone());
+        }
+    }
+    stream_pos.push(stream.len());
+    // The replay appends each call's response after it; a call whose index
+    // goes backwards appends nothing: its request is everything so far.
+    let requests: Vec<usize> = s
+        .calls
+        .iter()
+        .scan(0, |next, c| {
+            let end = (*next).max(c.message_index);
+            *next = end.max(c.message_index.saturating_add(1));
+            Some(stream_pos.get(end).copied().unwrap_or(stream.len()))
+        })
+        .collect();
+    unpaired_ids_at(&stream, &requests)
+}
+
 /// Tool ids whose pairing is already broken in the source log, so a replay is
 /// not blamed for them: unpaired (interrupted tools, truncated logs), used or
 /// answered more than once (ambiguous), or answered late — after the next
 /// assistant message, so every request in between already had an orphan use.
 pub fn unpaired_ids(messages: &[Message]) -> HashSet<String> {
+    unpaired_ids_at(messages, &[])
+}
+
+/// [`unpaired_ids`], plus the ids answered after a request boundary (the end,
+/// exclusive, of a request the log sent) that already shows a tool result after
+/// the use: that request itself had an orphan use (a log whose calls point at
+/// odd places, found by fuzzing).
+pub fn unpaired_ids_at(messages: &[Message], requests: &[usize]) -> HashSet<String> {
     let mut ids = HashSet::new();
     pairing(
         messages,
@@ -165,8 +201,22 @@ pub fn unpaired_ids(messages: &[Message]) -> HashSet<String> {
             next = i;
         }
     }
+    // next_result[i]: the first message at or after i holding a tool result.
+    let mut next_result = vec![messages.len(); messages.len() + 1];
+    for i in (0..messages.len()).rev() {
+        next_result[i] = if messages[i].has_tool_results() { i } else { next_result[i + 1] };
+    }
+    let mut requests = requests.to_vec();
+    requests.sort_unstable();
     for (id, &u) in &uses {
-        if results.get(id).is_some_and(|&r| r > next_assistant[u]) {
+        let Some(&r) = results.get(id) else { continue };
+        let late = r > next_assistant[u];
+        // A request ending in (u, r] that holds a tool result after the use: the
+        // use was neither answered nor pending there.
+        let from = (u + 2).max(next_result[u + 1].saturating_add(1));
+        let cut = requests.partition_point(|&c| c < from);
+        let broken_request = requests.get(cut).is_some_and(|&c| c <= r);
+        if late || broken_request {
             ids.insert((*id).to_string());
         }
     }
@@ -265,6 +315,20 @@ mod tests {
         assert_eq!(got, ["dup", "late", "x"]);
         // A well-formed log has none.
         assert!(unpaired_ids(&[user("a"), call("1"), result("1", "x"), call("2"), result("2", "y")]).is_empty());
+    }
+
+    #[test]
+    fn a_request_that_cuts_a_tool_batch_breaks_its_pairs_in_the_source() {
+        // Two uses answered one message apart; a request ends between the answers.
+        let msgs = vec![user("a"), call("1"), result("1", "x"), call("2"), result("9", "z"), result("2", "y")];
+        // Without boundaries nothing is broken ("9" has no use: it is).
+        assert_eq!(unpaired_ids_at(&msgs, &[]), ["9".to_string()].into());
+        // A request ending right after the use: "2" is pending there, fine.
+        assert_eq!(unpaired_ids_at(&msgs, &[4]), ["9".to_string()].into());
+        // A request ending after another tool result but before "2"'s: broken there.
+        assert_eq!(unpaired_ids_at(&msgs, &[3, 5]), ["2".to_string(), "9".to_string()].into());
+        // A request ending after the answer is fine.
+        assert_eq!(unpaired_ids_at(&msgs, &[6]), ["9".to_string()].into());
     }
 
     #[test]

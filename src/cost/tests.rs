@@ -368,3 +368,90 @@ proptest! {
         prop_assert!((c.saved_usd - round_usd(c.baseline.usd - c.policy.usd)).abs() < 2e-6);
     }
 }
+
+/// Replays through the engine: the prefix each call shares with the previous
+/// one comes from the replay itself.
+mod through_the_engine {
+    use super::*;
+    use crate::policy::Policy;
+    use crate::replay::testkit::session;
+    use crate::replay::{ReplayContext, ReplayOptions, replay_session};
+    use crate::summarize::Extractive;
+    use crate::tokens::Chars4;
+
+    /// Soft-trims each tool result once two newer ones exist: 5,000 chars to
+    /// ~4,100, a small saving in the middle of the request.
+    fn clearing(ttl_gate: Option<u64>) -> Policy {
+        let mut p = Policy {
+            name: "clear".into(),
+            system_tokens: Some(0),
+            estimator: EstimatorKind::Chars4,
+            message_overhead_tokens: 0,
+            context_window: 1_000_000,
+            ..Policy::default()
+        };
+        p.compact.enabled = false;
+        p.prune = crate::policy::Prune {
+            enabled: true,
+            keep_last: 2,
+            soft_trim_chars: Some(4_500),
+            head: 2_000,
+            tail: 2_000,
+            cache_ttl_secs: ttl_gate,
+            ..crate::policy::Prune::default()
+        };
+        p
+    }
+
+    fn priced(desc: &str, p: &Policy) -> (SessionTrace, SessionCost) {
+        let mut s = session(desc);
+        for c in &mut s.calls {
+            c.model = Some("claude-sonnet-4-5".into());
+        }
+        let ctx = ReplayContext {
+            estimator: &Chars4,
+            summarizer: &Extractive,
+            message_tokens: None,
+            options: ReplayOptions::default(),
+        };
+        let t = replay_session(&s, p, &ctx).expect("replay");
+        let c = session_cost(&s, &t, &settings(CacheTtl::FiveMinutes));
+        (t, c)
+    }
+
+    const LOOP: &str = "u400 t1 r5000 t1 r5000 t1 r5000 t1 r5000 t1 r5000 t1 r5000 a40";
+    const IDLE_LOOP: &str =
+        "u400 t1 r5000 g400 t1 r5000 g400 t1 r5000 g400 t1 r5000 g400 t1 r5000 g400 t1 r5000 g400 a40";
+
+    #[test]
+    fn clearing_old_results_every_call_breaks_the_cached_prefix() {
+        let (t, c) = priced(LOOP, &clearing(None));
+        // From call 3 on, each call trims the result two back: fewer tokens
+        // sent...
+        assert!(t.metrics.input_tokens_policy < t.metrics.input_tokens_baseline);
+        // ...but what follows the trimmed result must be written again, at
+        // 12.5× the price of reading it.
+        assert!(t.calls[3..].iter().all(|r| r.prefix_policy < r.prefix_baseline), "{:?}", t.calls);
+        assert!(c.policy.cache_write > c.baseline.cache_write);
+        assert!(c.sheds_tokens_costs_more, "{c:?}");
+    }
+
+    #[test]
+    fn the_cache_ttl_gate_prunes_only_once_the_cache_is_cold() {
+        // Calls seconds apart: the gate stays shut, the requests are the baseline.
+        let (t, c) = priced(LOOP, &clearing(Some(300)));
+        assert!(t.prunes.is_empty());
+        assert_eq!(t.metrics.input_tokens_policy, t.metrics.input_tokens_baseline);
+        close(c.policy.usd, c.baseline.usd);
+        // After idle gaps longer than the TTL the cache is cold anyway: pruning
+        // then saves tokens and money.
+        let (t, c) = priced(IDLE_LOOP, &clearing(Some(300)));
+        assert!(!t.prunes.is_empty());
+        assert_eq!(c.baseline.cache_read, 0, "every call follows a 400 s gap");
+        assert!(c.policy.usd < c.baseline.usd);
+        assert!(!c.sheds_tokens_costs_more);
+        // Ungated on the busy loop, for contrast, it costs more.
+        let (_, ungated) = priced(LOOP, &clearing(None));
+        assert!(ungated.sheds_tokens_costs_more);
+    }
+}

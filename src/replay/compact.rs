@@ -176,17 +176,24 @@ impl Engine<'_> {
     }
 
     /// Pull the cut back until no kept tool result answers a replaced tool use
-    /// (results can arrive late, or the cut rule may land between a pair).
+    /// (results can arrive late, or the cut rule may land between a pair), and
+    /// no tool use whose result is still to come is replaced.
     fn pair_safe(&self, lo: usize, mut cut: usize) -> Option<usize> {
         loop {
-            if cut >= self.hist.len() {
-                return Some(cut);
-            }
-            let cut_seq = self.items[self.hist[cut] as usize].seq;
+            // Nothing kept (a whole-history cut): only uses still waiting for
+            // their results hold the cut back.
+            let cut_seq = match self.hist.get(cut) {
+                Some(&id) => self.items[id as usize].seq,
+                None => u64::MAX,
+            };
             let violating = (lo..cut).find(|&pos| {
                 let id = self.hist[pos];
                 self.items[id as usize].kind == Kind::Assistant
-                    && self.msg(id).tool_uses().any(|(t, _, _)| self.result_seq.get(t).is_some_and(|&rs| rs >= cut_seq))
+                    && self.msg(id).tool_uses().any(|(t, _, _)| match self.result_seq.get(t) {
+                        Some(&rs) => rs >= cut_seq,
+                        // Not answered yet: kept only if it ever will be.
+                        None => self.answered.contains(t),
+                    })
             });
             match violating {
                 Some(p) if p > lo => cut = p,

@@ -178,6 +178,9 @@ pub(super) struct Engine<'a> {
     /// tool_use id → tool name, and → seq of the item holding its result.
     pub tool_names: HashMap<String, String>,
     pub result_seq: HashMap<String, u64>,
+    /// Every tool_use id the replayed stream answers at some point: a use
+    /// whose result has not arrived yet but will is not cut off from it.
+    pub answered: HashSet<&'a str>,
     // Monotone pointers into `units` (see prune.rs).
     pub keep_ptr: usize,
     pub soft_ptr: usize,
@@ -256,6 +259,14 @@ impl<'a> Engine<'a> {
             seen_first_user: false,
             tool_names: HashMap::new(),
             result_seq: HashMap::new(),
+            answered: (0..s.messages.len())
+                .filter(|&i| !s.is_inserted(i))
+                .flat_map(|i| s.messages[i].blocks.iter())
+                .filter_map(|b| match b {
+                    Block::ToolResult { tool_use_id, .. } => Some(tool_use_id.as_str()),
+                    _ => None,
+                })
+                .collect(),
             keep_ptr: 0,
             soft_ptr: 0,
             hard_ptr: 0,
@@ -692,11 +703,7 @@ impl<'a> Engine<'a> {
             if self.unpaired.is_none() {
                 // Over what the policy replays: a tool use (or result) that a
                 // recorded compaction inserted is skipped, leaving its partner alone.
-                let stream: Vec<Message> = (0..self.s.messages.len())
-                    .filter(|&i| !self.s.is_inserted(i))
-                    .map(|i| self.s.messages[i].clone())
-                    .collect();
-                self.unpaired = Some(invariants::unpaired_ids(&stream));
+                self.unpaired = Some(invariants::source_unpaired_ids(self.s));
             }
             let view = self.view_messages();
             let history: Vec<Message> = self.hist.iter().map(|&id| self.hist_msg(id).into_owned()).collect();

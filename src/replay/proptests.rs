@@ -137,7 +137,7 @@ proptest! {
                 prop_assert!(c.tokens_after < c.tokens_before, "{name}: {c:?}");
             }
             // The final transcript is well formed too (after chained compactions).
-            let unpaired = invariants::unpaired_ids(&s.messages);
+            let unpaired = invariants::source_unpaired_ids(&s);
             let opts = CheckOptions {
                 alternation: p.compact.alternation,
                 allow_pending_tool_uses: true,

@@ -484,23 +484,34 @@ fn session_charts(out: &mut String, r: &Report, charts: &Charts) {
 
 // ------------------------------------------------------------ distributions
 
-/// Bins of a percentage distribution: below 0, then ten bins of 10 points.
-fn bins(values: &[f64]) -> [u64; 11] {
-    let mut b = [0u64; 11];
+const BINS: usize = 12;
+
+/// Bins of a percentage distribution: below 0, exactly 0 (nothing changed),
+/// then (0, 10], (10, 20], … (90, 100].
+fn bins(values: &[f64]) -> [u64; BINS] {
+    let mut b = [0u64; BINS];
     for v in values {
-        let i = if *v < 0.0 { 0 } else { 1 + ((*v / 10.0).floor() as usize).min(9) };
+        let i = if *v < 0.0 {
+            0
+        } else if *v == 0.0 {
+            1
+        } else {
+            2 + ((*v / 10.0).ceil() as usize).saturating_sub(1).min(9)
+        };
         b[i] += 1;
     }
     b
 }
 
 fn histogram(out: &mut String, title: &str, labels: &[&str], series: &[(String, Vec<f64>)]) {
-    let counts: Vec<[u64; 11]> = series.iter().map(|(_, v)| bins(v)).collect();
+    let counts: Vec<[u64; BINS]> = series.iter().map(|(_, v)| bins(v)).collect();
     let ymax = counts.iter().flat_map(|c| c.iter()).copied().max().unwrap_or(0).max(1) as f64;
-    let f = Frame::new(1000.0, 240.0, (0.0, 11.0), (0.0, ymax * 1.1));
+    let f = Frame::new(1000.0, 240.0, (0.0, BINS as f64), (0.0, ymax * 1.1));
+    let _ = write!(out, "<h3>{}</h3>", escape(title));
     out.push_str("<div class=\"chart\">");
     f.open(out, title);
-    for t in ticks(0.0, ymax * 1.1) {
+    // Counts: whole ticks only.
+    for t in ticks(0.0, ymax * 1.1).into_iter().filter(|t| t.fract() == 0.0) {
         let y = f.y(t);
         let _ = write!(
             out,
@@ -552,8 +563,8 @@ fn histogram(out: &mut String, title: &str, labels: &[&str], series: &[(String, 
     out.push_str("</div>\n");
 }
 
-const PCT_LABELS: [&str; 11] =
-    ["<0%", "0–10", "10–20", "20–30", "30–40", "40–50", "50–60", "60–70", "70–80", "80–90", "90–100"];
+const PCT_LABELS: [&str; BINS] =
+    ["< 0%", "0%", "0–10", "10–20", "20–30", "30–40", "40–50", "50–60", "60–70", "70–80", "80–90", "90–100"];
 
 fn distributions(out: &mut String, r: &Report, frr: Option<&[Vec<f64>]>) {
     out.push_str("<h2>Savings across sessions</h2>\n");
@@ -570,7 +581,7 @@ fn distributions(out: &mut String, r: &Report, frr: Option<&[Vec<f64>]>) {
             (p.name.clone(), v)
         })
         .collect();
-    histogram(out, "distribution of per-session token savings", &PCT_LABELS, &series);
+    histogram(out, "Per-session token savings (sessions per bin)", &PCT_LABELS, &series);
     if r.sessions.iter().any(|s| s.cost.is_some()) {
         let series: Vec<(String, Vec<f64>)> = r
             .policies
@@ -582,10 +593,15 @@ fn distributions(out: &mut String, r: &Report, frr: Option<&[Vec<f64>]>) {
                     .filter(|s| s.policy == p.name && s.metrics.calls > 0)
                     .filter_map(|s| s.cost.as_ref().map(|c| c.saved_pct))
                     .collect();
-                (format!("{} (cost)", p.name), v)
+                (p.name.clone(), v)
             })
             .collect();
-        histogram(out, "distribution of per-session cost savings", &PCT_LABELS, &series);
+        histogram(
+            out,
+            "Per-session cost savings, prompt cache included (below 0%: the policy costs more)",
+            &PCT_LABELS,
+            &series,
+        );
     }
     out.push_str("<h2>Summary quality across sessions</h2>\n");
     match frr {
@@ -596,7 +612,7 @@ fn distributions(out: &mut String, r: &Report, frr: Option<&[Vec<f64>]>) {
                 .zip(per_policy)
                 .map(|(p, v)| (format!("{} FRR", p.name), v.iter().map(|x| x * 100.0).collect()))
                 .collect();
-            histogram(out, "distribution of per-session FRR", &PCT_LABELS, &series);
+            histogram(out, "Per-session FRR", &PCT_LABELS, &series);
         }
         None => out.push_str("<p class=\"note\">FRR is not measured in this build.</p>\n"),
     }
@@ -606,6 +622,7 @@ fn distributions(out: &mut String, r: &Report, frr: Option<&[Vec<f64>]>) {
 
 fn sweep_section(out: &mut String, s: &SweepResult) {
     out.push_str("<h2>Sweep: Pareto front</h2>\n");
+    let _ = writeln!(out, "<p>{}</p>", escape(&crate::sweep::report::recommendation_text(s)).replace('\n', "<br>"));
     let ok: Vec<usize> = (0..s.points.len()).filter(|&i| s.points[i].ok()).collect();
     let _ = writeln!(
         out,
@@ -663,12 +680,13 @@ fn sweep_section(out: &mut String, s: &SweepResult) {
                 escape(&label)
             );
             if s.recommended == Some(i) {
+                // The label goes on the side with room.
+                let (tx, anchor) = if x > f.w / 2.0 { (x - 12.0, "end") } else { (x + 12.0, "start") };
                 let _ = write!(
                     out,
-                    "<circle cx=\"{x:.1}\" cy=\"{y:.1}\" r=\"10\" fill=\"none\" stroke=\"{}\" stroke-width=\"2\"/><text x=\"{:.1}\" y=\"{:.1}\" font-size=\"11\" fill=\"{}\">recommended (point {})</text>",
+                    "<circle cx=\"{x:.1}\" cy=\"{y:.1}\" r=\"10\" fill=\"none\" stroke=\"{}\" stroke-width=\"2\"/><text x=\"{tx:.1}\" y=\"{:.1}\" font-size=\"11\" text-anchor=\"{anchor}\" fill=\"{}\">recommended (point {})</text>",
                     PALETTE[2],
-                    x + 12.0,
-                    y - 8.0,
+                    (y - 8.0).max(f.top + 10.0),
                     PALETTE[2],
                     p.index
                 );
@@ -691,7 +709,8 @@ fn sweep_section(out: &mut String, s: &SweepResult) {
     // The front and the recommendation as a table.
     out.push_str("<table>\n<tr><th>point</th>");
     for a in &s.axes {
-        let _ = write!(out, "<th>{}</th>", escape(a));
+        // Long dotted keys may wrap after a dot or an underscore.
+        let _ = write!(out, "<th>{}</th>", escape(a).replace('.', ".<wbr>").replace('_', "_<wbr>"));
     }
     out.push_str("<th>token savings</th><th>cost saved</th><th>overflow calls</th><th>compactions</th><th>FRR</th><th>front</th></tr>\n");
     for (i, p) in s.points.iter().enumerate().filter(|(i, p)| p.ok() && (front(*i) || s.recommended == Some(*i))) {
@@ -731,6 +750,12 @@ mod tests {
         assert_eq!(escape(r#"a "b" & 'c'"#), "a &quot;b&quot; &amp; &#39;c&#39;");
         assert_eq!(escape("x\u{0}y\u{1b}[31m\n\tz"), "x\u{FFFD}y\u{FFFD}[31m\n\tz");
         assert_eq!(escape("&amp;"), "&amp;amp;");
+    }
+
+    #[test]
+    fn bins_split_negative_zero_and_tens() {
+        let b = bins(&[-5.0, 0.0, 0.0, 0.1, 10.0, 10.5, 99.0, 100.0]);
+        assert_eq!(b, [1, 2, 2, 1, 0, 0, 0, 0, 0, 0, 0, 2]);
     }
 
     #[test]

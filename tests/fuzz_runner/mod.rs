@@ -15,6 +15,21 @@ use std::sync::Mutex;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
+/// The generator's seed: `COMPACTOR_FUZZ_SEED`; else a fixed one under
+/// `CI=true`, so a build fails only for a change, never for the luck of the draw
+/// (the same cases every run: a regression suite); else a new one each run, so
+/// local runs keep exploring. Printed with the results, to reproduce a failure.
+fn seed() -> u64 {
+    if let Some(s) = std::env::var("COMPACTOR_FUZZ_SEED").ok().and_then(|v| v.parse().ok()) {
+        return s;
+    }
+    if std::env::var("CI").is_ok_and(|v| v == "true") {
+        return 0x00c0_ffee;
+    }
+    let now = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap_or_default();
+    now.as_nanos() as u64 ^ u64::from(std::process::id()).rotate_left(32)
+}
+
 /// Cases per target: `COMPACTOR_FUZZ_CASES`, else `default`.
 pub fn cases(default: u32) -> u32 {
     std::env::var("COMPACTOR_FUZZ_CASES").ok().and_then(|v| v.parse().ok()).unwrap_or(default)
@@ -113,11 +128,13 @@ pub trait Target: Sync {
 pub fn run<T: Target>(target: &T, cases: u32, max_len: usize) {
     start_watchdog();
     quiet_panics();
+    let seed = seed();
     let config = Config {
         cases,
         // The failing input is saved as a file instead (see `Target::save`).
         failure_persistence: None,
         max_shrink_iters: 2000,
+        rng_seed: proptest::test_runner::RngSeed::Fixed(seed),
         ..Config::default()
     };
     let mut runner = TestRunner::new(config);
@@ -152,7 +169,11 @@ pub fn run<T: Target>(target: &T, cases: u32, max_len: usize) {
             }
         }
     });
-    eprintln!("fuzz {name}: {} executions ({cases} cases) in {:.1?}", run_count.into_inner(), started.elapsed());
+    eprintln!(
+        "fuzz {name}: {} executions ({cases} cases, COMPACTOR_FUZZ_SEED={seed}) in {:.1?}",
+        run_count.into_inner(),
+        started.elapsed()
+    );
     if let Err(e) = result {
         let saved = last_failure.lock().ok().and_then(|f| f.clone()).map(|case| T::save(&name, "panic", &case));
         let at = saved.map(|p| format!(" (input saved to {})", p.display())).unwrap_or_default();

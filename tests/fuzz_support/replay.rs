@@ -483,8 +483,7 @@ pub fn check_policy(session: &Session, policy: &Policy) -> Option<compactor::rep
     for c in t.compactions.iter().filter(|c| c.applied) {
         assert!(c.tokens_after <= c.tokens_before, "{}: compaction grew history: {c:?}", policy.name);
     }
-    let stream: Vec<_> = (0..n).filter(|&i| !session.is_inserted(i)).map(|i| session.messages[i].clone()).collect();
-    let unpaired = invariants::unpaired_ids(&stream);
+    let unpaired = invariants::source_unpaired_ids(session);
     let opts = CheckOptions {
         alternation: policy.compact.alternation,
         allow_pending_tool_uses: true,

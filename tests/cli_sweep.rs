@@ -1,0 +1,213 @@
+//! `compactor sweep`, the cost flags and `compactor compare`'s columns, end to
+//! end: files written, stability across thread counts, the recommendation read
+//! back as a policy, and usage errors (exit 2, naming the problem).
+
+#![allow(clippy::unwrap_used, clippy::expect_used)] // test code: a panic is the failure report
+
+use assert_cmd::cargo::cargo_bin_cmd;
+use predicates::prelude::*;
+use std::path::Path;
+
+const GRID: &str = r#"
+[base]
+context_window = 6000
+"compact.reserve_tokens" = 1000
+[grid]
+"compact.keep_recent_tokens" = [500, 1500]
+"compact.trigger_ratio" = { from = 0.5, to = 0.7, step = 0.1 }
+"prune.enabled" = [true, false]
+"#;
+
+fn sweep(dir: &Path, grid: &str, extra: &[&str]) -> std::process::Output {
+    let file = dir.join("grid.toml");
+    std::fs::write(&file, grid).unwrap();
+    cargo_bin_cmd!("compactor")
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .args(["sweep", "fixtures", "--quiet", "--grid"])
+        .arg(&file)
+        .args(extra)
+        .output()
+        .unwrap()
+}
+
+#[test]
+fn sweep_writes_its_reports_the_same_at_any_thread_count() {
+    let dir = tempfile::tempdir().unwrap();
+    let (a, b) = (dir.path().join("a"), dir.path().join("b"));
+    let one = sweep(dir.path(), GRID, &["--jobs", "1", "--out", a.to_str().unwrap()]);
+    let two = sweep(dir.path(), GRID, &["--jobs", "2", "--out", b.to_str().unwrap()]);
+    assert_eq!(one.status.code(), Some(0), "{}", String::from_utf8_lossy(&one.stderr));
+    assert_eq!(two.status.code(), Some(0), "{}", String::from_utf8_lossy(&two.stderr));
+    for f in ["sweep.csv", "sweep.md", "recommended.toml", "report.html"] {
+        let (x, y) = (std::fs::read(a.join(f)).unwrap(), std::fs::read(b.join(f)).unwrap());
+        assert!(x == y, "{f} differs between --jobs 1 and 2");
+    }
+    let stdout = String::from_utf8(one.stdout).unwrap();
+    assert!(stdout.starts_with("12 grid point(s) over "), "{stdout}");
+    assert!(stdout.contains("recommended: point "), "{stdout}");
+    let csv = std::fs::read_to_string(a.join("sweep.csv")).unwrap();
+    let mut lines = csv.lines();
+    let header = lines.next().unwrap();
+    assert!(
+        header.starts_with("point,compact.keep_recent_tokens,compact.trigger_ratio,prune.enabled,sessions,"),
+        "{header}"
+    );
+    for col in [
+        "savings_pct",
+        "cost_saved_usd",
+        "overflow_calls_policy",
+        "compactions",
+        "frr",
+        "front_savings_frr",
+        "recommended",
+    ] {
+        assert!(header.split(',').any(|c| c == col), "{col} missing from {header}");
+    }
+    let rows: Vec<&str> = lines.collect();
+    assert_eq!(rows.len(), 12);
+    assert_eq!(rows.iter().filter(|r| r.ends_with(",1,")).count(), 1, "exactly one recommended point:\n{csv}");
+    let md = std::fs::read_to_string(a.join("sweep.md")).unwrap();
+    assert!(md.contains("## Pareto front") && md.contains("## Recommendation"));
+    // The recommendation replays as a policy file.
+    cargo_bin_cmd!("compactor")
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .args(["replay", "fixtures", "--quiet", "--policy"])
+        .arg(a.join("recommended.toml"))
+        .assert()
+        .code(0);
+    let html = std::fs::read_to_string(a.join("report.html")).unwrap();
+    assert!(html.contains("Pareto front") && html.contains("<svg"));
+}
+
+#[test]
+fn sweep_usage_errors_exit_2_and_name_the_problem() {
+    let dir = tempfile::tempdir().unwrap();
+    let bad_key = sweep(dir.path(), "[grid]\n\"prune.keep_lst\" = [1, 2]\n", &[]);
+    assert_eq!(bad_key.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&bad_key.stderr);
+    assert!(err.contains("grid.toml") && err.contains("prune.keep_lst"), "{err}");
+    let two_bases = sweep(dir.path(), GRID, &["--preset", "opal", "--preset", "nous"]);
+    assert_eq!(two_bases.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&two_bases.stderr).contains("one base policy"));
+    let frr = sweep(dir.path(), GRID, &["--min-frr", "2"]);
+    assert_eq!(frr.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&frr.stderr).contains("--min-frr"));
+    cargo_bin_cmd!("compactor")
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .args(["sweep", "fixtures", "--grid", "no/such/grid.toml"])
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("no/such/grid.toml"));
+    cargo_bin_cmd!("compactor")
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .args(["sweep", "fixtures"])
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("--grid"));
+}
+
+#[test]
+fn compare_prints_one_column_per_preset_and_costs() {
+    let out = tempfile::tempdir().unwrap();
+    let o = cargo_bin_cmd!("compactor")
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .args(["compare", "fixtures", "--quiet", "--preset", "opal", "--preset", "spec008", "--preset", "nous"])
+        .args(["--set", "context_window=6000", "--set", "compact.reserve_tokens=1000", "--set", "flush.enabled=false"])
+        .arg("--out")
+        .arg(out.path())
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(0), "{}", String::from_utf8_lossy(&o.stderr));
+    let text = String::from_utf8(o.stdout).unwrap();
+    let header = text.lines().nth(1).unwrap();
+    let cols: Vec<&str> = header.split_whitespace().collect();
+    assert_eq!(cols, ["opal", "spec008", "nous"], "{text}");
+    for row in
+        ["token savings", "cost savings", "overflow calls", "compactions", "FRR", "artifact recall", "hallucination"]
+    {
+        let line = text.lines().find(|l| l.starts_with(row)).unwrap_or_else(|| panic!("{row} missing:\n{text}"));
+        // The label may carry a note such as "(baseline → policy)": values start
+        // after the first run of two spaces.
+        let (_, rest) = line.split_once("  ").unwrap_or_else(|| panic!("no values: {line}"));
+        let values = rest.split("  ").filter(|v| !v.trim().is_empty()).count();
+        assert_eq!(values, 3, "{row}: {line}");
+    }
+    let md = std::fs::read_to_string(out.path().join("report.md")).unwrap();
+    assert!(md.contains("## Side by side") && md.contains("## Cost"), "{md}");
+    let report: compactor::report::Report =
+        serde_json::from_slice(&std::fs::read(out.path().join("report.json")).unwrap()).unwrap();
+    assert!(report.aggregates.iter().all(|a| a.cost.as_ref().is_some_and(|c| c.baseline.usd > 0.0)));
+    assert!(report.sessions.iter().filter(|r| r.error.is_none()).all(|r| r.cost.is_some()));
+}
+
+#[test]
+fn cost_flags_change_the_price_and_reject_bad_values() {
+    let run = |extra: &[&str]| {
+        let o = cargo_bin_cmd!("compactor")
+            .current_dir(env!("CARGO_MANIFEST_DIR"))
+            .args(["replay", "fixtures/claude-code", "--quiet", "--json"])
+            .args(extra)
+            .output()
+            .unwrap();
+        assert_eq!(o.status.code(), Some(0), "{}", String::from_utf8_lossy(&o.stderr));
+        let r: compactor::report::Report = serde_json::from_slice(&o.stdout).unwrap();
+        r.aggregates[0].cost.clone().unwrap()
+    };
+    let sonnet = run(&[]);
+    let opus = run(&["--model", "claude-opus-4-1"]);
+    // Opus 4.1 costs 5× Sonnet 4 on every rate; rounding aside the bill follows.
+    assert!(
+        (opus.baseline.usd / sonnet.baseline.usd - 5.0).abs() < 0.01,
+        "{} vs {}",
+        opus.baseline.usd,
+        sonnet.baseline.usd
+    );
+    let off = run(&["--cache-ttl", "off"]);
+    assert_eq!((off.baseline.cache_read, off.baseline.cache_write), (0, 0));
+    let dir = tempfile::tempdir().unwrap();
+    let prices = dir.path().join("prices.toml");
+    std::fs::write(
+        &prices,
+        "[families.claude-sonnet-4]\ninput = 0.0\noutput = 0.0\ncache_read = 0.0\ncache_write_5m = 0.0\n",
+    )
+    .unwrap();
+    let free = run(&["--prices", prices.to_str().unwrap()]);
+    assert!(free.baseline.usd < sonnet.baseline.usd);
+    cargo_bin_cmd!("compactor")
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .args(["replay", "fixtures", "--cache-ttl", "2h"])
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("unknown cache TTL `2h`"));
+    std::fs::write(&prices, "[families.x]\ninput = 1.0\n").unwrap();
+    cargo_bin_cmd!("compactor")
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .args(["replay", "fixtures", "--prices"])
+        .arg(&prices)
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("prices.toml").and(predicate::str::contains("`x`")));
+}
+
+/// The sweep on the real corpus with the grid kept in the repository: every
+/// point runs, and the recommendation does not overflow more than the base.
+#[test]
+fn corpus_sweep_with_the_default_grid() {
+    let Some(corpus) = compactor::testing::corpus_dir() else { return };
+    let out = tempfile::tempdir().unwrap();
+    let o = cargo_bin_cmd!("compactor")
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .arg("sweep")
+        .arg(&corpus)
+        .args(["--grid", "grids/default.toml", "--quiet", "--out"])
+        .arg(out.path())
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(0), "{}", String::from_utf8_lossy(&o.stderr));
+    let csv = std::fs::read_to_string(out.path().join("sweep.csv")).unwrap();
+    let rows = csv.lines().count() - 1;
+    assert!(rows >= 50, "{rows} points");
+    // The last column is the error: empty on every row.
+    assert!(csv.lines().skip(1).all(|l| l.ends_with(',')), "a grid point failed:\n{csv}");
+    assert!(out.path().join("recommended.toml").is_file());
+}

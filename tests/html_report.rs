@@ -1,0 +1,132 @@
+//! report.html in a real browser: Debian's headless Chromium renders the page
+//! `compactor replay` writes, a screenshot is taken, and a session whose id is
+//! `<script>alert(1)</script>` shows up as text — no script element in the DOM.
+//!
+//! Chromium is installed by `.ci/run` when missing. Outside CI the test skips
+//! with a printed reason when `/usr/bin/chromium` is absent; under `CI=true` it
+//! fails instead.
+
+#![allow(clippy::expect_used, clippy::unwrap_used, clippy::print_stderr)] // test code
+
+use assert_cmd::cargo::cargo_bin_cmd;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+const CHROMIUM: &str = "/usr/bin/chromium";
+const HOSTILE: &str = "<script>alert(1)</script>";
+
+fn chromium() -> Option<PathBuf> {
+    let p = PathBuf::from(CHROMIUM);
+    if p.exists() {
+        return Some(p);
+    }
+    if std::env::var("CI").is_ok_and(|v| v == "true") {
+        panic!("{CHROMIUM} is missing under CI=true (.ci/run installs it with apt-get install -y chromium)");
+    }
+    eprintln!("skipping: {CHROMIUM} is not installed (apt-get install -y chromium)");
+    None
+}
+
+/// Run headless Chromium on `page` with extra args; returns stdout. Killed after
+/// a minute so a hung browser fails the test instead of hanging it.
+fn run_chromium(bin: &Path, profile: &Path, args: &[String], page: &Path) -> String {
+    let mut child = Command::new(bin)
+        .args([
+            "--headless",
+            "--no-sandbox",
+            "--disable-gpu",
+            "--disable-quic",
+            "--no-first-run",
+            "--disable-background-networking",
+            "--disable-component-update",
+            "--disable-sync",
+        ])
+        .arg(format!("--user-data-dir={}", profile.display()))
+        .args(args)
+        .arg(format!("file://{}", page.display()))
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("chromium starts");
+    let mut stdout = child.stdout.take().expect("stdout");
+    let reader = std::thread::spawn(move || {
+        let mut s = String::new();
+        std::io::Read::read_to_string(&mut stdout, &mut s).ok();
+        s
+    });
+    let deadline = Instant::now() + Duration::from_secs(60);
+    loop {
+        if child.try_wait().expect("wait").is_some() {
+            break;
+        }
+        if Instant::now() > deadline {
+            let _ = child.kill();
+            panic!("chromium did not finish within 60 s");
+        }
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    reader.join().expect("reader")
+}
+
+/// A Claude Code log (the long tool-loop fixture) whose session id and model
+/// name are HTML.
+fn hostile_session(dir: &Path) {
+    let src = std::fs::read_to_string(
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/claude-code/long-tool-loop.jsonl"),
+    )
+    .expect("fixture");
+    let text = src
+        .replace("044c3cd7-f43c-461c-a698-4080bab12a02", HOSTILE)
+        .replace("claude-sonnet-4-5-20250929", "<img src=x onerror=alert(2)>");
+    assert!(text.contains(HOSTILE));
+    std::fs::write(dir.join("hostile.jsonl"), text).unwrap();
+}
+
+#[test]
+fn report_html_renders_charts_and_log_strings_as_text() {
+    let Some(bin) = chromium() else { return };
+    let input = tempfile::tempdir().unwrap();
+    hostile_session(input.path());
+    let out = tempfile::tempdir().unwrap();
+    let o = cargo_bin_cmd!("compactor")
+        .args(["replay", "--quiet", "--preset", "default", "--preset", "opal", "--set", "context_window=20000"])
+        .arg(input.path())
+        .arg("--out")
+        .arg(out.path())
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(0), "{}", String::from_utf8_lossy(&o.stderr));
+    let page = out.path().join("report.html");
+    let html = std::fs::read_to_string(&page).unwrap();
+    // The file itself: the hostile strings only escaped, nothing fetched.
+    assert!(html.contains("&lt;script&gt;alert(1)&lt;/script&gt;"));
+    assert!(!html.to_ascii_lowercase().contains("<script"), "a script element in report.html");
+    assert!(!html.contains("<img"));
+    // Self-contained: no URL but the SVG namespace.
+    assert!(!html.replace("http://www.w3.org/2000/svg", "").contains("http://"));
+    assert!(!html.contains("https://"));
+
+    let profile = tempfile::tempdir().unwrap();
+    let dom = run_chromium(&bin, profile.path(), &["--dump-dom".to_string()], &page);
+    assert!(dom.contains("<svg"), "the DOM has no SVG: {}", &dom[..dom.len().min(500)]);
+    assert!(dom.matches("<polyline").count() >= 3, "context lines missing");
+    assert!(dom.contains("&lt;script&gt;alert(1)&lt;/script&gt;"), "the session id is not shown as text");
+    assert!(!dom.to_ascii_lowercase().contains("<script"), "the browser built a script element");
+    assert!(!dom.contains("<img"), "the browser built an img element");
+
+    let shot = out.path().join("report.png");
+    run_chromium(
+        &bin,
+        profile.path(),
+        &[format!("--screenshot={}", shot.display()), "--window-size=1280,2000".to_string()],
+        &page,
+    );
+    let png = std::fs::read(&shot).expect("a screenshot");
+    assert_eq!(&png[..8], b"\x89PNG\r\n\x1a\n");
+    // A blank page compresses to a few KB; charts and tables do not.
+    assert!(png.len() > 30_000, "screenshot of {} bytes looks empty", png.len());
+    if let Ok(dir) = std::env::var("COMPACTOR_KEEP_SCREENSHOT") {
+        std::fs::copy(&shot, Path::new(&dir).join("report.png")).unwrap();
+    }
+}
