@@ -269,6 +269,16 @@ fn classify<'a>(
     }
 }
 
+/// A path as the report holds it: serde cannot write a non-UTF-8 path as JSON, and
+/// one such file name must not make `--json` fail for the whole batch, so the
+/// report keeps it lossily (invalid bytes become U+FFFD).
+fn utf8_path(p: &std::path::Path) -> PathBuf {
+    match p.to_str() {
+        Some(_) => p.to_path_buf(),
+        None => PathBuf::from(p.to_string_lossy().into_owned()),
+    }
+}
+
 /// Below this many messages per rayon task splitting a session costs more than it
 /// saves.
 const MIN_MESSAGES_PER_TASK: usize = 16;
@@ -309,13 +319,15 @@ pub fn inspect_session(s: &Session) -> (SessionReport, AccuracyAccumulator) {
     c.context = context.into_iter().map(|(k, v)| (k.key(), v)).collect();
 
     c.calls = s.calls.len() as u64;
+    // Readers clamp each count (`read::MAX_TOKENS`), but a batch can hold any
+    // number of calls: the sums saturate rather than wrap or panic.
     for u in s.calls.iter().filter_map(|call| call.usage.as_ref()) {
         c.calls_with_usage += 1;
-        c.usage.uncached_input += u.uncached_input;
-        c.usage.cache_read += u.cache_read;
-        c.usage.cache_write += u.cache_write;
-        c.usage.output += u.output;
-        c.usage.reasoning += u.reasoning;
+        c.usage.uncached_input = c.usage.uncached_input.saturating_add(u.uncached_input);
+        c.usage.cache_read = c.usage.cache_read.saturating_add(u.cache_read);
+        c.usage.cache_write = c.usage.cache_write.saturating_add(u.cache_write);
+        c.usage.output = c.usage.output.saturating_add(u.output);
+        c.usage.reasoning = c.usage.reasoning.saturating_add(u.reasoning);
         c.usage.max_prompt = c.usage.max_prompt.max(u.prompt_tokens());
     }
     c.compactions = s.recorded_compactions.len() as u64;
@@ -325,7 +337,7 @@ pub fn inspect_session(s: &Session) -> (SessionReport, AccuracyAccumulator) {
     let d = &s.diagnostics;
     c.diagnostics = DiagnosticCounts {
         bad_lines: d.bad_lines,
-        warnings: d.messages.len() as u64,
+        warnings: d.messages.len() as u64 + d.unlisted,
         unknown_kinds: d.unknown_kinds.clone(),
         skipped_kinds: d.skipped.clone(),
     };
@@ -346,7 +358,7 @@ pub fn inspect_session(s: &Session) -> (SessionReport, AccuracyAccumulator) {
     let report = SessionReport {
         id: s.id.clone(),
         format: s.format,
-        source_path: s.source_path.clone(),
+        source_path: utf8_path(&s.source_path),
         versions: s.meta.versions.clone(),
         models: s.meta.models.clone(),
         agent_type: s.meta.agent_type.clone(),
@@ -393,11 +405,11 @@ impl Counts {
         self.tokens.per_block += o.tokens.per_block;
         self.tokens.o200k += o.tokens.o200k;
         self.tokens.cl100k += o.tokens.cl100k;
-        self.usage.uncached_input += o.usage.uncached_input;
-        self.usage.cache_read += o.usage.cache_read;
-        self.usage.cache_write += o.usage.cache_write;
-        self.usage.output += o.usage.output;
-        self.usage.reasoning += o.usage.reasoning;
+        self.usage.uncached_input = self.usage.uncached_input.saturating_add(o.usage.uncached_input);
+        self.usage.cache_read = self.usage.cache_read.saturating_add(o.usage.cache_read);
+        self.usage.cache_write = self.usage.cache_write.saturating_add(o.usage.cache_write);
+        self.usage.output = self.usage.output.saturating_add(o.usage.output);
+        self.usage.reasoning = self.usage.reasoning.saturating_add(o.usage.reasoning);
         self.usage.max_prompt = self.usage.max_prompt.max(o.usage.max_prompt);
         self.compactions += o.compactions;
         add_map(&mut self.api_errors, &o.api_errors);
@@ -445,7 +457,7 @@ pub fn inspect_with_progress(batch: &Batch, on_session: &(dyn Fn() + Sync)) -> I
         sessions,
         totals,
         accuracy: acc.rows(),
-        failures: batch.failures.clone(),
+        failures: batch.failures.iter().map(|d| Diagnostic { path: utf8_path(&d.path), ..d.clone() }).collect(),
     }
 }
 

@@ -31,6 +31,11 @@ pub enum Violation {
     CompactionGrew { before: u64, after: u64 },
     /// Incremental token totals differ from a recomputation (engine bug).
     TotalsMismatch { history_incremental: u64, history_recomputed: u64, view_incremental: u64, view_recomputed: u64 },
+    /// The incremental cache prefix differs from comparing the two requests (engine bug).
+    PrefixMismatch { incremental: u64, recomputed: u64 },
+    /// The incremental calibration of the history differs from a recomputation
+    /// (engine bug).
+    CalibrationMismatch { incremental: i64, recomputed: i64 },
 }
 
 /// What to check.

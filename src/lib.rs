@@ -17,6 +17,7 @@ pub mod presets;
 pub mod quality;
 pub mod read;
 pub mod replay;
+pub mod report;
 pub mod summarize;
 #[doc(hidden)]
 pub mod synth;

@@ -339,7 +339,14 @@ pub struct Diagnostics {
     /// (bookkeeping lines, titles, duplicates), by kind, with counts.
     pub skipped: BTreeMap<String, u64>,
     pub messages: Vec<Diagnostic>,
+    /// Warnings past [`MAX_LISTED_WARNINGS`], counted but not kept: a file of a
+    /// million bad lines must not hold (nor print) a million diagnostics.
+    #[serde(default)]
+    pub unlisted: u64,
 }
+
+/// Most warnings a session keeps in `Diagnostics::messages`.
+pub const MAX_LISTED_WARNINGS: usize = 200;
 
 /// Bounded sample of unknown raw records kept per session.
 pub const MAX_UNKNOWN_RAW: usize = 64;
@@ -348,6 +355,10 @@ pub const MAX_UNKNOWN_RAW_LEN: usize = 4096;
 
 impl Diagnostics {
     pub fn warn(&mut self, path: &std::path::Path, line: u64, message: impl Into<String>) {
+        if self.messages.len() >= MAX_LISTED_WARNINGS {
+            self.unlisted += 1;
+            return;
+        }
         self.messages.push(Diagnostic {
             severity: Severity::Warning,
             path: path.to_path_buf(),
@@ -362,7 +373,7 @@ impl Diagnostics {
     }
 
     pub fn unknown(&mut self, kind: &str, line: u64, raw: &str) {
-        *self.unknown_kinds.entry(kind.to_string()).or_default() += 1;
+        *self.unknown_kinds.entry(kind_key(kind)).or_default() += 1;
         if self.unknown_raw.len() < MAX_UNKNOWN_RAW {
             let mut end = raw.len().min(MAX_UNKNOWN_RAW_LEN);
             while !raw.is_char_boundary(end) {
@@ -373,8 +384,25 @@ impl Diagnostics {
     }
 
     pub fn skip(&mut self, kind: &str) {
-        *self.skipped.entry(kind.to_string()).or_default() += 1;
+        *self.skipped.entry(kind_key(kind)).or_default() += 1;
     }
+}
+
+/// Longest record-kind name kept as a key of `unknown_kinds`/`skipped`.
+pub const MAX_KIND_LEN: usize = 64;
+
+/// A kind name as a map key: kind names come from the log (`type` values), which
+/// can be anything, and the report prints them; a long one is cut (on a char
+/// boundary) and marked.
+fn kind_key(kind: &str) -> String {
+    if kind.len() <= MAX_KIND_LEN {
+        return kind.to_string();
+    }
+    let mut end = MAX_KIND_LEN;
+    while !kind.is_char_boundary(end) {
+        end -= 1;
+    }
+    format!("{}…", &kind[..end])
 }
 
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
@@ -390,16 +418,24 @@ pub struct SessionMeta {
     pub description: Option<String>,
 }
 
+/// Most distinct versions (and models) a session keeps. Readers add one per
+/// record: without a bound, a log whose every record names a new version would
+/// make each addition scan all earlier ones (quadratic) and the report list them
+/// all. Real sessions have a handful.
+pub const MAX_META_VALUES: usize = 32;
+
 impl SessionMeta {
     pub fn add_version(&mut self, v: &str) {
-        if !v.is_empty() && !self.versions.iter().any(|x| x == v) {
-            self.versions.push(v.to_string());
-        }
+        add_distinct(&mut self.versions, v);
     }
     pub fn add_model(&mut self, m: &str) {
-        if !m.is_empty() && !self.models.iter().any(|x| x == m) {
-            self.models.push(m.to_string());
-        }
+        add_distinct(&mut self.models, m);
+    }
+}
+
+fn add_distinct(list: &mut Vec<String>, v: &str) {
+    if !v.is_empty() && list.len() < MAX_META_VALUES && !list.iter().any(|x| x == v) {
+        list.push(v.to_string());
     }
 }
 

@@ -335,14 +335,18 @@ pub fn dotnet() -> Policy {
         keep_tail_messages: 6,
         // §Trigger Decision: compaction zone has >= 2 messages.
         min_compact_messages: 2,
-        // §Message Reconstruction: merged into the first user message, ack only
-        // when needed for alternation.
+        // §Message Reconstruction: "original request + [CONTEXT SUMMARY]", ack only
+        // when needed for alternation. A later compaction rebuilds it from the
+        // original request (the old summary is summarized with the zone), so the
+        // first message does not accumulate summaries.
         placement: Placement::MergeFirst,
         summary_template: "\n\n[CONTEXT SUMMARY]\n{summary}\n[END CONTEXT SUMMARY]".to_string(),
         ack_text: "Understood. Continuing with the current task.".to_string(),
         alternation: true,
         summarizer: SummarizerKind::Extractive,
-        // §Fallback: trim history (message count) without a summary.
+        // §Fallback: trim history (message count) without a summary. The
+        // MaxConversationMessages (50) backstop after compaction is not modeled: it
+        // drops from index 0 without regard for tool pairs.
         fallback: Fallback::Drop,
         // §Named Constants: SummarizationMaxTokens = 4,096.
         summary_max_tokens: 4_096,

@@ -36,7 +36,7 @@ pub enum Command {
     Presets(PresetsArgs),
 }
 
-#[derive(Debug, Args)]
+#[derive(Debug, Args, Clone)]
 pub struct InputArgs {
     /// Session files, directories, globs, or - for stdin. Default: ~/.claude/projects and
     /// ~/.codex/sessions where they exist.
@@ -53,10 +53,84 @@ pub struct InputArgs {
     pub quiet: bool,
 }
 
+/// Which policies to replay, and overrides of their parameters.
+#[derive(Debug, Args, Clone, Default)]
+pub struct PolicyArgs {
+    /// A built-in policy (repeatable: several are replayed side by side on the same
+    /// sessions). See `compactor presets`. Default: `default` when no --policy.
+    #[arg(long = "preset", value_name = "NAME")]
+    pub presets: Vec<String>,
+    /// A policy from a TOML file (repeatable). Keys as printed by `compactor presets`.
+    #[arg(long = "policy", value_name = "FILE.toml")]
+    pub policy_files: Vec<PathBuf>,
+    /// Override a parameter of every policy (repeatable), dotted keys as in the TOML:
+    /// `context_window=32000`, `compact.keep_recent_tokens=8000`, `prune.enabled=false`.
+    #[arg(long = "set", value_name = "KEY=VALUE")]
+    pub sets: Vec<String>,
+    /// Token estimator for every policy: chars4, per_block, o200k, cl100k, calibrated.
+    #[arg(long, value_name = "NAME")]
+    pub estimator: Option<String>,
+    /// Summarizer for every policy: truncate, extractive, llm.
+    #[arg(long, value_name = "NAME")]
+    pub summarizer: Option<String>,
+}
+
+/// The LLM summarizer's endpoint (used with `--summarizer llm`).
+#[derive(Debug, Args, Clone, Default)]
+pub struct LlmArgs {
+    /// Base URL of an OpenAI-compatible or Anthropic API (e.g. https://api.openai.com,
+    /// https://api.anthropic.com, http://127.0.0.1:11434 for Ollama).
+    #[arg(long, value_name = "URL")]
+    pub llm_base_url: Option<String>,
+    /// API shape: openai or anthropic (default: inferred from the base URL).
+    #[arg(long, value_name = "KIND")]
+    pub llm_api: Option<String>,
+    /// Model name sent to the API.
+    #[arg(long, value_name = "NAME")]
+    pub llm_model: Option<String>,
+    /// Name of the environment variable that holds the API key (the key itself is
+    /// never accepted on the command line).
+    #[arg(long, value_name = "VAR")]
+    pub llm_api_key_env: Option<String>,
+    /// Summarization requests in flight at once (default 8).
+    #[arg(long, value_name = "N")]
+    pub llm_concurrency: Option<usize>,
+    /// Response cache directory (default: ~/.cache/compactor).
+    #[arg(long, value_name = "DIR")]
+    pub cache_dir: Option<PathBuf>,
+    /// Do not read or write the response cache.
+    #[arg(long)]
+    pub no_cache: bool,
+}
+
 #[derive(Debug, Args)]
+#[command(after_help = "Examples:
+  compactor replay ~/.claude/projects --out report/
+  compactor replay logs/*.jsonl --preset nous --preset opal --preset codex --set context_window=32000 --out out/
+  compactor replay session.jsonl --policy mine.toml --set compact.keep_recent_tokens=8000 --json")]
 pub struct ReplayArgs {
     #[command(flatten)]
     pub input: InputArgs,
+    #[command(flatten)]
+    pub policy: PolicyArgs,
+    #[command(flatten)]
+    pub llm: LlmArgs,
+    /// Write report.json, sessions.csv, calls.csv, report.md and transcripts/ here
+    /// (created if missing; existing files of the same names are replaced, nothing
+    /// else is touched).
+    #[arg(long, value_name = "DIR")]
+    pub out: Option<PathBuf>,
+    /// Print report.json on stdout instead of the summary table.
+    #[arg(long)]
+    pub json: bool,
+    /// Check the replay invariants (no orphan tool pairs, alternation, untouched
+    /// user/assistant content, compaction never grows history) at every call;
+    /// exit 1 if any is violated.
+    #[arg(long)]
+    pub check_invariants: bool,
+    /// Do not write the compacted transcripts.
+    #[arg(long)]
+    pub no_transcripts: bool,
 }
 
 #[derive(Debug, Args)]
@@ -69,7 +143,12 @@ pub struct InspectArgs {
 }
 
 #[derive(Debug, Args)]
+#[command(
+    after_help = "Examples:\n  compactor presets\n  compactor presets nous > mine.toml   # then edit, and: compactor replay --policy mine.toml\n  compactor presets --json"
+)]
 pub struct PresetsArgs {
+    /// Only this preset.
+    pub name: Option<String>,
     /// Print presets as JSON.
     #[arg(long)]
     pub json: bool,

@@ -5,13 +5,12 @@
 //! Exit 2 only when nothing could be read at all (no input found, or every input
 //! failed); unreadable inputs next to readable ones are reported and skipped.
 
-use super::args::{InputArgs, InspectArgs};
+use super::args::InspectArgs;
 use super::{EXIT_ERROR, EXIT_OK};
-use anyhow::{Context, bail};
+use anyhow::Context;
 use compactor::accuracy::AccuracyRow;
 use compactor::inspect::{Counts, InspectReport, KindStats, SessionReport, inspect_with_progress};
-use compactor::model::{Format, Severity};
-use compactor::read;
+use compactor::model::Format;
 use compactor::tokens::EstimatorKind;
 use std::fmt::Write as _;
 use std::io::{IsTerminal, Write as _};
@@ -22,73 +21,21 @@ const WIDTH: usize = 100;
 
 pub fn run(args: InspectArgs) -> anyhow::Result<u8> {
     let InspectArgs { input, json } = args;
-    let InputArgs { paths, format, jobs, quiet } = input;
-    let format = match format {
-        Some(name) => Some(Format::from_name(&name).with_context(|| {
-            let names: Vec<&str> = Format::ALL.iter().map(|f| f.name()).collect();
-            format!("unknown --format `{name}` (expected one of: {})", names.join(", "))
-        })?),
-        None => None,
-    };
-    let paths = if paths.is_empty() {
-        let defaults = read::default_locations();
-        if defaults.is_empty() {
-            bail!(
-                "no input: give session files or directories (the default locations ~/.claude/projects \
-                 and ~/.codex/sessions do not exist)"
-            );
-        }
-        defaults
-    } else {
-        paths
-    };
-    // 0 lets rayon pick one thread per core.
-    let pool = rayon::ThreadPoolBuilder::new()
-        .num_threads(jobs.unwrap_or(0))
-        .build()
-        .context("cannot start the worker threads")?;
-
-    let (inputs, problems) = read::discover(&paths);
-    // Paths that match nothing are errors: always shown, even with --quiet.
-    for p in &problems {
-        eprintln!("{p}");
-    }
-    if inputs.is_empty() {
-        if problems.is_empty() {
-            bail!("no session files found in {}", list_paths(&paths));
-        }
-        bail!("no session could be read");
-    }
-
-    let (batch, report) = pool.install(|| {
-        let batch = read::read_all(&inputs, format);
+    let quiet = input.quiet;
+    let super::load::Loaded { batch, pool, .. } = super::load::load(input)?;
+    let report = pool.install(|| {
         let bar = progress_bar(batch.sessions.len() as u64, quiet);
         let report = inspect_with_progress(&batch, &|| bar.inc(1));
         bar.finish_and_clear();
-        (batch, report)
+        report
     });
-    for d in &batch.failures {
-        if d.severity == Severity::Error || !quiet {
-            eprintln!("{d}");
-        }
-    }
-    if !quiet {
-        for s in &batch.sessions {
-            for d in &s.diagnostics.messages {
-                eprintln!("{d}");
-            }
-        }
-    }
-    if batch.inputs_read == 0 {
-        bail!("no session could be read ({} input(s) failed)", batch.failures.len());
-    }
 
     let out = if json {
         let mut s = serde_json::to_string_pretty(&report).context("cannot serialize the report")?;
         s.push('\n');
         s
     } else {
-        render(&report)
+        render(&for_terminal(&report))
     };
     let mut stdout = std::io::stdout().lock();
     match stdout.write_all(out.as_bytes()).and_then(|()| stdout.flush()) {
@@ -100,10 +47,6 @@ pub fn run(args: InspectArgs) -> anyhow::Result<u8> {
             Ok(EXIT_ERROR)
         }
     }
-}
-
-fn list_paths(paths: &[PathBuf]) -> String {
-    paths.iter().map(|p| p.display().to_string()).collect::<Vec<_>>().join(", ")
 }
 
 fn progress_bar(len: u64, quiet: bool) -> indicatif::ProgressBar {
@@ -399,6 +342,70 @@ fn snake<T: serde::Serialize>(v: &T) -> String {
     }
 }
 
+/// Longest value taken from a log (id, model, tool or kind name) the human report
+/// shows; `--json` keeps it whole.
+const MAX_SHOWN: usize = 200;
+
+/// Text from a log or a file name, made safe for a terminal: control characters
+/// (an ESC sequence in a tool name or a file name could rewrite the screen or the
+/// window title; a newline could forge report lines) and bidi controls are shown
+/// as `\u{…}` escapes, and a value longer than `max` chars is cut.
+pub(super) fn clean(s: &str, max: usize) -> String {
+    let unsafe_char = |c: char| {
+        c.is_control() || matches!(c, '\u{200E}' | '\u{200F}' | '\u{202A}'..='\u{202E}' | '\u{2066}'..='\u{2069}')
+    };
+    if !s.chars().any(unsafe_char) && s.len() <= max {
+        return s.to_string();
+    }
+    let long = s.chars().nth(max).is_some();
+    let mut out = String::new();
+    for (i, c) in s.chars().enumerate() {
+        if long && i + 1 >= max {
+            out.push('…');
+            break;
+        }
+        if unsafe_char(c) {
+            out.push_str(&c.escape_unicode().to_string());
+        } else {
+            out.push(c);
+        }
+    }
+    out
+}
+
+/// The report with every log-derived string passed through [`clean`], for the
+/// human renderer.
+fn for_terminal(r: &InspectReport) -> InspectReport {
+    let c = |s: &String| clean(s, MAX_SHOWN);
+    let keys = |m: &std::collections::BTreeMap<String, u64>| -> std::collections::BTreeMap<String, u64> {
+        m.iter().map(|(k, v)| (c(k), *v)).collect()
+    };
+    let counts = |k: &Counts| {
+        let mut k = k.clone();
+        k.tool_calls_by_tool = keys(&k.tool_calls_by_tool);
+        k.diagnostics.unknown_kinds = keys(&k.diagnostics.unknown_kinds);
+        k.diagnostics.skipped_kinds = keys(&k.diagnostics.skipped_kinds);
+        k.context = k.context.iter().map(|(key, v)| (c(key), *v)).collect();
+        k
+    };
+    let mut out = r.clone();
+    for s in &mut out.sessions {
+        s.id = c(&s.id);
+        s.source_path = PathBuf::from(clean(&s.source_path.display().to_string(), usize::MAX));
+        s.versions = s.versions.iter().map(c).collect();
+        s.models = s.models.iter().map(c).collect();
+        s.agent_type = s.agent_type.as_ref().map(c);
+        s.parent = s.parent.as_ref().map(c);
+        s.subagents = s.subagents.iter().map(c).collect();
+        s.counts = counts(&s.counts);
+        for comp in &mut s.compactions {
+            comp.trigger = comp.trigger.as_ref().map(c);
+        }
+    }
+    out.totals.counts = counts(&out.totals.counts);
+    out
+}
+
 fn or_dash(s: &str) -> String {
     if s.is_empty() { "-".to_string() } else { s.to_string() }
 }
@@ -447,6 +454,17 @@ mod tests {
         assert_eq!(pct(None), "-");
         assert_eq!(share(1, 3), "33.3%");
         assert_eq!(truncate("abcdef", 4), "abc…");
+    }
+
+    #[test]
+    fn log_text_is_made_safe_for_a_terminal() {
+        assert_eq!(clean("Bash", MAX_SHOWN), "Bash");
+        assert_eq!(clean("é🦀中", MAX_SHOWN), "é🦀中");
+        assert_eq!(clean("a\u{1b}]0;pwned\u{7}b", MAX_SHOWN), "a\\u{1b}]0;pwned\\u{7}b");
+        assert_eq!(clean("x\ny\r", MAX_SHOWN), "x\\u{a}y\\u{d}");
+        assert_eq!(clean("\u{202E}txt.exe", MAX_SHOWN), "\\u{202e}txt.exe");
+        assert_eq!(clean(&"m".repeat(500), 10), format!("{}…", "m".repeat(9)));
+        assert_eq!(clean(&"m".repeat(10), 10), "m".repeat(10));
     }
 
     /// A hand-built batch: two sessions of different formats, with usage, a
@@ -536,7 +554,7 @@ mod tests {
             Message::new(Role::Assistant, Origin::Model, vec![Block::text("Two files: a.rs and b.rs.")]),
         ];
         b.calls = vec![call(2, Some(usage(2500, 30))), call(4, Some(usage(2560, 12)))];
-        let batch = read::Batch { sessions: vec![a, b], failures: vec![], inputs_read: 2 };
+        let batch = compactor::read::Batch { sessions: vec![a, b], failures: vec![], inputs_read: 2 };
         compactor::inspect::inspect(&batch)
     }
 

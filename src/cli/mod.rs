@@ -4,6 +4,10 @@
 
 mod args;
 mod inspect;
+mod llm;
+mod load;
+mod presets_cmd;
+mod replay;
 
 use args::{Cli, Command};
 use clap::Parser;
@@ -11,7 +15,6 @@ use std::process::ExitCode;
 
 /// Exit codes of the documented contract.
 pub const EXIT_OK: u8 = 0;
-#[allow(dead_code)] // used by `check`
 pub const EXIT_REGRESSION: u8 = 1;
 pub const EXIT_ERROR: u8 = 2;
 
@@ -26,12 +29,12 @@ pub fn main() -> ExitCode {
         }
     };
     let result = match cli.command {
-        Command::Replay(_) => not_built("replay"),
+        Command::Replay(a) => replay::replay(a),
         Command::Check(_) => not_built("check"),
         Command::Sweep(_) => not_built("sweep"),
-        Command::Compare(_) => not_built("compare"),
+        Command::Compare(a) => replay::compare(a),
         Command::Inspect(a) => inspect::run(a),
-        Command::Presets(_) => not_built("presets"),
+        Command::Presets(a) => presets_cmd::run(a),
     };
     match result {
         Ok(code) => ExitCode::from(code),
@@ -48,4 +51,18 @@ pub fn main() -> ExitCode {
 fn not_built(name: &str) -> anyhow::Result<u8> {
     eprintln!("compactor {name}: not built yet in this version");
     Ok(EXIT_ERROR)
+}
+
+/// Print to stdout; a closed pipe (`compactor … | head`) is not an error.
+pub fn print_stdout(text: &str) -> anyhow::Result<u8> {
+    use std::io::Write;
+    let mut stdout = std::io::stdout().lock();
+    match stdout.write_all(text.as_bytes()).and_then(|()| stdout.flush()) {
+        Ok(()) => Ok(EXIT_OK),
+        Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => Ok(EXIT_OK),
+        Err(e) => {
+            eprintln!("error: cannot write to standard output: {e}");
+            Ok(EXIT_ERROR)
+        }
+    }
 }

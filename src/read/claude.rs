@@ -76,6 +76,12 @@ impl Rec<'_> {
     fn message(&self) -> Option<&serde_json::Map<String, Value>> {
         self.v.get("message").and_then(Value::as_object)
     }
+    /// Move `message.content` out of the record: the reader builds blocks from it
+    /// by moving its strings, so a huge text is never held twice (parsed record
+    /// and message). Nothing reads the content of a record twice.
+    fn take_content(&mut self) -> Option<Value> {
+        self.v.get_mut("message").and_then(|m| m.get_mut("content")).map(std::mem::take)
+    }
     fn carries_usage(&self) -> bool {
         self.message().and_then(|m| m.get("usage")).is_some_and(|u| !u.is_null())
     }
@@ -89,12 +95,22 @@ impl Rec<'_> {
 pub fn read(path: &Path, data: &[u8]) -> Vec<Session> {
     let line_bytes = raw_line_lengths(data);
     let mut recs: Vec<Rec> = Vec::new();
+    // Reasons of bad lines past what the diagnostics list are only counted.
     let mut bad: Vec<(u64, String)> = Vec::new();
+    let mut bad_unlisted = 0u64;
     for (line, raw) in super::lines(data) {
-        match super::parse_line(raw) {
-            Ok(v) if v.is_object() => recs.push(Rec { line, v, raw }),
-            Ok(_) => bad.push((line, format!("JSON record is not an object ({} bytes)", raw.len()))),
-            Err(reason) => bad.push((line, reason)),
+        let reason = match super::parse_line(raw) {
+            Ok(v) if v.is_object() => {
+                recs.push(Rec { line, v, raw });
+                continue;
+            }
+            Ok(_) => format!("JSON record is not an object ({} bytes)", raw.len()),
+            Err(reason) => reason,
+        };
+        if bad.len() < crate::model::MAX_LISTED_WARNINGS {
+            bad.push((line, reason));
+        } else {
+            bad_unlisted += 1;
         }
     }
 
@@ -147,13 +163,15 @@ pub fn read(path: &Path, data: &[u8]) -> Vec<Session> {
                 b.s.stats.records += 1;
                 b.s.diagnostics.bad_line(path, *line, reason.clone());
             }
+            b.s.stats.records += bad_unlisted;
+            b.s.diagnostics.bad_lines += bad_unlisted;
+            b.s.diagnostics.unlisted += bad_unlisted;
             b.s.parent = main_parent.clone();
         } else {
             b.s.parent = Some(main_id.clone());
         }
         b.s.meta.title = titles.get(&g).cloned();
-        let group_recs: Vec<&Rec> = idx.iter().map(|&i| &recs[i]).collect();
-        b.build(&group_recs);
+        b.build(&mut recs, idx);
         sessions.push(b.finish());
     }
     // Blank lines, the BOM and malformed lines belong to the file's own session.
@@ -167,10 +185,11 @@ pub fn read(path: &Path, data: &[u8]) -> Vec<Session> {
         read_meta_sidecar(path, main);
     }
     if let Some((main, rest)) = sessions.split_first_mut() {
+        let prompts = agent_prompts(main);
         for side in rest.iter_mut() {
-            main.subagents.push(side.id.clone());
-            fill_agent_meta(main, side);
+            fill_agent_meta(&prompts, side);
         }
+        main.subagents.extend(rest.iter().map(|side| side.id.clone()));
     }
     sessions
 }
@@ -183,6 +202,10 @@ pub fn link_across_files(sessions: &mut [Session]) {
     for (i, s) in sessions.iter().enumerate() {
         index.entry(s.id.clone()).or_insert(i);
     }
+    // Per parent: the sub-agent ids it lists (a set, so that thousands of agent
+    // files of one session stay linear) and its agent prompts, built once.
+    let mut listed: HashMap<usize, HashSet<String>> = HashMap::new();
+    let mut prompts: HashMap<usize, AgentPrompts> = HashMap::new();
     for i in 0..sessions.len() {
         let Some(parent) = sessions[i].parent.clone() else { continue };
         let Some(&pi) = index.get(&parent) else { continue };
@@ -190,18 +213,13 @@ pub fn link_across_files(sessions: &mut [Session]) {
             continue;
         }
         let child_id = sessions[i].id.clone();
-        if !sessions[pi].subagents.contains(&child_id) {
+        let known = listed.entry(pi).or_insert_with(|| sessions[pi].subagents.iter().cloned().collect());
+        if known.insert(child_id.clone()) {
             sessions[pi].subagents.push(child_id);
         }
         if sessions[i].meta.agent_type.is_none() && sessions[i].format == Format::ClaudeCode {
-            let (parent_s, child_s) = if pi < i {
-                let (a, b) = sessions.split_at_mut(i);
-                (&a[pi], &mut b[0])
-            } else {
-                let (a, b) = sessions.split_at_mut(pi);
-                (&b[0], &mut a[i])
-            };
-            fill_agent_meta(parent_s, child_s);
+            let p = prompts.entry(pi).or_insert_with(|| agent_prompts(&sessions[pi]));
+            fill_agent_meta(p, &mut sessions[i]);
         }
     }
 
@@ -305,7 +323,7 @@ fn subagents_dir_parent(path: &Path) -> Option<String> {
 fn read_meta_sidecar(path: &Path, s: &mut Session) {
     let Some(stem) = path.file_stem().and_then(|n| n.to_str()) else { return };
     let meta_path = path.with_file_name(format!("{stem}.meta.json"));
-    let data = match std::fs::read(&meta_path) {
+    let data = match super::read_regular_file(&meta_path) {
         Ok(d) => d,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return,
         Err(e) => {
@@ -323,10 +341,31 @@ fn read_meta_sidecar(path: &Path, s: &mut Session) {
     }
 }
 
+/// A parent's `Task`/`Agent` calls by prompt: (`subagent_type`, `description`) of
+/// the first call with that prompt.
+type AgentPrompts = HashMap<String, (Option<String>, Option<String>)>;
+
+/// Index the parent's agent calls once: matching each sub-agent against every
+/// call would be quadratic in a file with thousands of both.
+fn agent_prompts(parent: &Session) -> AgentPrompts {
+    let mut out = AgentPrompts::new();
+    for (_, name, input) in parent.messages.iter().flat_map(|m| m.tool_uses()) {
+        if !AGENT_TOOLS.contains(&name) {
+            continue;
+        }
+        let Some(prompt) = input.get("prompt").and_then(Value::as_str) else { continue };
+        if !out.contains_key(prompt) {
+            let get = |k: &str| input.get(k).and_then(Value::as_str).map(str::to_string);
+            out.insert(prompt.to_string(), (get("subagent_type"), get("description")));
+        }
+    }
+    out
+}
+
 /// Fill a sub-agent's `agent_type`/`description` from the parent's `Task`/`Agent`
 /// call whose prompt is the sub-agent's first user message (older layouts have no
 /// `.meta.json`).
-fn fill_agent_meta(parent: &Session, child: &mut Session) {
+fn fill_agent_meta(prompts: &AgentPrompts, child: &mut Session) {
     if child.meta.agent_type.is_some() && child.meta.description.is_some() {
         return;
     }
@@ -342,16 +381,12 @@ fn fill_agent_meta(parent: &Session, child: &mut Session) {
     if prompt.is_empty() {
         return;
     }
-    let call = parent.messages.iter().flat_map(|m| m.tool_uses()).find(|(_, name, input)| {
-        AGENT_TOOLS.contains(name) && input.get("prompt").and_then(Value::as_str) == Some(prompt.as_str())
-    });
-    if let Some((_, _, input)) = call {
-        let get = |k: &str| input.get(k).and_then(Value::as_str).map(str::to_string);
+    if let Some((agent_type, description)) = prompts.get(&prompt) {
         if child.meta.agent_type.is_none() {
-            child.meta.agent_type = get("subagent_type");
+            child.meta.agent_type = agent_type.clone();
         }
         if child.meta.description.is_none() {
-            child.meta.description = get("description");
+            child.meta.description = description.clone();
         }
     }
 }
@@ -586,20 +621,24 @@ impl<'p> Builder<'p> {
         }
     }
 
-    fn build(&mut self, recs: &[&Rec]) {
+    /// Build the session from the records `idx` of `recs` (their content is moved
+    /// into the messages).
+    fn build(&mut self, recs: &mut [Rec], idx: &[usize]) {
         // Replayed uuids (resume) are kept once, at their first occurrence.
+        let mut unique: Vec<usize> = Vec::with_capacity(idx.len());
         let mut seen: HashSet<&str> = HashSet::new();
-        let mut unique: Vec<&Rec> = Vec::with_capacity(recs.len());
-        for r in recs {
-            if let Some(u) = r.uuid()
+        for &i in idx {
+            if let Some(u) = recs[i].uuid()
                 && !seen.insert(u)
             {
                 self.s.diagnostics.skip("duplicate-uuid");
                 continue;
             }
-            unique.push(r);
+            unique.push(i);
         }
-        for r in &unique {
+        drop(seen);
+        for &i in &unique {
+            let r = &recs[i];
             if self.s.meta.cwd.is_none() {
                 self.s.meta.cwd = r.str("cwd").filter(|c| !c.is_empty()).map(str::to_string);
             }
@@ -607,13 +646,15 @@ impl<'p> Builder<'p> {
                 self.s.meta.add_version(v);
             }
         }
-        let order = dag_order(&unique, &mut self.s, self.path);
-        for i in order {
-            self.record(unique[i]);
+        let view: Vec<&Rec> = unique.iter().map(|&i| &recs[i]).collect();
+        let order = dag_order(&view, &mut self.s, self.path);
+        drop(view);
+        for k in order {
+            self.record(&mut recs[unique[k]]);
         }
     }
 
-    fn record(&mut self, r: &Rec) {
+    fn record(&mut self, r: &mut Rec) {
         match r.kind() {
             "assistant" => self.assistant(r),
             "user" => self.user(r),
@@ -626,7 +667,7 @@ impl<'p> Builder<'p> {
             k if BOOKKEEPING.contains(&k) => self.s.diagnostics.skip(k),
             k => {
                 let kind = k.to_string();
-                self.s.diagnostics.unknown(&kind, r.line, &String::from_utf8_lossy(r.raw));
+                self.s.diagnostics.unknown(&kind, r.line, &super::codex::raw_text(r.raw));
             }
         }
     }
@@ -640,16 +681,17 @@ impl<'p> Builder<'p> {
         idx
     }
 
-    fn assistant(&mut self, r: &Rec) {
+    fn assistant(&mut self, r: &mut Rec) {
+        let content = r.take_content();
+        let r = &*r;
         let Some(msg) = r.message() else {
             self.s.diagnostics.bad_line(self.path, r.line, "assistant record without a message object");
             return;
         };
         let model = msg.get("model").and_then(Value::as_str);
         let response_id = msg.get("id").and_then(Value::as_str).filter(|s| !s.is_empty());
-        let raw_blocks: Vec<&Value> = match msg.get("content") {
-            Some(Value::Array(a)) => a.iter().collect(),
-            Some(v @ Value::String(_)) => vec![v],
+        let raw_blocks: Vec<Value> = match content {
+            Some(Value::Array(a)) => a,
             Some(Value::Null) | None => Vec::new(),
             Some(v) => vec![v],
         };
@@ -671,7 +713,7 @@ impl<'p> Builder<'p> {
             let hashes = self.block_hashes.entry(mi).or_default();
             let mut new_blocks = Vec::new();
             for v in raw_blocks {
-                if hashes.insert(block_hash(v)) {
+                if hashes.insert(block_hash(&v)) {
                     new_blocks.push(convert_block(v));
                 }
             }
@@ -694,7 +736,7 @@ impl<'p> Builder<'p> {
         let mut hashes = HashSet::new();
         let mut blocks = Vec::with_capacity(raw_blocks.len());
         for v in raw_blocks {
-            if hashes.insert(block_hash(v)) {
+            if hashes.insert(block_hash(&v)) {
                 blocks.push(convert_block(v));
             }
         }
@@ -758,12 +800,14 @@ impl<'p> Builder<'p> {
         self.push(r, Role::Assistant, Origin::SyntheticError, blocks);
     }
 
-    fn user(&mut self, r: &Rec) {
-        let Some(msg) = r.message() else {
+    fn user(&mut self, r: &mut Rec) {
+        let content = r.take_content();
+        let r = &*r;
+        if r.message().is_none() {
             self.s.diagnostics.bad_line(self.path, r.line, "user record without a message object");
             return;
-        };
-        let blocks = content_blocks(msg.get("content"));
+        }
+        let blocks = content_blocks(content);
         let origin = if r.flag("isCompactSummary") {
             Origin::CompactSummary
         } else if blocks.iter().any(|b| matches!(b, Block::ToolResult { .. })) {
@@ -893,47 +937,55 @@ fn render_attachment(att: Option<&Value>) -> String {
     out
 }
 
-/// `message.content`: a string is one text block, an array is blocks.
-fn content_blocks(content: Option<&Value>) -> Vec<Block> {
+/// `message.content`: a string is one text block, an array is blocks. Takes the
+/// content by value and moves its strings into the blocks.
+fn content_blocks(content: Option<Value>) -> Vec<Block> {
     match content {
         None | Some(Value::Null) => Vec::new(),
-        Some(Value::String(s)) => vec![Block::Text { text: s.clone() }],
-        Some(Value::Array(a)) => a.iter().map(convert_block).collect(),
-        Some(other) => vec![Block::Other { raw: other.clone() }],
+        Some(Value::String(text)) => vec![Block::Text { text }],
+        Some(Value::Array(a)) => a.into_iter().map(convert_block).collect(),
+        Some(raw) => vec![Block::Other { raw }],
     }
 }
 
-fn convert_block(v: &Value) -> Block {
-    let Some(obj) = v.as_object() else {
-        return match v {
-            Value::String(s) => Block::Text { text: s.clone() },
-            _ => Block::Other { raw: v.clone() },
-        };
+/// A string field moved out of a block (None when absent or not a string).
+fn take_str(obj: &mut serde_json::Map<String, Value>, key: &str) -> Option<String> {
+    match obj.get_mut(key) {
+        Some(Value::String(s)) => Some(std::mem::take(s)),
+        _ => None,
+    }
+}
+
+fn convert_block(v: Value) -> Block {
+    let mut obj = match v {
+        Value::Object(obj) => obj,
+        Value::String(text) => return Block::Text { text },
+        raw => return Block::Other { raw },
     };
-    let s = |k: &str| obj.get(k).and_then(Value::as_str);
-    match s("type") {
-        Some("text") => match s("text") {
-            Some(t) => Block::Text { text: t.to_string() },
-            None => Block::Other { raw: v.clone() },
+    let len = |obj: &serde_json::Map<String, Value>, k: &str| obj.get(k).and_then(Value::as_str).map_or(0, str::len);
+    match obj.get("type").and_then(Value::as_str) {
+        Some("text") => match take_str(&mut obj, "text") {
+            Some(text) => Block::Text { text },
+            None => Block::Other { raw: Value::Object(obj) },
         },
         // Claude 4.6 writes `thinking: ""` with only the signature: the signature is
         // opaque, kept as a length only.
         Some("thinking") => Block::Thinking {
-            text: s("thinking").unwrap_or_default().to_string(),
-            opaque_len: s("signature").map_or(0, str::len),
+            opaque_len: len(&obj, "signature"),
+            text: take_str(&mut obj, "thinking").unwrap_or_default(),
         },
-        Some("redacted_thinking") => Block::Thinking { text: String::new(), opaque_len: s("data").map_or(0, str::len) },
+        Some("redacted_thinking") => Block::Thinking { text: String::new(), opaque_len: len(&obj, "data") },
         Some("tool_use") => Block::ToolUse {
-            id: s("id").unwrap_or_default().to_string(),
-            name: s("name").unwrap_or_default().to_string(),
-            input: obj.get("input").cloned().unwrap_or_else(|| Value::Object(Default::default())),
+            id: take_str(&mut obj, "id").unwrap_or_default(),
+            name: take_str(&mut obj, "name").unwrap_or_default(),
+            input: obj.get_mut("input").map(std::mem::take).unwrap_or_else(|| Value::Object(Default::default())),
         },
         // A `<persisted-output>` result (output spilled to `tool-results/`) is kept
         // as the text the model actually saw: the note plus its preview.
         Some("tool_result") => Block::ToolResult {
-            tool_use_id: s("tool_use_id").unwrap_or_default().to_string(),
-            content: content_blocks(obj.get("content")),
             is_error: obj.get("is_error").and_then(Value::as_bool),
+            tool_use_id: take_str(&mut obj, "tool_use_id").unwrap_or_default(),
+            content: content_blocks(obj.get_mut("content").map(std::mem::take)),
         },
         Some("image") => {
             let source = obj.get("source");
@@ -944,7 +996,7 @@ fn convert_block(v: &Value) -> Block {
             }
         }
         // tool_reference, document, server tool blocks…: kept raw.
-        _ => Block::Other { raw: v.clone() },
+        _ => Block::Other { raw: Value::Object(obj) },
     }
 }
 
@@ -954,13 +1006,29 @@ fn block_hash(v: &Value) -> u64 {
     let mut h = DefaultHasher::new();
     match (v.get("type").and_then(Value::as_str), v.get("id").and_then(Value::as_str)) {
         (Some("tool_use"), Some(id)) => ("tool_use", id).hash(&mut h),
-        _ => v.to_string().hash(&mut h),
+        _ => {
+            // The serialization streams into the hasher: a block can be hundreds
+            // of MB (pasted files, base64 images), too big to copy as a String.
+            struct HashWriter<'h>(&'h mut DefaultHasher);
+            impl std::io::Write for HashWriter<'_> {
+                fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+                    self.0.write(buf);
+                    Ok(buf.len())
+                }
+                fn flush(&mut self) -> std::io::Result<()> {
+                    Ok(())
+                }
+            }
+            // Writing into a hasher cannot fail.
+            let _ = serde_json::to_writer(HashWriter(&mut h), v);
+        }
     }
     h.finish()
 }
 
+/// A token count (usage, `preTokens`), clamped to [`super::MAX_TOKENS`].
 fn as_u64(v: &Value) -> Option<u64> {
-    v.as_u64().or_else(|| v.as_f64().filter(|f| f.is_finite() && *f >= 0.0).map(|f| f as u64))
+    v.as_u64().or_else(|| v.as_f64().filter(|f| f.is_finite() && *f >= 0.0).map(|f| f as u64)).map(super::clamp_tokens)
 }
 
 /// Anthropic usage: `input_tokens` excludes cache reads and cache writes.

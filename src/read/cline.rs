@@ -36,20 +36,21 @@ use crate::model::{
     Block, Call, Diagnostic, Format, Message, Origin, RecordedError, Role, Session, Severity, Usage, UsageProvenance,
 };
 use serde_json::Value;
+use std::collections::HashSet;
 use std::path::Path;
 
 /// Read a task folder. Errors only when the history file cannot be read.
 pub fn read_task_dir(dir: &Path) -> Result<Vec<Session>, Diagnostic> {
     let history = dir.join("api_conversation_history.json");
-    let data = std::fs::read(&history).map_err(|e| Diagnostic {
+    let data = super::read_regular_file(&history).map_err(|e| Diagnostic {
         severity: Severity::Error,
         path: history.clone(),
         line: 0,
         message: format!("cannot read: {e}"),
     })?;
-    let ui = std::fs::read(dir.join("ui_messages.json")).ok();
+    let ui = super::read_regular_file(&dir.join("ui_messages.json")).ok();
     let mut sessions = read_history_bytes(dir, &data, ui.as_deref());
-    if let Ok(meta) = std::fs::read(dir.join("task_metadata.json"))
+    if let Ok(meta) = super::read_regular_file(&dir.join("task_metadata.json"))
         && let Ok(meta) = serde_json::from_slice::<Value>(&meta)
     {
         for s in &mut sessions {
@@ -159,7 +160,7 @@ pub fn read_history_bytes(path: &Path, data: &[u8], ui_messages: Option<&[u8]>) 
                     s.messages.push(Message { role: Role::User, origin, blocks, source_line: line, timestamp: ts });
                 }
             }
-            Some(other) => s.diagnostics.unknown(&format!("role:{other}"), line, &m.to_string()),
+            Some(other) => s.diagnostics.unknown(&format!("role:{other}"), line, &super::raw_json(m)),
             None => s.diagnostics.bad_line(path, line, "history element without role"),
         }
     }
@@ -233,7 +234,7 @@ fn ui_requests(s: &mut Session, ui: &[Value]) -> Vec<UiRequest> {
             let text = str_of(m, "text").unwrap_or("");
             // `conversationHistoryIndex` is the history length − 1 when the UI
             // message was written: the failed request follows that element.
-            let line = m.get("conversationHistoryIndex").and_then(Value::as_u64).map_or(0, |i| i + 1);
+            let line = m.get("conversationHistoryIndex").and_then(Value::as_u64).map_or(0, |i| i.saturating_add(1));
             s.errors.push(RecordedError {
                 source_line: line,
                 kind: errors::classify(text),
@@ -273,14 +274,16 @@ fn result_header(text: &str) -> Option<(&str, &str)> {
 /// blocks answering the previous assistant's tool uses, in order. Returns the new
 /// blocks and the number of headers with no tool use left to answer.
 fn pair_text_results(blocks: Vec<Block>, uses: &[(String, String)]) -> (Vec<Block>, u64) {
-    let answered: Vec<String> = blocks
+    // A set: a turn with thousands of calls and results must stay linear.
+    let answered: HashSet<&str> = blocks
         .iter()
         .filter_map(|b| match b {
-            Block::ToolResult { tool_use_id, .. } => Some(tool_use_id.clone()),
+            Block::ToolResult { tool_use_id, .. } => Some(tool_use_id.as_str()),
             _ => None,
         })
         .collect();
-    let mut open = uses.iter().filter(|(id, _)| !answered.contains(id));
+    let open: Vec<&String> = uses.iter().filter(|(id, _)| !answered.contains(id.as_str())).map(|(id, _)| id).collect();
+    let mut open = open.into_iter();
     let mut out: Vec<Block> = Vec::with_capacity(blocks.len());
     // Index in `out` of the result currently collecting continuation blocks.
     let mut current: Option<usize> = None;
@@ -293,7 +296,7 @@ fn pair_text_results(blocks: Vec<Block>, uses: &[(String, String)]) -> (Vec<Bloc
         if let Some(after) = header {
             let first = (!after.is_empty()).then(|| Block::text(after));
             match open.next() {
-                Some((id, _)) => {
+                Some(id) => {
                     out.push(Block::ToolResult {
                         tool_use_id: id.clone(),
                         content: first.into_iter().collect(),

@@ -322,7 +322,7 @@ impl<'a> Reader<'a> {
             "ghost_snapshot" => self.s.diagnostics.skip("response_item/ghost_snapshot"),
             _ => {
                 let kind = format!("response_item/{}", if ty.is_empty() { "(no type)" } else { ty });
-                let raw = raw.map_or_else(|| p.to_string(), raw_text);
+                let raw = raw.map_or_else(|| super::raw_json(p), raw_text);
                 self.s.diagnostics.unknown(&kind, line, &raw);
             }
         }
@@ -807,8 +807,9 @@ pub(crate) fn text_status(s: &str) -> Option<bool> {
     None
 }
 
+/// A token count under the first of `keys` present, clamped to [`super::MAX_TOKENS`].
 fn num(v: &Value, keys: &[&str]) -> u64 {
-    keys.iter().find_map(|k| v.pointer(k).and_then(Value::as_u64)).unwrap_or(0)
+    super::clamp_tokens(keys.iter().find_map(|k| v.pointer(k).and_then(Value::as_u64)).unwrap_or(0))
 }
 
 fn totals_of(v: &Value) -> Totals {

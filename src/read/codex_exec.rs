@@ -298,7 +298,7 @@ impl<'a> Reader<'a> {
             }
             _ => {
                 let kind = format!("item/{}", if ty.is_empty() { "(no type)" } else { ty });
-                self.s.diagnostics.unknown(&kind, it.line, &item.to_string());
+                self.s.diagnostics.unknown(&kind, it.line, &super::raw_json(item));
                 (Vec::new(), None)
             }
         }

@@ -50,10 +50,13 @@ pub fn discover(paths: &[PathBuf]) -> (Vec<Input>, Vec<Diagnostic>) {
             inputs.push(Input { path: p.clone(), kind: InputKind::File });
         } else if is_glob(p) {
             let before = inputs.len();
-            expand_glob(p, &mut inputs, &mut problems);
-            if inputs.len() == before {
+            // An invalid pattern is reported once, as invalid.
+            if expand_glob(p, &mut inputs, &mut problems) && inputs.len() == before {
                 problems.push(problem(p, "the pattern matches no session file"));
             }
+        } else if p.exists() {
+            // A FIFO, socket or device: reading it could block or never end.
+            problems.push(problem(p, "not a regular file or directory"));
         } else {
             problems.push(problem(p, "no such file or directory"));
         }
@@ -73,7 +76,9 @@ fn is_glob(p: &Path) -> bool {
 
 /// Whether a file found by a directory walk is a session log.
 fn is_session_file(path: &Path) -> bool {
-    let Some(name) = path.file_name().and_then(|n| n.to_str()) else { return false };
+    // Lossy: a session file whose name is not UTF-8 is still a session file.
+    let Some(name) = path.file_name().map(|n| n.to_string_lossy()) else { return false };
+    let name = name.as_ref();
     if !(name.ends_with(".jsonl") || name.ends_with(".json")) {
         return false;
     }
@@ -119,13 +124,14 @@ fn walk_dir(dir: &Path, inputs: &mut Vec<Input>) {
     }
 }
 
-fn expand_glob(pattern: &Path, inputs: &mut Vec<Input>, problems: &mut Vec<Diagnostic>) {
+/// Expand a glob; false when the pattern is invalid (reported in `problems`).
+fn expand_glob(pattern: &Path, inputs: &mut Vec<Input>, problems: &mut Vec<Diagnostic>) -> bool {
     let text = pattern.to_string_lossy().into_owned();
     let glob = match globset::GlobBuilder::new(&text).literal_separator(true).build() {
         Ok(g) => g.compile_matcher(),
         Err(e) => {
             problems.push(problem(pattern, &format!("invalid glob: {e}")));
-            return;
+            return false;
         }
     };
     // Walk from the longest leading part without glob characters.
@@ -153,6 +159,7 @@ fn expand_glob(pattern: &Path, inputs: &mut Vec<Input>, problems: &mut Vec<Diagn
             inputs.push(Input { path: path.to_path_buf(), kind: InputKind::File });
         }
     }
+    true
 }
 
 #[cfg(test)]

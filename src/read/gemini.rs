@@ -59,7 +59,7 @@ pub fn read(path: &Path, data: &[u8]) -> Vec<Session> {
         let ts = m.get("timestamp").and_then(time::parse_value);
         let Some(ty) = str_of(m, "type") else {
             if m.is_object() {
-                s.diagnostics.unknown("message without type", line, &m.to_string());
+                s.diagnostics.unknown("message without type", line, &super::raw_json(m));
             } else {
                 s.diagnostics.bad_line(path, line, "message is not a JSON object");
             }
@@ -87,7 +87,7 @@ pub fn read(path: &Path, data: &[u8]) -> Vec<Session> {
                 s.diagnostics.skip("error");
             }
             "info" | "warning" => s.diagnostics.skip(ty),
-            other => s.diagnostics.unknown(other, line, &m.to_string()),
+            other => s.diagnostics.unknown(other, line, &super::raw_json(m)),
         }
     }
     vec![s]

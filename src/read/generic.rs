@@ -17,23 +17,24 @@
 use super::time;
 use crate::model::{Block, Call, Format, Message, Origin, Role, Session, Usage, UsageProvenance};
 use serde_json::Value;
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashMap};
 use std::path::Path;
 
 /// Bounded length of a recorded API-error text.
 pub(super) const MAX_ERROR_LEN: usize = 2000;
 
 /// A non-negative integer field, tolerant of floats and numeric strings (some
-/// proxies log usage as strings); anything else is 0.
+/// proxies log usage as strings); anything else is 0. Clamped to
+/// [`super::MAX_TOKENS`]: every caller reads a token count (or a small number).
 pub(super) fn u64_of(v: Option<&Value>) -> u64 {
-    match v {
+    super::clamp_tokens(match v {
         Some(Value::Number(n)) => n
             .as_u64()
             .or_else(|| n.as_f64().filter(|f| f.is_finite() && *f >= 0.0 && *f < 1e18).map(|f| f as u64))
             .unwrap_or(0),
         Some(Value::String(s)) => s.trim().parse().unwrap_or(0),
         _ => 0,
-    }
+    })
 }
 
 pub(super) fn str_of<'a>(v: &'a Value, key: &str) -> Option<&'a str> {
@@ -192,8 +193,10 @@ struct Builder {
     /// The last message holds `role: tool` results that the next tool message may
     /// join (OpenAI sends one message per result; the model wants them together).
     tool_merge_open: bool,
-    /// Legacy `function_call`s awaiting their `role: function` result: (name, id).
-    pending_functions: Vec<(String, String)>,
+    /// Legacy `function_call`s awaiting their `role: function` result: ids by
+    /// function name, latest last (a map, not a list searched per result: a log of
+    /// unanswered calls would make that quadratic).
+    pending_functions: HashMap<String, Vec<String>>,
     function_counter: usize,
 }
 
@@ -203,7 +206,7 @@ impl Builder {
     fn new(path: &Path, data_len: usize) -> Builder {
         let mut s = Session::new(super::stem_id(path), Format::Generic, path);
         s.stats.bytes = data_len as u64;
-        Builder { s, tool_merge_open: false, pending_functions: Vec::new(), function_counter: 0 }
+        Builder { s, tool_merge_open: false, pending_functions: HashMap::new(), function_counter: 0 }
     }
 
     fn push(&mut self, m: Message) -> usize {
@@ -216,7 +219,7 @@ impl Builder {
     /// produced, or `None` when it produced none.
     fn push_raw(&mut self, raw: &Value, line: u64) -> Option<usize> {
         let Some(role) = str_of(raw, "role") else {
-            self.s.diagnostics.unknown("message without role", line, &raw.to_string());
+            self.s.diagnostics.unknown("message without role", line, &super::raw_json(raw));
             return None;
         };
         let ts = record_time(raw);
@@ -260,7 +263,7 @@ impl Builder {
                     self.function_counter += 1;
                     let id = format!("function_call_{}", self.function_counter);
                     let name = str_of(f, "name").unwrap_or("").to_string();
-                    self.pending_functions.push((name.clone(), id.clone()));
+                    self.pending_functions.entry(name.clone()).or_default().push(id.clone());
                     blocks.push(Block::ToolUse { id, name, input: tool_arguments(f.get("arguments")) });
                 }
                 Some(self.push(mk(Role::Assistant, Origin::Model, blocks)))
@@ -270,10 +273,7 @@ impl Builder {
                     str_of(raw, "tool_call_id").unwrap_or("").to_string()
                 } else {
                     let name = str_of(raw, "name").unwrap_or("");
-                    match self.pending_functions.iter().rposition(|(n, _)| n == name) {
-                        Some(i) => self.pending_functions.remove(i).1,
-                        None => String::new(),
-                    }
+                    self.pending_functions.get_mut(name).and_then(Vec::pop).unwrap_or_default()
                 };
                 let block = Block::ToolResult { tool_use_id, content: parse_content(content), is_error: None };
                 if self.tool_merge_open
@@ -287,7 +287,7 @@ impl Builder {
                 Some(i)
             }
             other => {
-                self.s.diagnostics.unknown(&format!("role:{other}"), line, &raw.to_string());
+                self.s.diagnostics.unknown(&format!("role:{other}"), line, &super::raw_json(raw));
                 None
             }
         }
@@ -374,7 +374,24 @@ fn as_request(v: &Value, line: u64) -> Option<Request<'_>> {
 /// Read a generic log. Never fails: bad records become diagnostics.
 pub fn read(path: &Path, data: &[u8]) -> Vec<Session> {
     let mut b = Builder::new(path, data.len());
-    let records = records(path, data, &mut b.s);
+    let records = match records(path, data, &mut b.s) {
+        Some(records) => records,
+        // JSONL. Only a line with a `"messages"` or `"request"` key can be a
+        // request; without one, the log is read one record at a time, so it never
+        // holds all its parsed records at once (a million tiny messages took
+        // ~500 MB as parsed JSON, twice the messages built from them).
+        None if !contains(data, b"\"messages\"") && !contains(data, b"\"request\"") => {
+            for (line, raw) in super::lines(data) {
+                if let Some(v) = jsonl_record(path, &mut b.s, line, raw) {
+                    read_message(&mut b, line, &v);
+                }
+            }
+            return vec![b.finish()];
+        }
+        None => super::lines(data)
+            .filter_map(|(line, raw)| Some((line, jsonl_record(path, &mut b.s, line, raw)?)))
+            .collect(),
+    };
     let is_request = |v: &Value| v.get("messages").is_some_and(Value::is_array) || v.get("request").is_some();
     if records.iter().any(|(_, v)| is_request(v)) {
         read_requests(&mut b, &records);
@@ -384,14 +401,19 @@ pub fn read(path: &Path, data: &[u8]) -> Vec<Session> {
     vec![b.finish()]
 }
 
-/// The records of the file: the elements of a whole-file JSON array, the one
-/// whole-file object, or the JSONL lines, each with its 1-based position.
-fn records(path: &Path, data: &[u8], s: &mut Session) -> Vec<(u64, Value)> {
+fn contains(data: &[u8], needle: &[u8]) -> bool {
+    data.windows(needle.len()).any(|w| w == needle)
+}
+
+/// The records of a whole-file JSON document (the elements of an array, or the
+/// one object), each with its 1-based position; `None` for JSONL (see
+/// [`jsonl_record`]).
+fn records(path: &Path, data: &[u8], s: &mut Session) -> Option<Vec<(u64, Value)>> {
     let body = super::strip_bom(data);
     let trimmed = body.iter().position(|b| !b.is_ascii_whitespace()).map_or(&body[..0], |i| &body[i..]);
     if trimmed.first() == Some(&b'[') || trimmed.first() == Some(&b'{') {
         if let Ok(v) = serde_json::from_slice::<Value>(trimmed) {
-            return match v {
+            return Some(match v {
                 Value::Array(items) => {
                     s.stats.records = items.len() as u64;
                     items.into_iter().enumerate().map(|(i, v)| (i as u64 + 1, v)).collect()
@@ -402,48 +424,59 @@ fn records(path: &Path, data: &[u8], s: &mut Session) -> Vec<(u64, Value)> {
                     vec![(1, v)]
                 }
                 _ => Vec::new(),
-            };
+            });
         }
         if trimmed.first() == Some(&b'[') {
             // A JSON array that does not parse is a torn write, not JSONL.
             let reason = super::parse_line(trimmed).err().unwrap_or_default();
             s.diagnostics.bad_line(path, 0, format!("whole-file JSON array unreadable: {reason}"));
-            return Vec::new();
+            return Some(Vec::new());
         }
     }
-    let mut out = Vec::new();
-    for (line, raw) in super::lines(data) {
-        s.stats.records += 1;
-        match super::parse_line(raw) {
-            Ok(v) if v.is_object() => out.push((line, v)),
-            Ok(_) => s.diagnostics.bad_line(path, line, "record is not a JSON object"),
-            Err(reason) => s.diagnostics.bad_line(path, line, reason),
+    None
+}
+
+/// One JSONL line as a record (an object); a bad line is reported and skipped.
+fn jsonl_record(path: &Path, s: &mut Session, line: u64, raw: &[u8]) -> Option<Value> {
+    s.stats.records += 1;
+    match super::parse_line(raw) {
+        Ok(v) if v.is_object() => Some(v),
+        Ok(_) => {
+            s.diagnostics.bad_line(path, line, "record is not a JSON object");
+            None
+        }
+        Err(reason) => {
+            s.diagnostics.bad_line(path, line, reason);
+            None
         }
     }
-    out
 }
 
 /// One message per record; each assistant message is one call.
 fn read_messages(b: &mut Builder, records: &[(u64, Value)]) {
     for (line, v) in records {
-        let resp = as_response(v);
-        let message = if v.get("role").is_some() { Some(v) } else { resp.message };
-        let Some(message) = message else {
-            let kind = str_of(v, "type").map_or_else(|| "record without role".to_string(), |t| format!("type:{t}"));
-            b.s.diagnostics.unknown(&kind, *line, &v.to_string());
-            continue;
-        };
-        let usage = resp.usage.or(message.get("usage")).and_then(parse_usage);
-        if usage.is_some() {
-            b.s.stats.usage_records += 1;
-        }
-        let Some(idx) = b.push_raw(message, *line) else { continue };
-        if b.s.messages[idx].role == Role::Assistant {
-            let model = str_of(message, "model").or(resp.model).map(str::to_string);
-            let ts = b.s.messages[idx].timestamp.or_else(|| record_time(v));
-            let id = str_of(message, "id").or(resp.id).map(str::to_string);
-            b.s.calls.push(Call { message_index: idx, model, usage, timestamp: ts, response_id: id });
-        }
+        read_message(b, *line, v);
+    }
+}
+
+fn read_message(b: &mut Builder, line: u64, v: &Value) {
+    let resp = as_response(v);
+    let message = if v.get("role").is_some() { Some(v) } else { resp.message };
+    let Some(message) = message else {
+        let kind = str_of(v, "type").map_or_else(|| "record without role".to_string(), |t| format!("type:{t}"));
+        b.s.diagnostics.unknown(&kind, line, &super::raw_json(v));
+        return;
+    };
+    let usage = resp.usage.or(message.get("usage")).and_then(parse_usage);
+    if usage.is_some() {
+        b.s.stats.usage_records += 1;
+    }
+    let Some(idx) = b.push_raw(message, line) else { return };
+    if b.s.messages[idx].role == Role::Assistant {
+        let model = str_of(message, "model").or(resp.model).map(str::to_string);
+        let ts = b.s.messages[idx].timestamp.or_else(|| record_time(v));
+        let id = str_of(message, "id").or(resp.id).map(str::to_string);
+        b.s.calls.push(Call { message_index: idx, model, usage, timestamp: ts, response_id: id });
     }
 }
 

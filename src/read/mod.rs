@@ -25,6 +25,18 @@ pub use discover::{Input, InputKind, discover};
 /// How many leading records format detection looks at.
 pub const DETECT_RECORDS: usize = 200;
 
+/// Largest token count a reader takes from a log (2^40, about 1.1e12: far above
+/// any real prompt). Logs are untrusted: a corrupt or hostile count such as
+/// `u64::MAX` is clamped here so that what is computed from it downstream (prompt
+/// = uncached + cache read + cache write, prompt + output, usage summed over
+/// millions of calls) cannot overflow.
+pub const MAX_TOKENS: u64 = 1 << 40;
+
+/// A token count as read from a log, clamped to [`MAX_TOKENS`].
+pub fn clamp_tokens(n: u64) -> u64 {
+    n.min(MAX_TOKENS)
+}
+
 /// The result of reading a batch of inputs.
 #[derive(Debug, Default)]
 pub struct Batch {
@@ -41,7 +53,7 @@ pub fn read_input(input: &Input, format: Option<Format>) -> Result<Vec<Session>,
     match &input.kind {
         InputKind::ClineTask => cline::read_task_dir(&input.path),
         InputKind::File => {
-            let data = std::fs::read(&input.path).map_err(|e| Diagnostic {
+            let data = read_regular_file(&input.path).map_err(|e| Diagnostic {
                 severity: Severity::Error,
                 path: input.path.clone(),
                 line: 0,
@@ -61,6 +73,16 @@ pub fn read_input(input: &Input, format: Option<Format>) -> Result<Vec<Session>,
             read_bytes(&input.path, &data, format)
         }
     }
+}
+
+/// Read a whole input or sidecar file, opened read-only, refusing anything but a
+/// regular file: a FIFO or a device named like a session file (or linked to one)
+/// would block the read forever or never end.
+pub fn read_regular_file(path: &Path) -> std::io::Result<Vec<u8>> {
+    if !std::fs::metadata(path)?.is_file() {
+        return Err(std::io::Error::new(std::io::ErrorKind::InvalidInput, "not a regular file"));
+    }
+    std::fs::read(path)
 }
 
 /// Read an in-memory log. `path` is used for diagnostics and session ids only.
@@ -276,6 +298,38 @@ pub fn parse_line(line: &[u8]) -> Result<serde_json::Value, String> {
             format!("malformed JSON record ({} bytes): {}", line.len(), e)
         }
     })
+}
+
+/// The compact JSON text of an unknown record, cut at
+/// [`crate::model::MAX_UNKNOWN_RAW_LEN`] bytes (the length diagnostics keep):
+/// serialization stops there, so a huge record is never copied whole.
+pub fn raw_json(v: &serde_json::Value) -> String {
+    struct Bounded(Vec<u8>);
+    impl std::io::Write for Bounded {
+        fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+            let room = crate::model::MAX_UNKNOWN_RAW_LEN - self.0.len();
+            if buf.len() > room {
+                self.0.extend_from_slice(&buf[..room]);
+                // Stops the serializer: the rest would be cut anyway.
+                return Err(std::io::Error::other("full"));
+            }
+            self.0.extend_from_slice(buf);
+            Ok(buf.len())
+        }
+        fn flush(&mut self) -> std::io::Result<()> {
+            Ok(())
+        }
+    }
+    let mut w = Bounded(Vec::new());
+    let _ = serde_json::to_writer(&mut w, v);
+    let mut bytes = w.0;
+    // The cut may fall inside a character.
+    let valid = match std::str::from_utf8(&bytes) {
+        Ok(_) => bytes.len(),
+        Err(e) => e.valid_up_to(),
+    };
+    bytes.truncate(valid);
+    String::from_utf8(bytes).unwrap_or_default()
 }
 
 /// A session id derived from a file name when the log has none.

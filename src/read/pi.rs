@@ -69,8 +69,11 @@ pub fn read(path: &Path, data: &[u8]) -> Vec<Session> {
         match super::parse_line(raw) {
             Ok(v) => {
                 if !v.is_object() {
-                    // Kept in `entries` anyway: pi counts it in the entry indexes.
+                    // Kept in `entries` anyway (pi counts it in the entry
+                    // indexes), as a null: nothing reads its content.
                     s.diagnostics.bad_line(path, line, "record is not a JSON object");
+                    entries.push((line, Value::Null));
+                    continue;
                 }
                 if v.get("type").and_then(Value::as_str) == Some("message")
                     && v.get("message").and_then(|m| m.get("usage")).is_some_and(Value::is_object)
@@ -83,8 +86,14 @@ pub fn read(path: &Path, data: &[u8]) -> Vec<Session> {
         }
     }
 
-    let mut r =
-        Reader { s, current_model: None, tool_merge_open: false, merged: false, entry_msg: vec![None; entries.len()] };
+    let mut r = Reader {
+        s,
+        current_model: None,
+        tool_merge_open: false,
+        merged: false,
+        entry_msg: vec![None; entries.len()],
+        first_by_id: None,
+    };
     let header = entries.iter().position(|(_, v)| str_of(v, "type") == Some("session"));
     let version = match header {
         Some(h) => {
@@ -123,6 +132,10 @@ struct Reader {
     /// For each entry: the index of the message holding its content, or the
     /// number of messages before it when it produced none (a boundary).
     entry_msg: Vec<Option<usize>>,
+    /// Entry id → index of the first non-header entry with that id, built on the
+    /// first `firstKeptEntryId` lookup (a scan per compaction entry would be
+    /// quadratic in a file made of compactions).
+    first_by_id: Option<HashMap<String, usize>>,
 }
 
 impl Reader {
@@ -209,7 +222,7 @@ impl Reader {
             return; // reported as a bad line when read
         }
         let Some(ty) = str_of(v, "type") else {
-            self.s.diagnostics.unknown("entry without type", line, &v.to_string());
+            self.s.diagnostics.unknown("entry without type", line, &super::raw_json(v));
             return;
         };
         let ts = v.get("timestamp").and_then(time::parse_value);
@@ -244,7 +257,7 @@ impl Reader {
             }
             // Settings and extension state: never part of the model's context.
             "thinking_level_change" | "label" | "custom" | "session" => self.s.diagnostics.skip(ty),
-            other => self.s.diagnostics.unknown(other, line, &v.to_string()),
+            other => self.s.diagnostics.unknown(other, line, &super::raw_json(v)),
         }
         // Where this entry sits in `messages`: its own message, the message a
         // merged tool result joined, or the boundary before the next message.
@@ -302,7 +315,7 @@ impl Reader {
             }
             other => {
                 let kind = format!("message role:{other}");
-                self.s.diagnostics.unknown(&kind, line, &m.to_string());
+                self.s.diagnostics.unknown(&kind, line, &super::raw_json(m));
             }
         }
     }
@@ -356,7 +369,16 @@ impl Reader {
         let first_kept = if let Some(idx) = v.get("firstKeptEntryIndex").and_then(Value::as_u64) {
             usize::try_from(idx).ok().filter(|i| *i < entries.len())
         } else if let Some(id) = str_of(v, "firstKeptEntryId") {
-            entries.iter().position(|(_, e)| str_of(e, "id") == Some(id) && str_of(e, "type") != Some("session"))
+            let ids = self.first_by_id.get_or_insert_with(|| {
+                let mut ids = HashMap::new();
+                for (i, (_, e)) in entries.iter().enumerate() {
+                    if let (Some(id), false) = (str_of(e, "id"), str_of(e, "type") == Some("session")) {
+                        ids.entry(id.to_string()).or_insert(i);
+                    }
+                }
+                ids
+            });
+            ids.get(id).copied()
         } else {
             None
         };
@@ -381,7 +403,7 @@ impl Reader {
             source_line: line,
             inserted: index..index + 1,
             kept,
-            tokens_before: v.get("tokensBefore").and_then(Value::as_u64),
+            tokens_before: v.get("tokensBefore").and_then(Value::as_u64).map(super::clamp_tokens),
             trigger,
         });
     }

@@ -10,11 +10,11 @@ use super::{CallRow, CompactionEvent, CompactionReason, Event, PruneEvent, Repla
 use crate::filetrack::FileOps;
 use crate::invariants::{self, CheckOptions, Violation};
 use crate::model::{Block, Message, Origin, Role, Session};
-use crate::policy::{Measure, Policy, TriggerKind};
+use crate::policy::{Measure, Policy};
 use crate::summarize::Summarizer;
 use crate::tokens::Estimator;
 use std::borrow::Cow;
-use std::collections::{HashMap, HashSet, VecDeque};
+use std::collections::{BTreeSet, HashMap, HashSet, VecDeque};
 
 /// What kind of message an item is; decides cut points and pruning.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -66,6 +66,11 @@ pub(super) struct Item {
     pub dirty: bool,
     /// For `Retained`: the source message it copies.
     pub copy_of: Option<usize>,
+    /// Calibrated estimator: this source message's share of the gap between
+    /// recorded usage and the estimate (see `Engine::calibrate`).
+    pub corr: i64,
+    /// Still in history (a source item is dropped by a compaction only once).
+    pub live: bool,
 }
 
 /// Pruning state of a tool result; it only moves forward.
@@ -101,6 +106,46 @@ pub(super) struct Unit {
     /// Σ `tokens` of the unprotected units appended before it (opencode window).
     pub oc_cum: u64,
     pub state: UnitState,
+}
+
+/// Where one kind of compaction stands after no-progress attempts.
+#[derive(Debug, Clone, Copy, Default)]
+pub(super) struct Backoff {
+    /// No attempt before `hist_tokens` reaches this.
+    pub retry_at: Option<u64>,
+    /// No-progress attempts in a row (since the last applied compaction).
+    pub streak: u32,
+}
+
+/// Prefix sums over append order (Fenwick tree): the view tokens of the source
+/// items still in history, so the tokens before any item are O(log n) away.
+pub(super) struct Fenwick {
+    t: Vec<i64>,
+}
+
+impl Fenwick {
+    fn new(n: usize) -> Fenwick {
+        Fenwick { t: vec![0; n + 1] }
+    }
+
+    pub fn add(&mut self, i: u64, d: i64) {
+        let mut i = i as usize + 1;
+        while i < self.t.len() {
+            self.t[i] += d;
+            i += i & i.wrapping_neg();
+        }
+    }
+
+    /// Sum over `[0, i)`.
+    pub fn prefix(&self, i: u64) -> u64 {
+        let mut i = (i as usize).min(self.t.len() - 1);
+        let mut s = 0i64;
+        while i > 0 {
+            s += self.t[i];
+            i -= i & i.wrapping_neg();
+        }
+        s.max(0) as u64
+    }
 }
 
 pub(super) struct Output {
@@ -150,7 +195,9 @@ pub(super) struct Engine<'a> {
     // Compaction state.
     pub last_summary: Option<String>,
     pub file_ops: FileOps,
-    pub backoff_until: Option<u64>,
+    /// No-progress back-off of threshold compactions and of overflow recovery
+    /// (`Engine::back_off`): each has its own cut, so its own retry point.
+    pub backoff: [Backoff; 2],
     pub flushed: bool,
     pub call_idx: usize,
     pub compactions: Vec<CompactionEvent>,
@@ -160,6 +207,29 @@ pub(super) struct Engine<'a> {
     pub call_hard: u32,
     /// Tool ids unpaired in the source itself (not the policy's doing).
     unpaired: Option<HashSet<String>>,
+    // Prompt-cache prefix tracking (see `prefix_since_last`).
+    pub fen: Fenwick,
+    /// View tokens of the synthetic items (summary, ack, retained) in history.
+    pub synth_view: u64,
+    /// Seq of the first source item after the synthetic block.
+    pub tail_start_seq: u64,
+    /// Source items whose view differs from history (pruned blocks).
+    pub pruned_seqs: BTreeSet<u64>,
+    /// Smallest seq whose view changed since the previous request.
+    pub changed_seq: Option<u64>,
+    /// Tokens (with system) of the previous request that survive a compaction.
+    pub compaction_prefix: Option<u64>,
+    prev_body: Option<u64>,
+    pub prev_pruned: bool,
+    last_prefix: u64,
+    /// The previous request's messages (verify mode only).
+    last_request: Option<Vec<Message>>,
+    /// Item of each source message (`u32::MAX`: not appended, or skipped).
+    item_of_src: Vec<u32>,
+    /// Calibrated estimator: Σ `corr` of the items in history, and the part of
+    /// the last recorded gap no message could take (see `calibrate`).
+    pub hist_corr: i64,
+    residual: i64,
 }
 
 impl<'a> Engine<'a> {
@@ -200,7 +270,7 @@ impl<'a> Engine<'a> {
             dirty: Vec::new(),
             last_summary: None,
             file_ops: FileOps::default(),
-            backoff_until: None,
+            backoff: [Backoff::default(); 2],
             flushed: false,
             call_idx: 0,
             compactions: Vec::new(),
@@ -208,6 +278,19 @@ impl<'a> Engine<'a> {
             call_soft: 0,
             call_hard: 0,
             unpaired: None,
+            fen: Fenwick::new(s.messages.len()),
+            synth_view: 0,
+            tail_start_seq: 0,
+            pruned_seqs: BTreeSet::new(),
+            changed_seq: None,
+            compaction_prefix: None,
+            prev_body: None,
+            prev_pruned: false,
+            last_prefix: 0,
+            last_request: None,
+            item_of_src: vec![u32::MAX; s.messages.len()],
+            hist_corr: 0,
+            residual: 0,
         }
     }
 
@@ -241,6 +324,11 @@ impl<'a> Engine<'a> {
     /// The message as history holds it: pruned when pruning persists.
     pub fn hist_msg(&self, id: u32) -> Cow<'_, Message> {
         if self.p.prune.persist { self.view_msg(id) } else { Cow::Borrowed(self.msg(id)) }
+    }
+
+    /// The message as the previous request carried it (pruned or full).
+    pub fn request_msg(&self, id: u32) -> Cow<'_, Message> {
+        if self.prev_pruned { self.view_msg(id) } else { self.hist_msg(id) }
     }
 
     pub fn kind_at(&self, pos: usize) -> Kind {
@@ -283,10 +371,14 @@ impl<'a> Engine<'a> {
             units: 0,
             dirty: false,
             copy_of: None,
+            corr: 0,
+            live: true,
         });
+        self.item_of_src[i] = id;
         self.hist.push_back(id);
         self.hist_tokens += tokens;
         self.view_tokens += tokens;
+        self.fen.add(seq, tokens as i64);
         match kind {
             Kind::Assistant => {
                 for (tid, name, _) in m.tool_uses() {
@@ -364,24 +456,58 @@ impl<'a> Engine<'a> {
             let t = self.tokens_of(&self.view_msg(id));
             let it = &mut self.items[id as usize];
             it.dirty = false;
+            let delta = t as i64 - it.view_tokens as i64;
             self.view_tokens = self.view_tokens + t - it.view_tokens;
             it.view_tokens = t;
             if self.p.prune.persist {
                 self.hist_tokens = self.hist_tokens + t - it.tokens;
                 it.tokens = t;
             }
+            if it.kind.synthetic() {
+                // A merged first message: the request changes from its start.
+                self.synth_view = self.synth_view.saturating_add_signed(delta);
+                self.compaction_prefix = Some(self.system);
+            } else {
+                let seq = it.seq;
+                self.fen.add(seq, delta);
+                self.pruned_seqs.insert(seq);
+                self.changed_seq = Some(self.changed_seq.map_or(seq, |c| c.min(seq)));
+            }
         }
     }
 
+    /// Calibrated estimator: source message `src` is `corr` tokens bigger than
+    /// estimated (its share of what the recorded usage showed), and `residual`
+    /// of the last recorded gap belongs to no message the replay holds. A
+    /// message's share leaves the request with it when a compaction replaces
+    /// it; the residual stays. Pruning does not change a share.
+    pub fn calibrate(&mut self, src: usize, corr: i64) {
+        let Some(&id) = self.item_of_src.get(src) else { return };
+        let Some(it) = self.items.get_mut(id as usize) else { return };
+        if it.live {
+            self.hist_corr += corr - it.corr;
+        }
+        it.corr = corr;
+    }
+
+    pub fn set_residual(&mut self, residual: i64) {
+        self.residual = residual;
+    }
+
+    /// What the calibration adds to the estimate of the current request.
+    pub fn offset(&self) -> i64 {
+        self.hist_corr + self.residual
+    }
+
     /// Request size the trigger sees.
-    fn measured(&self, gate_open: bool, drift: i64) -> u64 {
+    fn measured(&self, gate_open: bool) -> u64 {
         let body =
             if self.p.compact.measure == Measure::View && gate_open { self.view_tokens } else { self.hist_tokens };
         let mut v = self.system + body;
         if self.p.compact.include_max_output {
             v += self.p.max_output_tokens;
         }
-        super::apply_drift(v, drift)
+        super::apply_drift(v, self.offset())
     }
 
     fn fires(&self, size: u64, point: u64) -> bool {
@@ -389,13 +515,7 @@ impl<'a> Engine<'a> {
     }
 
     fn trigger_fires(&self, size: u64) -> bool {
-        let c = &self.p.compact;
-        let point = match c.trigger {
-            TriggerKind::Tokens => c.trigger_tokens,
-            TriggerKind::Ratio => (c.trigger_ratio * self.p.context_window as f64) as u64,
-            TriggerKind::Reserve => self.p.context_window.saturating_sub(c.reserve_tokens),
-        };
-        self.fires(size, point)
+        self.fires(size, self.p.trigger_point())
     }
 
     /// One recorded call: flush point, Layer 2, Layer 1, the policy's size.
@@ -407,7 +527,7 @@ impl<'a> Engine<'a> {
         self.call_hard = 0;
     }
 
-    pub fn call(&mut self, ci: usize, m: usize, ts: Option<i64>, gap_ms: Option<i64>, drift: i64) -> CallRow {
+    pub fn call(&mut self, ci: usize, m: usize, ts: Option<i64>, gap_ms: Option<i64>) -> CallRow {
         self.call_idx = ci;
         let mut events = Vec::new();
         // OpenClaw cache-ttl mode: prune only once the cache has expired; the
@@ -418,9 +538,9 @@ impl<'a> Engine<'a> {
         };
         let pruning = self.p.prune.enabled && gate_open;
         if pruning && self.p.compact.measure == Measure::View {
-            self.prune_pass(drift);
+            self.prune_pass();
         }
-        let size = self.measured(gate_open, drift);
+        let size = self.measured(gate_open);
         let f = &self.p.flush;
         if f.enabled
             && !self.flushed
@@ -429,32 +549,30 @@ impl<'a> Engine<'a> {
             self.flushed = true;
             events.push(Event::Flush);
         }
-        if self.p.compact.enabled && self.trigger_fires(size) && self.backoff_until.is_none_or(|b| size >= b) {
+        if self.p.compact.enabled && self.may_attempt(CompactionReason::Threshold) && self.trigger_fires(size) {
             self.compact(CompactionReason::Threshold, size, None, false);
         }
         if pruning {
-            self.prune_pass(drift);
+            self.prune_pass();
         }
-        let mut policy_tokens = self.request_tokens(pruning, drift);
+        let mut policy_tokens = self.request_tokens(pruning);
         // Overflow recovery (specs/002): compact again keeping window/5, forcing a cut.
         if self.p.compact.enabled
             && policy_tokens > self.p.context_window
+            && self.may_attempt(CompactionReason::Overflow)
             && let Some(r) = self.p.compact.overflow_keep_ratio
         {
             let keep = (r * self.p.context_window as f64) as u64;
             self.compact(CompactionReason::Overflow, policy_tokens, Some(keep), true);
             if pruning {
-                self.prune_pass(drift);
+                self.prune_pass();
             }
-            policy_tokens = self.request_tokens(pruning, drift);
+            policy_tokens = self.request_tokens(pruning);
         }
+        // One event per kind and call: a call with a threshold compaction and an
+        // overflow recovery shows `compact` once (the trace has both events).
         for c in self.compactions.iter().rev().take_while(|c| c.call == ci) {
-            if c.applied {
-                events.push(Event::Compact);
-            }
-            if c.no_progress {
-                events.push(Event::NoProgress);
-            }
+            events.push(if c.applied { Event::Compact } else { Event::NoProgress });
         }
         if self.call_soft > 0 {
             events.push(Event::PruneSoft);
@@ -462,7 +580,10 @@ impl<'a> Engine<'a> {
         if self.call_hard > 0 {
             events.push(Event::PruneHard);
         }
-        events.dedup();
+        let prefix = self.prefix_since_last(pruning);
+        self.prev_body = Some(if pruning { self.view_tokens } else { self.hist_tokens });
+        self.prev_pruned = pruning;
+        let prefix_policy = if prefix == 0 { 0 } else { super::apply_drift(prefix, self.offset()).min(policy_tokens) };
         CallRow {
             call: ci,
             message_index: m,
@@ -472,13 +593,56 @@ impl<'a> Engine<'a> {
             tokens_recorded: None,
             pruned_soft: self.call_soft,
             pruned_hard: self.call_hard,
+            prefix_baseline: 0,
+            prefix_policy,
             events,
         }
     }
 
-    fn request_tokens(&self, pruned: bool, drift: i64) -> u64 {
+    /// Not backing off: the back-off is on the history the policy can compact,
+    /// not on the trigger's measure (which with a calibrated estimate also moves
+    /// with the recorded usage, so it would reopen without anything to compact).
+    fn may_attempt(&self, reason: CompactionReason) -> bool {
+        self.backoff[reason as usize].retry_at.is_none_or(|r| self.hist_tokens >= r)
+    }
+
+    /// Tokens (system included, before calibration) of this request equal to the
+    /// start of the previous request: what a prompt cache could serve. The
+    /// previous request is a prefix of this one unless something before its end
+    /// changed: a compaction (everything after the kept head), a pruning
+    /// transition (everything from the first changed message), or the cache-TTL
+    /// gate switching between the pruned and the full history.
+    fn prefix_since_last(&mut self, pruning: bool) -> u64 {
+        let p = match self.prev_body {
+            None => 0,
+            Some(prev) => {
+                let mut p = self.system + prev;
+                if let Some(cp) = self.compaction_prefix {
+                    p = p.min(cp);
+                }
+                let first_change = if pruning != self.prev_pruned {
+                    self.pruned_seqs.first().copied()
+                } else if pruning {
+                    self.changed_seq
+                } else {
+                    None
+                };
+                if let Some(seq) = first_change {
+                    let before = self.fen.prefix(seq) + if seq >= self.tail_start_seq { self.synth_view } else { 0 };
+                    p = p.min(self.system + before);
+                }
+                p
+            }
+        };
+        self.changed_seq = None;
+        self.compaction_prefix = None;
+        self.last_prefix = p;
+        p
+    }
+
+    fn request_tokens(&self, pruned: bool) -> u64 {
         let body = if pruned { self.view_tokens } else { self.hist_tokens };
-        super::apply_drift(self.system + body, drift)
+        super::apply_drift(self.system + body, self.offset())
     }
 
     /// The request view as messages.
@@ -490,11 +654,30 @@ impl<'a> Engine<'a> {
     pub fn check(&mut self, _ci: usize, opts: ReplayOptions) -> Vec<Violation> {
         let mut out = Vec::new();
         if opts.verify_totals {
+            // The cache prefix, recomputed by comparing this request with the last.
+            let pruned_now = self.p.prune.enabled && self.prev_pruned;
+            let request: Vec<Message> = self
+                .hist
+                .iter()
+                .map(|&id| if pruned_now { self.view_msg(id).into_owned() } else { self.hist_msg(id).into_owned() })
+                .collect();
+            if let Some(last) = &self.last_request {
+                let common = last.iter().zip(&request).take_while(|(a, b)| a == b).count();
+                let want = self.system + last[..common].iter().map(|m| self.tokens_of(m)).sum::<u64>();
+                if want != self.last_prefix {
+                    out.push(Violation::PrefixMismatch { incremental: self.last_prefix, recomputed: want });
+                }
+            }
+            self.last_request = Some(request);
             let (mut h, mut v) = (0u64, 0u64);
             for &id in &self.hist {
                 let hm = self.hist_msg(id);
                 h += self.tokens_of(&hm);
                 v += self.tokens_of(&self.view_msg(id));
+            }
+            let corr: i64 = self.hist.iter().map(|&id| self.items[id as usize].corr).sum();
+            if corr != self.hist_corr {
+                out.push(Violation::CalibrationMismatch { incremental: self.hist_corr, recomputed: corr });
             }
             if h != self.hist_tokens || v != self.view_tokens {
                 out.push(Violation::TotalsMismatch {

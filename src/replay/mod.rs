@@ -4,7 +4,9 @@
 //! 1. appends to the policy's `history` the source messages that arrived since the
 //!    previous call (messages a recorded compaction inserted are skipped: the
 //!    policy applies its own rules to the full history),
-//! 2. runs Layer 2 — compaction when the trigger fires on the estimated request,
+//! 2. runs Layer 2 — compaction when the trigger fires on the estimated request
+//!    (with `compact.measure = "view"` the trigger sees the pruned request, as
+//!    agents that read the last usage do, so Layer 1 advances first),
 //! 3. runs Layer 1 — pruning of tool results in the request view,
 //! 4. records `tokens_baseline`, `tokens_policy`, `tokens_recorded` and events,
 //! 5. appends the recorded assistant message (outputs are taken as recorded).
@@ -18,13 +20,20 @@
 //! Baseline and policy are `system_tokens` + the estimate of the messages; with
 //! the `calibrated` estimator both also carry the gap between the last recorded
 //! usage and the baseline estimate at that call ("last usage + estimate of what
-//! was added since", pi/Opal).
+//! was added since", pi/Opal): the baseline whole, the policy as the shares of
+//! the messages it still holds (`Calibration`), so that replacing a message
+//! also drops what the log did not show of it.
+//!
+//! Each row also carries the tokens of the request equal to the start of the
+//! previous request (`prefix_*`), for the prompt-cache cost model.
 //!
 //! Cost is O(n) per session: per-message token counts are computed once (and can be
 //! shared between policies), a tool result's pruning state only moves forward
-//! (kept → capped → trimmed → cleared) behind monotone pointers, totals are kept
-//! incrementally, and a compaction costs what it replaces. The engine does no I/O
-//! and never prints.
+//! (kept → capped → trimmed → cleared) behind monotone pointers, a pruned message
+//! is re-estimated once per transition batch, totals are kept incrementally, and a
+//! compaction costs what it replaces (plus, for a recent-tokens cut, the walk back
+//! over what it keeps, and for `merge_first` the first message). The cache prefix
+//! adds O(log n) per change. The engine does no I/O and never prints.
 
 mod compact;
 mod engine;
@@ -105,12 +114,16 @@ pub enum SystemTokensSource {
     Zero,
 }
 
-/// Something that happened at a call.
+/// Something that happened at a call; each kind at most once per call (how many
+/// compactions a call had is in `SessionTrace::compactions`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Event {
+    /// A compaction was applied (a split turn's history and turn-prefix
+    /// summaries are one compaction).
     Compact,
-    /// A compaction that was attempted and freed less than `min_gain_tokens`.
+    /// A compaction was attempted and not applied: it would have freed less than
+    /// `min_gain_tokens` (or nothing could be replaced). The policy then backs off.
     NoProgress,
     PruneSoft,
     PruneHard,
@@ -133,6 +146,13 @@ pub struct CallRow {
     /// Tool results newly capped or soft-trimmed / hard-cleared at this call.
     pub pruned_soft: u32,
     pub pruned_hard: u32,
+    /// Tokens of this request identical to the start of the previous request,
+    /// system prompt included (0 at the first call): what a prompt cache could
+    /// serve. Whether the cache is still warm (TTL) is for the cost model to
+    /// decide from the timestamps. Pruning or compaction that rewrites early
+    /// messages shrinks it: the "sheds tokens but costs more" effect.
+    pub prefix_baseline: u64,
+    pub prefix_policy: u64,
     pub events: Vec<Event>,
 }
 
@@ -190,8 +210,11 @@ pub struct CompactionEvent {
     pub outcome: SummaryOutcome,
     pub file_ops: FileOps,
     pub summarizer_usage: SummarizerUsage,
+    /// The history was rewritten; it freed at least `min_gain_tokens`.
     pub applied: bool,
-    /// Freed less than `min_gain_tokens` (or nothing): the policy backs off.
+    /// Not applied: it would have freed less than `min_gain_tokens` (or nothing
+    /// could be replaced, or the summarizer gave up). Always `!applied`; the
+    /// policy backs off (see `Event::NoProgress`).
     pub no_progress: bool,
 }
 
@@ -242,11 +265,18 @@ pub struct SessionMetrics {
     pub peak_policy: u64,
     pub overflow_calls_baseline: u64,
     pub overflow_calls_policy: u64,
+    /// Applied compactions (a threshold compaction and an overflow recovery at
+    /// the same call are two).
     pub compactions: u64,
+    /// Attempts that were not applied because they would have freed less than
+    /// `min_gain_tokens`; disjoint from `compactions`.
     pub no_progress_compactions: u64,
     pub pruned_soft: u64,
     pub pruned_hard: u64,
     pub pruned_chars_freed: u64,
+    /// Σ over calls of the cacheable prefix (see `CallRow::prefix_policy`).
+    pub prefix_tokens_baseline: u64,
+    pub prefix_tokens_policy: u64,
     pub flush_points: u64,
     pub summarizer_tokens: u64,
     /// baseline − policy − summarizer tokens.
@@ -324,12 +354,14 @@ pub fn replay_session(
     let calibrated = policy.estimator == EstimatorKind::Calibrated;
 
     let mut eng = engine::Engine::new(session, policy, ctx, toks, system_tokens);
+    let mut calibration = Calibration::new(n);
     let mut rows = Vec::with_capacity(session.calls.len());
     let mut violations = Vec::new();
     let mut cursor = 0usize;
     // Signed gap between the last recorded usage and the baseline estimate then.
     let mut drift: i64 = 0;
     let mut prev_ts: Option<i64> = None;
+    let mut prev_call: Option<(usize, u64)> = None;
     for (ci, call) in session.calls.iter().enumerate() {
         let m = call.message_index;
         eng.begin_call(ci);
@@ -346,8 +378,19 @@ pub fn replay_session(
             (Some(a), Some(b)) => Some(b - a),
             _ => None,
         };
-        let mut row = eng.call(ci, m, ts, gap_ms, d);
+        let mut row = eng.call(ci, m, ts, gap_ms);
         row.tokens_baseline = apply_drift(base_est, d);
+        // The agent's own compaction rewrote its context since the last call: only
+        // the system prompt is still a prefix.
+        row.prefix_baseline = match prev_call {
+            None => 0,
+            Some((pm, _)) if baseline.reset_between(pm, m) => system_tokens,
+            Some((_, prev_est)) => prev_est,
+        };
+        if row.prefix_baseline > 0 {
+            row.prefix_baseline = apply_drift(row.prefix_baseline, d).min(row.tokens_baseline);
+        }
+        prev_call = Some((m, base_est));
         row.tokens_recorded = call.usage.map(|u| u.prompt_tokens());
         if row.tokens_baseline > policy.context_window {
             row.events.push(Event::OverflowBaseline);
@@ -356,12 +399,16 @@ pub fn replay_session(
             row.events.push(Event::OverflowPolicy);
         }
         row.events.sort_unstable();
+        row.events.dedup();
         if ctx.options.check_invariants || ctx.options.verify_totals {
             violations
                 .extend(eng.check(ci, ctx.options).into_iter().map(|violation| CallViolation { call: ci, violation }));
         }
         if let Some(r) = row.tokens_recorded {
             drift = r as i64 - base_est as i64;
+            if calibrated {
+                calibration.record(m, drift, &baseline, &est, &mut eng);
+            }
         }
         rows.push(row);
         prev_ts = ts.or(prev_ts);
@@ -405,6 +452,10 @@ fn apply_drift(v: u64, drift: i64) -> u64 {
 struct Baseline {
     /// `before[i]` = tokens of the agent's context just before message `i`.
     before: Vec<u64>,
+    /// Positions where a recorded compaction takes effect, sorted.
+    resets: Vec<usize>,
+    /// The range each of those compactions kept.
+    kept: Vec<std::ops::Range<usize>>,
 }
 
 impl Baseline {
@@ -420,8 +471,11 @@ impl Baseline {
             if a < b { prefix[b] - prefix[a] } else { 0 }
         };
         // Where each recorded compaction takes effect: at its first inserted message.
-        let mut resets: Vec<(usize, u64)> =
-            session.recorded_compactions.iter().map(|c| (c.inserted.start, range_sum(&c.kept))).collect();
+        let mut resets: Vec<(usize, u64, std::ops::Range<usize>)> = session
+            .recorded_compactions
+            .iter()
+            .map(|c| (c.inserted.start, range_sum(&c.kept), c.kept.start.min(n)..c.kept.end.min(n)))
+            .collect();
         resets.sort_by_key(|r| r.0);
         let mut before = Vec::with_capacity(n + 1);
         let mut sum = 0u64;
@@ -436,11 +490,110 @@ impl Baseline {
                 sum += est(i);
             }
         }
-        Baseline { before }
+        Baseline {
+            before,
+            resets: resets.iter().map(|r| r.0).collect(),
+            kept: resets.into_iter().map(|r| r.2).collect(),
+        }
+    }
+
+    /// The agent's context just before message `m`: the range kept by its last
+    /// compaction, then everything from where that compaction took effect.
+    fn context(&self, m: usize) -> (std::ops::Range<usize>, usize) {
+        match self.resets.partition_point(|&r| r <= m).checked_sub(1) {
+            Some(i) => (self.kept[i].clone(), self.resets[i]),
+            None => (0..0, 0),
+        }
     }
 
     fn at(&self, i: usize) -> u64 {
         self.before.get(i).copied().unwrap_or(0)
+    }
+
+    /// Whether a recorded compaction took effect in `(a, b]`.
+    fn reset_between(&self, a: usize, b: usize) -> bool {
+        let i = self.resets.partition_point(|&r| r <= a);
+        i < self.resets.len() && self.resets[i] <= b
+    }
+}
+
+/// The calibrated estimator's gap (recorded usage − estimate), spread over the
+/// messages that produced it, so that a policy that compacts those messages
+/// away also sheds their share.
+///
+/// The gap is an estimate of what chars/4 misses: content the log does not
+/// carry (attachments a harness adds to a tool result, tool schemas) and the
+/// tokenizer's difference. Carried whole, as the usage of the baseline's
+/// context, it would stay in the policy's estimate after the policy replaced
+/// the messages it came from: the trigger would keep firing on a history with
+/// nothing left to replace (the no-progress loop). Each recorded usage covers
+/// the baseline's context; what its gap adds to the gap of the messages already
+/// covered is shared by the messages new since the previous usage, in
+/// proportion to their estimates (a message never below zero tokens). The first
+/// usage's gap, and what no message can take, stays on the whole request (the
+/// residual), as before. With no compaction by the policy the policy's estimate
+/// equals the baseline's. O(n) per session: shares are assigned once, in
+/// message order, and summed with prefix sums.
+struct Calibration {
+    corr: Vec<i64>,
+    /// `prefix[i]` = Σ `corr[..i]`, for `i ≤ covered`.
+    prefix: Vec<i64>,
+    /// Messages before this have their share.
+    covered: usize,
+    /// The first usage's gap (None before it): the system prompt's.
+    base: Option<i64>,
+}
+
+impl Calibration {
+    fn new(n: usize) -> Calibration {
+        let mut prefix = Vec::with_capacity(n + 1);
+        prefix.push(0);
+        Calibration { corr: vec![0; n], prefix, covered: 0, base: None }
+    }
+
+    /// Σ shares over `r` (messages not covered yet have none).
+    fn sum(&self, r: std::ops::Range<usize>) -> i64 {
+        let at = |i: usize| self.prefix[i.min(self.covered)];
+        if r.start < r.end { at(r.end) - at(r.start) } else { 0 }
+    }
+
+    /// Usage recorded for the request made of messages before `m`, `gap` tokens
+    /// more than the baseline's estimate of it.
+    fn record(
+        &mut self,
+        m: usize,
+        gap: i64,
+        baseline: &Baseline,
+        est: &dyn Fn(usize) -> u64,
+        eng: &mut engine::Engine<'_>,
+    ) {
+        let (kept, from) = baseline.context(m);
+        let lo = self.covered.max(from);
+        let m = m.min(self.corr.len());
+        // The first usage also measures the system prompt: its gap is not the
+        // messages'. A message never shrinks below zero tokens.
+        let base = *self.base.get_or_insert(gap);
+        let known = base + self.sum(kept.clone()) + self.sum(from..lo);
+        let weight: i64 = (lo..m).map(|i| est(i) as i64).sum();
+        let share = if weight == 0 { 0 } else { (gap - known).max(-weight) };
+        let mut acc = 0i64;
+        let mut given = 0i64;
+        for i in lo..m {
+            acc += est(i) as i64;
+            // Cumulative rounding: the shares add up to `share` exactly.
+            let upto = ((share as i128 * acc as i128).div_euclid(weight.max(1) as i128)) as i64;
+            self.corr[i] = upto - given;
+            given = upto;
+            if self.corr[i] != 0 {
+                eng.calibrate(i, self.corr[i]);
+            }
+        }
+        for i in self.covered..m {
+            let next = self.prefix[i] + self.corr[i];
+            self.prefix.push(next);
+        }
+        self.covered = self.covered.max(m);
+        eng.set_residual(gap - (self.sum(kept) + self.sum(from..m)));
     }
 }
 
@@ -458,6 +611,8 @@ fn metrics(rows: &[CallRow], comps: &[CompactionEvent], prunes: &[PruneEvent], w
         m.overflow_calls_baseline += u64::from(r.tokens_baseline > window);
         m.overflow_calls_policy += u64::from(r.tokens_policy > window);
         m.flush_points += u64::from(r.events.contains(&Event::Flush));
+        m.prefix_tokens_baseline += r.prefix_baseline;
+        m.prefix_tokens_policy += r.prefix_policy;
     }
     for c in comps {
         m.compactions += u64::from(c.applied);

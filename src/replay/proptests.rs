@@ -42,8 +42,20 @@ fn step() -> impl Strategy<Value = Step> {
     ]
 }
 
-fn build(steps: &[Step], trailing_human: bool) -> Session {
-    let mut b = SessionBuilder::new("prop").human(filler(200, 0));
+/// How a log starts: a user request, injected context first, a system message
+/// first, or mid-turn (a resumed log whose first message is a tool call).
+fn build_from(start: u8, steps: &[Step], trailing_human: bool) -> Session {
+    let b = SessionBuilder::new("prop");
+    let mut b = match start % 4 {
+        0 => b.human(filler(200, 0)),
+        1 => b.injected(filler(300, 0)).human(filler(200, 0)),
+        2 => b.system(filler(300, 0)).human(filler(200, 0)),
+        _ => b.tool_calls("", &[("Read", json!({"file_path": "/repo/start.rs"}))]).results(&[(
+            filler(3_000, 0),
+            false,
+            false,
+        )]),
+    };
     for (i, s) in steps.iter().enumerate() {
         b = match s {
             Step::Human(n) => b.human(filler(*n, i)),
@@ -76,6 +88,10 @@ fn build(steps: &[Step], trailing_human: bool) -> Session {
         b = b.human(filler(100, 1000));
     }
     b.build()
+}
+
+fn build(steps: &[Step], trailing_human: bool) -> Session {
+    build_from(0, steps, trailing_human)
 }
 
 /// A preset with its token constants scaled to a 12K window, so random sessions
@@ -119,11 +135,18 @@ fn replay(s: &Session, p: &Policy) -> SessionTrace {
 }
 
 proptest! {
-    #![proptest_config(ProptestConfig { cases: 24, ..ProptestConfig::default() })]
+    // 24 cases by default (debug builds are slow); PROPTEST_CASES=N for a soak.
+    #![proptest_config(ProptestConfig::with_cases(
+        std::env::var("PROPTEST_CASES").ok().and_then(|v| v.parse().ok()).unwrap_or(24)
+    ))]
 
     #[test]
-    fn invariants_hold_for_every_preset(steps in prop::collection::vec(step(), 1..50), trailing in any::<bool>()) {
-        let s = build(&steps, trailing);
+    fn invariants_hold_for_every_preset(
+        steps in prop::collection::vec(step(), 1..50),
+        trailing in any::<bool>(),
+        start in 0u8..4,
+    ) {
+        let s = build_from(start, &steps, trailing);
         for name in presets::names() {
             let p = scaled(name);
             let t = replay(&s, &p);

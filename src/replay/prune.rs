@@ -88,7 +88,7 @@ impl Engine<'_> {
     }
 
     /// Advance every pruning frontier for the current call.
-    pub(super) fn prune_pass(&mut self, drift: i64) {
+    pub(super) fn prune_pass(&mut self) {
         let pr = &self.p.prune;
         // Leave the keep_last protection.
         while self.keep_ptr < self.units.len() && self.age(self.keep_ptr) >= pr.keep_last {
@@ -144,7 +144,7 @@ impl Engine<'_> {
             self.prune_opencode();
         }
         if pr.clear_tool_uses.enabled {
-            self.prune_clear_tool_uses(drift);
+            self.prune_clear_tool_uses();
         }
     }
 
@@ -183,9 +183,9 @@ impl Engine<'_> {
 
     /// Anthropic `clear_tool_uses_20250919`: evaluated on the full request (the
     /// client sends everything; the server clears).
-    fn prune_clear_tool_uses(&mut self, drift: i64) {
+    fn prune_clear_tool_uses(&mut self) {
         let ctu = &self.p.prune.clear_tool_uses;
-        let full = super::apply_drift(self.system + self.hist_tokens, drift);
+        let full = super::apply_drift(self.system + self.hist_tokens, self.offset());
         if full <= ctu.trigger_tokens {
             return;
         }

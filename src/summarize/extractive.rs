@@ -49,6 +49,9 @@ impl Summarizer for Extractive {
     }
 }
 
+/// Printed as the last request when it is the goal itself.
+const GOAL_ABOVE: &str = "(the goal above)";
+
 /// Longest goal / request kept, in characters.
 const REQUEST_MAX: usize = 1_200;
 /// Longest list item, in characters.
@@ -105,7 +108,9 @@ const ROOMY: Prio = Prio {
 };
 
 const TIGHT: Prio = Prio {
-    goal: 3,
+    // The goal is clipped to TIGHT_PROSE characters; without it a tight
+    // checkpoint lists facts with no task to hang them on.
+    goal: 1,
     constraints: 4,
     narrative: 6,
     in_progress: 5,
@@ -239,28 +244,29 @@ static INTENT: LazyLock<Option<Regex>> = LazyLock::new(|| {
 });
 static ERROR_LINE: LazyLock<Option<Regex>> = LazyLock::new(|| {
     re(
-        r"(?i)((?-u:(?-u:\b))error(?-u:(?-u:\b))|(?-u:(?-u:\b))failed(?-u:(?-u:\b))|(?-u:(?-u:\b))failure(?-u:(?-u:\b))|panicked|traceback|exception|fatal:|no such file|not found|cannot |permission denied|segmentation fault|(?-u:(?-u:\b))E\d{4}(?-u:(?-u:\b)))",
+        r"(?i)((?-u:\b)error(?-u:\b)|(?-u:\b)failed(?-u:\b)|(?-u:\b)failure(?-u:\b)|panicked|traceback|exception|fatal:|no such file|not found|cannot |permission denied|segmentation fault|(?-u:\b)E\d{4}(?-u:\b))",
     )
 });
 static EXIT_CODE: LazyLock<Option<Regex>> =
     LazyLock::new(|| re(r"(?i)(?:exit code:?|exited with(?: code)?|exit status:?|process exited with code)\s*(-?\d+)"));
 /// Identifier patterns, one alternation so a text is scanned once: URL, UUID,
-/// path, file name, hex hash, version, error code, ticket, issue. Matching is
+/// path, file name, hex hash, version, error code, ticket, issue, code symbol
+/// (`mod::item`, snake_case, camelCase). Matching is
 /// leftmost-first, so a path inside a URL or a file name inside a path is part of
 /// the larger identifier, not another one.
 static IDENTS: LazyLock<Option<Regex>> = LazyLock::new(|| {
     // ASCII classes and word boundaries keep the whole alternation in the fast
-    // DFA engines (Unicode `(?-u:\b)` is not supported there).
+    // DFA engines (Unicode `\b` is not supported there).
     let parts = [
         r#"https?://[^\s<>"'`)\]]+"#,
-        r"(?-u:(?-u:\b))[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}(?-u:(?-u:\b))",
+        r"(?-u:\b)[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}(?-u:\b)",
         r"(?:~|\.{1,2})?/?(?:[A-Za-z0-9_.@+-]+/)+[A-Za-z0-9_.@+-]+",
-        r"(?-u:(?-u:\b))[A-Za-z0-9_-]+(?:\.[A-Za-z0-9_-]+)*\.(?:rs|py|ts|tsx|js|jsx|mjs|go|java|kt|c|h|cc|cpp|hpp|cs|rb|ex|exs|swift|php|md|toml|json|jsonl|yaml|yml|txt|sh|sql|html|css|lock|cfg|ini|xml|proto|ipynb)(?-u:(?-u:\b))",
-        r"(?-u:(?-u:\b))[0-9a-f]{7,40}(?-u:(?-u:\b))",
-        r"(?-u:(?-u:\b))v?[0-9]+\.[0-9]+\.[0-9]+(?:[-+][A-Za-z0-9_.]+)?(?-u:(?-u:\b))",
-        r"(?-u:(?-u:\b))[A-Z]{1,5}[0-9]{3,5}(?-u:(?-u:\b))",
-        r"(?-u:(?-u:\b))[A-Z][A-Z0-9]{1,9}-[0-9]{1,6}(?-u:(?-u:\b))",
-        r"#[0-9]{2,6}(?-u:(?-u:\b))",
+        r"(?-u:\b)[A-Za-z0-9_-]+(?:\.[A-Za-z0-9_-]+)*\.(?:rs|py|ts|tsx|js|jsx|mjs|go|java|kt|c|h|cc|cpp|hpp|cs|rb|ex|exs|swift|php|md|toml|json|jsonl|yaml|yml|txt|sh|sql|html|css|lock|cfg|ini|xml|proto|ipynb)(?-u:\b)",
+        r"(?-u:\b)[0-9a-f]{7,40}(?-u:\b)",
+        r"(?-u:\b)v?[0-9]+\.[0-9]+\.[0-9]+(?:[-+][A-Za-z0-9_.]+)?(?-u:\b)",
+        r"(?-u:\b)[A-Z]{1,5}[0-9]{3,5}(?-u:\b)",
+        r"(?-u:\b)[A-Z][A-Z0-9]{1,9}-[0-9]{1,6}(?-u:\b)",
+        r"#[0-9]{2,6}(?-u:\b)",
     ];
     re(&parts.iter().map(|p| format!("(?:{p})")).collect::<Vec<_>>().join("|"))
 });
@@ -332,6 +338,7 @@ fn human_text(m: &Message) -> String {
 }
 
 impl Facts {
+    /// Count the identifiers (paths, file names, ids, error codes) of one text.
     fn ident(&mut self, text: &str, weight: u32) {
         let Some(r) = IDENTS.as_ref() else { return };
         for m in r.find_iter(text) {
@@ -577,7 +584,8 @@ impl Facts {
             self.goal = Some(goal_lines.join("\n"));
         }
         if self.last_request.is_none() && !request_lines.is_empty() {
-            self.last_request = Some(request_lines.join("\n"));
+            let r = request_lines.join("\n");
+            self.last_request = if r == GOAL_ABOVE { self.goal.clone() } else { Some(r) };
         }
     }
 
@@ -659,7 +667,7 @@ impl Facts {
         doc.section("### Last user request");
         // Often the goal itself early in a session: say so instead of repeating it.
         let last = match &self.last_request {
-            Some(r) if Some(r) == self.goal.as_ref() => "(the goal above)".to_string(),
+            Some(r) if Some(r) == self.goal.as_ref() => GOAL_ABOVE.to_string(),
             Some(r) => prose(r),
             None => none,
         };
@@ -1174,6 +1182,9 @@ mod tests {
             "`https://github.com/acme/parser/pull/17`",
             "`1.4.2`",
             "`E0308`",
+            // Code symbols are listed bare, comma-packed (a backtick pair is a
+            // token per symbol).
+            "### Code symbols\n- parse_header",
         ] {
             assert!(s.contains(needle), "missing {needle:?} in\n{s}");
         }
@@ -1205,13 +1216,20 @@ mod tests {
         assert!(second.contains("Never use unwrap."), "{second}");
         assert!(second.contains("`/repo/src/parser.rs`"), "{second}");
         assert!(second.contains("Continue with the last user request: Now document it in README.md"), "{second}");
+        // A first summary whose last request is its goal keeps it through an update.
+        let early = summarize(&session()[..3], None, 2_000);
+        assert!(early.contains("### Last user request\n(the goal above)"), "{early}");
+        let updated = summarize(&[], Some(&early), 2_000);
+        assert!(updated.contains("1. Continue with the last user request: Fix the failing test"), "{updated}");
         // Idempotent shape: summarizing the summary again does not duplicate items.
         let third = summarize(&[], Some(&second), 2_000);
         assert_eq!(third.matches("- Never use unwrap.").count(), 1, "{third}");
         // Listed once, under Files modified: Identifiers leave out what the file
         // lists already name.
         assert_eq!(third.matches("- `/repo/src/parser.rs`").count(), 1, "{third}");
-        assert_eq!(third.matches("parse_header").count(), 1, "{third}");
+        // Named in the decision and once in the symbol list, as in `second`.
+        assert_eq!(third.matches("parse_header").count(), second.matches("parse_header").count(), "{third}");
+        assert_eq!(third.matches(", parse_header").count() + third.matches("- parse_header").count(), 1, "{third}");
     }
 
     #[test]

@@ -1,0 +1,138 @@
+//! `sessions.csv` (one row per session and policy) and `calls.csv` (one row per
+//! session, policy and call), written with the csv crate so quoting of ids and
+//! paths from untrusted logs is always right.
+
+use super::Report;
+use crate::replay::{Event, SessionResults};
+
+/// Column names of `sessions.csv`, in order.
+pub const SESSION_COLUMNS: &[&str] = &[
+    "session_id",
+    "source_path",
+    "format",
+    "parent",
+    "policy",
+    "messages",
+    "calls",
+    "calls_with_usage",
+    "system_tokens",
+    "system_tokens_source",
+    "input_tokens_baseline",
+    "input_tokens_policy",
+    "input_tokens_recorded",
+    "savings_pct",
+    "peak_baseline",
+    "peak_policy",
+    "overflow_calls_baseline",
+    "overflow_calls_policy",
+    "compactions",
+    "no_progress_compactions",
+    "pruned_soft",
+    "pruned_hard",
+    "pruned_chars_freed",
+    "flush_points",
+    "summarizer_tokens",
+    "net_savings_tokens",
+    "violations",
+    "error",
+];
+
+pub fn sessions_csv(report: &Report) -> Vec<u8> {
+    let mut w = csv::Writer::from_writer(Vec::new());
+    let _ = w.write_record(SESSION_COLUMNS);
+    for r in &report.sessions {
+        let m = &r.metrics;
+        let rec: Vec<String> = vec![
+            r.session_id.clone(),
+            r.source_path.clone(),
+            r.format.name().to_string(),
+            r.parent.clone().unwrap_or_default(),
+            r.policy.clone(),
+            r.messages.to_string(),
+            m.calls.to_string(),
+            m.calls_with_usage.to_string(),
+            r.system_tokens.to_string(),
+            r.system_tokens_source.clone(),
+            m.input_tokens_baseline.to_string(),
+            m.input_tokens_policy.to_string(),
+            m.input_tokens_recorded.to_string(),
+            format!("{:.2}", m.savings_pct),
+            m.peak_baseline.to_string(),
+            m.peak_policy.to_string(),
+            m.overflow_calls_baseline.to_string(),
+            m.overflow_calls_policy.to_string(),
+            m.compactions.to_string(),
+            m.no_progress_compactions.to_string(),
+            m.pruned_soft.to_string(),
+            m.pruned_hard.to_string(),
+            m.pruned_chars_freed.to_string(),
+            m.flush_points.to_string(),
+            m.summarizer_tokens.to_string(),
+            m.net_savings_tokens.to_string(),
+            r.violations.to_string(),
+            r.error.clone().unwrap_or_default(),
+        ];
+        let _ = w.write_record(&rec);
+    }
+    w.into_inner().unwrap_or_default()
+}
+
+/// Column names of `calls.csv`, in order.
+pub const CALL_COLUMNS: &[&str] = &[
+    "session_id",
+    "source_path",
+    "policy",
+    "call",
+    "message_index",
+    "timestamp_ms",
+    "tokens_baseline",
+    "tokens_policy",
+    "tokens_recorded",
+    "pruned_soft",
+    "pruned_hard",
+    "events",
+];
+
+/// `calls.csv` from the traces; `policies` names them in trace order.
+pub fn calls_csv(results: &[SessionResults], policies: &[String]) -> Vec<u8> {
+    let mut w = csv::Writer::from_writer(Vec::new());
+    let _ = w.write_record(CALL_COLUMNS);
+    for r in results {
+        let path = r.source_path.display().to_string();
+        for (name, trace) in policies.iter().zip(&r.traces) {
+            let Ok(t) = trace else { continue };
+            for c in &t.calls {
+                let events: Vec<&str> = c.events.iter().map(|e| event_name(*e)).collect();
+                let rec = [
+                    r.session_id.clone(),
+                    path.clone(),
+                    name.clone(),
+                    c.call.to_string(),
+                    c.message_index.to_string(),
+                    c.timestamp.map(|t| t.to_string()).unwrap_or_default(),
+                    c.tokens_baseline.to_string(),
+                    c.tokens_policy.to_string(),
+                    c.tokens_recorded.map(|t| t.to_string()).unwrap_or_default(),
+                    c.pruned_soft.to_string(),
+                    c.pruned_hard.to_string(),
+                    events.join(";"),
+                ];
+                let _ = w.write_record(&rec);
+            }
+        }
+    }
+    w.into_inner().unwrap_or_default()
+}
+
+/// The snake_case name of an event, as in report.json.
+pub fn event_name(e: Event) -> &'static str {
+    match e {
+        Event::Compact => "compact",
+        Event::NoProgress => "no_progress",
+        Event::PruneSoft => "prune_soft",
+        Event::PruneHard => "prune_hard",
+        Event::Flush => "flush",
+        Event::OverflowBaseline => "overflow_baseline",
+        Event::OverflowPolicy => "overflow_policy",
+    }
+}

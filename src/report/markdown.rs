@@ -1,0 +1,211 @@
+//! `report.md` (the human report, also fit for a CI step summary) and the short
+//! summary printed on stdout after a replay.
+
+use super::{Aggregate, Report};
+use std::fmt::Write as _;
+
+/// Thousands separators: 1234567 → "1,234,567".
+pub fn thousands(n: u64) -> String {
+    let s = n.to_string();
+    let mut out = String::with_capacity(s.len() + s.len() / 3);
+    for (i, c) in s.chars().enumerate() {
+        if i > 0 && (s.len() - i).is_multiple_of(3) {
+            out.push(',');
+        }
+        out.push(c);
+    }
+    out
+}
+
+fn signed(n: i64) -> String {
+    if n < 0 { format!("-{}", thousands(n.unsigned_abs())) } else { thousands(n as u64) }
+}
+
+/// A table cell from untrusted text: no pipes, no newlines, no HTML, bounded.
+pub fn cell(s: &str) -> String {
+    let mut out = String::with_capacity(s.len().min(80));
+    for c in s.chars().take(80) {
+        match c {
+            '|' => out.push_str("\\|"),
+            '<' => out.push_str("&lt;"),
+            '>' => out.push_str("&gt;"),
+            '`' => out.push('\''),
+            c if c.is_control() => out.push(' '),
+            c => out.push(c),
+        }
+    }
+    if s.chars().count() > 80 {
+        out.push('…');
+    }
+    out
+}
+
+fn aggregate_table(out: &mut String, aggs: &[Aggregate]) {
+    out.push_str(
+        "| policy | sessions | calls | billed input baseline | billed input policy | savings | overflow calls (baseline → policy) | compactions | no-progress | pruned soft / hard | net saved |\n",
+    );
+    out.push_str("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n");
+    for a in aggs {
+        let _ = writeln!(
+            out,
+            "| {} | {}{} | {} | {} | {} | {:.1}% | {} → {} | {} | {} | {} / {} | {} |",
+            cell(&a.policy),
+            a.sessions,
+            if a.sessions_failed > 0 { format!(" ({} failed)", a.sessions_failed) } else { String::new() },
+            thousands(a.calls),
+            thousands(a.input_tokens_baseline),
+            thousands(a.input_tokens_policy),
+            a.savings_pct,
+            thousands(a.overflow_calls_baseline),
+            thousands(a.overflow_calls_policy),
+            thousands(a.compactions),
+            thousands(a.no_progress_compactions),
+            thousands(a.pruned_soft),
+            thousands(a.pruned_hard),
+            signed(a.net_savings_tokens),
+        );
+    }
+}
+
+/// The whole `report.md`.
+pub fn report_md(report: &Report) -> String {
+    let mut out = String::new();
+    out.push_str("# compactor replay report\n\n");
+    let _ = writeln!(
+        out,
+        "{} session(s) from {} input(s), {} polic{}: {}.\n",
+        report.run.sessions,
+        report.run.inputs_read,
+        report.policies.len(),
+        if report.policies.len() == 1 { "y" } else { "ies" },
+        report.policies.iter().map(|p| format!("`{}`", cell(&p.name))).collect::<Vec<_>>().join(", ")
+    );
+    out.push_str(
+        "Billed input = Σ over calls of the request size (each call re-sends its context). \
+Baseline = what the agent sent (following its own recorded compactions); policy = what the \
+policy would have sent. Token counts are estimates (see each policy's `estimator`).\n\n",
+    );
+    out.push_str("## Totals per policy\n\n");
+    aggregate_table(&mut out, &report.aggregates);
+    out.push('\n');
+    out.push_str("## Policies\n\n");
+    out.push_str(
+        "| policy | window | estimator | trigger point | summarizer | source |\n|---|---:|---|---:|---|---|\n",
+    );
+    for p in &report.policies {
+        let _ = writeln!(
+            out,
+            "| {} | {} | {} | {} | {} | {} |",
+            cell(&p.name),
+            thousands(p.context_window),
+            p.estimator,
+            thousands(p.trigger_point()),
+            p.compact.summarizer.name(),
+            cell(&p.source)
+        );
+    }
+    out.push('\n');
+    out.push_str("## Sessions\n\n");
+    out.push_str(
+        "| session | format | policy | calls | baseline | policy | savings | peak (baseline → policy) | overflow calls | compactions | pruned |\n",
+    );
+    out.push_str("|---|---|---|---:|---:|---:|---:|---:|---:|---:|---:|\n");
+    for r in &report.sessions {
+        let m = &r.metrics;
+        if let Some(e) = &r.error {
+            let _ = writeln!(
+                out,
+                "| {} | {} | {} | error: {} | | | | | | | |",
+                cell(&r.session_id),
+                r.format,
+                cell(&r.policy),
+                cell(e)
+            );
+            continue;
+        }
+        let _ = writeln!(
+            out,
+            "| {} | {} | {} | {} | {} | {} | {:.1}% | {} → {} | {} → {} | {}{} | {} |",
+            cell(&r.session_id),
+            r.format,
+            cell(&r.policy),
+            m.calls,
+            thousands(m.input_tokens_baseline),
+            thousands(m.input_tokens_policy),
+            m.savings_pct,
+            thousands(m.peak_baseline),
+            thousands(m.peak_policy),
+            m.overflow_calls_baseline,
+            m.overflow_calls_policy,
+            m.compactions,
+            if m.no_progress_compactions > 0 {
+                format!(" ({} no-progress)", m.no_progress_compactions)
+            } else {
+                String::new()
+            },
+            m.pruned_soft + m.pruned_hard,
+        );
+    }
+    out.push('\n');
+    let d = &report.diagnostics;
+    if !d.failed_inputs.is_empty() || !d.warnings.is_empty() {
+        out.push_str("## Diagnostics\n\n");
+        let _ = writeln!(out, "{} malformed line(s) skipped.\n", d.bad_lines);
+        for f in &d.failed_inputs {
+            let _ = writeln!(out, "- unreadable: {}", cell(&f.to_string()));
+        }
+        for w in d.warnings.iter().take(50) {
+            let _ = writeln!(out, "- {}", cell(w));
+        }
+        if d.warnings.len() > 50 {
+            let _ = writeln!(out, "- … and {} more (see report.json)", d.warnings.len() - 50);
+        }
+    }
+    out
+}
+
+/// The short plain-text summary printed on stdout.
+pub fn summary_text(report: &Report) -> String {
+    let mut out = String::new();
+    let _ = writeln!(out, "{} session(s) replayed under {} policy(ies)", report.run.sessions, report.policies.len());
+    let w = report.aggregates.iter().map(|a| a.policy.chars().count()).max().unwrap_or(6).max(6);
+    let _ = writeln!(
+        out,
+        "{:<w$}  {:>8}  {:>14}  {:>14}  {:>8}  {:>17}  {:>11}  {:>8}",
+        "policy", "calls", "billed base", "billed policy", "savings", "overflow b → p", "compactions", "pruned"
+    );
+    for a in &report.aggregates {
+        let _ = writeln!(
+            out,
+            "{:<w$}  {:>8}  {:>14}  {:>14}  {:>7.1}%  {:>17}  {:>11}  {:>8}",
+            a.policy,
+            thousands(a.calls),
+            thousands(a.input_tokens_baseline),
+            thousands(a.input_tokens_policy),
+            a.savings_pct,
+            format!("{} → {}", thousands(a.overflow_calls_baseline), thousands(a.overflow_calls_policy)),
+            if a.no_progress_compactions > 0 {
+                format!("{} ({}!)", thousands(a.compactions), a.no_progress_compactions)
+            } else {
+                thousands(a.compactions)
+            },
+            thousands(a.pruned_soft + a.pruned_hard),
+        );
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn thousands_and_cells() {
+        assert_eq!(thousands(0), "0");
+        assert_eq!(thousands(999), "999");
+        assert_eq!(thousands(1000), "1,000");
+        assert_eq!(thousands(1234567), "1,234,567");
+        assert_eq!(signed(-1234), "-1,234");
+        assert_eq!(cell("a|b\n<script>"), "a\\|b &lt;script&gt;");
+    }
+}

@@ -1,0 +1,62 @@
+//! Writing a replay's files under `--out`: report.json, sessions.csv, calls.csv,
+//! report.md and `transcripts/POLICY/SESSION.jsonl`. Every name derived from a
+//! session id or policy name is sanitized; every file is written atomically.
+
+use super::{Report, csv_out, markdown, to_json, transcript_jsonl};
+use crate::output::fsutil::{atomic_write, ensure_dir, safe_stem};
+use crate::replay::SessionResults;
+use std::collections::HashSet;
+use std::path::{Path, PathBuf};
+
+/// What to write besides the reports.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct WriteOptions {
+    pub transcripts: bool,
+}
+
+/// Write every output file; returns the paths written, in order.
+pub fn write_all(
+    out: &Path,
+    report: &Report,
+    results: &[SessionResults],
+    opts: WriteOptions,
+) -> std::io::Result<Vec<PathBuf>> {
+    ensure_dir(out)?;
+    let mut written = Vec::new();
+    let policies: Vec<String> = report.policies.iter().map(|p| p.name.clone()).collect();
+    if opts.transcripts {
+        // Two sessions can share an id (a resumed log copied twice); their file
+        // names get the source path's hash so neither overwrites the other.
+        let mut used: HashSet<(usize, String)> = HashSet::new();
+        for (pi, name) in policies.iter().enumerate() {
+            let dir = out.join("transcripts").join(safe_stem(name));
+            ensure_dir(&dir)?;
+            for r in results {
+                let Some(Ok(trace)) = r.traces.get(pi) else { continue };
+                let mut stem = safe_stem(&r.session_id);
+                if !used.insert((pi, stem.clone())) {
+                    stem = format!(
+                        "{stem}-{:08x}",
+                        crate::output::fsutil::fnv1a(r.source_path.to_string_lossy().as_bytes()) as u32
+                    );
+                    used.insert((pi, stem.clone()));
+                }
+                let path = dir.join(format!("{stem}.jsonl"));
+                atomic_write(&path, &transcript_jsonl(trace))?;
+                written.push(path);
+            }
+        }
+    }
+    for (name, bytes) in [
+        ("sessions.csv", csv_out::sessions_csv(report)),
+        ("calls.csv", csv_out::calls_csv(results, &policies)),
+        ("report.md", markdown::report_md(report).into_bytes()),
+        // Last, so a report.json present means the run completed.
+        ("report.json", to_json(report)),
+    ] {
+        let path = out.join(name);
+        atomic_write(&path, &bytes)?;
+        written.push(path);
+    }
+    Ok(written)
+}

@@ -1,0 +1,213 @@
+//! `compactor replay` / `compare` / `presets` end to end: the files written under
+//! `--out`, their stability across thread counts, snapshots on the fixtures, and
+//! the corpus acceptance run of the replay issue.
+
+#![allow(clippy::unwrap_used, clippy::expect_used)] // test code: a panic is the failure report
+
+use assert_cmd::cargo::cargo_bin_cmd;
+use predicates::prelude::*;
+use std::path::{Path, PathBuf};
+
+fn replay(args: &[&str], out: &Path) -> std::process::Output {
+    cargo_bin_cmd!("compactor")
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .arg("replay")
+        .args(args)
+        .arg("--out")
+        .arg(out)
+        .arg("--quiet")
+        .output()
+        .unwrap()
+}
+
+/// Every file under `dir`, relative path → bytes, sorted.
+fn tree(dir: &Path) -> Vec<(PathBuf, Vec<u8>)> {
+    let mut files: Vec<(PathBuf, Vec<u8>)> = walkdir::WalkDir::new(dir)
+        .into_iter()
+        .map(|e| e.unwrap())
+        .filter(|e| e.file_type().is_file())
+        .map(|e| (e.path().strip_prefix(dir).unwrap().to_path_buf(), std::fs::read(e.path()).unwrap()))
+        .collect();
+    files.sort();
+    files
+}
+
+/// A small window so the tiny fixtures compact and prune.
+const SMALL: &[&str] = &[
+    "fixtures",
+    "--preset",
+    "opal",
+    "--preset",
+    "spec008",
+    "--set",
+    "context_window=6000",
+    "--set",
+    "compact.reserve_tokens=1000",
+    "--set",
+    "flush.reserve_tokens=1000",
+    "--set",
+    "flush.threshold_tokens=1000",
+];
+
+#[test]
+fn outputs_are_byte_identical_at_jobs_1_and_2() {
+    let a = tempfile::tempdir().unwrap();
+    let b = tempfile::tempdir().unwrap();
+    let one = replay(&[SMALL, &["--jobs", "1"]].concat(), a.path());
+    let two = replay(&[SMALL, &["--jobs", "2"]].concat(), b.path());
+    assert_eq!(one.status.code(), Some(0), "{}", String::from_utf8_lossy(&one.stderr));
+    assert_eq!(two.status.code(), Some(0));
+    // The summary is the same but for the last line, which names the --out dir.
+    let summary = |o: &std::process::Output| {
+        let text = String::from_utf8(o.stdout.clone()).unwrap();
+        text.lines().filter(|l| !l.starts_with("reports written to")).collect::<Vec<_>>().join("\n")
+    };
+    assert_eq!(summary(&one), summary(&two));
+    let (ta, tb) = (tree(a.path()), tree(b.path()));
+    let names: Vec<_> = ta.iter().map(|(p, _)| p.display().to_string()).collect();
+    for f in ["report.json", "report.md", "sessions.csv", "calls.csv"] {
+        assert!(names.contains(&f.to_string()), "{f} missing: {names:?}");
+    }
+    assert!(names.iter().any(|n| n.starts_with("transcripts/opal/")), "{names:?}");
+    assert!(names.iter().any(|n| n.starts_with("transcripts/spec008/")), "{names:?}");
+    assert_eq!(ta, tb, "outputs differ between --jobs 1 and --jobs 2");
+}
+
+#[test]
+fn report_md_and_a_transcript_snapshot() {
+    let out = tempfile::tempdir().unwrap();
+    let o = replay(SMALL, out.path());
+    assert_eq!(o.status.code(), Some(0), "{}", String::from_utf8_lossy(&o.stderr));
+    let md = std::fs::read_to_string(out.path().join("report.md")).unwrap();
+    insta::assert_snapshot!("replay_fixtures_report_md", md);
+    // A transcript where opal compacted shows the policy's summary in place.
+    let dir = out.path().join("transcripts/opal");
+    let mut names: Vec<_> = std::fs::read_dir(&dir).unwrap().map(|e| e.unwrap().path()).collect();
+    names.sort();
+    let compacted = names
+        .iter()
+        .find(|p| std::fs::read_to_string(p).unwrap().contains("\"origin\":\"compact_summary\""))
+        .expect("a transcript with a policy summary");
+    let text = std::fs::read_to_string(compacted).unwrap();
+    for line in text.lines() {
+        let _: serde_json::Value = serde_json::from_str(line).expect("each transcript line is JSON");
+    }
+    insta::assert_snapshot!("replay_fixtures_transcript", text);
+}
+
+#[test]
+fn json_report_round_trips() {
+    let out = tempfile::tempdir().unwrap();
+    let o = cargo_bin_cmd!("compactor")
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .args(["replay", "fixtures", "--json", "--quiet", "--set", "context_window=3000"])
+        .arg("--out")
+        .arg(out.path())
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(0));
+    let report: compactor::report::Report = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(report.schema_version, compactor::report::SCHEMA_VERSION);
+    assert_eq!(o.stdout, std::fs::read(out.path().join("report.json")).unwrap());
+    assert!(report.run.sessions >= 25);
+}
+
+#[test]
+fn usage_errors_exit_2_and_name_the_problem() {
+    cargo_bin_cmd!("compactor")
+        .args(["replay", "fixtures", "--preset", "nope"])
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("unknown preset `nope`"));
+    cargo_bin_cmd!("compactor")
+        .args(["replay", "fixtures", "--set", "compact.keep_recnt_tokens=5"])
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("keep_recnt_tokens"));
+    cargo_bin_cmd!("compactor")
+        .args(["replay", "no/such/dir"])
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("no/such/dir"));
+}
+
+#[test]
+fn presets_lists_every_preset_as_toml_that_replay_accepts() {
+    let out = cargo_bin_cmd!("compactor").arg("presets").output().unwrap();
+    assert_eq!(out.status.code(), Some(0));
+    let text = String::from_utf8(out.stdout).unwrap();
+    for name in compactor::presets::names() {
+        assert!(text.contains(&format!("preset `{name}`")), "{name} missing");
+    }
+    // One preset saved to a file replays like the preset itself.
+    let one = cargo_bin_cmd!("compactor").args(["presets", "opal"]).output().unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("mine.toml");
+    std::fs::write(&file, one.stdout).unwrap();
+    let policy_json = cargo_bin_cmd!("compactor")
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .args(["replay", "fixtures/pi", "--json", "--quiet", "--policy"])
+        .arg(&file)
+        .output()
+        .unwrap();
+    let preset_json = cargo_bin_cmd!("compactor")
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .args(["replay", "fixtures/pi", "--json", "--quiet", "--preset", "opal"])
+        .output()
+        .unwrap();
+    assert_eq!(policy_json.status.code(), Some(0), "{}", String::from_utf8_lossy(&policy_json.stderr));
+    assert_eq!(policy_json.stdout, preset_json.stdout);
+}
+
+/// The acceptance run of the replay issue on the real corpus.
+#[test]
+fn corpus_replay_saves_tokens_and_avoids_overflows() {
+    let Some(corpus) = compactor::testing::corpus_dir() else { return };
+    let out = tempfile::tempdir().unwrap();
+    let o = cargo_bin_cmd!("compactor")
+        .arg("replay")
+        .arg(&corpus)
+        .args(["--preset", "nous", "--preset", "opal", "--preset", "codex", "--set", "context_window=32000"])
+        .args(["--check-invariants", "--quiet", "--out"])
+        .arg(out.path())
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(0), "{}", String::from_utf8_lossy(&o.stderr));
+    for f in ["report.json", "report.md", "sessions.csv", "calls.csv"] {
+        assert!(out.path().join(f).is_file(), "{f} missing");
+    }
+    let report: compactor::report::Report =
+        serde_json::from_slice(&std::fs::read(out.path().join("report.json")).unwrap()).unwrap();
+    assert!(report.sessions.iter().all(|r| r.error.is_none() && r.violations == 0));
+    // Long sessions: those whose conversation alone (without the system prompt,
+    // which no policy can shrink) outgrows the 32K window. A session that
+    // overflows only because its ~24K system prompt leaves 8K for messages can
+    // legitimately have nothing worth compacting.
+    for policy in ["nous", "opal", "codex"] {
+        let long: Vec<_> = report
+            .sessions
+            .iter()
+            .filter(|r| r.policy == policy && r.metrics.peak_baseline.saturating_sub(r.system_tokens) > 32_000)
+            .collect();
+        assert!(long.len() >= 4, "{policy}: only {} long sessions", long.len());
+        let (mut base_over, mut policy_over) = (0, 0);
+        for r in &long {
+            let m = &r.metrics;
+            assert!(m.input_tokens_policy < m.input_tokens_baseline, "{policy} {}: no savings", r.session_id);
+            assert!(
+                m.overflow_calls_policy <= m.overflow_calls_baseline,
+                "{policy} {}: overflows {} → {}",
+                r.session_id,
+                m.overflow_calls_baseline,
+                m.overflow_calls_policy
+            );
+            base_over += m.overflow_calls_baseline;
+            policy_over += m.overflow_calls_policy;
+        }
+        assert!(policy_over < base_over, "{policy}: overflow calls {base_over} → {policy_over}");
+        let transcripts = out.path().join("transcripts").join(policy);
+        assert!(std::fs::read_dir(transcripts).unwrap().count() >= 27);
+    }
+}
