@@ -39,6 +39,7 @@ impl Summarizer for Extractive {
         if let Some(prev) = req.previous_summary {
             facts.absorb_previous(prev);
         }
+        facts.scan_start = facts.pos;
         facts.scan(req);
         facts.file_ops.merge(req.file_ops);
         let text = match req.part {
@@ -76,6 +77,10 @@ struct Prio {
     last: u8,
     modified: u8,
     read: u8,
+    /// Files only carried from a previous summary or the engine's cumulative
+    /// list, not touched in the replaced messages.
+    modified_old: u8,
+    read_old: u8,
     commands: u8,
     commands_old: u8,
     errors: u8,
@@ -98,6 +103,8 @@ const ROOMY: Prio = Prio {
     last: 0,
     modified: 1,
     read: 3,
+    modified_old: 1,
+    read_old: 3,
     commands: 3,
     commands_old: 5,
     errors: 1,
@@ -109,8 +116,9 @@ const ROOMY: Prio = Prio {
 
 const TIGHT: Prio = Prio {
     // The goal is clipped to TIGHT_PROSE characters; without it a tight
-    // checkpoint lists facts with no task to hang them on.
-    goal: 1,
+    // checkpoint lists facts with no task to hang them on (after the files,
+    // which are what an agent re-fetches).
+    goal: 2,
     constraints: 4,
     narrative: 6,
     in_progress: 5,
@@ -118,7 +126,11 @@ const TIGHT: Prio = Prio {
     next: SKIP,
     last: 2,
     modified: 0,
-    read: 1,
+    read: 0,
+    // At a few hundred tokens, the files this part touched come first, then
+    // the ones carried from before it.
+    modified_old: 1,
+    read_old: 1,
     commands: 4,
     commands_old: SKIP,
     errors: 2,
@@ -188,6 +200,9 @@ struct Facts {
     file_ops: FileOps,
     /// Last position each file was touched, to list the newest first.
     file_seen: HashMap<String, u64>,
+    /// Position where the replaced messages start (after a previous summary):
+    /// files touched after it were used in this part, the others are carried.
+    scan_start: u64,
 }
 
 /// The occurrences of one identifier, as Σw, Σw·t and Σw·t² over their
@@ -597,6 +612,18 @@ impl Facts {
         v.into_iter().map(|(_, p)| f(p)).collect()
     }
 
+    /// [`Facts::newest_first`] split into the files touched in the replaced
+    /// messages and the ones only carried from earlier.
+    fn recent_first<'s>(
+        &self,
+        files: impl Iterator<Item = &'s str>,
+        f: impl Fn(&str) -> String,
+    ) -> (Vec<String>, Vec<String>) {
+        let (recent, old): (Vec<&str>, Vec<&str>) =
+            files.partition(|p| self.file_seen.get(*p).is_some_and(|&t| t > self.scan_start));
+        (self.newest_first(recent.into_iter(), &f), self.newest_first(old.into_iter(), &f))
+    }
+
     /// Identifiers, best first: recency-weighted score, then text
     /// (deterministic). Those the file lists already name are left out.
     fn ranked_idents(&self) -> Vec<&str> {
@@ -677,11 +704,13 @@ impl Facts {
         let bullet = if tight { "" } else { "- " };
         let file = |p: &str| if tight { p.to_string() } else { format!("`{p}`") };
         doc.section("### Files modified");
-        let modified: Vec<String> = self.newest_first(self.file_ops.modified.iter().map(String::as_str), file);
-        doc.list(p.modified, bullet, &modified, false);
+        let (recent, old) = self.recent_first(self.file_ops.modified.iter().map(String::as_str), file);
+        doc.list(p.modified, bullet, &recent, false);
+        doc.list(p.modified_old, bullet, &old, false);
         doc.section("### Files read");
-        let read: Vec<String> = self.newest_first(self.file_ops.read_only(), file);
-        doc.list(p.read, bullet, &read, false);
+        let (recent, old) = self.recent_first(self.file_ops.read_only(), file);
+        doc.list(p.read, bullet, &recent, false);
+        doc.list(p.read_old, bullet, &old, false);
         doc.section("### Commands run");
         doc.list_split(p.commands, p.commands_old, "- ", &self.commands.items, 10);
         doc.section("### Errors seen");
