@@ -3,6 +3,7 @@
 #![allow(clippy::print_stdout, clippy::print_stderr)]
 
 mod args;
+mod check;
 mod inspect;
 mod llm;
 mod load;
@@ -30,7 +31,7 @@ pub fn main() -> ExitCode {
     };
     let result = match cli.command {
         Command::Replay(a) => replay::replay(a),
-        Command::Check(_) => not_built("check"),
+        Command::Check(a) => check::run(a),
         Command::Sweep(_) => not_built("sweep"),
         Command::Compare(a) => replay::compare(a),
         Command::Inspect(a) => inspect::run(a),

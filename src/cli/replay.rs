@@ -166,6 +166,11 @@ pub fn run_replay(
     if let Some(a) = &llm {
         report.diagnostics.summarizer_fallbacks = a.fallbacks();
     }
+    if !args.no_quality {
+        // CPU-bound: on the --jobs pool, never the wider LLM one.
+        let quality = compactor::quality::evaluate_results(sessions, &results, &policies, &resolver, &loaded.pool);
+        report::quality::attach(&mut report, &results, quality);
+    }
     Ok(Replayed { results, report })
 }
 

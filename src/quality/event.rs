@@ -571,6 +571,17 @@ impl PreparedEvent<'_, '_> {
         self.score_text_view(name, summary, &view)
     }
 
+    /// Modified paths of P that a summary does not name in full (a basename
+    /// alone is partial credit, so it is listed too), sorted: the artifact
+    /// trail a must-keep check fails on.
+    pub(crate) fn missing_modified(&self, view: &TextView) -> Vec<String> {
+        let mut v: Vec<String> =
+            self.modified.iter().filter(|t| view.match_score(t) < 1.0).map(|t| t.value.clone()).collect();
+        v.sort();
+        v.dedup();
+        v
+    }
+
     /// Score a summary whose view is already built ([`SessionAtoms::text_view`]).
     pub(crate) fn score_text_view(
         &self,

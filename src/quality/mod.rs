@@ -60,8 +60,8 @@ pub use event::{
 pub use index::SessionAtoms;
 pub use prune::{PrunedResult, PruningLoss};
 pub use replay::{
-    CANDIDATE_POLICY, EventInfo, EventQuality, QualityAggregate, QualityOptions, REF_MASKING_BUDGET, REFERENCES,
-    SessionQuality, TracePoint, aggregate_sessions, evaluate_results, evaluate_trace, trace_points,
+    CANDIDATE_POLICY, EventInfo, EventQuality, QualityAggregate, QualityOptions, QualityPlan, REF_MASKING_BUDGET, REFERENCES,
+    SessionQuality, TracePoint, aggregate_sessions, evaluate_results, evaluate_trace, summarize_at, trace_points,
 };
 
 use serde::{Deserialize, Serialize};

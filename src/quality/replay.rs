@@ -107,6 +107,9 @@ pub struct EventInfo {
     pub future_start: usize,
     pub reason: CompactionReason,
     pub outcome: SummaryOutcome,
+    /// The policy's summarizer that wrote this event's summary (named apart
+    /// from the rows' `summarizer`, the candidate, so CSV columns stay unique).
+    #[serde(rename = "policy_summarizer")]
     pub summarizer: String,
     /// A summary of a summary (quality.md pitfall 9).
     pub chained: bool,
@@ -122,6 +125,10 @@ pub struct EventInfo {
 pub struct EventQuality {
     pub info: EventInfo,
     pub rows: Vec<CompactionQuality>,
+    /// Modified paths of P that the policy's summary does not name in full
+    /// (`compactor check` fails on any for a must-keep session).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub lost_modified_paths: Vec<String>,
 }
 
 /// The quality of one replay (one session through one policy).
@@ -344,8 +351,10 @@ pub fn evaluate_trace(
                 truncate_reference(session, &tp, previous.as_deref(), opts, estimator)
             });
             let mut rows = Vec::with_capacity(5);
+            let mut lost = Vec::new();
             if let Some(v) = own.as_ref().or_else(|| views.get(&ev.summary)) {
                 rows.push(prepared.score_text_view(CANDIDATE_POLICY, &ev.summary, v).0);
+                lost = prepared.missing_modified(v);
             }
             rows.extend(prepared.reference_rows(&ReferenceOptions {
                 truncate: truncated.as_deref(),
@@ -356,15 +365,16 @@ pub fn evaluate_trace(
                 let budget = policy.summary_tokens;
                 rows.push(prepared.masking_within(REF_MASKING_BUDGET, keep, Some(budget)));
             }
-            rows
+            (rows, lost)
         };
+        let (rows, lost_modified_paths) = rows;
         if let Some(v) = own {
             views.insert(ev.summary.clone(), v);
         }
         // Only summaries still in history can come back.
         let live = states.get(events.len()).map(|s| s.summaries.as_slice()).unwrap_or_default();
         views.retain(|t, _| live.contains(t));
-        events.push(EventQuality { info: tp.info, rows });
+        events.push(EventQuality { info: tp.info, rows, lost_modified_paths });
     }
     let pruning =
         if opts.pruning_loss { pruning_loss(session, trace, atoms, &states, opts, n) } else { PruningLoss::default() };
@@ -428,6 +438,42 @@ fn truncate_reference(
         estimator,
     };
     Truncate.summarize(&req).map(|s| s.text).unwrap_or_default()
+}
+
+/// Run `summarizer` at one trace point on what the engine gave the policy's
+/// summarizer there (the replaced messages, the previous summary it replaced,
+/// the file operations, the policy's preview limits) within `max_tokens`: to
+/// compare summarizers at the same point and the same budget (quality.md
+/// §c.4). A split turn is summarized in one piece.
+pub fn summarize_at(
+    session: &Session,
+    tp: &TracePoint,
+    policy: &Policy,
+    summarizer: &dyn Summarizer,
+    estimator: &dyn Estimator,
+    max_tokens: u64,
+) -> String {
+    let msgs: Vec<&Message> = tp.replaced_messages.iter().filter_map(|&i| session.messages.get(i)).collect();
+    let mut ops = FileOps::from_messages(msgs.iter().copied());
+    if policy.compact.file_ops {
+        ops.merge(&tp.carried_file_ops);
+    }
+    let previous = (!tp.point.replaced_text.is_empty()).then(|| tp.point.replaced_text.join("\n\n"));
+    let c = &policy.compact;
+    let req = SummaryRequest {
+        part: SummaryPart::History,
+        messages: &msgs,
+        previous_summary: previous.as_deref(),
+        file_ops: &ops,
+        max_tokens: max_tokens.max(1),
+        limits: InputLimits {
+            preview_head_chars: c.preview_head_chars.map(|x| x as usize),
+            preview_tail_chars: c.preview_tail_chars as usize,
+            input_cap_chars: c.input_cap_chars.map(|x| x as usize),
+        },
+        estimator,
+    };
+    summarizer.summarize(&req).map(|s| s.text).unwrap_or_default()
 }
 
 /// Needed atoms that pruning removed: per call, the results pruned at that call
@@ -545,11 +591,43 @@ fn ranges(indices: &[usize]) -> Vec<Range<usize>> {
 /// Reference names in report order, after [`CANDIDATE_POLICY`].
 pub const REFERENCES: [&str; 4] = [REF_TRUNCATE, REF_MASKING, REF_MASKING_BUDGET, REF_ORACLE];
 
-/// Score the output of [`replay_many`](crate::replay::replay_many): per
-/// session the atoms are built once and every trace is evaluated with its
-/// policy's estimator and [`QualityOptions::for_policy`]. One entry per
-/// `results` entry, in the same order, with `None` where the replay failed or
-/// the session is not in `sessions`. Sessions run in parallel on `pool`.
+/// What scoring a replay needs per policy, resolved once per run: the
+/// policy's estimator and [`QualityOptions::for_policy`]. A pipeline that
+/// replays one session at a time calls [`QualityPlan::evaluate`] right after
+/// it, while the session is still in memory.
+pub struct QualityPlan {
+    estimators: Vec<Option<Arc<dyn Estimator>>>,
+    options: Vec<QualityOptions>,
+}
+
+impl QualityPlan {
+    pub fn new(policies: &[Policy], resolver: &dyn Resolver) -> QualityPlan {
+        QualityPlan {
+            estimators: policies.iter().map(|p| resolver.estimator(p.estimator).ok()).collect(),
+            options: policies.iter().map(QualityOptions::for_policy).collect(),
+        }
+    }
+
+    /// Score every trace of one session (atoms are extracted once for all
+    /// policies). One entry per trace, `None` where the replay failed.
+    pub fn evaluate(&self, session: &Session, results: &SessionResults) -> Vec<Option<SessionQuality>> {
+        let atoms = SessionAtoms::from_session(session);
+        results
+            .traces
+            .iter()
+            .enumerate()
+            .map(|(pi, t)| {
+                let trace = t.as_ref().ok()?;
+                let est = self.estimators.get(pi)?.as_deref()?;
+                Some(evaluate_trace(session, trace, &atoms, est, self.options.get(pi)?))
+            })
+            .collect()
+    }
+}
+
+/// Score the output of [`replay_many`](crate::replay::replay_many): one entry
+/// per `results` entry, in the same order, with `None` where the replay failed
+/// or the session is not in `sessions`. Sessions run in parallel on `pool`.
 pub fn evaluate_results(
     sessions: &[Session],
     results: &[SessionResults],
@@ -558,9 +636,7 @@ pub fn evaluate_results(
     pool: &rayon::ThreadPool,
 ) -> Vec<Vec<Option<SessionQuality>>> {
     use rayon::prelude::*;
-    let estimators: Vec<Option<Arc<dyn Estimator>>> =
-        policies.iter().map(|p| resolver.estimator(p.estimator).ok()).collect();
-    let options: Vec<QualityOptions> = policies.iter().map(QualityOptions::for_policy).collect();
+    let plan = QualityPlan::new(policies, resolver);
     // `replay_many` sorts its results by (id, path); find each one's session.
     let mut by_key: HashMap<(&str, &Path), Vec<usize>> = HashMap::new();
     for (i, s) in sessions.iter().enumerate().rev() {
@@ -575,18 +651,9 @@ pub fn evaluate_results(
             .par_iter()
             .zip(index.par_iter())
             .with_max_len(1)
-            .map(|(r, &si)| {
-                let Some(session) = si.map(|i| &sessions[i]) else { return vec![None; r.traces.len()] };
-                let atoms = SessionAtoms::from_session(session);
-                r.traces
-                    .iter()
-                    .enumerate()
-                    .map(|(pi, t)| {
-                        let trace = t.as_ref().ok()?;
-                        let est = estimators.get(pi)?.as_deref()?;
-                        Some(evaluate_trace(session, trace, &atoms, est, options.get(pi)?))
-                    })
-                    .collect()
+            .map(|(r, &si)| match si.map(|i| &sessions[i]) {
+                Some(session) => plan.evaluate(session, r),
+                None => vec![None; r.traces.len()],
             })
             .collect()
     })

@@ -28,6 +28,7 @@ fn bare() -> Policy {
         prune: Prune::default(),
         compact: Compact::default(),
         flush: Flush::default(),
+        check: Default::default(),
     }
 }
 
@@ -274,7 +275,7 @@ fn rows_write_as_flat_csv_records() {
     let text = String::from_utf8_lossy(&bytes);
     let mut lines = text.lines();
     let header = lines.next().unwrap_or_default();
-    assert!(header.starts_with("event,call,future_start,reason,outcome,summarizer,chained,"), "{header}");
+    assert!(header.starts_with("event,call,future_start,reason,outcome,policy_summarizer,chained,"), "{header}");
     assert!(header.contains(",summarizer,summary_tokens,") && header.ends_with(",quality"), "{header}");
     assert_eq!(lines.count(), 5, "one record per candidate");
 }

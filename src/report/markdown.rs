@@ -88,6 +88,7 @@ policy would have sent. Token counts are estimates (see each policy's `estimator
     out.push_str("## Totals per policy\n\n");
     aggregate_table(&mut out, &report.aggregates);
     out.push('\n');
+    super::quality::markdown_section(&mut out, report);
     out.push_str("## Policies\n\n");
     out.push_str(
         "| policy | window | estimator | trigger point | summarizer | source |\n|---|---:|---|---:|---|---|\n",

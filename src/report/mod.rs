@@ -6,15 +6,18 @@
 
 pub mod csv_out;
 pub mod markdown;
+pub mod quality;
 pub mod write;
 
 use crate::model::{Diagnostic, Format, Session};
 use crate::policy::Policy;
+use crate::quality::{QualityAggregate, SessionQuality};
 use crate::replay::{SessionMetrics, SessionResults, SessionTrace};
 use serde::{Deserialize, Serialize};
 
 /// Bumped whenever a field of [`Report`] changes meaning or disappears.
-pub const SCHEMA_VERSION: u32 = 1;
+/// 2: summary quality (`sessions[].quality`, `aggregates[].quality`).
+pub const SCHEMA_VERSION: u32 = 2;
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Report {
@@ -62,6 +65,10 @@ pub struct SessionRow {
     pub violations: usize,
     /// Why this session could not be replayed under this policy.
     pub error: Option<String>,
+    /// Summary quality of every applied compaction and the pruning loss
+    /// (`report::quality`); absent with `--no-quality`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub quality: Option<SessionQuality>,
 }
 
 /// Totals of one policy over all sessions.
@@ -92,6 +99,9 @@ pub struct Aggregate {
     pub summarizer_tokens: u64,
     pub net_savings_tokens: i64,
     pub violations: u64,
+    /// Summary quality over this policy's sessions; absent with `--no-quality`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub quality: Option<QualityAggregate>,
 }
 
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
@@ -164,6 +174,7 @@ fn row(session: &Session, policy: &Policy, trace: Result<&SessionTrace, String>)
         metrics: SessionMetrics::default(),
         violations: 0,
         error: None,
+        quality: None,
     };
     match trace {
         Ok(t) => SessionRow {

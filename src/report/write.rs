@@ -1,5 +1,5 @@
 //! Writing a replay's files under `--out`: report.json, sessions.csv, calls.csv,
-//! report.md and `transcripts/POLICY/SESSION.jsonl`. Every name derived from a
+//! quality.csv, report.md and `transcripts/POLICY/SESSION.jsonl`. Every name derived from a
 //! session id or policy name is sanitized; every file is written atomically.
 
 use super::{Report, csv_out, markdown, to_json, transcript_jsonl};
@@ -50,6 +50,7 @@ pub fn write_all(
     for (name, bytes) in [
         ("sessions.csv", csv_out::sessions_csv(report)),
         ("calls.csv", csv_out::calls_csv(results, &policies)),
+        ("quality.csv", super::quality::quality_csv(report)),
         ("report.md", markdown::report_md(report).into_bytes()),
         // Last, so a report.json present means the run completed.
         ("report.json", to_json(report)),

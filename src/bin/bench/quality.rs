@@ -17,11 +17,11 @@ use compactor::model::Session;
 use compactor::policy::Policy;
 use compactor::quality::{
     CANDIDATE_POLICY, CompactionQuality, QualityStats, SessionAtoms, SessionQuality, aggregate, aggregate_sessions,
-    evaluate_results, trace_points,
+    evaluate_results, summarize_at, trace_points,
 };
 use compactor::read::{discover, read_all};
 use compactor::replay::{ReplayError, ReplayOptions, Resolver, SessionResults, replay_many};
-use compactor::summarize::{self, Extractive, InputLimits, Summarizer, SummarizerKind, SummaryPart, SummaryRequest};
+use compactor::summarize::{self, Extractive, Summarizer, SummarizerKind};
 use compactor::tokens::{self, Estimator, EstimatorKind};
 use rayon::prelude::*;
 use std::collections::BTreeMap;
@@ -200,54 +200,6 @@ fn print_table(stats: &[QualityStats]) {
     }
 }
 
-/// The summarizer's inputs at one point, as the engine builds them (single
-/// history part: a split turn is summarized in one piece here).
-fn rerun_extractive(
-    session: &Session,
-    tp: &compactor::quality::TracePoint,
-    policy: &Policy,
-    est: &dyn Estimator,
-    max_tokens: u64,
-) -> String {
-    let msgs: Vec<&compactor::model::Message> =
-        tp.replaced_messages.iter().filter_map(|&i| session.messages.get(i)).collect();
-    let mut ops = compactor::filetrack::FileOps::from_messages(msgs.iter().copied());
-    ops.merge(&tp.carried_file_ops);
-    let previous = (!tp.point.replaced_text.is_empty()).then(|| tp.point.replaced_text.join("\n\n"));
-    let c = &policy.compact;
-    let req = SummaryRequest {
-        part: SummaryPart::History,
-        messages: &msgs,
-        previous_summary: previous.as_deref(),
-        file_ops: &ops,
-        max_tokens: max_tokens.max(1),
-        limits: InputLimits {
-            preview_head_chars: c.preview_head_chars.map(|x| x as usize),
-            preview_tail_chars: c.preview_tail_chars as usize,
-            input_cap_chars: c.input_cap_chars.map(|x| x as usize),
-        },
-        estimator: est,
-    };
-    Extractive.summarize(&req).map(|s| s.text).unwrap_or_default()
-}
-
-fn truncate_text(session: &Session, tp: &compactor::quality::TracePoint, est: &dyn Estimator) -> String {
-    let msgs: Vec<&compactor::model::Message> =
-        tp.replaced_messages.iter().filter_map(|&i| session.messages.get(i)).collect();
-    let mut ops = compactor::filetrack::FileOps::from_messages(msgs.iter().copied());
-    ops.merge(&tp.carried_file_ops);
-    let req = SummaryRequest {
-        part: SummaryPart::History,
-        messages: &msgs,
-        previous_summary: None,
-        file_ops: &ops,
-        max_tokens: 100_000,
-        limits: InputLimits::default(),
-        estimator: est,
-    };
-    compactor::summarize::Truncate.summarize(&req).map(|s| s.text).unwrap_or_default()
-}
-
 /// Extractive at each reference's budget, at the same points.
 fn budget_rows(
     sessions: &[Session],
@@ -275,16 +227,8 @@ fn budget_rows(
                     // Never above the policy's own cap: the comparison is at
                     // the reference's budget or less.
                     let budget = row.summary_tokens.min(policy.compact.summary_max_tokens);
-                    let text = rerun_extractive(session, tp, policy, est, budget);
+                    let text = summarize_at(session, tp, policy, &Extractive, est, budget);
                     let q = prepared.score(&format!("extractive@{reference}"), &text);
-                    if std::env::var_os("QB_DEBUG").is_some() && reference == "truncate" && q.frr < row.frr {
-                        let (_, a) = prepared.score_with_audit("x", &text);
-                        let (_, b) = prepared.score_with_audit("t", &truncate_text(session, tp, est));
-                        let hit = |v: &compactor::quality::CompactionAudit| -> Vec<String> {
-                            v.needed.iter().filter(|n| n.score > 0.0).map(|n| format!("{}:{}", n.kind, n.value)).collect()
-                        };
-                        println!("=== {:?} vs {:?} budget {budget}\nOURS hits {:?}\nTRUNC hits {:?}\n{text}\n", q.frr, row.frr, hit(&a), hit(&b));
-                    }
                     out.push(q);
                 }
             }
