@@ -127,8 +127,10 @@ fn pairing(view: &[Message], emit: &mut dyn FnMut(Violation), allow_pending: boo
     }
 }
 
-/// Tool ids unpaired in a source log (interrupted tools, truncated logs): a
-/// replay is not blamed for them.
+/// Tool ids whose pairing is already broken in the source log, so a replay is
+/// not blamed for them: unpaired (interrupted tools, truncated logs), used or
+/// answered more than once (ambiguous), or answered late — after the next
+/// assistant message, so every request in between already had an orphan use.
 pub fn unpaired_ids(messages: &[Message]) -> HashSet<String> {
     let mut ids = HashSet::new();
     pairing(
@@ -140,6 +142,34 @@ pub fn unpaired_ids(messages: &[Message]) -> HashSet<String> {
         },
         true,
     );
+    let mut uses: std::collections::HashMap<&str, usize> = std::collections::HashMap::new();
+    let mut results: std::collections::HashMap<&str, usize> = std::collections::HashMap::new();
+    for (i, m) in messages.iter().enumerate() {
+        for b in &m.blocks {
+            let (map, id) = match b {
+                Block::ToolUse { id, .. } => (&mut uses, id.as_str()),
+                Block::ToolResult { tool_use_id, .. } => (&mut results, tool_use_id.as_str()),
+                _ => continue,
+            };
+            if map.insert(id, i).is_some() {
+                ids.insert(id.to_string());
+            }
+        }
+    }
+    // next_assistant[i]: the first assistant message after message i.
+    let mut next_assistant = vec![messages.len(); messages.len()];
+    let mut next = messages.len();
+    for i in (0..messages.len()).rev() {
+        next_assistant[i] = next;
+        if messages[i].role == Role::Assistant {
+            next = i;
+        }
+    }
+    for (id, &u) in &uses {
+        if results.get(id).is_some_and(|&r| r > next_assistant[u]) {
+            ids.insert((*id).to_string());
+        }
+    }
     ids
 }
 
@@ -223,6 +253,18 @@ mod tests {
         let ignore: HashSet<String> = ["9".to_string()].into();
         let opts2 = CheckOptions { ignore_ids: Some(&ignore), ..opts };
         assert!(check(&[user("a"), result("9", "x")], &opts2).is_ok());
+    }
+
+    #[test]
+    fn source_breakage_is_not_the_replays_fault() {
+        // Used twice, answered late (after another assistant message), unanswered.
+        let msgs = vec![user("a"), call("dup"), call("dup"), call("late"), user("b"), call("x"), result("late", "r")];
+        let ids = unpaired_ids(&msgs);
+        let mut got: Vec<&str> = ids.iter().map(String::as_str).collect();
+        got.sort();
+        assert_eq!(got, ["dup", "late", "x"]);
+        // A well-formed log has none.
+        assert!(unpaired_ids(&[user("a"), call("1"), result("1", "x"), call("2"), result("2", "y")]).is_empty());
     }
 
     #[test]

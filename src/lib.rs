@@ -7,19 +7,24 @@
 
 pub mod accuracy;
 pub mod check;
+pub mod cost;
 pub mod filetrack;
 pub mod inspect;
+pub mod interrupt;
 pub mod invariants;
 pub mod llm;
 pub mod model;
+pub mod outcome;
 pub mod output;
 pub mod policy;
 pub mod presets;
 pub mod quality;
 pub mod read;
+pub mod redact;
 pub mod replay;
 pub mod report;
 pub mod summarize;
+pub mod sweep;
 #[doc(hidden)]
 pub mod synth;
 #[doc(hidden)]

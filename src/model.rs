@@ -233,7 +233,9 @@ pub struct Usage {
 impl Usage {
     /// The size of the prompt of this call as the provider counted it.
     pub fn prompt_tokens(&self) -> u64 {
-        self.uncached_input + self.cache_read + self.cache_write
+        // Saturating: a `Usage` built by hand (or by a future reader) may hold
+        // anything; readers clamp to `read::MAX_TOKENS`.
+        self.uncached_input.saturating_add(self.cache_read).saturating_add(self.cache_write)
     }
 }
 

@@ -269,6 +269,37 @@ pub struct Compact {
     /// keeping this share of the window, forcing a cut.
     #[serde(with = "off")]
     pub overflow_keep_ratio: Option<f64>,
+    /// The LLM summarizer's endpoint and request settings (`summarizer = "llm"`).
+    pub llm: LlmSettings,
+}
+
+/// `[compact.llm]`: where and how this policy's LLM summarizer asks (DESIGN.md
+/// §5). Empty strings and `"off"` mean "not set": the `--llm-*` flags, then the
+/// client's defaults, decide. A flag given on the command line wins over the
+/// policy, so one run can point every policy at a local server. The key itself is
+/// never part of a policy: only the name of the variable that holds it.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct LlmSettings {
+    /// `openai` (chat completions) or `anthropic` (messages); inferred from the
+    /// base URL when empty.
+    pub api: String,
+    pub base_url: String,
+    pub model: String,
+    /// Name of the environment variable holding the API key.
+    pub api_key_env: String,
+    /// Output limit of one summarization request.
+    #[serde(with = "off")]
+    pub max_tokens: Option<u64>,
+    /// `off` leaves the provider's default (reasoning models accept no other).
+    #[serde(with = "off")]
+    pub temperature: Option<f64>,
+    /// Whole-request timeout in seconds.
+    #[serde(with = "off")]
+    pub timeout_secs: Option<u64>,
+    /// Prompt family: `checkpoint` (specs/000), `vibe`, `dotnet`, `spec008`;
+    /// empty: the one of the preset the policy is named after, else checkpoint.
+    pub prompt: String,
 }
 
 /// Pre-compaction memory flush (specs/004, OpenClaw): reported, not executed.
@@ -359,6 +390,7 @@ impl Default for Compact {
             file_ops: true,
             min_gain_tokens: 1_000,
             overflow_keep_ratio: None,
+            llm: LlmSettings::default(),
         }
     }
 }
@@ -627,6 +659,14 @@ policy_keys! {
     "compact.file_ops" => compact.file_ops: parse_bool,
     "compact.min_gain_tokens" => compact.min_gain_tokens: parse_u64,
     "compact.overflow_keep_ratio" => compact.overflow_keep_ratio: parse_opt_f64,
+    "compact.llm.api" => compact.llm.api: parse_string,
+    "compact.llm.base_url" => compact.llm.base_url: parse_string,
+    "compact.llm.model" => compact.llm.model: parse_string,
+    "compact.llm.api_key_env" => compact.llm.api_key_env: parse_string,
+    "compact.llm.max_tokens" => compact.llm.max_tokens: parse_opt_u64,
+    "compact.llm.temperature" => compact.llm.temperature: parse_opt_f64,
+    "compact.llm.timeout_secs" => compact.llm.timeout_secs: parse_opt_u64,
+    "compact.llm.prompt" => compact.llm.prompt: parse_string,
     "flush.enabled" => flush.enabled: parse_bool,
     "flush.reserve_tokens" => flush.reserve_tokens: parse_u64,
     "flush.threshold_tokens" => flush.threshold_tokens: parse_u64,
@@ -779,6 +819,25 @@ impl Policy {
             }
             if c.split_turn_min_messages == Some(0) {
                 return bad("compact.split_turn_min_messages", "must be at least 1 or off");
+            }
+            let l = &c.llm;
+            if !matches!(l.api.trim().to_ascii_lowercase().as_str(), "" | "openai" | "anthropic") {
+                return bad("compact.llm.api", "must be openai or anthropic");
+            }
+            if !matches!(
+                l.prompt.trim().to_ascii_lowercase().as_str(),
+                "" | "checkpoint" | "nous" | "structured" | "vibe" | "dotnet" | "spec008"
+            ) {
+                return bad("compact.llm.prompt", "must be checkpoint, vibe, dotnet or spec008");
+            }
+            if l.max_tokens == Some(0) || l.max_tokens.is_some_and(|t| t > u64::from(u32::MAX)) {
+                return bad("compact.llm.max_tokens", "must be between 1 and 4294967295, or off");
+            }
+            if l.temperature.is_some_and(|t| !(0.0..=2.0).contains(&t)) {
+                return bad("compact.llm.temperature", "must be in [0, 2] or off");
+            }
+            if l.timeout_secs == Some(0) {
+                return bad("compact.llm.timeout_secs", "must be positive or off");
             }
         }
         if self.flush.enabled && self.flush.reserve_tokens + self.flush.threshold_tokens >= self.context_window {

@@ -1,8 +1,11 @@
-//! Hostile and broken inputs through the real `compactor inspect` binary (and the
-//! library where that is simpler): each bad file is read next to a good session,
-//! and every test checks that nothing panics, memory stays bounded, the diagnostic
-//! names the file (and the line, when a line is at fault) without quoting content,
-//! and the good session is still reported — one bad file never costs the batch.
+//! Hostile and broken inputs through the real `compactor inspect` and `compactor
+//! replay` binaries (and the library where that is simpler): each bad file is
+//! read next to a good session, and every test checks, for both commands, that
+//! nothing panics, memory stays bounded, the diagnostic names the file (and the
+//! line, when a line is at fault) without quoting content, and the good session
+//! is still reported — one bad file never costs the batch. `replay` must also
+//! exit 0 and write every output (report.json, the CSVs, report.md, the good
+//! session's transcript).
 //!
 //! The big inputs are generated at test time into a temporary directory. Their
 //! default sizes keep a debug build under ~20 s per test; the full sizes of the
@@ -36,7 +39,26 @@ fn write_good(dir: &Path) -> PathBuf {
 
 struct Run {
     report: InspectReport,
+    /// stderr of `compactor inspect`.
     stderr: String,
+    /// stderr of `compactor replay` on the same inputs.
+    replay_stderr: String,
+}
+
+impl Run {
+    /// Both commands printed the diagnostic (see [`has_diag`]).
+    fn diag(&self, path: &Path, line: u64, what: &str) -> bool {
+        let inspect = has_diag(&self.stderr, path, line, what);
+        let replay = has_diag(&self.replay_stderr, path, line, what);
+        assert_eq!(
+            inspect,
+            replay,
+            "inspect and replay disagree on {}:{line} {what}:\n{}",
+            path.display(),
+            tail(&self.replay_stderr)
+        );
+        inspect
+    }
 }
 
 /// `compactor inspect --json BAD good.jsonl` under a data-size limit of
@@ -61,7 +83,41 @@ fn inspect_with_limit(bad: &[&Path], good: &Path, limit_mb: u64) -> Run {
         report.sessions.iter().any(|s| s.id == "good" && s.source_path == good),
         "the good session is missing next to {bad:?}"
     );
-    Run { report, stderr }
+    let replay_stderr = replay_with_limit(bad, good, limit_mb);
+    Run { report, stderr, replay_stderr }
+}
+
+/// `compactor replay --out OUT BAD good.jsonl` under the same limit: exit 0, no
+/// panic, no quoted content, every output written, the good session replayed
+/// (the rest of the batch is never lost to a bad file). Returns stderr.
+fn replay_with_limit(bad: &[&Path], good: &Path, limit_mb: u64) -> String {
+    let out_dir = tempfile::tempdir().unwrap();
+    let out = out_dir.path().join("out");
+    let bin = assert_cmd::cargo::cargo_bin!("compactor");
+    let mut cmd = std::process::Command::new("sh");
+    cmd.arg("-c")
+        .arg(format!("ulimit -d {} && exec \"$0\" \"$@\"", limit_mb * 1024))
+        .arg(bin)
+        .args(["replay", "--jobs", "2", "--out"])
+        .arg(&out)
+        .args(bad)
+        .arg(good);
+    let o = cmd.output().unwrap();
+    let stderr = String::from_utf8_lossy(&o.stderr).into_owned();
+    assert!(!stderr.contains("panicked"), "replay panicked:\n{stderr}");
+    assert_eq!(o.status.code(), Some(0), "replay exit status {:?}, stderr:\n{}", o.status, tail(&stderr));
+    assert!(!stderr.contains("SECRETCANARY"), "a replay diagnostic quotes content:\n{}", tail(&stderr));
+    let report: compactor::report::Report =
+        serde_json::from_slice(&std::fs::read(out.join("report.json")).unwrap()).unwrap();
+    let row = report.sessions.iter().find(|r| r.session_id == "good" && Path::new(&r.source_path) == good);
+    let row = row.unwrap_or_else(|| panic!("replay lost the good session next to {bad:?}"));
+    assert!(row.error.is_none() && row.metrics.calls == 1, "{row:?}");
+    for name in ["sessions.csv", "calls.csv", "report.md"] {
+        assert!(out.join(name).is_file(), "replay did not write {name}");
+    }
+    let transcripts = out.join("transcripts").join(&report.policies[0].name);
+    assert!(transcripts.join("good.jsonl").is_file(), "no transcript of the good session");
+    stderr
 }
 
 fn inspect(bad: &[&Path], good: &Path) -> Run {
@@ -97,8 +153,8 @@ fn empty_file() {
     let blank = dir.path().join("blank.jsonl");
     std::fs::write(&blank, "\n \r\n\t\n").unwrap();
     let run = inspect(&[&bad, &blank], &good);
-    assert!(has_diag(&run.stderr, &bad, 0, "empty file"), "{}", run.stderr);
-    assert!(has_diag(&run.stderr, &blank, 0, "empty file"), "{}", run.stderr);
+    assert!(run.diag(&bad, 0, "empty file"), "{}", run.stderr);
+    assert!(run.diag(&blank, 0, "empty file"), "{}", run.stderr);
     assert_eq!(run.report.totals.inputs_failed, 2);
 }
 
@@ -119,7 +175,7 @@ fn binary_garbage() {
         .collect();
     std::fs::write(&bad, bytes).unwrap();
     let run = inspect(&[&bad], &good);
-    assert!(has_diag(&run.stderr, &bad, 0, "no known session-log format"), "{}", run.stderr);
+    assert!(run.diag(&bad, 0, "no known session-log format"), "{}", run.stderr);
     // Forced, the reader reports line by line instead of failing the file.
     let sessions = compactor::read::read_bytes(&bad, &std::fs::read(&bad).unwrap(), Some(Format::ClaudeCode)).unwrap();
     assert!(sessions[0].diagnostics.bad_lines > 0);
@@ -138,8 +194,8 @@ fn non_utf8_bytes() {
     );
     std::fs::write(&bad, data).unwrap();
     let run = inspect(&[&bad], &good);
-    assert!(has_diag(&run.stderr, &bad, 1, "malformed JSON record"), "{}", run.stderr);
-    assert!(has_diag(&run.stderr, &bad, 3, "malformed JSON record"), "{}", run.stderr);
+    assert!(run.diag(&bad, 1, "malformed JSON record"), "{}", run.stderr);
+    assert!(run.diag(&bad, 3, "malformed JSON record"), "{}", run.stderr);
     assert_eq!(session(&run.report, &bad).counts.messages, 1);
 }
 
@@ -179,7 +235,7 @@ fn huge_single_line() {
     let s = session(&run.report, &bad);
     assert_eq!(s.counts.messages, 1);
     assert!(s.counts.context["text:user"].bytes >= (mb as u64) << 20);
-    assert!(has_diag(&run.stderr, &junk, 0, "no known session-log format"), "{}", run.stderr);
+    assert!(run.diag(&junk, 0, "no known session-log format"), "{}", run.stderr);
     eprintln!("{mb} MB line: {:.1?}", started.elapsed());
 }
 
@@ -203,14 +259,14 @@ fn deeply_nested_json() {
     std::fs::write(&bad, lines.join("\n")).unwrap();
     let run = inspect(&[&bad], &good);
     for line in [2, 3] {
-        assert!(has_diag(&run.stderr, &bad, line, "recursion limit"), "{}", run.stderr);
+        assert!(run.diag(&bad, line, "recursion limit"), "{}", run.stderr);
     }
     assert_eq!(session(&run.report, &bad).counts.messages, 3);
     // A whole-document format gets the same limit.
     let doc = dir.path().join("nested.json");
     std::fs::write(&doc, format!("{{\"sessionId\":\"s\",\"projectHash\":\"p\",\"messages\":{deep}}}")).unwrap();
     let run = inspect(&[&doc], &good);
-    assert!(has_diag(&run.stderr, &doc, 0, "recursion limit"), "{}", run.stderr);
+    assert!(run.diag(&doc, 0, "recursion limit"), "{}", run.stderr);
 }
 
 #[test]
@@ -245,7 +301,7 @@ fn truncated_last_line() {
     let bad = dir.path().join("torn.jsonl");
     std::fs::write(&bad, &data[..data.trim_end().len() - 20]).unwrap();
     let run = inspect(&[&bad], &good);
-    assert!(has_diag(&run.stderr, &bad, n, "truncated JSON record"), "{}", run.stderr);
+    assert!(run.diag(&bad, n, "truncated JSON record"), "{}", run.stderr);
     assert!(session(&run.report, &bad).counts.messages > 0);
 }
 
@@ -372,10 +428,10 @@ fn cycle_in_parent_links() {
     )
     .unwrap();
     let run = inspect(&[&claude, &pi], &good);
-    assert!(has_diag(&run.stderr, &claude, 1, "parentUuid cycle"), "{}", run.stderr);
+    assert!(run.diag(&claude, 1, "parentUuid cycle"), "{}", run.stderr);
     assert_eq!(session(&run.report, &claude).counts.messages, 4);
     // pi follows the path back from the last entry: the cycle closes there.
-    assert!(has_diag(&run.stderr, &pi, 3, "cycle in the entry tree"), "{}", run.stderr);
+    assert!(run.diag(&pi, 3, "cycle in the entry tree"), "{}", run.stderr);
 }
 
 /// FIFOs named like session files, and a Cline task whose sidecars are FIFOs:
@@ -589,5 +645,5 @@ fn millions_of_bad_lines() {
     assert_eq!(s.counts.diagnostics.warnings, n as u64);
     let listed = run.stderr.lines().filter(|l| l.starts_with(&bad.display().to_string())).count();
     assert!(listed <= compactor::model::MAX_LISTED_WARNINGS + 1, "{listed} lines of stderr");
-    assert!(has_diag(&run.stderr, &bad, 0, "more warning(s) not listed"), "{}", tail(&run.stderr));
+    assert!(run.diag(&bad, 0, "more warning(s) not listed"), "{}", tail(&run.stderr));
 }

@@ -1,12 +1,14 @@
 //! `compactor replay --summarizer llm` end to end against a real HTTP server on
 //! 127.0.0.1 (wiremock): summaries come from the server, failures fall back to the
 //! extractive summarizer and are listed in report.json, the run still exits 0,
-//! and the API key never appears in any output.
+//! and the API key never appears in any output. Also the soak: 1,000 sessions
+//! against a server that fails in every way (429, 500, timeouts, garbage).
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 use std::path::Path;
 use std::process::Command;
+use std::time::Duration;
 use wiremock::matchers::{method, path};
 use wiremock::{Mock, MockServer, ResponseTemplate};
 
@@ -100,4 +102,316 @@ async fn a_failing_server_falls_back_to_extractive_and_the_run_succeeds() {
     assert!(report.sessions.iter().all(|r| r.error.is_none()));
     // Even an error body that echoes the key does not leak it.
     assert!(!all_output_text(&o, &out).contains(KEY));
+}
+
+/// Bodies of every request the server received, as JSON.
+async fn bodies(server: &MockServer) -> Vec<serde_json::Value> {
+    let requests = server.received_requests().await.unwrap();
+    requests.iter().map(|r| serde_json::from_slice(&r.body).unwrap()).collect()
+}
+
+fn replay_with(server: &MockServer, out: &Path, extra: &[&str]) -> std::process::Output {
+    Command::new(env!("CARGO_BIN_EXE_compactor"))
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .args(["replay", "fixtures", "--set", "context_window=6000", "--quiet", "--no-cache"])
+        .args(["--summarizer", "llm", "--llm-base-url"])
+        .arg(format!("{}/v1", server.uri()))
+        .args(extra)
+        .arg("--out")
+        .arg(out)
+        .output()
+        .unwrap()
+}
+
+/// A server that answers every request with a short summary.
+async fn answering_server() -> MockServer {
+    let server = MockServer::start().await;
+    Mock::given(method("POST"))
+        .respond_with(ResponseTemplate::new(200).set_body_json(answer("## Goal\nok")))
+        .mount(&server)
+        .await;
+    server
+}
+
+const TURN_PREFIX: &str = "The transcript above is the PREFIX of one turn";
+const DOTNET: &str = "Summarize the following conversation history between a user";
+const CHECKPOINT: &str = "Follow the EXACT format";
+const CHECKPOINT_UPDATE: &str = "You are updating a conversation summary";
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn each_llm_policy_asks_with_its_own_prompt() {
+    let server = answering_server().await;
+    let dir = tempfile::tempdir().unwrap();
+    // Two policies in one run: opal (the specs/000 checkpoint) and an opal whose
+    // prompt is dotnet's (specs/003), told apart by the model each names.
+    let write = |name: &str, extra: &str| {
+        let path = dir.path().join(format!("{name}.toml"));
+        std::fs::write(&path, format!("base = \"opal\"\nname = \"{name}\"\n[compact.llm]\n{extra}")).unwrap();
+        path.to_str().unwrap().to_string()
+    };
+    let plain = write("opal-plain", "model = \"m\"\n");
+    let dotnet = write("opal-dotnet", "prompt = \"dotnet\"\nmodel = \"m-dotnet\"\n");
+    let out = dir.path().join("out");
+    let o = tokio::task::block_in_place(|| replay_with(&server, &out, &["--policy", &plain, "--policy", &dotnet]));
+    assert_eq!(o.status.code(), Some(0), "{}", String::from_utf8_lossy(&o.stderr));
+    let all = bodies(&server).await;
+    let of = |model: &str| -> Vec<String> {
+        all.iter().filter(|b| b["model"] == model).map(|b| b["messages"].to_string()).collect()
+    };
+    let (checkpoint, dotnet) = (of("m"), of("m-dotnet"));
+    assert!(!checkpoint.is_empty() && !dotnet.is_empty(), "both policies compact");
+    assert_eq!(checkpoint.len() + dotnet.len(), all.len());
+    // Turn-prefix summaries (Opal splits turns) have their own instruction.
+    assert!(checkpoint.iter().all(|t| {
+        (t.contains(CHECKPOINT) || t.contains(CHECKPOINT_UPDATE) || t.contains(TURN_PREFIX)) && !t.contains(DOTNET)
+    }));
+    assert!(dotnet.iter().all(|t| (t.contains(DOTNET) || t.contains(TURN_PREFIX)) && !t.contains(CHECKPOINT)));
+    assert!(dotnet.iter().any(|t| t.contains(DOTNET)));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn policy_llm_settings_apply_and_flags_win() {
+    let server = answering_server().await;
+    let dir = tempfile::tempdir().unwrap();
+    let settings = [
+        "--preset",
+        "opal",
+        "--set",
+        "compact.llm.model=policy-model",
+        "--set",
+        "compact.llm.max_tokens=77",
+        "--set",
+        "compact.llm.temperature=0.5",
+        "--set",
+        "compact.llm.prompt=dotnet",
+    ];
+    let o = tokio::task::block_in_place(|| replay_with(&server, &dir.path().join("a"), &settings));
+    assert_eq!(o.status.code(), Some(0), "{}", String::from_utf8_lossy(&o.stderr));
+    let first = bodies(&server).await;
+    assert!(!first.is_empty());
+    for b in &first {
+        assert_eq!(b["model"], "policy-model");
+        assert_eq!(b["max_tokens"], 77);
+        assert_eq!(b["temperature"], 0.5);
+        let text = b["messages"].to_string();
+        assert!(text.contains(DOTNET) || text.contains(TURN_PREFIX), "not the dotnet prompt: {text}");
+    }
+    let mut with_flags = settings.to_vec();
+    with_flags.extend(["--llm-model", "flag-model", "--llm-max-tokens", "55"]);
+    let o = tokio::task::block_in_place(|| replay_with(&server, &dir.path().join("b"), &with_flags));
+    assert_eq!(o.status.code(), Some(0), "{}", String::from_utf8_lossy(&o.stderr));
+    let all = bodies(&server).await;
+    assert!(all.len() > first.len());
+    for b in &all[first.len()..] {
+        assert_eq!((b["model"].as_str(), b["max_tokens"].as_u64()), (Some("flag-model"), Some(55)));
+    }
+}
+
+#[test]
+fn bad_policy_llm_settings_are_usage_errors() {
+    for (set, needle) in [
+        ("compact.llm.api=grpc", "compact.llm.api"),
+        ("compact.llm.prompt=haiku", "compact.llm.prompt"),
+        ("compact.llm.temperature=7", "compact.llm.temperature"),
+        ("compact.llm.timeout_secs=0", "compact.llm.timeout_secs"),
+    ] {
+        let o = Command::new(env!("CARGO_BIN_EXE_compactor"))
+            .current_dir(env!("CARGO_MANIFEST_DIR"))
+            .args(["replay", "fixtures", "--preset", "opal", "--summarizer", "llm", "--quiet", "--set", set])
+            .output()
+            .unwrap();
+        assert_eq!(o.status.code(), Some(2), "{set}");
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert!(err.contains(needle), "{set}: {err}");
+    }
+}
+
+/// One answer per request, cycling through every way a server can fail, each
+/// echoing the API key (in bodies, headers and even a "successful" summary).
+struct EchoKey(std::sync::atomic::AtomicUsize);
+
+impl wiremock::Respond for EchoKey {
+    fn respond(&self, _: &wiremock::Request) -> ResponseTemplate {
+        let n = self.0.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        let err = |status: u16| {
+            ResponseTemplate::new(status)
+                .set_body_json(serde_json::json!({"error": {"message": format!("bad key {KEY}")}}))
+        };
+        match n % 7 {
+            0 => err(401),
+            1 => err(500),
+            2 => err(429).insert_header("retry-after", "0.01").insert_header("x-echo", KEY),
+            3 => err(400),
+            4 => ResponseTemplate::new(200).set_body_string(format!("<html>{KEY}</html>")),
+            5 => ResponseTemplate::new(200).set_body_json(answer(&format!("## Goal\nthe key is {KEY}"))),
+            _ => ResponseTemplate::new(200).set_body_json(answer("## Goal\nfine")).set_delay(Duration::from_secs(5)),
+        }
+    }
+}
+
+/// The API key never appears in stdout, stderr, any output file or the cache,
+/// whatever the server answers (errors that quote it, a summary that repeats it,
+/// timeouts), also with `-j 1` and without the cache.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_api_key_never_leaks_whatever_the_server_says() {
+    let dir = tempfile::tempdir().unwrap();
+    for (i, extra) in
+        [&["--llm-timeout", "0.5"][..], &["--llm-timeout", "0.5", "--jobs", "1", "--no-cache"]].iter().enumerate()
+    {
+        // A fresh server per run: each run meets the whole cycle of answers from
+        // its start, whatever number of requests the previous run made.
+        let server = MockServer::start().await;
+        Mock::given(method("POST")).respond_with(EchoKey(0.into())).mount(&server).await;
+        let (out, cache) = (dir.path().join(format!("out{i}")), dir.path().join(format!("cache{i}")));
+        let o = tokio::task::block_in_place(|| {
+            Command::new(env!("CARGO_BIN_EXE_compactor"))
+                .current_dir(env!("CARGO_MANIFEST_DIR"))
+                .args(["replay", "fixtures", "--preset", "opal", "--preset", "codex", "--set", "context_window=6000"])
+                .args(["--summarizer", "llm", "--llm-model", "m", "--llm-api-key-env", "COMPACTOR_TEST_KEY"])
+                .args(["--llm-retries", "1", "--llm-retry-backoff", "0.01", "--json"])
+                .args(*extra)
+                .arg("--llm-base-url")
+                .arg(format!("{}/v1", server.uri()))
+                .arg("--cache-dir")
+                .arg(&cache)
+                .arg("--out")
+                .arg(&out)
+                .env("COMPACTOR_TEST_KEY", KEY)
+                .output()
+                .unwrap()
+        });
+        assert_eq!(o.status.code(), Some(0), "{}", String::from_utf8_lossy(&o.stderr));
+        let mut all = all_output_text(&o, &out);
+        for e in walkdir::WalkDir::new(&cache).into_iter().flatten().filter(|e| e.file_type().is_file()) {
+            all.push_str(&String::from_utf8_lossy(&std::fs::read(e.path()).unwrap()));
+        }
+        assert!(!all.contains(KEY), "the key leaked (run {i})");
+        assert!(!all.contains(&KEY[8..]), "a piece of the key leaked (run {i})");
+        let report: compactor::report::Report =
+            serde_json::from_slice(&std::fs::read(out.join("report.json")).unwrap()).unwrap();
+        let fallbacks = report.diagnostics.summarizer_fallbacks.join("\n");
+        for kind in ["ClientError", "Malformed", "Timeout"] {
+            assert!(fallbacks.contains(kind), "run {i}: no {kind} fallback in:\n{fallbacks}");
+        }
+        let requests = server.received_requests().await.unwrap();
+        assert!(requests.len() >= 7, "run {i}: every kind of answer was served: {}", requests.len());
+    }
+}
+
+/// A seeded mix of answers for the soak: success, 429 with Retry-After, 500,
+/// timeouts (a delay past `--llm-timeout`), and garbage 200 bodies.
+struct Flaky {
+    state: std::sync::Mutex<(u64, [u32; 6])>,
+}
+
+const SOAK_MARK: &str = "SOAK-SUMMARY-FROM-SERVER";
+
+impl wiremock::Respond for Flaky {
+    fn respond(&self, _: &wiremock::Request) -> ResponseTemplate {
+        let mut s = self.state.lock().unwrap();
+        // xorshift64: the mix is the same every run, whatever the arrival order.
+        s.0 ^= s.0 << 13;
+        s.0 ^= s.0 >> 7;
+        s.0 ^= s.0 << 17;
+        let pick = (s.0 % 100) as u32;
+        let (kind, t) = match pick {
+            0..40 => (0, ResponseTemplate::new(200).set_body_json(answer(&format!("## Goal\n{SOAK_MARK}")))),
+            40..55 => (1, ResponseTemplate::new(429).insert_header("retry-after", "0.02").set_body_string("slow down")),
+            55..70 => (2, ResponseTemplate::new(500).set_body_string("internal error")),
+            70..80 => {
+                (3, ResponseTemplate::new(200).set_body_json(answer("late")).set_delay(Duration::from_millis(1500)))
+            }
+            80..90 => (4, ResponseTemplate::new(200).set_body_string("{\"choices\": [{\"mess")),
+            _ => (5, ResponseTemplate::new(200).set_body_string("<html>gateway</html>")),
+        };
+        s.1[kind] += 1;
+        t
+    }
+}
+
+/// Soak: 1,000 small sessions, each compacting exactly once, summarized through
+/// a server that fails in every way a real one does. Every session completes,
+/// every compaction happens (1,000), every fallback is listed, and the listed
+/// fallbacks are exactly the compactions whose summary is not the server's.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn soak_a_thousand_sessions_against_a_flaky_server() {
+    const SESSIONS: usize = 1000;
+    let server = MockServer::start().await;
+    let flaky = std::sync::Arc::new(Flaky { state: std::sync::Mutex::new((0x9E37_79B9_7F4A_7C15, [0; 6])) });
+    struct Shared(std::sync::Arc<Flaky>);
+    impl wiremock::Respond for Shared {
+        fn respond(&self, r: &wiremock::Request) -> ResponseTemplate {
+            self.0.respond(r)
+        }
+    }
+    Mock::given(method("POST")).respond_with(Shared(flaky.clone())).mount(&server).await;
+    let dir = tempfile::tempdir().unwrap();
+    let input = dir.path().join("in");
+    std::fs::create_dir(&input).unwrap();
+    // Five turns of ~500 tokens: under the trigger below (2,000), the history
+    // crosses it once, at the fourth call, and a summary of up to ~900 tokens
+    // keeps it under for the fifth.
+    for i in 0..SESSIONS {
+        let mut s = String::new();
+        for t in 0..5 {
+            let text =
+                format!("session {i} turn {t}: please refactor module m{t}.rs {}", "and keep tests green ".repeat(95));
+            s.push_str(&serde_json::json!({"role": "user", "content": text}).to_string());
+            s.push('\n');
+            s.push_str(&serde_json::json!({"role": "assistant", "content": format!("done {i}.{t}")}).to_string());
+            s.push('\n');
+        }
+        std::fs::write(input.join(format!("s{i:04}.jsonl")), s).unwrap();
+    }
+    let out = dir.path().join("out");
+    let started = std::time::Instant::now();
+    let o = tokio::task::block_in_place(|| {
+        Command::new(env!("CARGO_BIN_EXE_compactor"))
+            .args(["replay", "--preset", "vibe", "--estimator", "chars4", "--set", "compact.trigger_tokens=2000"])
+            .args(["--set", "compact.min_gain_tokens=100", "--set", "compact.summary_max_tokens=300"])
+            .args(["--summarizer", "llm", "--llm-model", "m", "--no-cache", "--quiet"])
+            .args(["--llm-timeout", "0.5", "--llm-retries", "2", "--llm-retry-backoff", "0.01"])
+            .args(["--llm-concurrency", "16"])
+            .arg("--llm-base-url")
+            .arg(format!("{}/v1", server.uri()))
+            .arg(&input)
+            .arg("--out")
+            .arg(&out)
+            .output()
+            .unwrap()
+    });
+    let took = started.elapsed();
+    assert_eq!(o.status.code(), Some(0), "{}", String::from_utf8_lossy(&o.stderr));
+    let served = flaky.state.lock().unwrap().1;
+    eprintln!("soak: {SESSIONS} sessions in {took:.1?}; served ok/429/500/timeout/torn/html = {served:?}");
+    assert!(served.iter().all(|&n| n > 0), "every kind of answer was served: {served:?}");
+
+    let report: compactor::report::Report =
+        serde_json::from_slice(&std::fs::read(out.join("report.json")).unwrap()).unwrap();
+    assert_eq!(report.run.sessions, SESSIONS);
+    assert_eq!(report.sessions.len(), SESSIONS);
+    assert!(report.sessions.iter().all(|r| r.error.is_none()), "a session failed");
+    assert_eq!(report.aggregates[0].compactions, SESSIONS as u64, "one compaction per session");
+    // Which compactions fell back: their summary is not the server's.
+    let mut from_server = 0;
+    let mut fell_back = 0;
+    for e in std::fs::read_dir(out.join("transcripts/vibe")).unwrap() {
+        let text = std::fs::read_to_string(e.unwrap().path()).unwrap();
+        let summary = text
+            .lines()
+            .find(|l| l.contains("\"compact_summary\""))
+            .unwrap_or_else(|| panic!("a transcript without a summary"));
+        if summary.contains(SOAK_MARK) {
+            from_server += 1;
+        } else {
+            fell_back += 1;
+        }
+    }
+    assert_eq!(from_server + fell_back, SESSIONS, "one transcript per session");
+    let fallbacks = &report.diagnostics.summarizer_fallbacks;
+    assert_eq!(fallbacks.len(), fell_back, "every fallback is listed, and only those");
+    assert!(fell_back > 0 && from_server > 0, "{from_server} from the server, {fell_back} fell back");
+    for kind in ["Timeout", "Malformed"] {
+        assert!(fallbacks.iter().any(|f| f.contains(kind)), "no {kind} fallback");
+    }
 }

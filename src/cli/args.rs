@@ -27,7 +27,7 @@ pub enum Command {
     /// Replay and compare against a baseline report; exit 1 on regression.
     Check(CheckArgs),
     /// Replay over a grid of policy parameters and print the Pareto front.
-    Sweep(ReplayArgs),
+    Sweep(SweepArgs),
     /// Several presets on the same sessions, side by side.
     Compare(ReplayArgs),
     /// Describe sessions: formats, messages, tool calls, where the tokens go.
@@ -92,7 +92,13 @@ pub struct LlmArgs {
     /// never accepted on the command line).
     #[arg(long, value_name = "VAR")]
     pub llm_api_key_env: Option<String>,
-    /// Summarization requests in flight at once (default 8).
+    /// Output limit of one summarization request (default 4096).
+    #[arg(long, value_name = "N")]
+    pub llm_max_tokens: Option<u32>,
+    /// Sampling temperature (default 0).
+    #[arg(long, value_name = "T")]
+    pub llm_temperature: Option<f32>,
+    /// Summarization requests in flight at once, per endpoint (default 8).
     #[arg(long, value_name = "N")]
     pub llm_concurrency: Option<usize>,
     /// Response cache directory (default: ~/.cache/compactor).
@@ -101,13 +107,53 @@ pub struct LlmArgs {
     /// Do not read or write the response cache.
     #[arg(long)]
     pub no_cache: bool,
+    /// Seconds one summarization request may take, connecting included
+    /// (default 180; decimals allowed: 0.5). A request that times out is not
+    /// retried: the compaction falls back to the extractive summary.
+    #[arg(long, value_name = "SECS", value_parser = parse_secs)]
+    pub llm_timeout: Option<f64>,
+    /// Retries of a request answered with 429, 5xx or a connection error
+    /// (default 3).
+    #[arg(long, value_name = "N")]
+    pub llm_retries: Option<u32>,
+    /// Seconds before the first retry; doubles each time, with jitter (default
+    /// 1). A `Retry-After` from the server takes precedence.
+    #[arg(long, value_name = "SECS", value_parser = parse_secs)]
+    pub llm_retry_backoff: Option<f64>,
+}
+
+/// A non-negative, finite number of seconds.
+fn parse_secs(s: &str) -> Result<f64, String> {
+    match s.parse::<f64>() {
+        Ok(v) if v.is_finite() && (0.0..=86_400.0).contains(&v) => Ok(v),
+        _ => Err(format!("`{s}` is not a number of seconds between 0 and 86400")),
+    }
+}
+
+/// How money is counted (the prompt-cache cost model).
+#[derive(Debug, Args, Clone, Default)]
+pub struct CostArgs {
+    /// Prices to use instead of (or besides) the built-in table: a TOML file of
+    /// `[families.NAME]` tables with `input`, `output`, `cache_read`,
+    /// `cache_write_5m`, `cache_write_1h` in USD per million tokens and `match`
+    /// name fragments (see the README, "Cost").
+    #[arg(long, value_name = "FILE.toml")]
+    pub prices: Option<PathBuf>,
+    /// Price every call as this model (e.g. claude-sonnet-4-5, gpt-5) instead of the
+    /// model recorded in the log.
+    #[arg(long, value_name = "NAME")]
+    pub model: Option<String>,
+    /// Prompt-cache lifetime of the cost simulation: 5m (default), 1h, or off.
+    #[arg(long, value_name = "TTL")]
+    pub cache_ttl: Option<String>,
 }
 
 #[derive(Debug, Args)]
 #[command(after_help = "Examples:
   compactor replay ~/.claude/projects --out report/
   compactor replay logs/*.jsonl --preset nous --preset opal --preset codex --set context_window=32000 --out out/
-  compactor replay session.jsonl --policy mine.toml --set compact.keep_recent_tokens=8000 --json")]
+  compactor replay session.jsonl --policy mine.toml --set compact.keep_recent_tokens=8000 --json
+  compactor replay ~/.claude/projects --redact --out shareable/")]
 pub struct ReplayArgs {
     #[command(flatten)]
     pub input: InputArgs,
@@ -115,7 +161,9 @@ pub struct ReplayArgs {
     pub policy: PolicyArgs,
     #[command(flatten)]
     pub llm: LlmArgs,
-    /// Write report.json, sessions.csv, calls.csv, report.md and transcripts/ here
+    #[command(flatten)]
+    pub cost: CostArgs,
+    /// Write report.json, sessions.csv, calls.csv, report.md, report.html and transcripts/ here
     /// (created if missing; existing files of the same names are replaced, nothing
     /// else is touched).
     #[arg(long, value_name = "DIR")]
@@ -135,6 +183,12 @@ pub struct ReplayArgs {
     /// compaction, pruning loss): faster, and report.json has no `quality`.
     #[arg(long)]
     pub no_quality: bool,
+    /// Mask secret-looking text (API keys, tokens, JWTs, private keys,
+    /// `password=…` assignments) in sessions as soon as they are read, so no
+    /// transcript, report or summarizer request holds it. Token counts are then
+    /// those of the masked text.
+    #[arg(long)]
+    pub redact: bool,
 }
 
 #[derive(Debug, Args)]
@@ -180,6 +234,45 @@ pub struct CheckArgs {
     #[arg(long, value_name = "PERCENT")]
     pub max_hallucination: Option<f64>,
     /// Also write the full replay reports here (as `replay --out`, without transcripts).
+    #[arg(long, value_name = "DIR")]
+    pub out: Option<PathBuf>,
+}
+
+
+#[derive(Debug, Args)]
+#[command(after_help = "Grid file (TOML): a [grid] table of dotted policy keys, each a list of values or a
+range { from, to, step }; an optional [base] table of fixed overrides applied first:
+
+  [base]
+  context_window = 64000
+  [grid]
+  \"compact.trigger_ratio\" = [0.6, 0.7, 0.8]
+  \"compact.keep_recent_tokens\" = { from = 10000, to = 40000, step = 10000 }
+  \"prune.soft_trim_chars\" = [2000, 4000, \"off\"]
+
+Examples:
+  compactor sweep ~/.claude/projects --grid grids/default.toml --out sweep/
+  compactor sweep logs/ --preset opal --grid my-grid.toml --min-frr 0.9 --set context_window=128000
+  compactor sweep logs/ --grid grids/default.toml --cache-ttl 1h --model claude-sonnet-4-5")]
+pub struct SweepArgs {
+    #[command(flatten)]
+    pub input: InputArgs,
+    /// The base policy the grid varies: one --preset or one --policy (default:
+    /// `default`), with --set, --estimator and --summarizer applied.
+    #[command(flatten)]
+    pub policy: PolicyArgs,
+    #[command(flatten)]
+    pub llm: LlmArgs,
+    #[command(flatten)]
+    pub cost: CostArgs,
+    /// The grid file (TOML, see below).
+    #[arg(long, value_name = "FILE.toml")]
+    pub grid: PathBuf,
+    /// Only recommend points whose summaries keep at least this future-reference
+    /// recall (0 to 1).
+    #[arg(long, value_name = "X")]
+    pub min_frr: Option<f64>,
+    /// Write sweep.csv, sweep.md, recommended.toml and report.html here.
     #[arg(long, value_name = "DIR")]
     pub out: Option<PathBuf>,
 }

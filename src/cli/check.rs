@@ -69,6 +69,8 @@ pub fn run(args: CheckArgs) -> anyhow::Result<u8> {
         check_invariants: true,
         no_transcripts: true,
         no_quality: false,
+        cost: Default::default(),
+        redact: false,
     };
     let replayed = run_replay(&replay_args, input, &["default"])?;
     let rep = &replayed.report;

@@ -13,46 +13,89 @@ use compactor::summarize::{
 };
 use std::sync::{Arc, Mutex};
 
+/// One policy's LLM summarizer: a client (shared by the policies with the same
+/// endpoint settings) and the prompt of the policy's reference design.
 pub struct LlmAdapter {
-    inner: LlmSummarizer,
+    inner: Arc<LlmSummarizer>,
     options: SummaryOptions,
-    /// `(first source line of the compacted messages, reason)` of every fallback.
-    fallbacks: Mutex<Vec<String>>,
+    /// `(first source line of the compacted messages, reason)` of every fallback,
+    /// shared by all the run's adapters.
+    fallbacks: Arc<Mutex<Vec<String>>>,
 }
 
-/// The LLM summarizer when a policy uses `compact.summarizer = "llm"`; `None`
-/// otherwise. Fails early (before reading logs) on a bad configuration.
-pub fn adapter(args: &LlmArgs, policies: &[Policy]) -> anyhow::Result<Option<Arc<LlmAdapter>>> {
-    let Some(first) = policies.iter().find(|p| p.compact.summarizer == SummarizerKind::Llm) else {
-        return Ok(None);
+/// The LLM summarizers of a run, one per policy with `compact.summarizer = "llm"`.
+pub struct LlmAdapters {
+    by_policy: Vec<(Policy, Arc<LlmAdapter>)>,
+    clients: Vec<Arc<LlmSummarizer>>,
+    fallbacks: Arc<Mutex<Vec<String>>>,
+}
+
+/// The policy's `[compact.llm]` settings under the command-line flags (a flag
+/// given wins).
+fn merged_flags(args: &LlmArgs, policy: &Policy) -> anyhow::Result<LlmFlags> {
+    let l = &policy.compact.llm;
+    let text = |flag: &Option<String>, key: &str| {
+        flag.clone().or_else(|| Some(key.trim().to_string())).filter(|s| !s.is_empty())
     };
-    let api = match args.llm_api.as_deref() {
+    let api = match text(&args.llm_api, &l.api).map(|s| s.to_ascii_lowercase()).as_deref() {
         None => None,
         Some("openai") => Some(ApiKind::OpenAi),
         Some("anthropic") => Some(ApiKind::Anthropic),
         Some(other) => anyhow::bail!("unknown --llm-api `{other}` (expected openai or anthropic)"),
     };
-    let flags = LlmFlags {
+    Ok(LlmFlags {
         api,
-        base_url: args.llm_base_url.clone(),
-        model: args.llm_model.clone(),
-        api_key_env: args.llm_api_key_env.clone(),
+        base_url: text(&args.llm_base_url, &l.base_url),
+        model: text(&args.llm_model, &l.model),
+        api_key_env: text(&args.llm_api_key_env, &l.api_key_env),
+        max_tokens: args.llm_max_tokens.or_else(|| l.max_tokens.and_then(|t| u32::try_from(t).ok())),
+        temperature: args.llm_temperature.or(l.temperature.map(|t| t as f32)),
+        timeout: args.llm_timeout.or(l.timeout_secs.map(|t| t as f64)).map(std::time::Duration::from_secs_f64),
         concurrency: args.llm_concurrency,
         cache_dir: args.cache_dir.clone(),
         no_cache: args.no_cache,
-    };
-    let config = LlmConfig::from_flags(&flags).context("LLM summarizer")?;
-    let inner = LlmSummarizer::new(config).context("LLM summarizer")?;
-    // One prompt per run: the first LLM policy's document prompt (specs/001, 003,
-    // 004 have their own), else the specs/000 checkpoint.
-    let options = SummaryOptions::for_preset(PromptPreset::for_policy_preset(&first.name));
-    Ok(Some(Arc::new(LlmAdapter { inner, options, fallbacks: Mutex::new(Vec::new()) })))
+        max_retries: args.llm_retries,
+        initial_backoff: args.llm_retry_backoff.map(std::time::Duration::from_secs_f64),
+    })
 }
 
-impl LlmAdapter {
-    /// Requests the summarizer keeps in flight at most.
+/// The LLM summarizers when some policy uses `compact.summarizer = "llm"`; `None`
+/// otherwise. Fails early (before reading logs) on a bad configuration. Policies
+/// with equal endpoint settings share one client (its cache, its
+/// `--llm-concurrency` requests in flight); each keeps its own prompt: the one of
+/// `compact.llm.prompt`, else of the preset it is named after (specs/001, 003,
+/// 004 have their own), else the specs/000 checkpoint.
+pub fn adapter(args: &LlmArgs, policies: &[Policy]) -> anyhow::Result<Option<Arc<LlmAdapters>>> {
+    let fallbacks = Arc::new(Mutex::new(Vec::new()));
+    let mut clients: Vec<(LlmConfig, Arc<LlmSummarizer>)> = Vec::new();
+    let mut by_policy = Vec::new();
+    for p in policies.iter().filter(|p| p.compact.summarizer == SummarizerKind::Llm) {
+        let what = || format!("LLM summarizer of policy `{}`", p.name);
+        let config = LlmConfig::from_flags(&merged_flags(args, p).with_context(what)?).with_context(what)?;
+        let inner = match clients.iter().find(|(c, _)| *c == config) {
+            Some((_, s)) => s.clone(),
+            None => {
+                let s = Arc::new(LlmSummarizer::new(config.clone()).with_context(what)?);
+                clients.push((config, s.clone()));
+                s
+            }
+        };
+        let prompt = PromptPreset::from_name(p.compact.llm.prompt.trim())
+            .unwrap_or_else(|| PromptPreset::for_policy_preset(&p.name));
+        let options = SummaryOptions::for_preset(prompt);
+        by_policy.push((p.clone(), Arc::new(LlmAdapter { inner, options, fallbacks: fallbacks.clone() })));
+    }
+    if by_policy.is_empty() {
+        return Ok(None);
+    }
+    let clients = clients.into_iter().map(|(_, s)| s).collect();
+    Ok(Some(Arc::new(LlmAdapters { by_policy, clients, fallbacks })))
+}
+
+impl LlmAdapters {
+    /// Requests the run keeps in flight at most (every client's limit).
     pub fn concurrency(&self) -> usize {
-        self.inner.config().concurrency
+        self.clients.iter().map(|c| c.config().concurrency).sum()
     }
 
     /// Every fallback so far, sorted (threads finish in any order).
@@ -60,6 +103,11 @@ impl LlmAdapter {
         let mut v = self.fallbacks.lock().map(|v| v.clone()).unwrap_or_default();
         v.sort();
         v
+    }
+
+    /// The summarizer of this policy (one of those the run was built with).
+    pub fn for_policy(&self, policy: &Policy) -> Option<Arc<dyn Summarizer>> {
+        self.by_policy.iter().find(|(p, _)| p == policy).map(|(_, a)| a.clone() as Arc<dyn Summarizer>)
     }
 }
 
@@ -79,7 +127,12 @@ impl Summarizer for LlmAdapter {
             previous_summary: req.previous_summary,
             turn_prefix: prefix,
             options: SummaryOptions {
-                max_tokens: u32::try_from(req.max_tokens).ok().filter(|&t| t > 0).or(self.options.max_tokens),
+                // The engine's budget for this summary, within the configured
+                // output limit (--llm-max-tokens / compact.llm.max_tokens).
+                max_tokens: Some(match u32::try_from(req.max_tokens).unwrap_or(u32::MAX) {
+                    0 => self.inner.config().max_tokens,
+                    t => t.min(self.inner.config().max_tokens.max(1)),
+                }),
                 ..self.options
             },
         };

@@ -1,5 +1,6 @@
 //! Command-line interface: clap definitions and the commands. The only code that
-//! prints.
+//! prints. Exit codes: 0 ok, 1 regression, 2 usage or input error, 130 (143)
+//! interrupted by SIGINT (SIGTERM).
 #![allow(clippy::print_stdout, clippy::print_stderr)]
 
 mod args;
@@ -9,6 +10,7 @@ mod llm;
 mod load;
 mod presets_cmd;
 mod replay;
+mod sweep;
 
 use args::{Cli, Command};
 use clap::Parser;
@@ -29,14 +31,22 @@ pub fn main() -> ExitCode {
             return ExitCode::from(code);
         }
     };
+    // Ctrl-C sets a flag the long loops check (compactor::interrupt).
+    compactor::interrupt::install();
     let result = match cli.command {
         Command::Replay(a) => replay::replay(a),
         Command::Check(a) => check::run(a),
-        Command::Sweep(_) => not_built("sweep"),
+        Command::Sweep(a) => sweep::run(a),
         Command::Compare(a) => replay::compare(a),
         Command::Inspect(a) => inspect::run(a),
         Command::Presets(a) => presets_cmd::run(a),
     };
+    // Interrupted: whatever the command returned, it stopped early. Nothing
+    // partial is under --out (writes are atomic and stop between files).
+    if let Some(code) = compactor::interrupt::exit_code() {
+        eprintln!("interrupted");
+        return ExitCode::from(code);
+    }
     match result {
         Ok(code) => ExitCode::from(code),
         Err(e) => {
@@ -47,11 +57,6 @@ pub fn main() -> ExitCode {
             ExitCode::from(EXIT_ERROR)
         }
     }
-}
-
-fn not_built(name: &str) -> anyhow::Result<u8> {
-    eprintln!("compactor {name}: not built yet in this version");
-    Ok(EXIT_ERROR)
 }
 
 /// Print to stdout; a closed pipe (`compactor … | head`) is not an error.

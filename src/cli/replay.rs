@@ -2,10 +2,11 @@
 //! session through each of them in parallel, write the reports under `--out`, and
 //! print a summary (or report.json with `--json`).
 
-use super::args::{PolicyArgs, ReplayArgs};
+use super::args::{CostArgs, LlmArgs, PolicyArgs, ReplayArgs};
 use super::load::load;
 use super::{EXIT_ERROR, EXIT_OK, EXIT_REGRESSION};
 use anyhow::{Context, bail};
+use compactor::cost::{CacheTtl, CostSettings, PriceTable};
 use compactor::policy::Policy;
 use compactor::presets;
 use compactor::replay::{BuiltinResolver, ReplayError, ReplayOptions, Resolver, SessionResults, replay_many};
@@ -67,11 +68,11 @@ pub fn resolve_policies(args: &PolicyArgs, default_presets: &[&str]) -> anyhow::
 /// kind, so policies with the same estimator share token counts.
 pub struct CliResolver {
     estimators: Vec<(EstimatorKind, Arc<dyn Estimator>)>,
-    llm: Option<Arc<dyn Summarizer>>,
+    llm: Option<Arc<super::llm::LlmAdapters>>,
 }
 
 impl CliResolver {
-    pub fn new(llm: Option<Arc<dyn Summarizer>>) -> CliResolver {
+    pub fn new(llm: Option<Arc<super::llm::LlmAdapters>>) -> CliResolver {
         let kinds = [EstimatorKind::Chars4, EstimatorKind::PerBlock, EstimatorKind::O200k, EstimatorKind::Cl100k];
         let estimators = kinds.iter().map(|&k| (k, Arc::new(StaticEstimator(tokens::estimator(k))) as _)).collect();
         CliResolver { estimators, llm }
@@ -109,7 +110,17 @@ impl Resolver for CliResolver {
 
     fn summarizer(&self, kind: SummarizerKind) -> Result<Arc<dyn Summarizer>, ReplayError> {
         match kind {
-            SummarizerKind::Llm => self.llm.clone().ok_or_else(|| {
+            // LLM summarizers are per policy (prompt, endpoint): see summarizer_for.
+            SummarizerKind::Llm => {
+                Err(ReplayError::Summarizer("llm (give --llm-base-url and --llm-model to use it)".to_string()))
+            }
+            other => BuiltinResolver.summarizer(other),
+        }
+    }
+
+    fn summarizer_for(&self, policy: &Policy) -> Result<Arc<dyn Summarizer>, ReplayError> {
+        match policy.compact.summarizer {
+            SummarizerKind::Llm => self.llm.as_ref().and_then(|l| l.for_policy(policy)).ok_or_else(|| {
                 ReplayError::Summarizer("llm (give --llm-base-url and --llm-model to use it)".to_string())
             }),
             other => BuiltinResolver.summarizer(other),
@@ -130,9 +141,14 @@ pub fn run_replay(
     default_presets: &[&str],
 ) -> anyhow::Result<Replayed> {
     let policies = resolve_policies(&args.policy, default_presets)?;
+    let cost = cost_settings(&args.cost, &args.llm)?;
     let llm = super::llm::adapter(&args.llm, &policies)?;
-    let loaded = load(input)?;
-    let resolver = CliResolver::new(llm.clone().map(|a| a as Arc<dyn Summarizer>));
+    let mut loaded = load(input)?;
+    if args.redact {
+        use rayon::prelude::*;
+        loaded.pool.install(|| loaded.batch.sessions.par_iter_mut().for_each(compactor::redact::redact_session));
+    }
+    let resolver = CliResolver::new(llm.clone());
     let options = ReplayOptions {
         check_invariants: args.check_invariants,
         verify_totals: false,
@@ -154,6 +170,9 @@ pub fn run_replay(
     };
     let results = replay_many(sessions, &policies, &resolver, options, pool, Some(&tick));
     bar.finish_and_clear();
+    if compactor::interrupt::requested() {
+        bail!("interrupted");
+    }
     let mut report = report::build(
         &loaded.paths,
         loaded.batch.inputs_read,
@@ -171,7 +190,31 @@ pub fn run_replay(
         let quality = compactor::quality::evaluate_results(sessions, &results, &policies, &resolver, &loaded.pool);
         report::quality::attach(&mut report, &results, quality);
     }
+    compactor::cost::attach(&mut report, sessions, &results, &cost);
+    if args.redact {
+        // A last pass for text made after reading: error and fallback reasons
+        // (which can quote a server's answer), paths.
+        report = compactor::redact::redact_serde(&report).context("cannot redact the report")?;
+    }
     Ok(Replayed { results, report })
+}
+
+/// `--prices`, `--model`, `--cache-ttl` (and `--llm-model` for the summaries'
+/// price) as cost settings. A bad prices file fails before any work starts.
+pub fn cost_settings(args: &CostArgs, llm: &LlmArgs) -> anyhow::Result<CostSettings> {
+    let table = match &args.prices {
+        Some(path) => {
+            let text =
+                std::fs::read_to_string(path).with_context(|| format!("cannot read prices {}", path.display()))?;
+            PriceTable::from_toml(&text).with_context(|| format!("invalid prices {}", path.display()))?
+        }
+        None => PriceTable::builtin(),
+    };
+    let ttl = match &args.cache_ttl {
+        Some(t) => CacheTtl::parse(t).context("--cache-ttl")?,
+        None => CacheTtl::FiveMinutes,
+    };
+    Ok(CostSettings { table, ttl, model_override: args.model.clone(), summarizer_model: llm.llm_model.clone() })
 }
 
 fn progress_bar(len: u64, quiet: bool) -> indicatif::ProgressBar {
@@ -228,6 +271,7 @@ pub fn replay(args: ReplayArgs) -> anyhow::Result<u8> {
     let input = args.input.clone();
     let replayed = run_replay(&args, input, &["default"])?;
     let mut text = report::markdown::summary_text(&replayed.report);
+    text.push_str(&report::compare::cost_lines(&replayed.report));
     if let Some(out) = &args.out {
         text.push_str(&format!("reports written to {}\n", out.display()));
     }
@@ -240,7 +284,10 @@ pub const COMPARE_DEFAULT: &[&str] = &["default", "nous", "vibe", "opal", "dotne
 pub fn compare(args: ReplayArgs) -> anyhow::Result<u8> {
     let input = args.input.clone();
     let replayed = run_replay(&args, input, COMPARE_DEFAULT)?;
-    let mut text = report::markdown::summary_text(&replayed.report);
+    let r = &replayed.report;
+    let mut text = format!("{} session(s) replayed under {} policy(ies)\n", r.run.sessions, r.policies.len());
+    // TODO(quality): per-policy quality once the replay results carry it.
+    text.push_str(&report::compare::compare_text(&report::compare::columns(r, &[])));
     if let Some(out) = &args.out {
         text.push_str(&format!("reports written to {}\n", out.display()));
     }

@@ -285,6 +285,12 @@ impl LlmConfig {
             c.api_key_env = Some(v.clone());
             c.api_key_optional = false;
         }
+        if let Some(n) = flags.max_tokens {
+            c.max_tokens = n.max(1);
+        }
+        if let Some(t) = flags.temperature {
+            c.temperature = Some(t);
+        }
         if let Some(n) = flags.concurrency {
             c.concurrency = n.max(1);
         }
@@ -293,6 +299,17 @@ impl LlmConfig {
         }
         if flags.no_cache {
             c.cache_dir = None;
+        }
+        if let Some(t) = flags.timeout {
+            c.timeout = t;
+            c.connect_timeout = c.connect_timeout.min(t);
+        }
+        if let Some(n) = flags.max_retries {
+            c.retry.max_retries = n;
+        }
+        if let Some(b) = flags.initial_backoff {
+            c.retry.initial_backoff = b;
+            c.retry.max_backoff = c.retry.max_backoff.max(b);
         }
         Ok(c)
     }
@@ -313,9 +330,17 @@ pub struct LlmFlags {
     pub base_url: Option<String>,
     pub model: Option<String>,
     pub api_key_env: Option<String>,
+    pub max_tokens: Option<u32>,
+    pub temperature: Option<f32>,
     pub concurrency: Option<usize>,
     pub cache_dir: Option<PathBuf>,
     pub no_cache: bool,
+    /// Whole-request timeout (`--llm-timeout`).
+    pub timeout: Option<Duration>,
+    /// `--llm-retries`.
+    pub max_retries: Option<u32>,
+    /// `--llm-retry-backoff`: the first backoff.
+    pub initial_backoff: Option<Duration>,
 }
 
 /// `$XDG_CACHE_HOME/compactor`, else `$HOME/.cache/compactor`, else none.

@@ -303,14 +303,17 @@ pub fn parse_response(api: ApiKind, body: &str) -> Result<Completion, CallError>
                 };
                 return Err(CallError::new(FailureKind::EmptyAnswer, why));
             }
+            // Counts from a server are clamped like counts from a log: a broken
+            // one can claim u64::MAX, and they are summed over a whole run.
+            let clamp = crate::read::clamp_tokens;
             let u = r.usage.unwrap_or_default();
             let cached = u.prompt_tokens_details.and_then(|d| d.cached_tokens).unwrap_or(0).min(u.prompt_tokens);
             let usage = Usage {
-                uncached_input: u.prompt_tokens - cached,
-                cache_read: cached,
+                uncached_input: clamp(u.prompt_tokens - cached),
+                cache_read: clamp(cached),
                 cache_write: 0,
-                output: u.completion_tokens,
-                reasoning: u.completion_tokens_details.and_then(|d| d.reasoning_tokens).unwrap_or(0),
+                output: clamp(u.completion_tokens),
+                reasoning: clamp(u.completion_tokens_details.and_then(|d| d.reasoning_tokens).unwrap_or(0)),
                 provenance: UsageProvenance::OpenAi,
             };
             Ok(Completion { text, usage, stop_reason: choice.finish_reason })
@@ -328,12 +331,13 @@ pub fn parse_response(api: ApiKind, body: &str) -> Result<Completion, CallError>
                 };
                 return Err(CallError::new(FailureKind::EmptyAnswer, why));
             }
+            let clamp = crate::read::clamp_tokens;
             let u = r.usage.unwrap_or_default();
             let usage = Usage {
-                uncached_input: u.input_tokens,
-                cache_read: u.cache_read_input_tokens.unwrap_or(0),
-                cache_write: u.cache_creation_input_tokens.unwrap_or(0),
-                output: u.output_tokens,
+                uncached_input: clamp(u.input_tokens),
+                cache_read: clamp(u.cache_read_input_tokens.unwrap_or(0)),
+                cache_write: clamp(u.cache_creation_input_tokens.unwrap_or(0)),
+                output: clamp(u.output_tokens),
                 reasoning: 0,
                 provenance: UsageProvenance::Anthropic,
             };
@@ -525,7 +529,11 @@ impl ApiClient {
         let after = retry_after(resp.headers());
         let text = resp.text().await.map_err(|e| self.transport_error(&e))?;
         if (200..300).contains(&status) {
-            return parse_response(self.api, &text).map_err(|e| CallError { message: self.scrub(&e.message), ..e });
+            // A summary that repeats the key (a server echoing its input) must not
+            // carry it into transcripts and the cache either.
+            return parse_response(self.api, &text)
+                .map(|c| Completion { text: self.scrub(&c.text), ..c })
+                .map_err(|e| CallError { message: self.scrub(&e.message), ..e });
         }
         let mut e = classify_status(status, &text);
         e.message = self.scrub(&e.message);

@@ -239,7 +239,7 @@ impl LlmSummarizer {
         F: Fn(&SummaryRequest<'_>) -> String,
     {
         let rx = self.spawn(self.inner.prepare(req));
-        let result = rx.recv().unwrap_or_else(|_| run::RunResult::lost());
+        let result = wait(&rx);
         result.into_outcome(req, &fallback, self.provenance())
     }
 
@@ -256,9 +256,7 @@ impl LlmSummarizer {
         receivers
             .into_iter()
             .zip(reqs)
-            .map(|(rx, req)| {
-                rx.recv().unwrap_or_else(|_| run::RunResult::lost()).into_outcome(req, &fallback, self.provenance())
-            })
+            .map(|(rx, req)| wait(&rx).into_outcome(req, &fallback, self.provenance()))
             .collect()
     }
 
@@ -280,5 +278,19 @@ impl LlmSummarizer {
             });
         }
         rx
+    }
+}
+
+/// The answer of a job; given up on (as a lost job: the caller falls back) after
+/// Ctrl-C, so an interrupted run does not wait out a slow server's timeout.
+fn wait(rx: &std::sync::mpsc::Receiver<run::RunResult>) -> run::RunResult {
+    use std::sync::mpsc::RecvTimeoutError;
+    loop {
+        match rx.recv_timeout(std::time::Duration::from_millis(100)) {
+            Ok(r) => return r,
+            Err(RecvTimeoutError::Disconnected) => return run::RunResult::lost(),
+            Err(RecvTimeoutError::Timeout) if crate::interrupt::requested() => return run::RunResult::lost(),
+            Err(RecvTimeoutError::Timeout) => {}
+        }
     }
 }

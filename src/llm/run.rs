@@ -56,19 +56,19 @@ struct UsageSum {
 
 impl UsageSum {
     fn add(&mut self, u: &Usage) {
-        self.uncached_input += u.uncached_input;
-        self.cache_read += u.cache_read;
-        self.cache_write += u.cache_write;
-        self.output += u.output;
-        self.reasoning += u.reasoning;
+        self.uncached_input = self.uncached_input.saturating_add(u.uncached_input);
+        self.cache_read = self.cache_read.saturating_add(u.cache_read);
+        self.cache_write = self.cache_write.saturating_add(u.cache_write);
+        self.output = self.output.saturating_add(u.output);
+        self.reasoning = self.reasoning.saturating_add(u.reasoning);
     }
 
     fn absorb(&mut self, o: UsageSum) {
-        self.uncached_input += o.uncached_input;
-        self.cache_read += o.cache_read;
-        self.cache_write += o.cache_write;
-        self.output += o.output;
-        self.reasoning += o.reasoning;
+        self.uncached_input = self.uncached_input.saturating_add(o.uncached_input);
+        self.cache_read = self.cache_read.saturating_add(o.cache_read);
+        self.cache_write = self.cache_write.saturating_add(o.cache_write);
+        self.output = self.output.saturating_add(o.output);
+        self.reasoning = self.reasoning.saturating_add(o.reasoning);
     }
 
     fn to_usage(self, provenance: UsageProvenance) -> Usage {

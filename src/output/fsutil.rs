@@ -55,9 +55,19 @@ pub fn ensure_dir(dir: &Path) -> std::io::Result<()> {
 
 /// Write `bytes` to `path` atomically: a temporary file in the same directory,
 /// flushed and synced, then renamed over the target.
+///
+/// On Linux the temporary file is anonymous (`O_TMPFILE`) while it is written
+/// and only gets a name once complete, so even a run killed with SIGKILL
+/// leaves no partial file behind, not even a hidden one. Elsewhere (or on a file
+/// system without `O_TMPFILE`) it is a hidden `.NAME.tmp-PID-N` sibling, which a
+/// SIGKILL mid-write can leave (never under the target's name).
 pub fn atomic_write(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
     let dir = path.parent().filter(|p| !p.as_os_str().is_empty()).unwrap_or(Path::new("."));
     let name = path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
+    #[cfg(target_os = "linux")]
+    if let Some(result) = anonymous::write(dir, &name, path, bytes) {
+        return result;
+    }
     let tmp = unique_tmp(dir, &name);
     let result = (|| {
         let mut f = std::fs::OpenOptions::new().write(true).create_new(true).open(&tmp)?;
@@ -69,6 +79,42 @@ pub fn atomic_write(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
         let _ = std::fs::remove_file(&tmp);
     }
     result
+}
+
+/// `O_TMPFILE` + `linkat`: the file has no name until its bytes are on disk.
+#[cfg(target_os = "linux")]
+mod anonymous {
+    use std::io::Write;
+    use std::os::unix::ffi::OsStrExt;
+    use std::os::unix::fs::OpenOptionsExt;
+    use std::os::unix::io::AsRawFd;
+    use std::path::Path;
+
+    /// `None` when anonymous files are not available here (old kernel, a file
+    /// system without them, no /proc): the caller uses a named temporary file.
+    pub fn write(dir: &Path, name: &str, path: &Path, bytes: &[u8]) -> Option<std::io::Result<()>> {
+        let mut f = std::fs::OpenOptions::new().write(true).mode(0o644).custom_flags(libc::O_TMPFILE).open(dir).ok()?;
+        if let Err(e) = f.write_all(bytes).and_then(|()| f.sync_all()) {
+            return Some(Err(e));
+        }
+        // Linking the descriptor needs a name that does not exist yet; the
+        // complete file then replaces the target in one rename.
+        let tmp = super::unique_tmp(dir, name);
+        let src = std::ffi::CString::new(format!("/proc/self/fd/{}", f.as_raw_fd())).ok()?;
+        let dst = std::ffi::CString::new(tmp.as_os_str().as_bytes()).ok()?;
+        // SAFETY: two valid NUL-terminated paths; AT_FDCWD; no pointers kept.
+        let linked = unsafe {
+            libc::linkat(libc::AT_FDCWD, src.as_ptr(), libc::AT_FDCWD, dst.as_ptr(), libc::AT_SYMLINK_FOLLOW)
+        };
+        if linked != 0 {
+            return None;
+        }
+        let renamed = std::fs::rename(&tmp, path);
+        if renamed.is_err() {
+            let _ = std::fs::remove_file(&tmp);
+        }
+        Some(renamed)
+    }
 }
 
 fn unique_tmp(dir: &Path, name: &str) -> PathBuf {
@@ -94,6 +140,14 @@ mod tests {
         assert_eq!(safe_stem("abc-123_x.y"), "abc-123_x.y");
         assert_ne!(safe_stem("a/b"), safe_stem("a_b"));
         assert!(safe_stem(&"x".repeat(10_000)).len() <= MAX_STEM + 17);
+    }
+
+    #[test]
+    fn atomic_write_into_a_missing_dir_fails_cleanly() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("missing/report.json");
+        assert!(atomic_write(&p, b"x").is_err());
+        assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 0);
     }
 
     #[test]

@@ -18,11 +18,11 @@
 //! - `stats` count lines as they appear in the file (every block-line with usage,
 //!   sidechains and replayed uuids included), which is how the corpus MANIFEST counts.
 
-use super::{errors, time, truncate_str};
+use super::{errors, truncate_str};
 use crate::model::{
     Block, Call, CompactionKind, Format, Message, Origin, RecordedCompaction, RecordedError, Role, Session, Usage,
-    UsageProvenance,
 };
+use rec::{RawBlock, Rec};
 use serde_json::Value;
 use std::cmp::Reverse;
 use std::collections::hash_map::DefaultHasher;
@@ -53,69 +53,39 @@ const BOOKKEEPING: &[&str] = &[
 /// Tool names that start a sub-agent (`Task` up to 2.0, `Agent` in 2.1).
 const AGENT_TOOLS: &[&str] = &["Task", "Agent"];
 
-/// One parsed line.
-struct Rec<'a> {
-    line: u64,
-    v: Value,
-    raw: &'a [u8],
-}
-
-impl Rec<'_> {
-    fn str(&self, key: &str) -> Option<&str> {
-        self.v.get(key).and_then(Value::as_str)
-    }
-    fn flag(&self, key: &str) -> bool {
-        self.v.get(key).and_then(Value::as_bool).unwrap_or(false)
-    }
-    fn kind(&self) -> &str {
-        self.str("type").unwrap_or("(no type)")
-    }
-    fn uuid(&self) -> Option<&str> {
-        self.str("uuid").filter(|u| !u.is_empty())
-    }
-    fn message(&self) -> Option<&serde_json::Map<String, Value>> {
-        self.v.get("message").and_then(Value::as_object)
-    }
-    /// Move `message.content` out of the record: the reader builds blocks from it
-    /// by moving its strings, so a huge text is never held twice (parsed record
-    /// and message). Nothing reads the content of a record twice.
-    fn take_content(&mut self) -> Option<Value> {
-        self.v.get_mut("message").and_then(|m| m.get_mut("content")).map(std::mem::take)
-    }
-    fn carries_usage(&self) -> bool {
-        self.message().and_then(|m| m.get("usage")).is_some_and(|u| !u.is_null())
-    }
-    fn timestamp(&self) -> Option<i64> {
-        self.v.get("timestamp").and_then(time::parse_value)
-    }
-}
-
 /// Read one Claude Code JSONL file: the file's own session first, then one session
 /// per inline sidechain, in order of first appearance.
 pub fn read(path: &Path, data: &[u8]) -> Vec<Session> {
-    let line_bytes = raw_line_lengths(data);
+    read_with(path, data, true)
+}
+
+/// [`read`], with the typed fast path of [`rec::Rec`] on or off (off: every line
+/// as a `serde_json::Value`, the reference the fast path is tested against).
+fn read_with(path: &Path, data: &[u8], typed: bool) -> Vec<Session> {
     let mut recs: Vec<Rec> = Vec::new();
+    // Raw byte length of each record, for the per-session byte counts.
+    let mut rec_bytes: Vec<u64> = Vec::new();
     // Reasons of bad lines past what the diagnostics list are only counted.
     let mut bad: Vec<(u64, String)> = Vec::new();
     let mut bad_unlisted = 0u64;
-    for (line, raw) in super::lines(data) {
-        let reason = match super::parse_line(raw) {
-            Ok(v) if v.is_object() => {
-                recs.push(Rec { line, v, raw });
+    for l in super::raw_lines(data) {
+        let reason = match Rec::parse(l.number, l.text, typed) {
+            Ok(r) => {
+                recs.push(r);
+                rec_bytes.push(l.raw_len);
                 continue;
             }
-            Ok(_) => format!("JSON record is not an object ({} bytes)", raw.len()),
             Err(reason) => reason,
         };
         if bad.len() < crate::model::MAX_LISTED_WARNINGS {
-            bad.push((line, reason));
+            bad.push((l.number, reason));
         } else {
             bad_unlisted += 1;
         }
     }
 
     let agent_file = agent_file_id(path);
-    let first_session_id = recs.iter().find_map(|r| r.str("sessionId").filter(|s| !s.is_empty()));
+    let first_session_id = recs.iter().find_map(|r| r.f.session_id.as_deref().filter(|s| !s.is_empty()));
     let (main_id, main_parent) = match &agent_file {
         Some(agent_id) => {
             // Sub-agent files carry the parent's sessionId; the nested layout also
@@ -152,7 +122,7 @@ pub fn read(path: &Path, data: &[u8]) -> Vec<Session> {
             let r = &recs[i];
             b.s.stats.records += 1;
             b.s.stats.usage_records += u64::from(r.carries_usage());
-            let bytes = line_bytes.get((r.line - 1) as usize).copied().unwrap_or(0);
+            let bytes = rec_bytes.get(i).copied().unwrap_or(0);
             b.s.stats.bytes += bytes;
             if g != 0 {
                 attributed_bytes += bytes;
@@ -223,19 +193,38 @@ pub fn link_across_files(sessions: &mut [Session]) {
         }
     }
 
-    // A response id belongs to the top-level session that recorded it; a sub-agent
-    // copy of it is a replay.
-    let owned: HashSet<String> = sessions
-        .iter()
-        .filter(|s| s.parent.is_none() && s.format == Format::ClaudeCode)
-        .flat_map(|s| s.calls.iter().filter_map(|c| c.response_id.clone()))
-        .collect();
-    if owned.is_empty() {
-        return;
+    let owned: HashSet<String> = sessions.iter().flat_map(|s| owned_response_ids(s).map(str::to_string)).collect();
+    for s in sessions.iter_mut() {
+        drop_replayed_responses(s, &owned);
     }
-    for s in sessions.iter_mut().filter(|s| s.parent.is_some() && s.format == Format::ClaudeCode) {
-        drop_replayed(s, &owned);
+}
+
+/// A Claude Code session linked to a parent (inline sidechain or sub-agent file):
+/// it may replay responses its parent owns (see [`drop_replayed_responses`]).
+pub fn is_linked_subagent(s: &Session) -> bool {
+    s.parent.is_some() && s.format == Format::ClaudeCode
+}
+
+/// The response ids a session owns: a response id belongs to the top-level
+/// Claude Code session that recorded it; a sub-agent copy of it is a replay.
+pub fn owned_response_ids(s: &Session) -> impl Iterator<Item = &str> {
+    let top = s.parent.is_none() && s.format == Format::ClaudeCode;
+    s.calls.iter().filter(move |_| top).filter_map(|c| c.response_id.as_deref())
+}
+
+/// Drop from a linked sub-agent session the responses that `owned` (the ids of
+/// every top-level session, [`owned_response_ids`]) says it replays. Other
+/// sessions are left alone.
+pub fn drop_replayed_responses(s: &mut Session, owned: &HashSet<String>) {
+    if !owned.is_empty() && is_linked_subagent(s) {
+        drop_replayed(s, owned);
     }
+}
+
+/// A sub-agent file by its name (`agent-*.jsonl`): its sessions are linked to a
+/// parent read from another file.
+pub fn is_agent_file(path: &Path) -> bool {
+    agent_file_id(path).is_some()
 }
 
 /// Remove from a sub-agent session the responses (and the context around them) it
@@ -391,17 +380,6 @@ fn fill_agent_meta(prompts: &AgentPrompts, child: &mut Session) {
     }
 }
 
-/// Raw byte length of each line (1-based line n at index n-1), newline included, so
-/// the per-session byte counts add up to the file size.
-fn raw_line_lengths(data: &[u8]) -> Vec<u64> {
-    let mut out: Vec<u64> = data.split(|&b| b == b'\n').map(|l| l.len() as u64 + 1).collect();
-    if let Some(last) = out.last_mut() {
-        // The final segment has no newline after it.
-        *last -= 1;
-    }
-    out
-}
-
 /// Group index per record: 0 for the file's own session, 1.. for each inline
 /// sidechain (keyed by `agentId`, else by the root `uuid` of its tree), numbered in
 /// order of first appearance; with the agent id of each sidechain group (group g
@@ -410,9 +388,9 @@ fn sidechain_groups(recs: &[Rec]) -> (Vec<usize>, Vec<String>) {
     // uuid → parentUuid among sidechain records only: a sidechain's root is the
     // first record whose parent is not itself a sidechain record.
     let mut parent_of: HashMap<&str, Option<&str>> = HashMap::new();
-    for r in recs.iter().filter(|r| r.flag("isSidechain")) {
+    for r in recs.iter().filter(|r| r.is_sidechain()) {
         if let Some(u) = r.uuid() {
-            parent_of.entry(u).or_insert_with(|| r.str("parentUuid"));
+            parent_of.entry(u).or_insert_with(|| r.f.parent_uuid.as_deref());
         }
     }
     let mut root_cache: HashMap<&str, &str> = HashMap::new();
@@ -421,11 +399,11 @@ fn sidechain_groups(recs: &[Rec]) -> (Vec<usize>, Vec<String>) {
     let mut last_side: Option<usize> = None;
     let mut out = Vec::with_capacity(recs.len());
     for r in recs {
-        if !r.flag("isSidechain") {
+        if !r.is_sidechain() {
             out.push(0);
             continue;
         }
-        let key = match (r.str("agentId"), r.uuid()) {
+        let key = match (r.f.agent_id.as_deref(), r.uuid()) {
             (Some(a), _) if !a.is_empty() => Some(a),
             (_, Some(u)) => Some(sidechain_root(u, &parent_of, &mut root_cache)),
             _ => None,
@@ -484,27 +462,32 @@ fn sidechain_root<'a>(
 /// holding its `leafUuid` (summaries are written into whichever file was open, and
 /// often name other sessions); one without `leafUuid` titles the file's session.
 fn file_titles(recs: &[Rec], groups: &[usize]) -> HashMap<usize, String> {
-    let uuid_group: HashMap<&str, usize> =
-        recs.iter().zip(groups).filter_map(|(r, g)| r.uuid().map(|u| (u, *g))).collect();
+    // Built on the first `summary` line that needs it: most files have none.
+    let mut uuid_group: Option<HashMap<&str, usize>> = None;
     let mut custom: HashMap<usize, String> = HashMap::new();
     let mut summary: HashMap<usize, String> = HashMap::new();
     let mut ai: HashMap<usize, String> = HashMap::new();
     for (r, &g) in recs.iter().zip(groups) {
         match r.kind() {
             "custom-title" => {
-                if let Some(t) = r.str("customTitle") {
+                if let Some(t) = r.f.custom_title.as_deref() {
                     custom.insert(g, t.to_string());
                 }
             }
             "ai-title" => {
-                if let Some(t) = r.str("aiTitle") {
+                if let Some(t) = r.f.ai_title.as_deref() {
                     ai.insert(g, t.to_string());
                 }
             }
             "summary" => {
-                let Some(t) = r.str("summary") else { continue };
-                let target = match r.str("leafUuid") {
-                    Some(leaf) => uuid_group.get(leaf).copied(),
+                let Some(t) = r.f.summary.as_deref() else { continue };
+                let target = match r.f.leaf_uuid.as_deref() {
+                    Some(leaf) => uuid_group
+                        .get_or_insert_with(|| {
+                            recs.iter().zip(groups).filter_map(|(r, g)| r.uuid().map(|u| (u, *g))).collect()
+                        })
+                        .get(leaf)
+                        .copied(),
                     None => Some(g),
                 };
                 if let Some(tg) = target {
@@ -540,7 +523,7 @@ fn dag_order(recs: &[&Rec], s: &mut Session, path: &Path) -> Vec<usize> {
     for (i, r) in recs.iter().enumerate() {
         // A compact boundary starts a new root but logically follows
         // `logicalParentUuid`.
-        let parent = r.str("parentUuid").or_else(|| r.str("logicalParentUuid"));
+        let parent = r.f.parent_uuid.as_deref().or(r.f.logical_parent_uuid.as_deref());
         if let Some(&p) = parent.and_then(|p| pos.get(p)) {
             children[p].push(i);
             has_parent[i] = true;
@@ -595,9 +578,10 @@ struct Builder<'p> {
     responses: HashMap<String, usize>,
     /// Assistant message index → index of its call.
     call_of: HashMap<usize, usize>,
-    /// Hashes of the blocks already merged into each assistant message, so a
-    /// re-written block-line is not appended twice.
-    block_hashes: HashMap<usize, HashSet<u64>>,
+    /// (assistant message index, block hash) of the blocks already merged, so a
+    /// re-written block-line is not appended twice. One set for the session: a
+    /// set per message cost an allocation and its growth per response.
+    block_hashes: HashSet<(usize, u64)>,
     /// Record uuid → index of the message built from it.
     uuid_msg: HashMap<String, usize>,
     pending: Option<PendingCompaction>,
@@ -613,7 +597,7 @@ impl<'p> Builder<'p> {
             s: Session::new(id, Format::ClaudeCode, path),
             responses: HashMap::new(),
             call_of: HashMap::new(),
-            block_hashes: HashMap::new(),
+            block_hashes: HashSet::new(),
             uuid_msg: HashMap::new(),
             pending: None,
             preserved: Vec::new(),
@@ -626,7 +610,10 @@ impl<'p> Builder<'p> {
     fn build(&mut self, recs: &mut [Rec], idx: &[usize]) {
         // Replayed uuids (resume) are kept once, at their first occurrence.
         let mut unique: Vec<usize> = Vec::with_capacity(idx.len());
-        let mut seen: HashSet<&str> = HashSet::new();
+        // Sized up front: growing these maps record by record rehashed them
+        // again and again.
+        let mut seen: HashSet<&str> = HashSet::with_capacity(idx.len());
+        self.uuid_msg.reserve(idx.len());
         for &i in idx {
             if let Some(u) = recs[i].uuid()
                 && !seen.insert(u)
@@ -640,9 +627,9 @@ impl<'p> Builder<'p> {
         for &i in &unique {
             let r = &recs[i];
             if self.s.meta.cwd.is_none() {
-                self.s.meta.cwd = r.str("cwd").filter(|c| !c.is_empty()).map(str::to_string);
+                self.s.meta.cwd = r.f.cwd.as_deref().filter(|c| !c.is_empty()).map(str::to_string);
             }
-            if let Some(v) = r.str("version") {
+            if let Some(v) = r.f.version.as_deref() {
                 self.s.meta.add_version(v);
             }
         }
@@ -659,7 +646,7 @@ impl<'p> Builder<'p> {
             "assistant" => self.assistant(r),
             "user" => self.user(r),
             "attachment" => self.attachment(r),
-            "system" => match r.str("subtype") {
+            "system" => match r.f.subtype.as_deref() {
                 Some("compact_boundary") => self.boundary(r),
                 Some(sub) => self.s.diagnostics.skip(&format!("system/{sub}")),
                 None => self.s.diagnostics.skip("system"),
@@ -674,7 +661,7 @@ impl<'p> Builder<'p> {
 
     fn push(&mut self, r: &Rec, role: Role, origin: Origin, blocks: Vec<Block>) -> usize {
         let idx = self.s.messages.len();
-        self.s.messages.push(Message { role, origin, blocks, source_line: r.line, timestamp: r.timestamp() });
+        self.s.messages.push(Message { role, origin, blocks, source_line: r.line, timestamp: r.f.timestamp.0 });
         if let Some(u) = r.uuid() {
             self.uuid_msg.insert(u.to_string(), idx);
         }
@@ -682,50 +669,44 @@ impl<'p> Builder<'p> {
     }
 
     fn assistant(&mut self, r: &mut Rec) {
-        let content = r.take_content();
+        let raw_blocks = r.take_content().into_raw_blocks();
         let r = &*r;
-        let Some(msg) = r.message() else {
+        let Some(msg) = &r.msg else {
             self.s.diagnostics.bad_line(self.path, r.line, "assistant record without a message object");
             return;
         };
-        let model = msg.get("model").and_then(Value::as_str);
-        let response_id = msg.get("id").and_then(Value::as_str).filter(|s| !s.is_empty());
-        let raw_blocks: Vec<Value> = match content {
-            Some(Value::Array(a)) => a,
-            Some(Value::Null) | None => Vec::new(),
-            Some(v) => vec![v],
-        };
-        if model == Some("<synthetic>") || r.flag("isApiErrorMessage") {
-            let blocks = raw_blocks.into_iter().map(convert_block).collect();
+        let model = msg.model.as_deref();
+        let response_id = msg.id.as_deref().filter(|s| !s.is_empty());
+        if model == Some("<synthetic>") || r.f.is_api_error_message.unwrap_or(false) {
+            let blocks = raw_blocks.into_iter().map(RawBlock::into_block).collect();
             self.synthetic(r, response_id, blocks);
             return;
         }
         if let Some(m) = model {
             self.s.meta.add_model(m);
         }
-        let usage = msg.get("usage").and_then(parse_usage);
+        let usage = msg.usage;
 
         if let Some(id) = response_id
             && let Some(&mi) = self.responses.get(id)
         {
             // Another block-line of a response already started: append its blocks
             // and keep the largest usage (early lines carry partial output_tokens).
-            let hashes = self.block_hashes.entry(mi).or_default();
             let mut new_blocks = Vec::new();
             for v in raw_blocks {
-                if hashes.insert(block_hash(&v)) {
-                    new_blocks.push(convert_block(v));
+                if self.block_hashes.insert((mi, v.hash())) {
+                    new_blocks.push(v.into_block());
                 }
             }
             if let Some(m) = self.s.messages.get_mut(mi) {
                 m.blocks.extend(new_blocks);
                 m.source_line = m.source_line.min(r.line);
-                m.timestamp = m.timestamp.or(r.timestamp());
+                m.timestamp = m.timestamp.or(r.f.timestamp.0);
             }
             if let Some(call) = self.call_of.get(&mi).and_then(|&ci| self.s.calls.get_mut(ci)) {
                 call.usage = merge_usage(call.usage, usage);
                 call.model = call.model.take().or(model.map(str::to_string));
-                call.timestamp = call.timestamp.or(r.timestamp());
+                call.timestamp = call.timestamp.or(r.f.timestamp.0);
             }
             if let Some(u) = r.uuid() {
                 self.uuid_msg.insert(u.to_string(), mi);
@@ -733,15 +714,14 @@ impl<'p> Builder<'p> {
             return;
         }
 
-        let mut hashes = HashSet::new();
+        let mi = self.s.messages.len();
         let mut blocks = Vec::with_capacity(raw_blocks.len());
         for v in raw_blocks {
-            if hashes.insert(block_hash(&v)) {
-                blocks.push(convert_block(v));
+            if self.block_hashes.insert((mi, v.hash())) {
+                blocks.push(v.into_block());
             }
         }
         let mi = self.push(r, Role::Assistant, Origin::Model, blocks);
-        self.block_hashes.insert(mi, hashes);
         if let Some(id) = response_id {
             self.responses.insert(id.to_string(), mi);
         }
@@ -750,7 +730,7 @@ impl<'p> Builder<'p> {
             message_index: mi,
             model: model.map(str::to_string),
             usage,
-            timestamp: r.timestamp(),
+            timestamp: r.f.timestamp.0,
             response_id: response_id.map(str::to_string),
         });
     }
@@ -767,9 +747,9 @@ impl<'p> Builder<'p> {
             })
             .collect::<Vec<_>>()
             .join("\n");
-        let is_error = match r.v.get("isApiErrorMessage").and_then(Value::as_bool) {
+        let is_error = match r.f.is_api_error_message {
             Some(flag) => flag,
-            None => r.v.get("error").is_some() || text.starts_with("API Error"),
+            None => r.f.error.0.is_some() || text.starts_with("API Error"),
         };
         if !is_error {
             self.push(r, Role::Assistant, Origin::Injected, blocks);
@@ -785,11 +765,11 @@ impl<'p> Builder<'p> {
         // The `error` code (`rate_limit`) and HTTP status help when the text alone
         // is vague.
         let mut signal = text.clone();
-        if let Some(e) = r.str("error") {
+        if let Some(e) = r.f.error.0.as_ref().and_then(Value::as_str) {
             signal.push(' ');
             signal.push_str(e);
         }
-        if let Some(status) = r.v.get("apiErrorStatus").and_then(Value::as_u64) {
+        if let Some(status) = r.f.api_error_status {
             signal.push_str(&format!(" {status}"));
         }
         self.s.errors.push(RecordedError {
@@ -803,16 +783,16 @@ impl<'p> Builder<'p> {
     fn user(&mut self, r: &mut Rec) {
         let content = r.take_content();
         let r = &*r;
-        if r.message().is_none() {
+        if r.msg.is_none() {
             self.s.diagnostics.bad_line(self.path, r.line, "user record without a message object");
             return;
         }
-        let blocks = content_blocks(content);
-        let origin = if r.flag("isCompactSummary") {
+        let blocks = content.into_blocks();
+        let origin = if r.f.is_compact_summary.unwrap_or(false) {
             Origin::CompactSummary
         } else if blocks.iter().any(|b| matches!(b, Block::ToolResult { .. })) {
             Origin::ToolResult
-        } else if r.flag("isMeta") || is_local_command_output(&blocks) {
+        } else if r.f.is_meta.unwrap_or(false) || is_local_command_output(&blocks) {
             Origin::Injected
         } else {
             Origin::Human
@@ -827,13 +807,13 @@ impl<'p> Builder<'p> {
     /// request (memory files, edited-file snippets, tool deltas…): a user message
     /// with a compact text rendering.
     fn attachment(&mut self, r: &Rec) {
-        let text = render_attachment(r.v.get("attachment"));
+        let text = render_attachment(r.f.attachment.as_ref());
         self.push(r, Role::User, Origin::Injected, vec![Block::Text { text }]);
     }
 
     fn boundary(&mut self, r: &Rec) {
         self.finish_pending();
-        let meta = r.v.get("compactMetadata");
+        let meta = r.f.compact_metadata.as_ref();
         let get = |k: &str| meta.and_then(|m| m.get(k));
         let preserved = get("preservedSegment").and_then(|p| {
             let head = p.get("headUuid").and_then(Value::as_str)?;
@@ -844,7 +824,7 @@ impl<'p> Builder<'p> {
             line: r.line,
             start: self.s.messages.len(),
             trigger: get("trigger").and_then(Value::as_str).map(str::to_string),
-            tokens_before: get("preTokens").and_then(as_u64),
+            tokens_before: get("preTokens").and_then(rec::as_u64),
             preserved,
         });
     }
@@ -1006,43 +986,27 @@ fn block_hash(v: &Value) -> u64 {
     let mut h = DefaultHasher::new();
     match (v.get("type").and_then(Value::as_str), v.get("id").and_then(Value::as_str)) {
         (Some("tool_use"), Some(id)) => ("tool_use", id).hash(&mut h),
-        _ => {
-            // The serialization streams into the hasher: a block can be hundreds
-            // of MB (pasted files, base64 images), too big to copy as a String.
-            struct HashWriter<'h>(&'h mut DefaultHasher);
-            impl std::io::Write for HashWriter<'_> {
-                fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
-                    self.0.write(buf);
-                    Ok(buf.len())
-                }
-                fn flush(&mut self) -> std::io::Result<()> {
-                    Ok(())
-                }
-            }
-            // Writing into a hasher cannot fail.
-            let _ = serde_json::to_writer(HashWriter(&mut h), v);
-        }
+        _ => hash_json(v, &mut h),
     }
     h.finish()
 }
 
-/// A token count (usage, `preTokens`), clamped to [`super::MAX_TOKENS`].
-fn as_u64(v: &Value) -> Option<u64> {
-    v.as_u64().or_else(|| v.as_f64().filter(|f| f.is_finite() && *f >= 0.0).map(|f| f as u64)).map(super::clamp_tokens)
-}
-
-/// Anthropic usage: `input_tokens` excludes cache reads and cache writes.
-fn parse_usage(u: &Value) -> Option<Usage> {
-    let obj = u.as_object()?;
-    let f = |k: &str| obj.get(k).and_then(as_u64).unwrap_or(0);
-    Some(Usage {
-        uncached_input: f("input_tokens"),
-        cache_read: f("cache_read_input_tokens"),
-        cache_write: f("cache_creation_input_tokens"),
-        output: f("output_tokens"),
-        reasoning: 0,
-        provenance: UsageProvenance::Anthropic,
-    })
+/// Feed the compact JSON of `v` to a hasher. The serialization streams into the
+/// hasher: a block can be hundreds of MB (pasted files, base64 images), too big
+/// to copy as a String.
+fn hash_json(v: &Value, h: &mut DefaultHasher) {
+    struct HashWriter<'h>(&'h mut DefaultHasher);
+    impl std::io::Write for HashWriter<'_> {
+        fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+            self.0.write(buf);
+            Ok(buf.len())
+        }
+        fn flush(&mut self) -> std::io::Result<()> {
+            Ok(())
+        }
+    }
+    // Writing into a hasher cannot fail.
+    let _ = serde_json::to_writer(HashWriter(h), v);
 }
 
 /// Usage of one response seen on several lines: input and cache fields repeat,
@@ -1060,6 +1024,9 @@ fn merge_usage(a: Option<Usage>, b: Option<Usage>) -> Option<Usage> {
         (a, b) => a.or(b),
     }
 }
+
+#[path = "claude_rec.rs"]
+mod rec;
 
 #[cfg(test)]
 #[path = "claude_tests.rs"]

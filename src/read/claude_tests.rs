@@ -503,13 +503,138 @@ fn fixture_lines() -> Vec<Vec<u8>> {
     out
 }
 
-/// Whatever the input, reading returns at least one session and never panics.
+/// Whatever the input, reading returns at least one session and never panics,
+/// and the typed fast path reads it exactly as the `Value` path does.
 fn read_any(path: &str, data: &[u8]) {
     let mut sessions = read(Path::new(path), data);
+    assert_eq!(sessions, read_with(Path::new(path), data, false), "typed and Value paths differ");
     assert!(!sessions.is_empty());
     let records: u64 = sessions.iter().map(|s| s.stats.records).sum();
     assert_eq!(records, crate::read::lines(data).count() as u64);
     link_across_files(&mut sessions);
+}
+
+/// The typed fast path against the `Value` path on every fixture and every
+/// corpus file (whatever its format: a foreign file exercises the fallbacks).
+#[test]
+fn typed_fast_path_reads_every_file_like_the_value_path() {
+    let mut dirs = vec![fixtures_dir()];
+    dirs.extend(corpus_dir());
+    let mut n = 0;
+    for dir in dirs {
+        for entry in walkdir::WalkDir::new(dir).into_iter().flatten() {
+            if !entry.path().extension().is_some_and(|e| e == "jsonl") {
+                continue;
+            }
+            let data = std::fs::read(entry.path()).unwrap();
+            let fast = read(entry.path(), &data);
+            assert_eq!(fast, read_with(entry.path(), &data, false), "{}", entry.path().display());
+            n += 1;
+        }
+    }
+    assert!(n >= 20, "only {n} files");
+}
+
+/// The fast path is the one taken: every line of a synthetic session and of the
+/// real Claude Code corpus parses typed (a regression here would not change any
+/// output, only make reading several times slower).
+#[test]
+fn typed_fast_path_covers_real_and_synthetic_logs() {
+    let synth = crate::synth::generate_session(&crate::synth::SessionSpec::turns(7, 40)).data;
+    let mut files = vec![("synthetic".to_string(), synth)];
+    if let Some(dir) = corpus_dir() {
+        for e in std::fs::read_dir(dir.join("claude-code")).unwrap().flatten() {
+            files.push((e.path().display().to_string(), std::fs::read(e.path()).unwrap()));
+        }
+    }
+    for (name, data) in &files {
+        let lines: Vec<_> = crate::read::raw_lines(data).collect();
+        let typed = lines.iter().filter(|l| rec::Rec::typed(l.number, l.text).is_some()).count();
+        let valid = lines.iter().filter(|l| crate::read::parse_line(l.text).is_ok()).count();
+        assert_eq!(typed, valid, "{name}: {} of {valid} valid lines need the Value path", valid - typed);
+    }
+}
+
+/// Record fragments in every shape the typed structs must either read like the
+/// `Value` path or hand over to it: wrong types, nulls, duplicate keys, arrays
+/// where objects belong, unknown and incomplete blocks.
+const ODD_BLOCKS: &[&str] = &[
+    r#"{"type":"text","text":"hello\nworld"}"#,
+    r#"{"type":"text"}"#,
+    r#"{"type":"text","text":5}"#,
+    r#"{"text":"no type"}"#,
+    r#"{"type":"text","text":"a","text":"b"}"#,
+    r#"{"type":"tool_use","id":"t1","name":"Bash","input":{"command":"ls"}}"#,
+    r#"{"type":"tool_use","id":"t1","name":"Bash","input":null}"#,
+    r#"{"type":"tool_use","name":"Read"}"#,
+    r#"{"type":"tool_use","id":7,"name":"Read","input":[1]}"#,
+    r#"{"type":"tool_result","tool_use_id":"t1","content":[{"type":"text","text":"out"}],"is_error":true}"#,
+    r#"{"type":"tool_result","tool_use_id":"t1","content":"plain","is_error":"yes"}"#,
+    r#"{"type":"tool_result","tool_use_id":"t1","content":{"odd":1}}"#,
+    r#"{"type":"tool_result","tool_use_id":"t1","content":[{"type":"image","source":{"type":"base64","media_type":"image/png","data":"AAAA"}},{"type":"tool_reference","name":"x"}]}"#,
+    r#"{"type":"image","source":{"media_type":"image/jpeg","url":"https://x/y.jpg","data":null}}"#,
+    r#"{"type":"image","source":["not","an","object"]}"#,
+    r#"{"type":"thinking","thinking":"hmm","signature":"c2ln"}"#,
+    r#"{"type":"thinking","signature":"c2ln"}"#,
+    r#"{"type":"redacted_thinking","data":"zzzz"}"#,
+    r#"{"type":"server_tool_use","id":"s1","name":"web_search","input":{}}"#,
+    r#""a bare string""#,
+    r#"42"#,
+    r#"null"#,
+];
+
+const ODD_CONTENT: &[&str] = &[r#""text content""#, "null", "5", r#"{"type":"text","text":"obj"}"#, "[]"];
+
+const ODD_FIELDS: &[&str] = &[
+    r#""uuid":"u1""#,
+    r#""uuid":"u2","parentUuid":"u1""#,
+    r#""uuid":5"#,
+    r#""uuid":"""#,
+    r#""parentUuid":null"#,
+    r#""sessionId":"s-1""#,
+    r#""timestamp":"2025-09-25T01:22:20.083Z""#,
+    r#""timestamp":1765233665"#,
+    r#""timestamp":-3.5"#,
+    r#""timestamp":true"#,
+    r#""timestamp":{"a":1}"#,
+    r#""isSidechain":true,"agentId":"a1""#,
+    r#""isSidechain":"yes""#,
+    r#""isMeta":true"#,
+    r#""isCompactSummary":true"#,
+    r#""isApiErrorMessage":false"#,
+    r#""error":null"#,
+    r#""error":"rate_limit""#,
+    r#""apiErrorStatus":429"#,
+    r#""apiErrorStatus":429.0"#,
+    r#""subtype":"compact_boundary","compactMetadata":{"trigger":"auto","preTokens":1234.5}"#,
+    r#""attachment":{"type":"file","path":"/a"}"#,
+    r#""cwd":"/home/x","version":"2.0.1""#,
+    r#""toolUseResult":{"stdout":"ignored","big":[1,2,3]}"#,
+];
+
+const ODD_MESSAGES: &[&str] = &[
+    r#""message":null"#,
+    r#""message":["role","user"]"#,
+    r#""message":{"role":"assistant","id":"m1","model":"claude-x","usage":{"input_tokens":10,"output_tokens":2.7,"cache_read_input_tokens":"3","cache_creation_input_tokens":null,"server_tool_use":{"web":1}}}"#,
+    r#""message":{"id":"m1","model":"<synthetic>"}"#,
+    r#""message":{"id":5,"model":"m","usage":7}"#,
+    r#""message":{"id":"m2","usage":null}"#,
+];
+
+fn odd_record(kind: &str, fields: &[usize], message: usize, content: Option<Result<usize, Vec<usize>>>) -> String {
+    let mut parts = vec![format!(r#""type":"{kind}""#)];
+    parts.extend(fields.iter().map(|&i| ODD_FIELDS[i].to_string()));
+    let msg = ODD_MESSAGES[message];
+    let content = match content {
+        None => None,
+        Some(Ok(c)) => Some(ODD_CONTENT[c].to_string()),
+        Some(Err(blocks)) => Some(format!("[{}]", blocks.iter().map(|&b| ODD_BLOCKS[b]).collect::<Vec<_>>().join(","))),
+    };
+    match (msg.strip_suffix('}'), content) {
+        (Some(open), Some(c)) if msg.contains('{') => parts.push(format!(r#"{open},"content":{c}}}"#)),
+        _ => parts.push(msg.to_string()),
+    }
+    format!("{{{}}}", parts.join(","))
 }
 
 mod robustness {
@@ -519,6 +644,26 @@ mod robustness {
 
     proptest! {
         #![proptest_config(ProptestConfig { cases: 256, ..ProptestConfig::default() })]
+
+        #[test]
+        fn odd_records_read_the_same_on_both_paths(
+            records in proptest::collection::vec((
+                prop_oneof![Just("user"), Just("assistant"), Just("system"), Just("attachment"), Just("summary"), Just("weird")],
+                proptest::collection::vec(0..ODD_FIELDS.len(), 0..5),
+                0..ODD_MESSAGES.len(),
+                proptest::option::of(prop_oneof![
+                    (0..ODD_CONTENT.len()).prop_map(Ok),
+                    proptest::collection::vec(0..ODD_BLOCKS.len(), 0..4).prop_map(Err),
+                ]),
+            ), 1..12),
+        ) {
+            let data: String = records
+                .iter()
+                .map(|(kind, fields, message, content)| odd_record(kind, fields, *message, content.clone()) + "\n")
+                .collect();
+            read_any("x.jsonl", data.as_bytes());
+            read_any("agent-a1.jsonl", data.as_bytes());
+        }
 
         #[test]
         fn arbitrary_bytes_never_panic(data in proptest::collection::vec(any::<u8>(), 0..2048)) {

@@ -119,8 +119,12 @@ pub fn read_bytes(path: &Path, data: &[u8], format: Option<Format>) -> Result<Ve
 /// Sessions come back sorted by (source path, id) whatever the thread count.
 pub fn read_all(inputs: &[Input], format: Option<Format>) -> Batch {
     use rayon::prelude::*;
-    let results: Vec<(usize, Result<Vec<Session>, Diagnostic>)> =
-        inputs.par_iter().enumerate().map(|(i, input)| (i, read_input(input, format))).collect();
+    let results: Vec<(usize, Result<Vec<Session>, Diagnostic>)> = inputs
+        .par_iter()
+        .enumerate()
+        // After Ctrl-C, the inputs not started yet are skipped (the run is over).
+        .map(|(i, input)| (i, if crate::interrupt::requested() { Ok(Vec::new()) } else { read_input(input, format) }))
+        .collect();
     let mut batch = Batch::default();
     for (_, r) in results {
         match r {
@@ -281,11 +285,66 @@ pub fn strip_bom(data: &[u8]) -> &[u8] {
 /// Iterate over non-blank lines with their 1-based line numbers, tolerating CRLF,
 /// a BOM and a missing final newline.
 pub fn lines(data: &[u8]) -> impl Iterator<Item = (u64, &[u8])> {
-    let data = strip_bom(data);
-    data.split(|&b| b == b'\n').enumerate().filter_map(|(i, l)| {
-        let l = l.strip_suffix(b"\r").unwrap_or(l);
-        if l.iter().all(u8::is_ascii_whitespace) { None } else { Some((i as u64 + 1, l)) }
+    raw_lines(data).map(|l| (l.number, l.text))
+}
+
+/// One line of a JSONL file, as [`raw_lines`] yields it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct RawLine<'a> {
+    /// 1-based line number.
+    pub number: u64,
+    /// The line without its newline, carriage return or (on line 1) BOM.
+    pub text: &'a [u8],
+    /// Bytes the line occupies in the file: BOM, CR and newline included, so
+    /// the lengths of all lines (blank ones too) add up to the file size.
+    pub raw_len: u64,
+}
+
+/// Non-blank lines with their raw lengths. One pass, searching newlines a word
+/// at a time: splitting byte by byte was a tenth of a whole replay.
+pub fn raw_lines(data: &[u8]) -> impl Iterator<Item = RawLine<'_>> {
+    let mut pos = 0usize;
+    let mut number = 0u64;
+    std::iter::from_fn(move || {
+        while pos < data.len() {
+            let start = pos;
+            let end = find_byte(&data[start..], b'\n').map_or(data.len(), |i| start + i);
+            pos = end + 1;
+            number += 1;
+            let raw_len = (pos.min(data.len()) - start) as u64;
+            let mut l = &data[start..end];
+            if start == 0 {
+                l = strip_bom(l);
+            }
+            let l = l.strip_suffix(b"\r").unwrap_or(l);
+            if !l.iter().all(u8::is_ascii_whitespace) {
+                return Some(RawLine { number, text: l, raw_len });
+            }
+        }
+        None
     })
+}
+
+/// Position of the first `b` in `hay`, eight bytes at a time (the classic
+/// "has zero byte" test on the XOR with `b` repeated; the lowest flagged byte is
+/// exact, which is all a first-match search needs).
+pub fn find_byte(hay: &[u8], b: u8) -> Option<usize> {
+    const LO: u64 = 0x0101_0101_0101_0101;
+    const HI: u64 = 0x8080_8080_8080_8080;
+    let pat = LO * u64::from(b);
+    let mut chunks = hay.chunks_exact(8);
+    let mut i = 0usize;
+    for c in &mut chunks {
+        let mut w = [0u8; 8];
+        w.copy_from_slice(c);
+        let x = u64::from_le_bytes(w) ^ pat;
+        let z = x.wrapping_sub(LO) & !x & HI;
+        if z != 0 {
+            return Some(i + (z.trailing_zeros() / 8) as usize);
+        }
+        i += 8;
+    }
+    chunks.remainder().iter().position(|&x| x == b).map(|p| i + p)
 }
 
 /// Parse one JSONL line, turning failure into a short reason for a diagnostic.
@@ -353,4 +412,66 @@ pub fn truncate_str(s: &str, max: usize) -> &str {
 pub fn default_locations() -> Vec<PathBuf> {
     let Some(home) = std::env::var_os("HOME").map(PathBuf::from) else { return Vec::new() };
     [home.join(".claude/projects"), home.join(".codex/sessions")].into_iter().filter(|p| p.is_dir()).collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    /// The straightforward definition `raw_lines` must agree with: split on
+    /// newlines (after the BOM), number every segment, skip blank ones.
+    fn reference(data: &[u8]) -> Vec<(u64, Vec<u8>, u64)> {
+        let mut lens: Vec<u64> = data.split(|&b| b == b'\n').map(|l| l.len() as u64 + 1).collect();
+        if let Some(last) = lens.last_mut() {
+            *last -= 1;
+        }
+        strip_bom(data)
+            .split(|&b| b == b'\n')
+            .enumerate()
+            .filter_map(|(i, l)| {
+                let l = l.strip_suffix(b"\r").unwrap_or(l);
+                (!l.iter().all(u8::is_ascii_whitespace)).then(|| (i as u64 + 1, l.to_vec(), lens[i]))
+            })
+            .collect()
+    }
+
+    fn ours(data: &[u8]) -> Vec<(u64, Vec<u8>, u64)> {
+        raw_lines(data).map(|l| (l.number, l.text.to_vec(), l.raw_len)).collect()
+    }
+
+    #[test]
+    fn lines_edge_cases() {
+        for data in [
+            &b""[..],
+            b"\n",
+            b"a",
+            b"a\n",
+            b"a\r\nb",
+            b"\xEF\xBB\xBF{}\n\n  \n{\"x\":1}\r\n",
+            b"\xEF\xBB\xBF",
+            b"0123456789abcdef\n0123456789abcdefg",
+        ] {
+            assert_eq!(ours(data), reference(data), "{data:?}");
+        }
+        // Raw lengths of the non-blank lines of a file without blank lines add up
+        // to its size.
+        let data = b"\xEF\xBB\xBF{\"a\":1}\r\n{\"b\":2}\n{\"c\":3}";
+        assert_eq!(raw_lines(data).map(|l| l.raw_len).sum::<u64>(), data.len() as u64);
+    }
+
+    proptest! {
+        #[test]
+        fn raw_lines_match_the_reference(data in proptest::collection::vec(
+            prop_oneof![Just(b'\n'), Just(b'\r'), Just(b' '), Just(b'x'), Just(0xEFu8), Just(0xBBu8), Just(0xBFu8), any::<u8>()],
+            0..200,
+        )) {
+            prop_assert_eq!(ours(&data), reference(&data));
+        }
+
+        #[test]
+        fn find_byte_is_position(hay in proptest::collection::vec(any::<u8>(), 0..100), b in any::<u8>()) {
+            prop_assert_eq!(find_byte(&hay, b), hay.iter().position(|&x| x == b));
+        }
+    }
 }

@@ -166,7 +166,9 @@ impl Engine<'_> {
 
     /// Opal `force: true`: compact all but the last 2 messages (pair-safe).
     fn force_cut(&self, lo: usize) -> Option<usize> {
-        let mut cut = self.hist.len().saturating_sub(2).max(lo + 1);
+        // Never past the end: with an empty history (a request over the window
+        // from the system prompt alone) there is nothing to compact.
+        let mut cut = self.hist.len().saturating_sub(2).max(lo + 1).min(self.hist.len());
         while cut > lo && cut < self.hist.len() && self.kind_at(cut) == Kind::ToolResult {
             cut -= 1;
         }
@@ -287,7 +289,10 @@ impl Engine<'_> {
             }
             t
         };
-        let next_is_user = cut < len && self.msg(self.hist[cut]).role == Role::User;
+        // The first kept message that takes part in alternation: system messages
+        // do not (the Anthropic API sends them apart), so look past them.
+        let next_is_user =
+            (cut..len).map(|q| self.msg(self.hist[q]).role).find(|&r| r != Role::System) == Some(Role::User);
         let merge_target = (c.placement == Placement::MergeFirst && a >= 1)
             .then(|| a - 1)
             .filter(|&q| self.msg(self.hist[q]).role == Role::User);

@@ -690,7 +690,13 @@ impl<'a> Engine<'a> {
         }
         if opts.check_invariants {
             if self.unpaired.is_none() {
-                self.unpaired = Some(invariants::unpaired_ids(&self.s.messages));
+                // Over what the policy replays: a tool use (or result) that a
+                // recorded compaction inserted is skipped, leaving its partner alone.
+                let stream: Vec<Message> = (0..self.s.messages.len())
+                    .filter(|&i| !self.s.is_inserted(i))
+                    .map(|i| self.s.messages[i].clone())
+                    .collect();
+                self.unpaired = Some(invariants::unpaired_ids(&stream));
             }
             let view = self.view_messages();
             let history: Vec<Message> = self.hist.iter().map(|&id| self.hist_msg(id).into_owned()).collect();

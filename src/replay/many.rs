@@ -21,6 +21,12 @@ pub trait Resolver: Sync {
     /// pi and Opal); the engine applies the recorded-usage correction itself.
     fn estimator(&self, kind: EstimatorKind) -> Result<Arc<dyn Estimator>, ReplayError>;
     fn summarizer(&self, kind: SummarizerKind) -> Result<Arc<dyn Summarizer>, ReplayError>;
+    /// The summarizer of one policy: by default the one of its kind. A resolver
+    /// overrides this when policies of the same kind need different objects
+    /// (LLM policies with their own prompt, model or endpoint).
+    fn summarizer_for(&self, policy: &Policy) -> Result<Arc<dyn Summarizer>, ReplayError> {
+        self.summarizer(policy.compact.summarizer)
+    }
 }
 
 /// What the library has built in: `chars4` (also the base of `calibrated`),
@@ -83,7 +89,7 @@ pub fn replay_many(
         .iter()
         .map(|p| {
             p.validate()?;
-            Ok((resolver.estimator(p.estimator)?, resolver.summarizer(p.compact.summarizer)?))
+            Ok((resolver.estimator(p.estimator)?, resolver.summarizer_for(p)?))
         })
         .collect();
     // Policies sharing an estimator object share its token counts: group[i] is
@@ -111,6 +117,11 @@ pub fn replay_many(
                 let mut cache: Vec<Option<Vec<u64>>> = vec![None; resolved.len()];
                 let mut traces = Vec::with_capacity(policies.len());
                 for (pi, policy) in policies.iter().enumerate() {
+                    // After Ctrl-C the sessions not started yet cost nothing.
+                    if crate::interrupt::requested() {
+                        traces.push(Err(ReplayError::Interrupted));
+                        continue;
+                    }
                     let (est, summ) = match &resolved[pi] {
                         Ok(r) => r,
                         Err(e) => {

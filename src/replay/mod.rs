@@ -50,6 +50,7 @@ use crate::filetrack::FileOps;
 use crate::invariants::Violation;
 use crate::model::{Message, Session};
 use crate::policy::{Policy, PolicyError};
+use crate::read::MAX_TOKENS;
 use crate::summarize::{Summarizer, SummarizerUsage};
 use crate::tokens::{Estimator, EstimatorKind};
 use serde::{Deserialize, Serialize};
@@ -100,6 +101,9 @@ pub enum ReplayError {
     BadCall { call: usize, index: usize, len: usize },
     #[error("message token counts do not match the session ({got} for {want} messages)")]
     TokenCache { got: usize, want: usize },
+    /// Ctrl-C (see `crate::interrupt`): the replay stopped before its end.
+    #[error("interrupted")]
+    Interrupted,
 }
 
 /// Where `system_tokens` came from.
@@ -335,19 +339,23 @@ pub fn replay_session(
     // policy replay.
     let mut inserted = vec![false; n];
     for rc in &session.recorded_compactions {
-        for i in rc.inserted.clone() {
-            if i < n {
-                inserted[i] = true;
-            }
+        // Clamped first: iterating an out-of-range `inserted` (a hand-built or
+        // corrupt session) would spin through up to 2^64 indices.
+        for flag in &mut inserted[rc.inserted.start.min(n)..rc.inserted.end.min(n).max(rc.inserted.start.min(n))] {
+            *flag = true;
         }
     }
     let baseline = Baseline::new(session, &est);
 
     // System prompt: configured, or calibrated from the first recorded usage.
+    // Clamped like every count from a log (`read::MAX_TOKENS`): the engine adds it
+    // to every request size.
     let (system_tokens, system_tokens_source) = match policy.system_tokens {
-        Some(t) => (t, SystemTokensSource::Policy),
+        Some(t) => (t.min(MAX_TOKENS), SystemTokensSource::Policy),
         None => match session.calls.iter().find_map(|c| c.usage.map(|u| (c.message_index, u.prompt_tokens()))) {
-            Some((m, recorded)) => (recorded.saturating_sub(baseline.at(m)), SystemTokensSource::Calibrated),
+            Some((m, recorded)) => {
+                (recorded.min(MAX_TOKENS).saturating_sub(baseline.at(m)), SystemTokensSource::Calibrated)
+            }
             None => (0, SystemTokensSource::Zero),
         },
     };
@@ -363,6 +371,9 @@ pub fn replay_session(
     let mut prev_ts: Option<i64> = None;
     let mut prev_call: Option<(usize, u64)> = None;
     for (ci, call) in session.calls.iter().enumerate() {
+        if crate::interrupt::requested() {
+            return Err(ReplayError::Interrupted);
+        }
         let m = call.message_index;
         eng.begin_call(ci);
         while cursor < m {
@@ -375,7 +386,7 @@ pub fn replay_session(
         let d = if calibrated { drift } else { 0 };
         let ts = call.timestamp.or(session.messages[m].timestamp);
         let gap_ms = match (prev_ts, ts) {
-            (Some(a), Some(b)) => Some(b - a),
+            (Some(a), Some(b)) => Some(b.saturating_sub(a)),
             _ => None,
         };
         let mut row = eng.call(ci, m, ts, gap_ms);
@@ -391,7 +402,7 @@ pub fn replay_session(
             row.prefix_baseline = apply_drift(row.prefix_baseline, d).min(row.tokens_baseline);
         }
         prev_call = Some((m, base_est));
-        row.tokens_recorded = call.usage.map(|u| u.prompt_tokens());
+        row.tokens_recorded = call.usage.map(|u| u.prompt_tokens().min(MAX_TOKENS));
         if row.tokens_baseline > policy.context_window {
             row.events.push(Event::OverflowBaseline);
         }
@@ -405,7 +416,7 @@ pub fn replay_session(
                 .extend(eng.check(ci, ctx.options).into_iter().map(|violation| CallViolation { call: ci, violation }));
         }
         if let Some(r) = row.tokens_recorded {
-            drift = r as i64 - base_est as i64;
+            drift = signed_diff(r, base_est);
             if calibrated {
                 calibration.record(m, drift, &baseline, &est, &mut eng);
             }
@@ -443,6 +454,12 @@ pub fn replay_session(
     })
 }
 
+/// `a - b` as an `i64`, saturating at its bounds.
+fn signed_diff(a: u64, b: u64) -> i64 {
+    let d = i128::from(a) - i128::from(b);
+    d.clamp(i128::from(i64::MIN), i128::from(i64::MAX)) as i64
+}
+
 fn apply_drift(v: u64, drift: i64) -> u64 {
     if drift >= 0 { v.saturating_add(drift as u64) } else { v.saturating_sub(drift.unsigned_abs()) }
 }
@@ -464,11 +481,11 @@ impl Baseline {
         let mut prefix = Vec::with_capacity(n + 1);
         prefix.push(0u64);
         for i in 0..n {
-            prefix.push(prefix[i] + est(i));
+            prefix.push(prefix[i].saturating_add(est(i)));
         }
         let range_sum = |r: &std::ops::Range<usize>| {
             let (a, b) = (r.start.min(n), r.end.min(n));
-            if a < b { prefix[b] - prefix[a] } else { 0 }
+            if a < b { prefix[b].saturating_sub(prefix[a]) } else { 0 }
         };
         // Where each recorded compaction takes effect: at its first inserted message.
         let mut resets: Vec<(usize, u64, std::ops::Range<usize>)> = session
@@ -487,7 +504,7 @@ impl Baseline {
             }
             before.push(sum);
             if i < n {
-                sum += est(i);
+                sum = sum.saturating_add(est(i));
             }
         }
         Baseline {
@@ -600,36 +617,43 @@ impl Calibration {
 fn metrics(rows: &[CallRow], comps: &[CompactionEvent], prunes: &[PruneEvent], window: u64) -> SessionMetrics {
     let mut m = SessionMetrics { calls: rows.len() as u64, ..SessionMetrics::default() };
     for r in rows {
-        m.input_tokens_baseline += r.tokens_baseline;
-        m.input_tokens_policy += r.tokens_policy;
+        // Sums saturate: extreme recorded usage must not wrap (or panic).
+        m.input_tokens_baseline = m.input_tokens_baseline.saturating_add(r.tokens_baseline);
+        m.input_tokens_policy = m.input_tokens_policy.saturating_add(r.tokens_policy);
         if let Some(rec) = r.tokens_recorded {
             m.calls_with_usage += 1;
-            m.input_tokens_recorded += rec;
+            m.input_tokens_recorded = m.input_tokens_recorded.saturating_add(rec);
         }
         m.peak_baseline = m.peak_baseline.max(r.tokens_baseline);
         m.peak_policy = m.peak_policy.max(r.tokens_policy);
         m.overflow_calls_baseline += u64::from(r.tokens_baseline > window);
         m.overflow_calls_policy += u64::from(r.tokens_policy > window);
         m.flush_points += u64::from(r.events.contains(&Event::Flush));
-        m.prefix_tokens_baseline += r.prefix_baseline;
-        m.prefix_tokens_policy += r.prefix_policy;
+        m.prefix_tokens_baseline = m.prefix_tokens_baseline.saturating_add(r.prefix_baseline);
+        m.prefix_tokens_policy = m.prefix_tokens_policy.saturating_add(r.prefix_policy);
     }
     for c in comps {
         m.compactions += u64::from(c.applied);
         m.no_progress_compactions += u64::from(c.no_progress);
-        m.summarizer_tokens += c.summarizer_usage.total();
+        m.summarizer_tokens = m.summarizer_tokens.saturating_add(c.summarizer_usage.total());
     }
     for p in prunes {
         match p.kind {
             PruneKind::Hard => m.pruned_hard += 1,
             PruneKind::Soft | PruneKind::Cap => m.pruned_soft += 1,
         }
-        m.pruned_chars_freed += p.chars_before - p.chars_after;
+        m.pruned_chars_freed = m.pruned_chars_freed.saturating_add(p.chars_before.saturating_sub(p.chars_after));
     }
     if m.input_tokens_baseline > 0 {
         m.savings_pct =
             (m.input_tokens_baseline as f64 - m.input_tokens_policy as f64) * 100.0 / m.input_tokens_baseline as f64;
     }
-    m.net_savings_tokens = m.input_tokens_baseline as i64 - m.input_tokens_policy as i64 - m.summarizer_tokens as i64;
+    m.net_savings_tokens = net_savings(m.input_tokens_baseline, m.input_tokens_policy, m.summarizer_tokens);
     m
+}
+
+/// baseline − policy − summarizer tokens, saturating at the bounds of `i64`.
+pub fn net_savings(baseline: u64, policy: u64, summarizer: u64) -> i64 {
+    let d = i128::from(baseline) - i128::from(policy) - i128::from(summarizer);
+    d.clamp(i128::from(i64::MIN), i128::from(i64::MAX)) as i64
 }

@@ -97,28 +97,7 @@ fn build(steps: &[Step], trailing_human: bool) -> Session {
 /// A preset with its token constants scaled to a 12K window, so random sessions
 /// of a few hundred thousand characters compact several times.
 pub(super) fn scaled(name: &str) -> Policy {
-    let mut p = presets::get(name).unwrap_or_default();
-    let w = 12_000u64;
-    let f = |x: u64| x * w / p.context_window;
-    p.estimator = match p.estimator {
-        crate::tokens::EstimatorKind::Calibrated => crate::tokens::EstimatorKind::Calibrated,
-        _ => crate::tokens::EstimatorKind::Chars4,
-    };
-    p.max_output_tokens = f(p.max_output_tokens);
-    p.compact.trigger_tokens = f(p.compact.trigger_tokens);
-    p.compact.reserve_tokens = f(p.compact.reserve_tokens);
-    p.compact.keep_recent_tokens = f(p.compact.keep_recent_tokens);
-    p.compact.summary_max_tokens = f(p.compact.summary_max_tokens).max(150);
-    p.compact.user_message_budget_tokens = p.compact.user_message_budget_tokens.map(f);
-    p.compact.min_gain_tokens = f(p.compact.min_gain_tokens);
-    p.flush.reserve_tokens = f(p.flush.reserve_tokens);
-    p.flush.threshold_tokens = f(p.flush.threshold_tokens);
-    p.prune.clear_tool_uses.trigger_tokens = f(p.prune.clear_tool_uses.trigger_tokens);
-    p.prune.protect_tokens = p.prune.protect_tokens.map(f);
-    p.prune.minimum_tokens = f(p.prune.minimum_tokens);
-    p.prune.min_prunable_tool_chars = f(p.prune.min_prunable_tool_chars);
-    p.context_window = w;
-    p
+    super::testkit::scaled(presets::get(name).unwrap_or_default(), 12_000)
 }
 
 fn replay(s: &Session, p: &Policy) -> SessionTrace {

@@ -16,6 +16,7 @@
 //! Texts are deterministic filler of exactly N characters.
 
 use crate::model::{Block, Call, Format, Message, Origin, RecordedCompaction, Role, Session, Usage, UsageProvenance};
+use crate::policy::Policy;
 use serde_json::json;
 use std::collections::VecDeque;
 use std::ops::Range;
@@ -199,4 +200,32 @@ impl SessionBuilder {
 /// A session from the description language (see the module doc).
 pub fn session(desc: &str) -> Session {
     desc.split_whitespace().fold(SessionBuilder::new("test"), SessionBuilder::step).build()
+}
+
+/// A policy with every token constant scaled from its own window to `window`
+/// (and a chars/4-based estimator), so small sessions reach the thresholds that
+/// real ones reach at full size: compactions chain, pruning fires.
+pub fn scaled(mut p: Policy, window: u64) -> Policy {
+    let w = window.max(1);
+    let from = p.context_window.max(1);
+    let f = |x: u64| x.saturating_mul(w) / from;
+    p.estimator = match p.estimator {
+        crate::tokens::EstimatorKind::Calibrated => crate::tokens::EstimatorKind::Calibrated,
+        _ => crate::tokens::EstimatorKind::Chars4,
+    };
+    p.max_output_tokens = f(p.max_output_tokens);
+    p.compact.trigger_tokens = f(p.compact.trigger_tokens);
+    p.compact.reserve_tokens = f(p.compact.reserve_tokens);
+    p.compact.keep_recent_tokens = f(p.compact.keep_recent_tokens);
+    p.compact.summary_max_tokens = f(p.compact.summary_max_tokens).max(150);
+    p.compact.user_message_budget_tokens = p.compact.user_message_budget_tokens.map(f);
+    p.compact.min_gain_tokens = f(p.compact.min_gain_tokens);
+    p.flush.reserve_tokens = f(p.flush.reserve_tokens);
+    p.flush.threshold_tokens = f(p.flush.threshold_tokens);
+    p.prune.clear_tool_uses.trigger_tokens = f(p.prune.clear_tool_uses.trigger_tokens);
+    p.prune.protect_tokens = p.prune.protect_tokens.map(f);
+    p.prune.minimum_tokens = f(p.prune.minimum_tokens);
+    p.prune.min_prunable_tool_chars = f(p.prune.min_prunable_tool_chars);
+    p.context_window = w;
+    p
 }

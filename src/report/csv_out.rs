@@ -1,6 +1,12 @@
 //! `sessions.csv` (one row per session and policy) and `calls.csv` (one row per
 //! session, policy and call), written with the csv crate so quoting of ids and
 //! paths from untrusted logs is always right.
+//!
+//! Text cells are also defused against CSV injection (OWASP): a spreadsheet
+//! runs a cell that starts with `=`, `+`, `-`, `@`, a tab or a carriage return
+//! as a formula, and session ids, paths and error texts come from untrusted
+//! logs. Such a cell gets a leading `'` (see [`text_cell`]); numeric columns are
+//! written as numbers and never touched.
 
 use super::Report;
 use crate::replay::{Event, SessionResults};
@@ -44,11 +50,11 @@ pub fn sessions_csv(report: &Report) -> Vec<u8> {
     for r in &report.sessions {
         let m = &r.metrics;
         let mut rec: Vec<String> = vec![
-            r.session_id.clone(),
-            r.source_path.clone(),
+            text_cell(&r.session_id),
+            text_cell(&r.source_path),
             r.format.name().to_string(),
-            r.parent.clone().unwrap_or_default(),
-            r.policy.clone(),
+            text_cell(r.parent.as_deref().unwrap_or_default()),
+            text_cell(&r.policy),
             r.messages.to_string(),
             m.calls.to_string(),
             m.calls_with_usage.to_string(),
@@ -71,7 +77,7 @@ pub fn sessions_csv(report: &Report) -> Vec<u8> {
             m.summarizer_tokens.to_string(),
             m.net_savings_tokens.to_string(),
             r.violations.to_string(),
-            r.error.clone().unwrap_or_default(),
+            text_cell(r.error.as_deref().unwrap_or_default()),
         ];
         rec.extend(super::quality::session_cells(r.quality.as_ref()));
         let _ = w.write_record(&rec);
@@ -100,13 +106,15 @@ pub fn calls_csv(results: &[SessionResults], policies: &[String]) -> Vec<u8> {
     let mut w = csv::Writer::from_writer(Vec::new());
     let _ = w.write_record(CALL_COLUMNS);
     for r in results {
-        let path = r.source_path.display().to_string();
+        let path = text_cell(&r.source_path.display().to_string());
+        let id = text_cell(&r.session_id);
         for (name, trace) in policies.iter().zip(&r.traces) {
             let Ok(t) = trace else { continue };
+            let name = text_cell(name);
             for c in &t.calls {
                 let events: Vec<&str> = c.events.iter().map(|e| event_name(*e)).collect();
                 let rec = [
-                    r.session_id.clone(),
+                    id.clone(),
                     path.clone(),
                     name.clone(),
                     c.call.to_string(),
@@ -126,6 +134,13 @@ pub fn calls_csv(results: &[SessionResults], policies: &[String]) -> Vec<u8> {
     w.into_inner().unwrap_or_default()
 }
 
+/// A text cell a spreadsheet will not run as a formula: a leading `'` when the
+/// text starts with `=`, `+`, `-`, `@`, a tab or a carriage return (OWASP "CSV
+/// Injection"). Use it for every cell whose text is not a number compactor made.
+pub fn text_cell(s: &str) -> String {
+    if s.starts_with(['=', '+', '-', '@', '\t', '\r']) { format!("'{s}") } else { s.to_string() }
+}
+
 /// The snake_case name of an event, as in report.json.
 pub fn event_name(e: Event) -> &'static str {
     match e {
@@ -136,5 +151,27 @@ pub fn event_name(e: Event) -> &'static str {
         Event::Flush => "flush",
         Event::OverflowBaseline => "overflow_baseline",
         Event::OverflowPolicy => "overflow_policy",
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn formula_prefixes_are_defused() {
+        for (cell, want) in [
+            ("=HYPERLINK(\"http://x\")", "'=HYPERLINK(\"http://x\")"),
+            ("+1+1", "'+1+1"),
+            ("-2+3", "'-2+3"),
+            ("@SUM(A1)", "'@SUM(A1)"),
+            ("\t=1", "'\t=1"),
+            ("\r=1", "'\r=1"),
+            ("session-1", "session-1"),
+            ("a=b", "a=b"),
+            ("", ""),
+        ] {
+            assert_eq!(text_cell(cell), want, "{cell:?}");
+        }
     }
 }

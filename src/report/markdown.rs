@@ -88,6 +88,13 @@ policy would have sent. Token counts are estimates (see each policy's `estimator
     out.push_str("## Totals per policy\n\n");
     aggregate_table(&mut out, &report.aggregates);
     out.push('\n');
+    if report.policies.len() > 1 {
+        out.push_str("## Side by side\n\n");
+        // TODO(quality): per-policy quality once the replay results carry it.
+        out.push_str(&super::compare::compare_md(&super::compare::columns(report, &[])));
+        out.push('\n');
+    }
+    out.push_str(&super::compare::cost_md(report));
     super::quality::markdown_section(&mut out, report);
     out.push_str("## Policies\n\n");
     out.push_str(

@@ -4,7 +4,10 @@
 //! the file system; `write` puts the bytes under `--out` through
 //! `output::fsutil` (sanitized names, atomic writes).
 
+pub mod compare;
 pub mod csv_out;
+pub mod html;
+pub mod jsonl;
 pub mod markdown;
 pub mod quality;
 pub mod write;
@@ -32,6 +35,9 @@ pub struct Report {
     /// One per policy, in policy order.
     pub aggregates: Vec<Aggregate>,
     pub diagnostics: DiagnosticSummary,
+    /// How costs were computed (`cost::attach`); absent when they were not.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cost_model: Option<crate::cost::CostModelInfo>,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -69,6 +75,9 @@ pub struct SessionRow {
     /// (`report::quality`); absent with `--no-quality`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub quality: Option<SessionQuality>,
+    /// Prompt-cache cost (`cost::attach`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cost: Option<crate::cost::SessionCost>,
 }
 
 /// Totals of one policy over all sessions.
@@ -102,6 +111,9 @@ pub struct Aggregate {
     /// Summary quality over this policy's sessions; absent with `--no-quality`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub quality: Option<QualityAggregate>,
+    /// Prompt-cache cost over the sessions (`cost::attach`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cost: Option<crate::cost::CostTotals>,
 }
 
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
@@ -143,7 +155,11 @@ pub fn build(
     let mut warnings: Vec<String> =
         sessions.iter().flat_map(|s| s.diagnostics.messages.iter().map(|d| d.to_string())).collect();
     warnings.sort();
-    let mut failed = failed_inputs.to_vec();
+    // Paths as text: serde refuses a non-UTF-8 path, and the whole report with it.
+    let mut failed: Vec<Diagnostic> = failed_inputs
+        .iter()
+        .map(|d| Diagnostic { path: d.path.to_string_lossy().into_owned().into(), ..d.clone() })
+        .collect();
     failed.sort();
     Report {
         schema_version: SCHEMA_VERSION,
@@ -158,6 +174,7 @@ pub fn build(
             warnings,
             summarizer_fallbacks: Vec::new(),
         },
+        cost_model: None,
     }
 }
 
@@ -175,6 +192,7 @@ fn row(session: &Session, policy: &Policy, trace: Result<&SessionTrace, String>)
         violations: 0,
         error: None,
         quality: None,
+        cost: None,
     };
     match trace {
         Ok(t) => SessionRow {
@@ -194,6 +212,7 @@ fn row(session: &Session, policy: &Policy, trace: Result<&SessionTrace, String>)
 fn aggregate<'a>(policy: &str, rows: impl Iterator<Item = &'a SessionRow>) -> Aggregate {
     let mut a = Aggregate { policy: policy.to_string(), ..Aggregate::default() };
     let mut per_session = Vec::new();
+    // Totals saturate: sessions with extreme recorded usage must not wrap them.
     for r in rows {
         if r.error.is_some() {
             a.sessions_failed += 1;
@@ -201,24 +220,24 @@ fn aggregate<'a>(policy: &str, rows: impl Iterator<Item = &'a SessionRow>) -> Ag
         }
         let m = &r.metrics;
         a.sessions += 1;
-        a.calls += m.calls;
-        a.input_tokens_baseline += m.input_tokens_baseline;
-        a.input_tokens_policy += m.input_tokens_policy;
-        a.input_tokens_recorded += m.input_tokens_recorded;
+        a.calls = a.calls.saturating_add(m.calls);
+        a.input_tokens_baseline = a.input_tokens_baseline.saturating_add(m.input_tokens_baseline);
+        a.input_tokens_policy = a.input_tokens_policy.saturating_add(m.input_tokens_policy);
+        a.input_tokens_recorded = a.input_tokens_recorded.saturating_add(m.input_tokens_recorded);
         a.peak_baseline = a.peak_baseline.max(m.peak_baseline);
         a.peak_policy = a.peak_policy.max(m.peak_policy);
-        a.overflow_calls_baseline += m.overflow_calls_baseline;
-        a.overflow_calls_policy += m.overflow_calls_policy;
+        a.overflow_calls_baseline = a.overflow_calls_baseline.saturating_add(m.overflow_calls_baseline);
+        a.overflow_calls_policy = a.overflow_calls_policy.saturating_add(m.overflow_calls_policy);
         a.sessions_overflowing_baseline += u64::from(m.overflow_calls_baseline > 0);
         a.sessions_overflowing_policy += u64::from(m.overflow_calls_policy > 0);
-        a.compactions += m.compactions;
-        a.no_progress_compactions += m.no_progress_compactions;
-        a.pruned_soft += m.pruned_soft;
-        a.pruned_hard += m.pruned_hard;
-        a.pruned_chars_freed += m.pruned_chars_freed;
-        a.flush_points += m.flush_points;
-        a.summarizer_tokens += m.summarizer_tokens;
-        a.net_savings_tokens += m.net_savings_tokens;
+        a.compactions = a.compactions.saturating_add(m.compactions);
+        a.no_progress_compactions = a.no_progress_compactions.saturating_add(m.no_progress_compactions);
+        a.pruned_soft = a.pruned_soft.saturating_add(m.pruned_soft);
+        a.pruned_hard = a.pruned_hard.saturating_add(m.pruned_hard);
+        a.pruned_chars_freed = a.pruned_chars_freed.saturating_add(m.pruned_chars_freed);
+        a.flush_points = a.flush_points.saturating_add(m.flush_points);
+        a.summarizer_tokens = a.summarizer_tokens.saturating_add(m.summarizer_tokens);
+        a.net_savings_tokens = a.net_savings_tokens.saturating_add(m.net_savings_tokens);
         a.violations += r.violations as u64;
         if m.calls > 0 {
             per_session.push(m.savings_pct);
@@ -263,10 +282,78 @@ pub fn to_json(report: &Report) -> Vec<u8> {
 pub fn transcript_jsonl(trace: &SessionTrace) -> Vec<u8> {
     let mut out = Vec::new();
     for m in &trace.transcript {
-        // Serializing the model's own types cannot fail.
-        if serde_json::to_writer(&mut out, m).is_ok() {
-            out.push(b'\n');
-        }
+        jsonl::push_message(&mut out, m);
+        out.push(b'\n');
     }
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    fn row(b: u64, p: u64, r: u64, net: i64) -> SessionRow {
+        SessionRow {
+            session_id: "s".into(),
+            source_path: "s.jsonl".into(),
+            format: Format::Generic,
+            parent: None,
+            policy: "p".into(),
+            messages: 2,
+            system_tokens: 0,
+            system_tokens_source: "zero".into(),
+            metrics: SessionMetrics {
+                calls: 1,
+                input_tokens_baseline: b,
+                input_tokens_policy: p,
+                input_tokens_recorded: r,
+                peak_baseline: b,
+                summarizer_tokens: r,
+                net_savings_tokens: net,
+                ..SessionMetrics::default()
+            },
+            violations: 0,
+            error: None,
+            quality: None,
+            cost: None,
+        }
+    }
+
+    fn extreme() -> impl Strategy<Value = u64> {
+        prop_oneof![Just(u64::MAX), Just(u64::MAX / 2), Just(1u64 << 40), 0u64..1_000_000]
+    }
+
+    proptest! {
+        /// Totals over sessions are exact until they would overflow, then stay
+        /// at `u64::MAX` (and net savings at the bounds of i64): never a wrap or
+        /// a panic, whatever the recorded usage.
+        #[test]
+        fn totals_saturate(values in prop::collection::vec((extreme(), extreme(), extreme(), any::<i64>()), 1..12)) {
+            let rows: Vec<SessionRow> = values.iter().map(|&(b, p, r, n)| row(b, p, r, n)).collect();
+            let a = aggregate("p", rows.iter());
+            let exact = |f: fn(&SessionMetrics) -> u64| {
+                rows.iter().map(|r| u128::from(f(&r.metrics))).sum::<u128>().min(u128::from(u64::MAX)) as u64
+            };
+            prop_assert_eq!(a.input_tokens_baseline, exact(|m| m.input_tokens_baseline));
+            prop_assert_eq!(a.input_tokens_policy, exact(|m| m.input_tokens_policy));
+            prop_assert_eq!(a.input_tokens_recorded, exact(|m| m.input_tokens_recorded));
+            prop_assert_eq!(a.summarizer_tokens, exact(|m| m.summarizer_tokens));
+            prop_assert_eq!(a.calls, rows.len() as u64);
+            prop_assert!(a.savings_pct.is_finite());
+            // Net savings: saturating at each step, so exact when no step overflows.
+            let exact_net = rows.iter().try_fold(0i64, |acc, r| acc.checked_add(r.metrics.net_savings_tokens));
+            if let Some(n) = exact_net {
+                prop_assert_eq!(a.net_savings_tokens, n);
+            }
+        }
+    }
+
+    #[test]
+    fn net_savings_saturate() {
+        use crate::replay::net_savings;
+        assert_eq!(net_savings(u64::MAX, 0, 0), i64::MAX);
+        assert_eq!(net_savings(0, u64::MAX, u64::MAX), i64::MIN);
+        assert_eq!(net_savings(100, 40, 10), 50);
+    }
 }

@@ -14,6 +14,24 @@ pub struct WriteOptions {
     pub transcripts: bool,
 }
 
+/// report.html of a replay or compare: the policies side by side, the
+/// distributions, and the context charts of the largest sessions.
+pub fn html_page(report: &Report, results: &[SessionResults]) -> String {
+    // TODO(quality): per-policy quality and per-session FRR once the replay
+    // results carry them.
+    let columns = super::compare::columns(report, &[]);
+    let command = if report.policies.len() > 1 { "compare" } else { "replay" };
+    super::html::report_html(&super::html::Page {
+        command,
+        report: Some(report),
+        results,
+        columns: &columns,
+        frr: None,
+        sweep: None,
+        max_sessions: super::html::DEFAULT_MAX_SESSIONS,
+    })
+}
+
 /// Write every output file; returns the paths written, in order.
 pub fn write_all(
     out: &Path,
@@ -42,6 +60,7 @@ pub fn write_all(
                     used.insert((pi, stem.clone()));
                 }
                 let path = dir.join(format!("{stem}.jsonl"));
+                interrupted()?;
                 atomic_write(&path, &transcript_jsonl(trace))?;
                 written.push(path);
             }
@@ -52,12 +71,23 @@ pub fn write_all(
         ("calls.csv", csv_out::calls_csv(results, &policies)),
         ("quality.csv", super::quality::quality_csv(report)),
         ("report.md", markdown::report_md(report).into_bytes()),
+        ("report.html", html_page(report, results).into_bytes()),
         // Last, so a report.json present means the run completed.
         ("report.json", to_json(report)),
     ] {
         let path = out.join(name);
+        interrupted()?;
         atomic_write(&path, &bytes)?;
         written.push(path);
     }
     Ok(written)
+}
+
+/// Stop between files after Ctrl-C: each file written is complete (atomic), and
+/// report.json, written last, is only there when the whole run was.
+fn interrupted() -> std::io::Result<()> {
+    if crate::interrupt::requested() {
+        return Err(std::io::Error::new(std::io::ErrorKind::Interrupted, "interrupted"));
+    }
+    Ok(())
 }

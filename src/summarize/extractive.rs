@@ -352,10 +352,14 @@ fn human_text(m: &Message) -> String {
         .join("\n")
 }
 
-impl Facts {
-    /// Count the identifiers (paths, file names, ids, error codes) of one text.
-    fn ident(&mut self, text: &str, weight: u32) {
-        let Some(r) = IDENTS.as_ref() else { return };
+/// The accepted identifiers of a text, one entry per occurrence, in order. A
+/// pure function of the text, memoized: the same tool outputs are scanned again
+/// at every compaction and by every policy of a sweep.
+fn idents_of(text: &str) -> std::sync::Arc<[Box<str>]> {
+    static MEMO: LazyLock<super::text_memo::TextMemo> = LazyLock::new(Default::default);
+    MEMO.get(text, |text| {
+        let Some(r) = IDENTS.as_ref() else { return Vec::new() };
+        let mut out = Vec::new();
         for m in r.find_iter(text) {
             let s = m.as_str().trim_end_matches(['.', ',', ':', ';']);
             // `response.json()` is a method call, not a file; `@file.txt` and
@@ -365,6 +369,16 @@ impl Facts {
             if !plausible_ident(s) || glued || text[m.end()..].starts_with('(') {
                 continue;
             }
+            out.push(Box::from(s));
+        }
+        out
+    })
+}
+
+impl Facts {
+    /// Count the identifiers (paths, file names, ids, error codes) of one text.
+    fn ident(&mut self, text: &str, weight: u32) {
+        for s in idents_of(text).iter() {
             // Vendored and generated trees are listed by `find`/`ls` but rarely
             // what the agent goes back to.
             let w = if is_vendored(s) { f64::from(weight) * 0.1 } else { f64::from(weight) };

@@ -8,6 +8,7 @@
 //! through the engine.
 
 pub mod extractive;
+pub mod text_memo;
 pub mod truncate;
 
 use crate::filetrack::FileOps;
@@ -88,12 +89,13 @@ pub struct SummarizerUsage {
 }
 
 impl SummarizerUsage {
+    // Saturating: an LLM server reports these, and a broken one can say anything.
     pub fn total(&self) -> u64 {
-        self.input_tokens + self.output_tokens
+        self.input_tokens.saturating_add(self.output_tokens)
     }
     pub fn add(&mut self, other: &SummarizerUsage) {
-        self.input_tokens += other.input_tokens;
-        self.output_tokens += other.output_tokens;
+        self.input_tokens = self.input_tokens.saturating_add(other.input_tokens);
+        self.output_tokens = self.output_tokens.saturating_add(other.output_tokens);
         self.calls += other.calls;
     }
 }

@@ -21,6 +21,8 @@
 
 #![allow(dead_code, clippy::unwrap_used, clippy::expect_used)]
 
+pub mod replay;
+
 use compactor::model::{Format, Session};
 use compactor::read::{self, Batch};
 use serde_json::{Map, Value};

@@ -1,0 +1,467 @@
+//! Money (DESIGN.md §6 "Cost"): what a replay's requests would have been billed,
+//! with the provider's prompt cache simulated from the request sequence and the
+//! log's timestamps.
+//!
+//! The cache model, per call, for the baseline and the policy alike:
+//! - the replay gives each request's size and its *prefix*: the tokens equal to
+//!   the start of the previous request (`CallRow::prefix_*`; pruning or compaction
+//!   that rewrites early messages shrinks it);
+//! - when the previous call is no older than the cache TTL (5 minutes, or 1 hour;
+//!   every hit refreshes it), the prefix is billed as **cache read** and the rest as
+//!   **cache write** (the request is processed as input and written for the next
+//!   call: Anthropic bills it at 1.25× / 2× the input price, OpenAI at the input
+//!   price);
+//! - after a longer gap, or at the first call, nothing is read: the whole request
+//!   is written;
+//! - a call without a timestamp is assumed to follow its predecessor closely
+//!   (agents call in a loop) and is counted in `calls_without_timestamp`;
+//! - with the cache off everything is plain input.
+//!
+//! Outputs are taken as recorded, so the output cost (recorded `usage.output`) is
+//! the same for both; summarizer tokens (LLM summaries) are billed as uncached
+//! input and output at the summarizer's model price.
+//!
+//! The baseline simulation is checked against the log where its usage has cache
+//! fields: the input cost of the recorded split (uncached / read / write) against
+//! the simulated one, per call (median and p90 of the relative error, like the
+//! estimator accuracy) and in total, and the share of the prompt read from cache.
+//!
+//! Not modelled: minimum cacheable sizes (1–4K tokens), cache breakpoints older
+//! than the previous request, long-context price tiers, batch discounts.
+
+mod prices;
+#[cfg(test)]
+mod tests;
+
+pub use prices::{DEFAULT_FALLBACK, Family, ModelSource, PriceError, PriceTable, Prices, Provider, normalize_model};
+
+use crate::model::Session;
+use crate::replay::{CallRow, SessionTrace};
+use serde::{Deserialize, Serialize};
+
+/// How long a cache entry lives after its last use.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum CacheTtl {
+    /// No prompt cache: every token is plain input.
+    Off,
+    /// 5 minutes (Anthropic's default, close to OpenAI's in-memory retention).
+    #[serde(rename = "5m")]
+    FiveMinutes,
+    /// 1 hour (Anthropic `ttl: "1h"`, billed at the higher write price).
+    #[serde(rename = "1h")]
+    OneHour,
+}
+
+impl CacheTtl {
+    pub fn parse(s: &str) -> Result<CacheTtl, PriceError> {
+        match s.trim().to_ascii_lowercase().as_str() {
+            "off" | "none" | "0" => Ok(CacheTtl::Off),
+            "5m" | "5min" | "300" | "300s" => Ok(CacheTtl::FiveMinutes),
+            "1h" | "60m" | "3600" | "3600s" => Ok(CacheTtl::OneHour),
+            _ => Err(PriceError::Ttl(s.to_string())),
+        }
+    }
+
+    pub fn name(self) -> &'static str {
+        match self {
+            CacheTtl::Off => "off",
+            CacheTtl::FiveMinutes => "5m",
+            CacheTtl::OneHour => "1h",
+        }
+    }
+
+    /// Milliseconds, `None` when off.
+    pub fn millis(self) -> Option<i64> {
+        match self {
+            CacheTtl::Off => None,
+            CacheTtl::FiveMinutes => Some(300_000),
+            CacheTtl::OneHour => Some(3_600_000),
+        }
+    }
+
+    fn write_price(self, p: &Prices) -> f64 {
+        match self {
+            CacheTtl::OneHour => p.cache_write_1h,
+            _ => p.cache_write_5m,
+        }
+    }
+}
+
+/// Everything the cost model needs besides the replay.
+#[derive(Debug, Clone, PartialEq)]
+pub struct CostSettings {
+    pub table: PriceTable,
+    pub ttl: CacheTtl,
+    /// Price every call as this model (`--model`) instead of the recorded one.
+    pub model_override: Option<String>,
+    /// The LLM summarizer's model (`--llm-model`); `None`: the session's own family.
+    pub summarizer_model: Option<String>,
+}
+
+impl Default for CostSettings {
+    fn default() -> CostSettings {
+        CostSettings {
+            table: PriceTable::builtin(),
+            ttl: CacheTtl::FiveMinutes,
+            model_override: None,
+            summarizer_model: None,
+        }
+    }
+}
+
+/// How the tokens of one request are billed.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Split {
+    pub uncached: u64,
+    pub cache_read: u64,
+    pub cache_write: u64,
+}
+
+impl Split {
+    pub fn total(&self) -> u64 {
+        self.uncached + self.cache_read + self.cache_write
+    }
+
+    /// USD of this input at `prices` (writes at the TTL's price).
+    pub fn usd(&self, prices: &Prices, ttl: CacheTtl) -> f64 {
+        (self.uncached as f64 * prices.input
+            + self.cache_read as f64 * prices.cache_read
+            + self.cache_write as f64 * ttl.write_price(prices))
+            / 1e6
+    }
+}
+
+/// The cache simulation of one request: `tokens` sent, of which `prefix` equal
+/// the start of the previous request, `gap_ms` after it (`None`: unknown, taken
+/// as warm; the first request has no previous one and must pass `first`).
+pub fn split_request(tokens: u64, prefix: u64, first: bool, gap_ms: Option<i64>, ttl: CacheTtl) -> Split {
+    let Some(ttl_ms) = ttl.millis() else {
+        return Split { uncached: tokens, cache_read: 0, cache_write: 0 };
+    };
+    let warm = !first && gap_ms.is_none_or(|g| g <= ttl_ms);
+    let read = if warm { prefix.min(tokens) } else { 0 };
+    Split { uncached: 0, cache_read: read, cache_write: tokens - read }
+}
+
+/// Billed tokens and USD of one series (baseline or policy) over a session.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
+pub struct Bill {
+    pub uncached: u64,
+    pub cache_read: u64,
+    pub cache_write: u64,
+    pub output: u64,
+    pub usd: f64,
+}
+
+impl Bill {
+    fn add_input(&mut self, s: &Split, usd: f64) {
+        self.uncached += s.uncached;
+        self.cache_read += s.cache_read;
+        self.cache_write += s.cache_write;
+        self.usd += usd;
+    }
+
+    pub fn add(&mut self, o: &Bill) {
+        self.uncached += o.uncached;
+        self.cache_read += o.cache_read;
+        self.cache_write += o.cache_write;
+        self.output += o.output;
+        self.usd += o.usd;
+    }
+
+    /// Share of the input tokens read from cache.
+    pub fn read_share(&self) -> f64 {
+        let t = self.uncached + self.cache_read + self.cache_write;
+        if t == 0 { 0.0 } else { self.cache_read as f64 / t as f64 }
+    }
+
+    fn rounded(mut self) -> Bill {
+        self.usd = round_usd(self.usd);
+        self
+    }
+}
+
+/// The simulated baseline against the recorded usage, on the calls whose usage
+/// has cache fields (input side only; outputs are identical by construction).
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct RecordedCheck {
+    pub calls: u64,
+    /// USD of the recorded input split (uncached / read / write) of those calls.
+    pub recorded_usd: f64,
+    /// USD of the simulated baseline input of the same calls.
+    pub simulated_usd: f64,
+    /// (simulated − recorded) / recorded × 100 over the sum.
+    pub error_pct: f64,
+    /// Per call |simulated − recorded| / recorded × 100: median and p90.
+    pub median_abs_error_pct: Option<f64>,
+    pub p90_abs_error_pct: Option<f64>,
+    /// Share of the prompt read from cache, recorded and simulated.
+    pub read_share_recorded: f64,
+    pub read_share_simulated: f64,
+    /// The per-call errors (kept for aggregation; not serialized).
+    #[serde(skip)]
+    pub call_errors: Vec<f64>,
+    #[serde(skip)]
+    pub read_tokens: (u64, u64, u64, u64),
+}
+
+/// The cost of one replay (one session under one policy).
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct SessionCost {
+    /// The family most calls were priced as.
+    pub family: String,
+    pub model_source: Option<ModelSource>,
+    /// Calls priced as the fallback family (no or unknown model name).
+    pub fallback_calls: u64,
+    pub calls_without_timestamp: u64,
+    pub ttl: Option<CacheTtl>,
+    pub baseline: Bill,
+    pub policy: Bill,
+    /// LLM summaries, at the summarizer's price.
+    pub summarizer_usd: f64,
+    /// baseline − policy − summarizer.
+    pub saved_usd: f64,
+    /// saved / baseline × 100.
+    pub saved_pct: f64,
+    /// The policy sent fewer tokens than the baseline but costs more: what it
+    /// pruned or compacted broke the cached prefix (or its summaries cost more).
+    pub sheds_tokens_costs_more: bool,
+    pub recorded: Option<RecordedCheck>,
+}
+
+/// USD rounded to a millionth of a dollar, so reports are short and stable.
+pub fn round_usd(x: f64) -> f64 {
+    if x.is_finite() { (x * 1e6).round() / 1e6 } else { 0.0 }
+}
+
+fn pct(part: f64, whole: f64) -> f64 {
+    if whole > 0.0 { crate::report::round4(part / whole * 100.0) } else { 0.0 }
+}
+
+/// Price one replay. `trace.calls[k].call` indexes `session.calls` (model names,
+/// recorded usage); rows whose index is out of range are priced as the fallback.
+pub fn session_cost(session: &Session, trace: &SessionTrace, settings: &CostSettings) -> SessionCost {
+    let table = &settings.table;
+    let ttl = settings.ttl;
+    let mut out = SessionCost { ttl: Some(ttl), ..SessionCost::default() };
+    // Resolution per distinct model name (a session has a handful).
+    let mut memo: Vec<(Option<&str>, usize, ModelSource)> = Vec::new();
+    let mut family_calls: Vec<u64> = vec![0; table.families.len()];
+    let mut sources: Vec<ModelSource> = Vec::new();
+    let mut prev_ts: Option<i64> = None;
+    let mut check = RecordedCheck::default();
+    let (mut rec_read, mut rec_total, mut sim_read, mut sim_total) = (0u64, 0u64, 0u64, 0u64);
+    for (k, row) in trace.calls.iter().enumerate() {
+        let call = session.calls.get(row.call);
+        let recorded_model = call.and_then(|c| c.model.as_deref());
+        let (fi, source) = match memo.iter().find(|m| m.0 == recorded_model) {
+            Some(&(_, i, s)) => (i, s),
+            None => {
+                let (i, s) = table.resolve(recorded_model, settings.model_override.as_deref());
+                memo.push((recorded_model, i, s));
+                (i, s)
+            }
+        };
+        family_calls[fi] += 1;
+        sources.push(source);
+        out.fallback_calls += u64::from(source == ModelSource::Fallback);
+        let prices = &table.families[fi].prices;
+        let gap = gap_ms(prev_ts, row);
+        if row.timestamp.is_none() {
+            out.calls_without_timestamp += 1;
+        }
+        prev_ts = row.timestamp.or(prev_ts);
+        let first = k == 0;
+        let base = split_request(row.tokens_baseline, row.prefix_baseline, first, gap, ttl);
+        let pol = split_request(row.tokens_policy, row.prefix_policy, first, gap, ttl);
+        let base_usd = base.usd(prices, ttl);
+        out.baseline.add_input(&base, base_usd);
+        out.policy.add_input(&pol, pol.usd(prices, ttl));
+        if let Some(u) = call.and_then(|c| c.usage) {
+            out.baseline.output += u.output;
+            out.policy.output += u.output;
+            let o = u.output as f64 * prices.output / 1e6;
+            out.baseline.usd += o;
+            out.policy.usd += o;
+            if has_cache_fields(&u) {
+                let rec = Split { uncached: u.uncached_input, cache_read: u.cache_read, cache_write: u.cache_write };
+                let rec_usd = rec.usd(prices, ttl);
+                check.calls += 1;
+                check.recorded_usd += rec_usd;
+                check.simulated_usd += base_usd;
+                if rec_usd > 0.0 {
+                    check.call_errors.push((base_usd - rec_usd).abs() / rec_usd * 100.0);
+                }
+                rec_read += rec.cache_read;
+                rec_total += rec.total();
+                sim_read += base.cache_read;
+                sim_total += base.total();
+            }
+        }
+    }
+    // Summaries: uncached input + output at the summarizer's price.
+    let dominant = family_calls.iter().enumerate().max_by_key(|&(i, n)| (*n, std::cmp::Reverse(i))).map(|(i, _)| i);
+    let session_family = dominant.filter(|&i| family_calls[i] > 0).unwrap_or(table.fallback);
+    let summ_family = settings.summarizer_model.as_deref().and_then(|m| table.find(m)).unwrap_or(session_family);
+    let sp = &table.families[summ_family].prices;
+    for c in &trace.compactions {
+        let u = &c.summarizer_usage;
+        out.summarizer_usd += (u.input_tokens as f64 * sp.input + u.output_tokens as f64 * sp.output) / 1e6;
+    }
+    out.family = table.families[session_family].name.clone();
+    out.model_source = sources.iter().copied().max();
+    out.saved_usd = round_usd(out.baseline.usd - out.policy.usd - out.summarizer_usd);
+    out.saved_pct = pct(out.baseline.usd - out.policy.usd - out.summarizer_usd, out.baseline.usd);
+    out.sheds_tokens_costs_more = trace.metrics.input_tokens_policy < trace.metrics.input_tokens_baseline
+        && out.policy.usd + out.summarizer_usd > out.baseline.usd + 1e-9;
+    out.baseline = out.baseline.rounded();
+    out.policy = out.policy.rounded();
+    out.summarizer_usd = round_usd(out.summarizer_usd);
+    if check.calls > 0 {
+        check.read_tokens = (rec_read, rec_total, sim_read, sim_total);
+        out.recorded = Some(finish_check(check));
+    }
+    out
+}
+
+fn finish_check(mut c: RecordedCheck) -> RecordedCheck {
+    let (rr, rt, sr, st) = c.read_tokens;
+    c.error_pct = pct(c.simulated_usd - c.recorded_usd, c.recorded_usd);
+    c.median_abs_error_pct = crate::accuracy::median(&c.call_errors);
+    c.p90_abs_error_pct = crate::accuracy::p90(&c.call_errors);
+    c.read_share_recorded = if rt > 0 { crate::report::round4(rr as f64 / rt as f64) } else { 0.0 };
+    c.read_share_simulated = if st > 0 { crate::report::round4(sr as f64 / st as f64) } else { 0.0 };
+    c.recorded_usd = round_usd(c.recorded_usd);
+    c.simulated_usd = round_usd(c.simulated_usd);
+    c
+}
+
+fn gap_ms(prev: Option<i64>, row: &CallRow) -> Option<i64> {
+    match (prev, row.timestamp) {
+        (Some(a), Some(b)) => Some(b.saturating_sub(a)),
+        _ => None,
+    }
+}
+
+/// Whether a recorded usage shows the prompt cache at work (some tokens read or
+/// written). A log of a harness that never caches has nothing to check against.
+fn has_cache_fields(u: &crate::model::Usage) -> bool {
+    u.cache_read > 0 || u.cache_write > 0
+}
+
+/// Costs of one policy summed over sessions.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct CostTotals {
+    pub sessions: u64,
+    pub baseline: Bill,
+    pub policy: Bill,
+    pub summarizer_usd: f64,
+    pub saved_usd: f64,
+    pub saved_pct: f64,
+    /// Sessions where the policy sheds tokens but costs more.
+    pub sessions_sheds_tokens_costs_more: u64,
+    pub fallback_calls: u64,
+    pub calls_without_timestamp: u64,
+    /// The baseline simulation against recorded usage over every checked call.
+    pub recorded: Option<RecordedCheck>,
+    #[serde(skip)]
+    check: RecordedCheck,
+}
+
+impl CostTotals {
+    pub fn add(&mut self, c: &SessionCost) {
+        self.sessions += 1;
+        self.baseline.add(&c.baseline);
+        self.policy.add(&c.policy);
+        self.summarizer_usd += c.summarizer_usd;
+        self.sessions_sheds_tokens_costs_more += u64::from(c.sheds_tokens_costs_more);
+        self.fallback_calls += c.fallback_calls;
+        self.calls_without_timestamp += c.calls_without_timestamp;
+        if let Some(r) = &c.recorded {
+            let k = &mut self.check;
+            k.calls += r.calls;
+            k.recorded_usd += r.recorded_usd;
+            k.simulated_usd += r.simulated_usd;
+            k.call_errors.extend_from_slice(&r.call_errors);
+            k.read_tokens.0 += r.read_tokens.0;
+            k.read_tokens.1 += r.read_tokens.1;
+            k.read_tokens.2 += r.read_tokens.2;
+            k.read_tokens.3 += r.read_tokens.3;
+        }
+    }
+
+    /// Totals and percentages once every session is added.
+    pub fn finish(mut self) -> CostTotals {
+        let saved = self.baseline.usd - self.policy.usd - self.summarizer_usd;
+        self.saved_pct = pct(saved, self.baseline.usd);
+        self.saved_usd = round_usd(saved);
+        self.baseline = self.baseline.rounded();
+        self.policy = self.policy.rounded();
+        self.summarizer_usd = round_usd(self.summarizer_usd);
+        if self.check.calls > 0 {
+            self.recorded = Some(finish_check(std::mem::take(&mut self.check)));
+        }
+        self
+    }
+}
+
+/// How a report's costs were computed, for report.json and report.md.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct CostModelInfo {
+    pub ttl: CacheTtl,
+    pub model_override: Option<String>,
+    pub summarizer_model: Option<String>,
+    pub fallback_family: String,
+    /// The families that priced at least one call, with their prices.
+    pub families_used: Vec<Family>,
+    /// Families changed or added by a prices file.
+    pub user_families: Vec<String>,
+}
+
+/// Price every (session, policy) row of a report and total each policy.
+/// `results` are in the order `replay_many` returned them, as for `report::build`.
+pub fn attach(
+    report: &mut crate::report::Report,
+    sessions: &[Session],
+    results: &[crate::replay::SessionResults],
+    settings: &CostSettings,
+) {
+    use std::collections::{BTreeSet, HashMap};
+    let by_key: HashMap<(&str, &std::path::Path), &Session> =
+        sessions.iter().map(|s| ((s.id.as_str(), s.source_path.as_path()), s)).collect();
+    let mut costs: HashMap<(String, String, String), SessionCost> = HashMap::new();
+    let names: Vec<String> = report.policies.iter().map(|p| p.name.clone()).collect();
+    let mut used: BTreeSet<String> = BTreeSet::new();
+    for r in results {
+        let Some(session) = by_key.get(&(r.session_id.as_str(), r.source_path.as_path())) else { continue };
+        for (name, trace) in names.iter().zip(&r.traces) {
+            let Ok(trace) = trace else { continue };
+            let c = session_cost(session, trace, settings);
+            used.insert(c.family.clone());
+            costs.insert((r.session_id.clone(), r.source_path.display().to_string(), name.clone()), c);
+        }
+    }
+    let mut totals: Vec<CostTotals> = vec![CostTotals::default(); names.len()];
+    for row in &mut report.sessions {
+        let key = (row.session_id.clone(), row.source_path.clone(), row.policy.clone());
+        if let Some(c) = costs.remove(&key) {
+            if let Some(i) = names.iter().position(|n| *n == row.policy) {
+                totals[i].add(&c);
+            }
+            row.cost = Some(c);
+        }
+    }
+    for (a, t) in report.aggregates.iter_mut().zip(totals) {
+        a.cost = Some(t.finish());
+    }
+    let table = &settings.table;
+    report.cost_model = Some(CostModelInfo {
+        ttl: settings.ttl,
+        model_override: settings.model_override.clone(),
+        summarizer_model: settings.summarizer_model.clone(),
+        fallback_family: table.families[table.fallback].name.clone(),
+        families_used: table.families.iter().filter(|f| used.contains(&f.name)).cloned().collect(),
+        user_families: table.families.iter().filter(|f| f.user).map(|f| f.name.clone()).collect(),
+    });
+}

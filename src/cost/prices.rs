@@ -1,0 +1,388 @@
+//! The price table: USD per million tokens for each model family (input, output,
+//! cache write with a 5-minute or a 1-hour TTL, cache read), the built-in defaults,
+//! the `--prices FILE` TOML that overrides or extends them, and how a model name
+//! recorded in a log is resolved to a family.
+//!
+//! Sources of the built-in prices (read 2026-11-21 through the documentation index):
+//! - Anthropic: the "Model pricing" table of
+//!   <https://platform.claude.com/docs/en/about-claude/pricing> (base input, 5m cache
+//!   writes, 1h cache writes, cache hits and refreshes, output) and the per-model
+//!   overview pages (`/docs/en/models/sonnet-5/overview`, `…/sonnet-5-5/overview`,
+//!   which list $2 / $10, 5m write $2.50, 1h write $4, cache read $0.20). Cache
+//!   writes cost 1.25× (5 min) or 2× (1 h) the input price; reads 0.1× on most models.
+//!   Opus 5.5 ($4 / $20) is on the official comparison table; its cache rates follow
+//!   the documented multipliers with the 0.05× read the synaps crate's pricing table
+//!   gives (secondary source). Haiku 5.5 is priced by prompt length; only its tier for
+//!   prompts up to 100K tokens is modelled (release notes of claudit v1.9.2 and
+//!   PromptFuel v1.0.23, secondary sources).
+//! - OpenAI: the model pages of <https://developers.openai.com/api/docs/models>
+//!   (`gpt-5-codex`: $1.25 input, $0.125 cached input, $10 output, the GPT-5 tier)
+//!   and the pricing page <https://developers.openai.com/api/docs/pricing> as
+//!   summarized on 2026-11-06 (api-evangelist "OpenAI API Pricing"); GPT-5.4 from
+//!   adk-model's pricing table (secondary). OpenAI caches automatically and charges
+//!   nothing extra to write: a cache write is billed at the input price.
+//!
+//! Prices change; `compactor … --prices FILE` overrides any of them (see
+//! [`PriceTable::from_toml`]) and the report names the table's families it used.
+
+use serde::{Deserialize, Serialize};
+
+/// USD per million tokens.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct Prices {
+    pub input: f64,
+    pub output: f64,
+    /// Writing to a cache entry that lives 5 minutes (refreshed on each hit).
+    pub cache_write_5m: f64,
+    /// Writing to a cache entry that lives 1 hour.
+    pub cache_write_1h: f64,
+    pub cache_read: f64,
+}
+
+/// Who sells a family; decides the default cache multipliers of a family added
+/// by a prices file.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Provider {
+    /// Writes cost 1.25× (5 min) / 2× (1 h) the input price, reads 0.1×.
+    Anthropic,
+    /// Writes cost the input price, reads 0.1×.
+    Openai,
+    /// As `openai`.
+    Other,
+}
+
+/// A set of models sharing one price.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Family {
+    pub name: String,
+    pub provider: Provider,
+    /// Normalized name fragments (see [`normalize_model`]) that select this family.
+    pub patterns: Vec<String>,
+    pub prices: Prices,
+    /// Defined or changed by a prices file.
+    pub user: bool,
+}
+
+/// How a call's model was priced.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ModelSource {
+    /// The model name recorded in the log matched a family.
+    Log,
+    /// `--model` named it.
+    Override,
+    /// No recorded name, or one no family matches: priced as the fallback family.
+    Fallback,
+}
+
+/// Families and the fallback for unknown models.
+#[derive(Debug, Clone, PartialEq)]
+pub struct PriceTable {
+    pub families: Vec<Family>,
+    /// Index into `families`.
+    pub fallback: usize,
+}
+
+/// A prices file could not be used. Names the family and key.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum PriceError {
+    #[error("prices TOML: {0}")]
+    Toml(String),
+    #[error("prices: family `{family}`: {reason}")]
+    Family { family: String, reason: String },
+    #[error("prices: fallback `{0}` is not a family of the table")]
+    Fallback(String),
+    #[error("unknown cache TTL `{0}` (expected `5m`, `1h` or `off`)")]
+    Ttl(String),
+}
+
+/// The family of models no pattern matches, unless a prices file says otherwise:
+/// the Sonnet 4 tier, the most common model of coding-agent logs.
+pub const DEFAULT_FALLBACK: &str = "claude-sonnet-4";
+
+impl Prices {
+    /// Anthropic's documented multipliers on an input price.
+    fn anthropic(input: f64, output: f64, read: f64) -> Prices {
+        Prices { input, output, cache_write_5m: input * 1.25, cache_write_1h: input * 2.0, cache_read: read }
+    }
+
+    /// No write premium: writes are billed as input.
+    fn openai(input: f64, output: f64, read: f64) -> Prices {
+        Prices { input, output, cache_write_5m: input, cache_write_1h: input, cache_read: read }
+    }
+
+    fn all_finite_non_negative(&self) -> bool {
+        [self.input, self.output, self.cache_write_5m, self.cache_write_1h, self.cache_read]
+            .iter()
+            .all(|p| p.is_finite() && *p >= 0.0)
+    }
+}
+
+fn fam(name: &str, provider: Provider, patterns: &[&str], prices: Prices) -> Family {
+    Family {
+        name: name.to_string(),
+        provider,
+        patterns: patterns.iter().map(|p| normalize_model(p)).collect(),
+        prices,
+        user: false,
+    }
+}
+
+impl PriceTable {
+    /// The built-in table (sources in the module documentation).
+    pub fn builtin() -> PriceTable {
+        use Provider::{Anthropic, Openai};
+        let a = Prices::anthropic;
+        let o = Prices::openai;
+        let families = vec![
+            // platform.claude.com pricing table: Fable / Mythos 5.1 read $0.25 (0.025×), 5 read $1.
+            fam("claude-fable-5-1", Anthropic, &["claude-fable-5-1", "claude-mythos-5-1"], a(10.0, 50.0, 0.25)),
+            fam("claude-fable-5", Anthropic, &["claude-fable-5", "claude-mythos-5"], a(10.0, 50.0, 1.0)),
+            fam("claude-opus-5-5", Anthropic, &["claude-opus-5-5"], a(4.0, 20.0, 0.20)),
+            // Opus 4.5 through 5: $5 / $6.25 / $10 / $0.50 / $25.
+            fam(
+                "claude-opus-4-5",
+                Anthropic,
+                &["claude-opus-4-5", "claude-opus-4-6", "claude-opus-4-7", "claude-opus-4-8", "claude-opus-5"],
+                a(5.0, 25.0, 0.50),
+            ),
+            // Opus 4 / 4.1 / 3: $15 / $18.75 / $30 / $1.50 / $75.
+            fam("claude-opus-4", Anthropic, &["claude-opus-4", "claude-3-opus"], a(15.0, 75.0, 1.50)),
+            // Sonnet 5 and 5.5 overview pages: $2 / $2.50 / $4 / $0.20 / $10.
+            fam("claude-sonnet-5", Anthropic, &["claude-sonnet-5"], a(2.0, 10.0, 0.20)),
+            // Sonnet 3.5 to 4.6: $3 / $3.75 / $6 / $0.30 / $15.
+            fam(
+                "claude-sonnet-4",
+                Anthropic,
+                &["claude-sonnet-4", "claude-3-7-sonnet", "claude-3-5-sonnet"],
+                a(3.0, 15.0, 0.30),
+            ),
+            // Haiku 5.5, prompts up to 100K tokens: $0.10 / $0.125 / $0.20 / $0.01 / $0.50.
+            fam("claude-haiku-5-5", Anthropic, &["claude-haiku-5-5"], a(0.10, 0.50, 0.01)),
+            fam("claude-haiku-4-5", Anthropic, &["claude-haiku-4"], a(1.0, 5.0, 0.10)),
+            fam("claude-haiku-3-5", Anthropic, &["claude-3-5-haiku"], a(0.80, 4.0, 0.08)),
+            // Haiku 3's 5m write is $0.30 (not 1.25×), its read $0.03.
+            fam(
+                "claude-haiku-3",
+                Anthropic,
+                &["claude-3-haiku"],
+                Prices { input: 0.25, output: 1.25, cache_write_5m: 0.30, cache_write_1h: 0.50, cache_read: 0.03 },
+            ),
+            // OpenAI: cached input is the cache read; writes at the input price.
+            fam("gpt-5", Openai, &["gpt-5", "gpt-5-codex", "gpt-5-1", "gpt-5-1-codex"], o(1.25, 10.0, 0.125)),
+            fam("gpt-5-mini", Openai, &["gpt-5-mini", "codex-mini", "gpt-5-1-codex-mini"], o(0.25, 2.0, 0.025)),
+            fam("gpt-5-nano", Openai, &["gpt-5-nano"], o(0.05, 0.40, 0.005)),
+            fam("gpt-5-4", Openai, &["gpt-5-4"], o(2.50, 15.0, 0.25)),
+            fam("gpt-4-1", Openai, &["gpt-4-1"], o(2.0, 8.0, 0.50)),
+            fam("gpt-4-1-mini", Openai, &["gpt-4-1-mini"], o(0.40, 1.60, 0.10)),
+            fam("gpt-4o", Openai, &["gpt-4o"], o(2.50, 10.0, 1.25)),
+            fam("gpt-4o-mini", Openai, &["gpt-4o-mini"], o(0.15, 0.60, 0.075)),
+            fam("o3", Openai, &["o3"], o(2.0, 8.0, 0.50)),
+            fam("o4-mini", Openai, &["o4-mini"], o(1.10, 4.40, 0.275)),
+        ];
+        let fallback = families.iter().position(|f| f.name == DEFAULT_FALLBACK).unwrap_or(0);
+        PriceTable { families, fallback }
+    }
+
+    /// The built-in table with a prices file applied:
+    ///
+    /// ```toml
+    /// fallback = "claude-sonnet-4"   # family for unknown models (optional)
+    ///
+    /// [families.claude-sonnet-4]     # change a built-in family: only the keys given
+    /// input = 2.5
+    ///
+    /// [families.my-model]            # add one: input and output required
+    /// provider = "openai"            # default cache multipliers (anthropic | openai)
+    /// match = ["my-model", "my-model-large"]   # name fragments (default: the name)
+    /// input = 1.0
+    /// output = 4.0
+    /// cache_read = 0.1               # optional: 0.1 × input
+    /// cache_write_5m = 1.25          # optional: anthropic 1.25 × input, else input
+    /// cache_write_1h = 2.0           # optional: anthropic 2 × input, else input
+    /// ```
+    ///
+    /// Every price is USD per million tokens. A model name matches a family when a
+    /// fragment occurs in it between `-` boundaries after [`normalize_model`]; the
+    /// longest fragment wins, and families from the file are tried first.
+    pub fn from_toml(text: &str) -> Result<PriceTable, PriceError> {
+        let file: PricesFile = toml::from_str(text).map_err(|e| PriceError::Toml(e.to_string()))?;
+        let mut table = PriceTable::builtin();
+        for (name, f) in file.families {
+            let bad = |reason: &str| PriceError::Family { family: name.clone(), reason: reason.to_string() };
+            let family = match table.families.iter().position(|x| x.name == name) {
+                Some(i) => {
+                    let mut old = table.families.remove(i);
+                    f.apply_to(&mut old);
+                    if let Some(m) = &f.patterns {
+                        old.patterns = m.iter().map(|p| normalize_model(p)).collect();
+                    }
+                    old
+                }
+                None => {
+                    let (Some(input), Some(output)) = (f.input, f.output) else {
+                        return Err(bad("a new family needs `input` and `output`"));
+                    };
+                    let provider = f.provider.unwrap_or(Provider::Anthropic);
+                    let prices = match provider {
+                        Provider::Anthropic => Prices::anthropic(input, output, input * 0.1),
+                        Provider::Openai | Provider::Other => Prices::openai(input, output, input * 0.1),
+                    };
+                    let mut family = Family {
+                        name: name.clone(),
+                        provider,
+                        patterns: f
+                            .patterns
+                            .clone()
+                            .unwrap_or_else(|| vec![name.clone()])
+                            .iter()
+                            .map(|p| normalize_model(p))
+                            .collect(),
+                        prices,
+                        user: true,
+                    };
+                    f.apply_to(&mut family);
+                    family
+                }
+            };
+            if !family.prices.all_finite_non_negative() {
+                return Err(bad("prices must be non-negative numbers"));
+            }
+            if family.patterns.iter().any(|p| p.is_empty()) {
+                return Err(bad("`match` fragments must not be empty"));
+            }
+            // File families first: they win over built-in ones at resolution.
+            table.families.insert(0, Family { user: true, ..family });
+        }
+        let fallback_name = file.fallback.unwrap_or_else(|| DEFAULT_FALLBACK.to_string());
+        table.fallback =
+            table.families.iter().position(|f| f.name == fallback_name).ok_or(PriceError::Fallback(fallback_name))?;
+        Ok(table)
+    }
+
+    /// The family of a model name: an exact family name, else the longest matching
+    /// fragment (file families first), else `None`.
+    pub fn find(&self, model: &str) -> Option<usize> {
+        let norm = normalize_model(model);
+        if norm.is_empty() {
+            return None;
+        }
+        if let Some(i) = self.families.iter().position(|f| f.name == norm) {
+            return Some(i);
+        }
+        let best = |user: bool| {
+            self.families
+                .iter()
+                .enumerate()
+                .filter(|(_, f)| f.user == user)
+                .flat_map(|(i, f)| f.patterns.iter().filter(|p| fragment_in(&norm, p)).map(move |p| (p.len(), i)))
+                // Longest fragment; at equal length the earlier family.
+                .min_by_key(|&(len, i)| (std::cmp::Reverse(len), i))
+                .map(|(_, i)| i)
+        };
+        best(true).or_else(|| best(false))
+    }
+
+    /// The family to price a call with, and why.
+    pub fn resolve(&self, recorded: Option<&str>, model_override: Option<&str>) -> (usize, ModelSource) {
+        if let Some(m) = model_override {
+            return match self.find(m) {
+                Some(i) => (i, ModelSource::Override),
+                None => (self.fallback, ModelSource::Fallback),
+            };
+        }
+        match recorded.and_then(|m| self.find(m)) {
+            Some(i) => (i, ModelSource::Log),
+            None => (self.fallback, ModelSource::Fallback),
+        }
+    }
+}
+
+/// A model name as fragments are matched against it: lowercase, without a
+/// provider prefix (`anthropic/`, `openrouter/anthropic/`), with `.`, `_`, `:` and
+/// spaces folded to `-` (`claude-sonnet-4.5` = `claude-sonnet-4-5`).
+pub fn normalize_model(name: &str) -> String {
+    let base = name.trim().rsplit('/').next().unwrap_or("");
+    let mut out = String::with_capacity(base.len());
+    for c in base.chars().take(200) {
+        match c {
+            '.' | '_' | ':' | ' ' => out.push('-'),
+            c => out.extend(c.to_lowercase()),
+        }
+    }
+    out
+}
+
+/// `pat` occurs in `name` starting at the beginning or after a non-alphanumeric
+/// character, and ending at the end or before `-`: `gpt-5` is in
+/// `gpt-5-2025-08-07` and `us-gpt-5`, not in `gpt-50`; `o3` is not in `foo3`.
+fn fragment_in(name: &str, pat: &str) -> bool {
+    if pat.is_empty() {
+        return false;
+    }
+    let bytes = name.as_bytes();
+    let mut from = 0;
+    while let Some(pos) = name[from..].find(pat) {
+        let start = from + pos;
+        let end = start + pat.len();
+        let before_ok = start == 0 || !bytes[start - 1].is_ascii_alphanumeric();
+        let after_ok = end == bytes.len() || bytes[end] == b'-';
+        if before_ok && after_ok {
+            return true;
+        }
+        from = start + 1;
+        while from < name.len() && !name.is_char_boundary(from) {
+            from += 1;
+        }
+        if from >= name.len() {
+            break;
+        }
+    }
+    false
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct PricesFile {
+    fallback: Option<String>,
+    #[serde(default)]
+    families: std::collections::BTreeMap<String, FamilyFile>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct FamilyFile {
+    provider: Option<Provider>,
+    #[serde(rename = "match")]
+    patterns: Option<Vec<String>>,
+    input: Option<f64>,
+    output: Option<f64>,
+    cache_write_5m: Option<f64>,
+    cache_write_1h: Option<f64>,
+    cache_read: Option<f64>,
+}
+
+impl FamilyFile {
+    fn apply_to(&self, f: &mut Family) {
+        if let Some(p) = self.provider {
+            f.provider = p;
+        }
+        let p = &mut f.prices;
+        if let Some(v) = self.input {
+            p.input = v;
+        }
+        if let Some(v) = self.output {
+            p.output = v;
+        }
+        if let Some(v) = self.cache_write_5m {
+            p.cache_write_5m = v;
+        }
+        if let Some(v) = self.cache_write_1h {
+            p.cache_write_1h = v;
+        }
+        if let Some(v) = self.cache_read {
+            p.cache_read = v;
+        }
+    }
+}

@@ -1,0 +1,370 @@
+//! Cost-model tests with hand-computed expectations (prices of the Sonnet 4
+//! tier: input $3, 5m write $3.75, 1h write $6, read $0.30, output $15 per MTok).
+
+use super::*;
+use crate::model::{Call, Format, Usage, UsageProvenance};
+use crate::replay::{CallRow, SessionMetrics, SessionTrace, SystemTokensSource};
+use crate::tokens::EstimatorKind;
+use proptest::prelude::*;
+
+const T0: i64 = 1_700_000_000_000;
+const MIN: i64 = 60_000;
+
+fn row(call: usize, ts: Option<i64>, base: (u64, u64), policy: (u64, u64)) -> CallRow {
+    CallRow {
+        call,
+        message_index: call,
+        timestamp: ts,
+        tokens_baseline: base.0,
+        tokens_policy: policy.0,
+        tokens_recorded: None,
+        pruned_soft: 0,
+        pruned_hard: 0,
+        prefix_baseline: base.1,
+        prefix_policy: policy.1,
+        events: Vec::new(),
+    }
+}
+
+fn trace(rows: Vec<CallRow>) -> SessionTrace {
+    let metrics = SessionMetrics {
+        calls: rows.len() as u64,
+        input_tokens_baseline: rows.iter().map(|r| r.tokens_baseline).sum(),
+        input_tokens_policy: rows.iter().map(|r| r.tokens_policy).sum(),
+        ..SessionMetrics::default()
+    };
+    SessionTrace {
+        session_id: "s".into(),
+        policy: "p".into(),
+        estimator: EstimatorKind::Chars4,
+        system_tokens: 0,
+        system_tokens_source: SystemTokensSource::Zero,
+        calls: rows,
+        compactions: Vec::new(),
+        prunes: Vec::new(),
+        transcript: Vec::new(),
+        metrics,
+        violations: Vec::new(),
+    }
+}
+
+fn session(models: &[Option<&str>], usage: &[Option<Usage>]) -> Session {
+    let mut s = Session::new("s", Format::Generic, "s.jsonl");
+    for (i, m) in models.iter().enumerate() {
+        s.calls.push(Call {
+            message_index: i,
+            model: m.map(str::to_string),
+            usage: usage.get(i).copied().flatten(),
+            timestamp: None,
+            response_id: None,
+        });
+    }
+    s
+}
+
+fn sonnet(n: usize) -> Session {
+    session(&vec![Some("claude-sonnet-4-5-20250929"); n], &[])
+}
+
+fn settings(ttl: CacheTtl) -> CostSettings {
+    CostSettings { ttl, ..CostSettings::default() }
+}
+
+fn close(a: f64, b: f64) {
+    assert!((a - b).abs() < 1e-9, "{a} != {b}");
+}
+
+#[test]
+fn a_hit_within_the_ttl_reads_the_previous_request() {
+    // Call 0 writes 10,000 tokens: 10,000 × $3.75 / 1M = $0.0375.
+    // Call 1, one minute later: 10,000 read ($0.003) + 2,000 written ($0.0075).
+    let t = trace(vec![
+        row(0, Some(T0), (10_000, 0), (10_000, 0)),
+        row(1, Some(T0 + MIN), (12_000, 10_000), (12_000, 10_000)),
+    ]);
+    let c = session_cost(&sonnet(2), &t, &settings(CacheTtl::FiveMinutes));
+    assert_eq!(c.family, "claude-sonnet-4");
+    assert_eq!(c.model_source, Some(ModelSource::Log));
+    assert_eq!((c.baseline.cache_read, c.baseline.cache_write, c.baseline.uncached), (10_000, 12_000, 0));
+    close(c.baseline.usd, 0.0375 + 0.003 + 0.0075);
+    close(c.policy.usd, c.baseline.usd);
+    close(c.saved_usd, 0.0);
+    assert!(!c.sheds_tokens_costs_more);
+}
+
+#[test]
+fn a_miss_after_the_ttl_writes_everything_again() {
+    // Call 1 comes 6 minutes later: the 5-minute entry expired; 12,000 written
+    // ($0.045) on top of call 0's $0.0375.
+    let t = trace(vec![
+        row(0, Some(T0), (10_000, 0), (10_000, 0)),
+        row(1, Some(T0 + 6 * MIN), (12_000, 10_000), (12_000, 10_000)),
+    ]);
+    let c = session_cost(&sonnet(2), &t, &settings(CacheTtl::FiveMinutes));
+    assert_eq!((c.baseline.cache_read, c.baseline.cache_write), (0, 22_000));
+    close(c.baseline.usd, 0.0375 + 0.045);
+    // With a 1-hour entry it is still warm, at the 1h write price ($6):
+    // 10,000 × 6 + 10,000 × 0.30 + 2,000 × 6 = $0.075.
+    let c = session_cost(&sonnet(2), &t, &settings(CacheTtl::OneHour));
+    assert_eq!((c.baseline.cache_read, c.baseline.cache_write), (10_000, 12_000));
+    close(c.baseline.usd, 0.06 + 0.003 + 0.012);
+    // Exactly at the TTL it is still warm.
+    let t = trace(vec![
+        row(0, Some(T0), (1_000, 0), (1_000, 0)),
+        row(1, Some(T0 + 5 * MIN), (1_000, 1_000), (1_000, 1_000)),
+    ]);
+    let c = session_cost(&sonnet(2), &t, &settings(CacheTtl::FiveMinutes));
+    assert_eq!(c.baseline.cache_read, 1_000);
+}
+
+#[test]
+fn a_prefix_broken_by_pruning_costs_more_although_it_sheds_tokens() {
+    // Baseline: 10k, 12k, 14k, each extending the previous request.
+    // Policy: at call 2 pruning clears a 4,000-token tool result that starts at
+    // token 1,000: the request shrinks to 10k but only its first 1,000 tokens
+    // equal the previous request.
+    let t = trace(vec![
+        row(0, Some(T0), (10_000, 0), (10_000, 0)),
+        row(1, Some(T0 + MIN), (12_000, 10_000), (12_000, 10_000)),
+        row(2, Some(T0 + 2 * MIN), (14_000, 12_000), (10_000, 1_000)),
+    ]);
+    let c = session_cost(&sonnet(3), &t, &settings(CacheTtl::FiveMinutes));
+    // Baseline: 37,500 + (3,000 + 7,500) + (3,600 + 7,500) = $0.0591.
+    close(c.baseline.usd, 0.0591);
+    // Policy: 37,500 + (3,000 + 7,500) + (1,000 × 0.30 + 9,000 × 3.75 = 34,050) = $0.08205.
+    close(c.policy.usd, 0.08205);
+    close(c.saved_usd, 0.0591 - 0.08205);
+    assert!(c.sheds_tokens_costs_more);
+    assert!(c.saved_pct < 0.0);
+    // Without a cache the same pruning saves money: 36k vs 32k at $3.
+    let c = session_cost(&sonnet(3), &t, &settings(CacheTtl::Off));
+    close(c.baseline.usd, 0.108);
+    close(c.policy.usd, 0.096);
+    assert!(!c.sheds_tokens_costs_more);
+}
+
+#[test]
+fn outputs_summaries_and_models_are_priced() {
+    let usage = |output| Usage {
+        uncached_input: 0,
+        cache_read: 0,
+        cache_write: 0,
+        output,
+        reasoning: 0,
+        provenance: UsageProvenance::OpenAi,
+    };
+    // gpt-5: input $1.25, cached $0.125, output $10; writes at the input price.
+    let s = session(&[Some("gpt-5-codex"), Some("gpt-5-codex")], &[Some(usage(1_000)), Some(usage(500))]);
+    let mut t = trace(vec![row(0, None, (4_000, 0), (4_000, 0)), row(1, None, (8_000, 4_000), (6_000, 4_000))]);
+    t.compactions.push(crate::replay::CompactionEvent {
+        call: 1,
+        reason: crate::replay::CompactionReason::Threshold,
+        measured_tokens: 0,
+        tokens_before: 0,
+        tokens_after: 0,
+        replaced: Vec::new(),
+        replaced_previous_summary: false,
+        kept_head: Vec::new(),
+        retained_user_messages: Vec::new(),
+        kept_from: None,
+        split_turn: false,
+        summary: String::new(),
+        summary_tokens: 0,
+        summarizer: "llm".into(),
+        outcome: crate::replay::SummaryOutcome::Summarizer,
+        file_ops: Default::default(),
+        summarizer_usage: crate::summarize::SummarizerUsage { input_tokens: 10_000, output_tokens: 1_000, calls: 1 },
+        applied: true,
+        no_progress: false,
+    });
+    let mut st = settings(CacheTtl::FiveMinutes);
+    st.summarizer_model = Some("gpt-5-mini".into());
+    let c = session_cost(&s, &t, &st);
+    assert_eq!(c.family, "gpt-5");
+    // No timestamps: calls are taken as warm, and counted.
+    assert_eq!(c.calls_without_timestamp, 2);
+    // Baseline: 4,000 × 1.25 + (4,000 × 0.125 + 4,000 × 1.25) + 1,500 × 10 = $0.0255.
+    close(c.baseline.usd, 0.0255);
+    // Policy: 5,000 + (500 + 2,000 × 1.25) + 15,000 = $0.023.
+    close(c.policy.usd, 0.023);
+    // Summaries at gpt-5-mini: 10,000 × 0.25 + 1,000 × 2 = $0.0045.
+    close(c.summarizer_usd, 0.0045);
+    close(c.saved_usd, 0.0255 - 0.023 - 0.0045);
+    // Fewer tokens, more money once the summaries are paid.
+    assert!(c.sheds_tokens_costs_more);
+    // `--model` prices everything as another family.
+    st.model_override = Some("claude-opus-4-1".into());
+    let c = session_cost(&s, &t, &st);
+    assert_eq!((c.family.as_str(), c.model_source), ("claude-opus-4", Some(ModelSource::Override)));
+    // Unknown and missing models fall back, and are counted.
+    let s = session(&[Some("gemini-2.5-pro"), None], &[]);
+    let c = session_cost(&s, &t, &settings(CacheTtl::FiveMinutes));
+    assert_eq!(
+        (c.family.as_str(), c.fallback_calls, c.model_source),
+        ("claude-sonnet-4", 2, Some(ModelSource::Fallback))
+    );
+}
+
+#[test]
+fn the_baseline_is_checked_against_recorded_cache_usage() {
+    let u = |uncached, read, write| Usage {
+        uncached_input: uncached,
+        cache_read: read,
+        cache_write: write,
+        output: 0,
+        reasoning: 0,
+        provenance: UsageProvenance::Anthropic,
+    };
+    // Recorded: call 0 wrote 10,000; call 1 read 9,000 and wrote 3,000.
+    let s = session(
+        &[Some("claude-sonnet-4-5"), Some("claude-sonnet-4-5")],
+        &[Some(u(0, 0, 10_000)), Some(u(0, 9_000, 3_000))],
+    );
+    let t = trace(vec![
+        row(0, Some(T0), (10_000, 0), (10_000, 0)),
+        row(1, Some(T0 + MIN), (12_000, 10_000), (12_000, 10_000)),
+    ]);
+    let c = session_cost(&s, &t, &settings(CacheTtl::FiveMinutes));
+    let r = c.recorded.clone().expect("checked");
+    assert_eq!(r.calls, 2);
+    // Recorded $0.0375 + (0.0027 + 0.01125) = $0.05145; simulated $0.048.
+    close(r.recorded_usd, 0.05145);
+    close(r.simulated_usd, 0.048);
+    close(r.error_pct, crate::report::round4((0.048 - 0.05145) / 0.05145 * 100.0));
+    // Per call: 0 % and |0.0105 − 0.01395| / 0.01395 = 24.7312 %.
+    close(r.median_abs_error_pct.unwrap_or_default(), crate::report::round4(24.731182795698924 / 2.0));
+    close(r.read_share_recorded, 0.4091);
+    close(r.read_share_simulated, 0.4545);
+    let mut totals = CostTotals::default();
+    totals.add(&c);
+    totals.add(&c);
+    let totals = totals.finish();
+    assert_eq!(totals.sessions, 2);
+    close(totals.baseline.usd, 0.096);
+    assert_eq!(totals.recorded.map(|r| r.calls), Some(4));
+}
+
+#[test]
+fn model_names_resolve_to_families() {
+    let t = PriceTable::builtin();
+    let name = |m: &str| t.find(m).map(|i| t.families[i].name.as_str());
+    assert_eq!(name("claude-sonnet-4-5-20250929"), Some("claude-sonnet-4"));
+    assert_eq!(name("claude-3-7-sonnet-20250219"), Some("claude-sonnet-4"));
+    assert_eq!(name("claude-opus-4-1-20250805"), Some("claude-opus-4"));
+    assert_eq!(name("claude-opus-4-5-20251101"), Some("claude-opus-4-5"));
+    assert_eq!(name("claude-opus-5-5"), Some("claude-opus-5-5"));
+    assert_eq!(name("anthropic/claude-haiku-4.5"), Some("claude-haiku-4-5"));
+    assert_eq!(name("claude-3-5-haiku-20241022"), Some("claude-haiku-3-5"));
+    assert_eq!(name("gpt-5-codex"), Some("gpt-5"));
+    assert_eq!(name("gpt-5-mini-2025-08-07"), Some("gpt-5-mini"));
+    assert_eq!(name("gpt-5.1-codex-mini"), Some("gpt-5-mini"));
+    assert_eq!(name("GPT-4o-mini"), Some("gpt-4o-mini"));
+    assert_eq!(name("o3"), Some("o3"));
+    assert_eq!(name("foo3"), None);
+    assert_eq!(name("gpt-50"), None);
+    assert_eq!(name("gemini-2.5-pro"), None);
+    assert_eq!(name(""), None);
+    assert_eq!(name("<synthetic>"), None);
+    // Every built-in price is sane and cache reads are never dearer than writes.
+    for f in &t.families {
+        let p = f.prices;
+        assert!(p.input > 0.0 && p.output >= p.input, "{}", f.name);
+        assert!(
+            p.cache_read <= p.input && p.cache_write_5m >= p.input && p.cache_write_1h >= p.cache_write_5m,
+            "{}",
+            f.name
+        );
+    }
+}
+
+#[test]
+fn a_prices_file_overrides_and_extends_the_table() {
+    let t = PriceTable::from_toml(
+        r#"
+fallback = "local"
+[families.claude-sonnet-4]
+input = 2.5
+[families.local]
+provider = "openai"
+match = ["qwen3-coder", "gemini-2.5"]
+input = 0.2
+output = 0.8
+"#,
+    )
+    .expect("valid");
+    let f = |m: &str| &t.families[t.find(m).expect(m)];
+    let s = f("claude-sonnet-4-5");
+    assert_eq!((s.prices.input, s.prices.cache_write_5m, s.prices.output), (2.5, 3.75, 15.0));
+    let l = f("gemini-2.5-pro");
+    assert_eq!(l.name, "local");
+    // openai defaults: writes at the input price, reads 0.1×.
+    assert_eq!((l.prices.cache_write_5m, l.prices.cache_write_1h), (0.2, 0.2));
+    close(l.prices.cache_read, 0.02);
+    assert_eq!(t.families[t.fallback].name, "local");
+    let err = |s: &str| PriceTable::from_toml(s).expect_err(s).to_string();
+    assert_eq!(err("[families.x]\ninput = 1.0\n"), "prices: family `x`: a new family needs `input` and `output`");
+    assert_eq!(err("fallback = \"nope\"\n"), "prices: fallback `nope` is not a family of the table");
+    assert!(err("[families.x]\ninput = -1.0\noutput = 1.0\n").contains("non-negative"));
+    assert!(err("[families.x]\ninputs = 1.0\n").starts_with("prices TOML:"));
+    assert_eq!(CacheTtl::parse("1h"), Ok(CacheTtl::OneHour));
+    assert_eq!(CacheTtl::parse("OFF"), Ok(CacheTtl::Off));
+    assert!(CacheTtl::parse("2h").is_err());
+}
+
+fn requests() -> impl Strategy<Value = Vec<(u64, u64, i64)>> {
+    // (tokens, prefix share in ‰, gap seconds)
+    prop::collection::vec((0u64..400_000, 0u64..=1000, 0i64..7_200), 1..40)
+}
+
+fn priced(reqs: &[(u64, u64, i64)], prefix_of: impl Fn(usize, u64, u64) -> u64, ttl: CacheTtl, p: &Prices) -> f64 {
+    let mut usd = 0.0;
+    for (i, &(tokens, share, gap)) in reqs.iter().enumerate() {
+        let prefix = prefix_of(i, tokens, share);
+        usd += split_request(tokens, prefix, i == 0, Some(gap * 1000), ttl).usd(p, ttl);
+    }
+    usd
+}
+
+proptest! {
+    /// Cost is never negative, the split always adds up to the request, and a
+    /// request fully read from cache is never dearer than one fully missed.
+    #[test]
+    fn cost_is_non_negative_and_reads_never_cost_more(reqs in requests(), fam in 0usize..21, ttl_i in 0usize..3) {
+        let table = PriceTable::builtin();
+        let p = table.families[fam % table.families.len()].prices;
+        let ttl = [CacheTtl::Off, CacheTtl::FiveMinutes, CacheTtl::OneHour][ttl_i];
+        for (i, &(tokens, share, gap)) in reqs.iter().enumerate() {
+            let s = split_request(tokens, tokens * share / 1000, i == 0, Some(gap * 1000), ttl);
+            prop_assert_eq!(s.total(), tokens);
+            prop_assert!(s.usd(&p, ttl) >= 0.0);
+        }
+        let all_read = priced(&reqs, |_, t, _| t, ttl, &p);
+        let some_read = priced(&reqs, |_, t, share| t * share / 1000, ttl, &p);
+        let all_miss = priced(&reqs, |_, _, _| 0, ttl, &p);
+        prop_assert!(all_read <= some_read + 1e-9);
+        prop_assert!(some_read <= all_miss + 1e-9);
+        prop_assert!(all_read >= 0.0);
+    }
+
+    /// Session costs add up: baseline and policy bills count every input token
+    /// once, and what is saved is baseline − policy − summaries.
+    #[test]
+    fn session_bills_count_every_token(reqs in requests()) {
+        let mut rows = Vec::new();
+        let mut ts = T0;
+        let mut prev = 0u64;
+        for (i, &(tokens, share, gap)) in reqs.iter().enumerate() {
+            ts += gap * 1000;
+            let base = (prev + tokens, prev);
+            let pol = (tokens, tokens * share / 1000);
+            rows.push(row(i, Some(ts), base, pol));
+            prev += tokens;
+        }
+        let t = trace(rows);
+        let c = session_cost(&sonnet(reqs.len()), &t, &settings(CacheTtl::FiveMinutes));
+        prop_assert_eq!(c.baseline.uncached + c.baseline.cache_read + c.baseline.cache_write, t.metrics.input_tokens_baseline);
+        prop_assert_eq!(c.policy.uncached + c.policy.cache_read + c.policy.cache_write, t.metrics.input_tokens_policy);
+        prop_assert!(c.baseline.usd >= 0.0 && c.policy.usd >= 0.0);
+        prop_assert!((c.saved_usd - round_usd(c.baseline.usd - c.policy.usd)).abs() < 2e-6);
+    }
+}

@@ -1,0 +1,77 @@
+//! Cooperative interruption (Ctrl-C). A signal handler only sets a flag; the
+//! long loops (reading inputs, replaying sessions and calls, waiting for an LLM
+//! answer, writing outputs) check [`requested`] and wind down: workers stop
+//! taking sessions, a replay in progress stops at its next call, nothing more is
+//! written under `--out` (files already written are complete: every write is
+//! atomic), and the binary exits 130 (128 + SIGINT), or 143 for SIGTERM.
+//!
+//! The handler is installed with `SA_RESETHAND`: a second Ctrl-C gets the default
+//! action and ends the process at once, for when winding down takes too long.
+//!
+//! The flag is process-global on purpose: it is what a signal handler can reach,
+//! and every loop that must stop can see it without threading a token through
+//! every signature. Library users that never call [`install`] never see it set
+//! (unless they call [`request`]).
+
+use std::sync::atomic::{AtomicI32, Ordering};
+
+/// The signal that asked to stop; 0 = none.
+static SIGNAL: AtomicI32 = AtomicI32::new(0);
+
+/// SIGINT's number on every Unix (and what [`request`] records).
+pub const SIGINT: i32 = 2;
+/// SIGTERM's number on every Unix.
+pub const SIGTERM: i32 = 15;
+
+/// Whether a stop was asked for. Cheap (one relaxed load): call it per item.
+pub fn requested() -> bool {
+    SIGNAL.load(Ordering::Relaxed) != 0
+}
+
+/// Ask every loop to stop, as Ctrl-C does.
+pub fn request() {
+    record(SIGINT);
+}
+
+/// The exit status of a run stopped by a signal: 128 + its number.
+pub fn exit_code() -> Option<u8> {
+    match SIGNAL.load(Ordering::SeqCst) {
+        0 => None,
+        s => u8::try_from(128 + s).ok(),
+    }
+}
+
+fn record(signal: i32) {
+    let _ = SIGNAL.compare_exchange(0, signal, Ordering::SeqCst, Ordering::SeqCst);
+}
+
+#[cfg(unix)]
+extern "C" fn on_signal(signal: libc::c_int) {
+    // Async-signal-safe: an atomic store and nothing else.
+    record(signal);
+}
+
+/// Install the SIGINT and SIGTERM handlers. Returns false when the system
+/// refused (the default action then stays: the process ends at once).
+#[cfg(unix)]
+pub fn install() -> bool {
+    let mut ok = true;
+    for signal in [libc::SIGINT, libc::SIGTERM] {
+        // SAFETY: `sigaction` is given a zeroed, fully initialized struct whose
+        // handler is an `extern "C" fn(c_int)` that only touches an atomic.
+        unsafe {
+            let mut action: libc::sigaction = std::mem::zeroed();
+            action.sa_sigaction = on_signal as extern "C" fn(libc::c_int) as libc::sighandler_t;
+            action.sa_flags = libc::SA_RESETHAND | libc::SA_RESTART;
+            libc::sigemptyset(&mut action.sa_mask);
+            ok &= libc::sigaction(signal, &action, std::ptr::null_mut()) == 0;
+        }
+    }
+    ok
+}
+
+/// No signals to catch here: Ctrl-C keeps its default action.
+#[cfg(not(unix))]
+pub fn install() -> bool {
+    false
+}

@@ -1,0 +1,238 @@
+//! The side-by-side view of `compactor compare` (and of a replay with several
+//! policies): one column per policy with savings, cost, overflows, compactions
+//! and summary quality, as a Markdown table for report.md and as text for stdout.
+
+use super::Report;
+use super::markdown::{cell, thousands};
+use crate::cost::CostTotals;
+use crate::outcome::QualityScore;
+use std::fmt::Write as _;
+
+/// One policy's column.
+#[derive(Debug, Clone, PartialEq)]
+pub struct PolicyColumn {
+    pub policy: String,
+    pub sessions: u64,
+    pub savings_pct: f64,
+    pub input_tokens_baseline: u64,
+    pub input_tokens_policy: u64,
+    pub cost: Option<CostTotals>,
+    pub overflow_calls_baseline: u64,
+    pub overflow_calls_policy: u64,
+    pub compactions: u64,
+    pub no_progress_compactions: u64,
+    /// `None`: quality not measured.
+    pub quality: Option<QualityScore>,
+}
+
+/// Columns from a report whose aggregates carry costs (see `cost::attach`).
+/// `quality[i]` is the quality of policy `i`, when measured.
+///
+/// TODO(quality): pass the per-policy quality of the replay once the quality
+/// evaluation of traces is in the replay results; until then FRR, artifact
+/// recall and hallucination read "n/a".
+pub fn columns(report: &Report, quality: &[Option<QualityScore>]) -> Vec<PolicyColumn> {
+    report
+        .aggregates
+        .iter()
+        .enumerate()
+        .map(|(i, a)| PolicyColumn {
+            policy: a.policy.clone(),
+            sessions: a.sessions,
+            savings_pct: a.savings_pct,
+            input_tokens_baseline: a.input_tokens_baseline,
+            input_tokens_policy: a.input_tokens_policy,
+            cost: a.cost.clone(),
+            overflow_calls_baseline: a.overflow_calls_baseline,
+            overflow_calls_policy: a.overflow_calls_policy,
+            compactions: a.compactions,
+            no_progress_compactions: a.no_progress_compactions,
+            quality: quality.get(i).copied().flatten(),
+        })
+        .collect()
+}
+
+fn pct_or_na(v: Option<f64>) -> String {
+    v.map(|x| format!("{:.1}%", x * 100.0)).unwrap_or_else(|| "n/a".into())
+}
+
+/// The rows of the table: label and one value per column.
+pub fn rows(cols: &[PolicyColumn]) -> Vec<(&'static str, Vec<String>)> {
+    let cost = |f: &dyn Fn(&CostTotals) -> String| -> Vec<String> {
+        cols.iter().map(|c| c.cost.as_ref().map(f).unwrap_or_else(|| "n/a".into())).collect()
+    };
+    let q = |f: &dyn Fn(&QualityScore) -> Option<f64>| -> Vec<String> {
+        cols.iter().map(|c| pct_or_na(c.quality.as_ref().and_then(f))).collect()
+    };
+    vec![
+        ("sessions", cols.iter().map(|c| c.sessions.to_string()).collect()),
+        ("billed input, policy", cols.iter().map(|c| thousands(c.input_tokens_policy)).collect()),
+        ("token savings", cols.iter().map(|c| format!("{:.1}%", c.savings_pct)).collect()),
+        ("cost baseline", cost(&|t| format!("${:.4}", t.baseline.usd))),
+        ("cost policy (+ summaries)", cost(&|t| format!("${:.4}", t.policy.usd + t.summarizer_usd))),
+        ("cost savings", cost(&|t| format!("{:.1}%", t.saved_pct))),
+        ("cache read share, policy", cost(&|t| format!("{:.1}%", t.policy.read_share() * 100.0))),
+        ("sessions shedding tokens but costing more", cost(&|t| t.sessions_sheds_tokens_costs_more.to_string())),
+        (
+            "overflow calls (baseline → policy)",
+            cols.iter()
+                .map(|c| format!("{} → {}", thousands(c.overflow_calls_baseline), thousands(c.overflow_calls_policy)))
+                .collect(),
+        ),
+        (
+            "compactions (no-progress)",
+            cols.iter()
+                .map(|c| format!("{} ({})", thousands(c.compactions), thousands(c.no_progress_compactions)))
+                .collect(),
+        ),
+        ("FRR", q(&|s| s.frr())),
+        ("artifact recall", q(&|s| s.artifact_recall())),
+        ("hallucination rate", q(&|s| s.hallucination())),
+    ]
+}
+
+/// Markdown table: one column per policy.
+pub fn compare_md(cols: &[PolicyColumn]) -> String {
+    let mut out = String::from("| |");
+    for c in cols {
+        let _ = write!(out, " {} |", cell(&c.policy));
+    }
+    out.push_str("\n|---|");
+    for _ in cols {
+        out.push_str("---:|");
+    }
+    out.push('\n');
+    for (label, vals) in rows(cols) {
+        let _ = write!(out, "| {label} |");
+        for v in vals {
+            let _ = write!(out, " {} |", cell(&v));
+        }
+        out.push('\n');
+    }
+    if cols.iter().all(|c| c.quality.is_none()) {
+        out.push_str("\nFRR, artifact recall and hallucination: not measured in this build (n/a).\n");
+    }
+    out
+}
+
+/// Plain-text table for stdout, columns padded to their widest cell.
+pub fn compare_text(cols: &[PolicyColumn]) -> String {
+    let rows = rows(cols);
+    let label_w = rows.iter().map(|(l, _)| l.chars().count()).max().unwrap_or(0);
+    let widths: Vec<usize> = cols
+        .iter()
+        .enumerate()
+        .map(|(i, c)| {
+            rows.iter().map(|(_, v)| v[i].chars().count()).chain([c.policy.chars().count()]).max().unwrap_or(0)
+        })
+        .collect();
+    let mut out = format!("{:<label_w$}", "");
+    for (c, w) in cols.iter().zip(&widths) {
+        let _ = write!(out, "  {:>w$}", c.policy);
+    }
+    out.push('\n');
+    for (label, vals) in &rows {
+        let _ = write!(out, "{label:<label_w$}");
+        for (v, w) in vals.iter().zip(&widths) {
+            let _ = write!(out, "  {v:>w$}");
+        }
+        out.push('\n');
+    }
+    out
+}
+
+/// One line per policy with its cost, for stdout after a replay.
+pub fn cost_lines(report: &Report) -> String {
+    let mut out = String::new();
+    for a in &report.aggregates {
+        let Some(c) = &a.cost else { continue };
+        let _ = write!(
+            out,
+            "cost {}: ${:.4} → ${:.4} ({:.1}% saved; cache reads {:.0}% → {:.0}% of input)",
+            a.policy,
+            c.baseline.usd,
+            c.policy.usd + c.summarizer_usd,
+            c.saved_pct,
+            c.baseline.read_share() * 100.0,
+            c.policy.read_share() * 100.0,
+        );
+        if c.sessions_sheds_tokens_costs_more > 0 {
+            let _ = write!(out, "; {} session(s) shed tokens but cost more", c.sessions_sheds_tokens_costs_more);
+        }
+        out.push('\n');
+    }
+    out
+}
+
+/// The `## Cost` section of report.md: the cache model, totals per policy, the
+/// sessions where a policy sheds tokens but costs more, and the check of the
+/// simulated baseline against recorded cache usage.
+pub fn cost_md(report: &Report) -> String {
+    let mut out = String::new();
+    let Some(cm) = &report.cost_model else { return out };
+    out.push_str("## Cost\n\n");
+    let _ = writeln!(
+        out,
+        "Prompt cache simulated with a {} TTL: the part of each request equal to the previous request (when it is no older than the TTL) is billed as cache read, the rest as cache write; outputs as recorded. Models without a price are billed as `{}`{}.\n",
+        cm.ttl.name(),
+        cell(&cm.fallback_family),
+        cm.model_override
+            .as_deref()
+            .map(|m| format!("; every call priced as `{}` (--model)", cell(m)))
+            .unwrap_or_default()
+    );
+    out.push_str("| policy | baseline | policy (+ summaries) | saved | cache read share (baseline → policy) | sheds tokens, costs more | priced as fallback (calls) |\n|---|---:|---:|---:|---:|---:|---:|\n");
+    for a in &report.aggregates {
+        let Some(c) = &a.cost else { continue };
+        let _ = writeln!(
+            out,
+            "| {} | ${:.4} | ${:.4} | {:.1}% | {:.1}% → {:.1}% | {} | {} |",
+            cell(&a.policy),
+            c.baseline.usd,
+            c.policy.usd + c.summarizer_usd,
+            c.saved_pct,
+            c.baseline.read_share() * 100.0,
+            c.policy.read_share() * 100.0,
+            c.sessions_sheds_tokens_costs_more,
+            thousands(c.fallback_calls),
+        );
+    }
+    let costly: Vec<_> =
+        report.sessions.iter().filter(|r| r.cost.as_ref().is_some_and(|c| c.sheds_tokens_costs_more)).collect();
+    if !costly.is_empty() {
+        out.push_str("\nSessions where the policy sends fewer tokens but costs more (it broke the cached prefix):\n\n| session | policy | token savings | cost baseline → policy |\n|---|---|---:|---:|\n");
+        for r in costly.iter().take(50) {
+            if let Some(c) = &r.cost {
+                let _ = writeln!(
+                    out,
+                    "| {} | {} | {:.1}% | ${:.4} → ${:.4} |",
+                    cell(&r.session_id),
+                    cell(&r.policy),
+                    r.metrics.savings_pct,
+                    c.baseline.usd,
+                    c.policy.usd + c.summarizer_usd
+                );
+            }
+        }
+        if costly.len() > 50 {
+            let _ = writeln!(out, "\n… and {} more (see report.json).", costly.len() - 50);
+        }
+    }
+    // The check is the same baseline for every policy: show the first.
+    if let Some(r) = report.aggregates.iter().find_map(|a| a.cost.as_ref().and_then(|c| c.recorded.as_ref())) {
+        let _ = writeln!(
+            out,
+            "\nSimulated baseline against the recorded cache usage ({} calls with cache fields): input cost ${:.4} simulated vs ${:.4} recorded ({:+.1}%); per call |error| median {} / p90 {}; cache read share {:.1}% simulated vs {:.1}% recorded.",
+            thousands(r.calls),
+            r.simulated_usd,
+            r.recorded_usd,
+            r.error_pct,
+            r.median_abs_error_pct.map(|v| format!("{v:.1}%")).unwrap_or_else(|| "n/a".into()),
+            r.p90_abs_error_pct.map(|v| format!("{v:.1}%")).unwrap_or_else(|| "n/a".into()),
+            r.read_share_simulated * 100.0,
+            r.read_share_recorded * 100.0,
+        );
+    }
+    out.push('\n');
+    out
+}

@@ -1,0 +1,82 @@
+//! A process-wide memo for pure functions of a text (a text in, a list of
+//! strings out), keyed by the text's BLAKE3 hash. Summarizers scan the same log
+//! texts over and over — a sweep replays every session under dozens of policies,
+//! `compare` under several, and each compaction re-reads the messages it replaces
+//! — while hashing a text costs a small fraction of running regexes over it.
+//!
+//! The memo changes no result: the function must depend on the text alone.
+//! Short texts are computed directly (hashing and locking would cost more);
+//! each shard is cleared when it fills, which bounds the memory.
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
+
+/// Texts shorter than this are not memoized.
+const MIN_LEN: usize = 256;
+const SHARDS: usize = 16;
+/// Entries per shard before it is cleared.
+const SHARD_CAP: usize = 8_192;
+
+type Shard = Mutex<HashMap<[u8; 16], Arc<[Box<str>]>>>;
+
+pub struct TextMemo {
+    shards: [Shard; SHARDS],
+}
+
+impl Default for TextMemo {
+    fn default() -> TextMemo {
+        TextMemo { shards: std::array::from_fn(|_| Mutex::new(HashMap::new())) }
+    }
+}
+
+impl TextMemo {
+    /// `f(text)`, from the memo when this text was seen before.
+    pub fn get(&self, text: &str, f: impl FnOnce(&str) -> Vec<Box<str>>) -> Arc<[Box<str>]> {
+        if text.len() < MIN_LEN {
+            return f(text).into();
+        }
+        let hash = blake3::hash(text.as_bytes());
+        let mut key = [0u8; 16];
+        key.copy_from_slice(&hash.as_bytes()[..16]);
+        let shard = &self.shards[usize::from(key[0]) % SHARDS];
+        if let Some(v) = shard.lock().ok().and_then(|m| m.get(&key).cloned()) {
+            return v;
+        }
+        let v: Arc<[Box<str>]> = f(text).into();
+        if let Ok(mut m) = shard.lock() {
+            if m.len() >= SHARD_CAP {
+                m.clear();
+            }
+            m.insert(key, v.clone());
+        }
+        v
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::sync::atomic::{AtomicUsize, Ordering};
+
+    #[test]
+    fn long_texts_are_computed_once_short_ones_every_time() {
+        let memo = TextMemo::default();
+        let calls = AtomicUsize::new(0);
+        let words = |t: &str| -> Vec<Box<str>> {
+            calls.fetch_add(1, Ordering::Relaxed);
+            t.split_whitespace().map(Box::from).collect()
+        };
+        let long = "alpha beta ".repeat(40);
+        let a = memo.get(&long, words);
+        let b = memo.get(&long, words);
+        assert_eq!(a, b);
+        assert_eq!(a.len(), 80);
+        assert_eq!(calls.load(Ordering::Relaxed), 1);
+        let other = "gamma ".repeat(60);
+        assert_eq!(memo.get(&other, words).len(), 60);
+        assert_eq!(calls.load(Ordering::Relaxed), 2);
+        memo.get("short text", words);
+        memo.get("short text", words);
+        assert_eq!(calls.load(Ordering::Relaxed), 4);
+    }
+}

@@ -1,0 +1,119 @@
+//! A summarizer wrapper that remembers its answers for one session across the
+//! points of a sweep. Grid points that compact the same messages the same way
+//! (same cut, same previous summary, same limits) ask the same question; a
+//! deterministic summarizer gives the same answer, so it is computed once.
+//!
+//! The key is a BLAKE3 hash of everything in the request: the part, the
+//! previous summary, the limits, the estimator, the file operations, and each
+//! message — by its index when it is one of the session's own messages (the
+//! engine passes them by reference, so the address identifies them), else by its
+//! content (summaries, pruned copies).
+
+use crate::model::Message;
+use crate::summarize::{SummarizeError, Summarizer, Summary, SummaryPart, SummaryRequest};
+use std::collections::HashMap;
+use std::io::Write as _;
+use std::sync::Mutex;
+use std::sync::atomic::{AtomicU64, Ordering};
+
+pub struct MemoSummarizer<'a> {
+    inner: &'a dyn Summarizer,
+    messages: &'a [Message],
+    cache: Mutex<HashMap<[u8; 32], Result<Summary, SummarizeError>>>,
+    pub hits: AtomicU64,
+    pub misses: AtomicU64,
+}
+
+impl<'a> MemoSummarizer<'a> {
+    pub fn new(inner: &'a dyn Summarizer, messages: &'a [Message]) -> MemoSummarizer<'a> {
+        MemoSummarizer {
+            inner,
+            messages,
+            cache: Mutex::new(HashMap::new()),
+            hits: AtomicU64::new(0),
+            misses: AtomicU64::new(0),
+        }
+    }
+
+    /// Index of `m` in the session's messages, when it is one of them.
+    fn index_of(&self, m: &Message) -> Option<usize> {
+        let size = std::mem::size_of::<Message>();
+        let base = self.messages.as_ptr() as usize;
+        let addr = m as *const Message as usize;
+        let off = addr.checked_sub(base)?;
+        (off % size == 0 && off / size < self.messages.len()).then_some(off / size)
+    }
+
+    fn key(&self, req: &SummaryRequest<'_>) -> [u8; 32] {
+        let mut h = blake3::Hasher::new();
+        h.update(&[match req.part {
+            SummaryPart::History => 0,
+            SummaryPart::TurnPrefix => 1,
+        }]);
+        match req.previous_summary {
+            Some(s) => {
+                h.update(&[1]);
+                h.update(&(s.len() as u64).to_le_bytes());
+                h.update(s.as_bytes());
+            }
+            None => {
+                h.update(&[0]);
+            }
+        }
+        h.update(&req.max_tokens.to_le_bytes());
+        let l = &req.limits;
+        for v in [
+            l.preview_head_chars.map(|v| v as u64 + 1).unwrap_or(0),
+            l.preview_tail_chars as u64,
+            l.input_cap_chars.map(|v| v as u64 + 1).unwrap_or(0),
+        ] {
+            h.update(&v.to_le_bytes());
+        }
+        h.update(crate::replay::estimator_name(req.estimator.kind()).as_bytes());
+        for set in [&req.file_ops.read, &req.file_ops.modified] {
+            h.update(&(set.len() as u64).to_le_bytes());
+            for f in set {
+                h.update(&(f.len() as u64).to_le_bytes());
+                h.update(f.as_bytes());
+            }
+        }
+        h.update(&(req.messages.len() as u64).to_le_bytes());
+        for m in req.messages {
+            match self.index_of(m) {
+                Some(i) => {
+                    h.update(&[1]);
+                    h.update(&(i as u64).to_le_bytes());
+                }
+                None => {
+                    h.update(&[2]);
+                    // Serializing the model's own types cannot fail; the length
+                    // prefix keeps consecutive messages apart.
+                    let bytes = serde_json::to_vec(m).unwrap_or_default();
+                    h.update(&(bytes.len() as u64).to_le_bytes());
+                    let _ = h.write_all(&bytes);
+                }
+            }
+        }
+        *h.finalize().as_bytes()
+    }
+}
+
+impl Summarizer for MemoSummarizer<'_> {
+    fn name(&self) -> &str {
+        self.inner.name()
+    }
+
+    fn summarize(&self, req: &SummaryRequest<'_>) -> Result<Summary, SummarizeError> {
+        let key = self.key(req);
+        if let Some(r) = self.cache.lock().ok().and_then(|c| c.get(&key).cloned()) {
+            self.hits.fetch_add(1, Ordering::Relaxed);
+            return r;
+        }
+        self.misses.fetch_add(1, Ordering::Relaxed);
+        let r = self.inner.summarize(req);
+        if let Ok(mut c) = self.cache.lock() {
+            c.insert(key, r.clone());
+        }
+        r
+    }
+}

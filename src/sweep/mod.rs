@@ -1,0 +1,296 @@
+//! `compactor sweep`: a grid of policy parameters replayed over the sessions, one
+//! row of totals per grid point, the Pareto front of savings against quality,
+//! and the point to recommend under a quality constraint.
+//!
+//! Work shared across points, so a 50-point sweep costs far less than 50 replays:
+//! - sessions are read once (by the caller);
+//! - per-message token counts are computed once per session and estimator and
+//!   shared by every point using that estimator (as `replay_many` shares them
+//!   across policies);
+//! - the quality hook prepares each session once (atom extraction);
+//! - replays keep no transcript, and each trace is reduced to a
+//!   [`SessionOutcome`] as soon as it is made;
+//! - the (session, point) replays are one flat parallel job list, largest
+//!   sessions first, so both cores stay busy even when one session dominates.
+//!
+//! Results are folded per point in session order: byte-identical at any `--jobs`.
+
+pub mod grid;
+mod memo;
+pub mod report;
+#[cfg(test)]
+mod tests;
+
+pub use grid::{Axis, Grid, GridError, MAX_POINTS};
+
+use crate::cost::{CostSettings, session_cost};
+use crate::model::Session;
+use crate::outcome::{OutcomeTotals, QualityHook, SessionOutcome};
+use crate::policy::Policy;
+use crate::replay::{ReplayContext, ReplayOptions, Resolver, count_message_tokens, replay_session};
+use crate::tokens::Estimator;
+use memo::MemoSummarizer;
+use rayon::prelude::*;
+use serde::Serialize;
+use std::any::Any;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
+
+/// One grid point: its values and totals (or why it could not run).
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Point {
+    /// 1-based, in grid order.
+    pub index: usize,
+    /// The value of each axis, rendered.
+    pub values: Vec<String>,
+    pub policy: Option<Policy>,
+    pub error: Option<String>,
+    pub totals: OutcomeTotals,
+    /// On the Pareto front of token savings vs FRR / of cost savings vs FRR.
+    pub front_savings: bool,
+    pub front_cost: bool,
+}
+
+impl Point {
+    pub fn ok(&self) -> bool {
+        self.error.is_none() && self.totals.sessions > 0
+    }
+    pub fn frr(&self) -> Option<f64> {
+        self.totals.quality.and_then(|q| q.frr())
+    }
+    /// Cost saved, % of the baseline cost (summaries included).
+    pub fn cost_saved_pct(&self) -> f64 {
+        self.totals.cost.saved_pct
+    }
+}
+
+/// The outcome of a sweep.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct SweepResult {
+    pub axes: Vec<String>,
+    pub points: Vec<Point>,
+    /// Index into `points` of the recommendation, when one point qualifies.
+    pub recommended: Option<usize>,
+    pub min_frr: Option<f64>,
+    /// Whether FRR was measured (a quality hook was given).
+    pub quality_measured: bool,
+    pub sessions: usize,
+}
+
+/// Reported after each (session, point) replay.
+pub type SweepProgress<'a> = &'a (dyn Fn(usize, usize) + Sync);
+
+/// Replay every session under every point of `grid` on top of `base`.
+#[allow(clippy::too_many_arguments)]
+pub fn run(
+    sessions: &[Session],
+    base: &Policy,
+    grid: &Grid,
+    resolver: &dyn Resolver,
+    cost: &CostSettings,
+    quality: Option<&dyn QualityHook>,
+    min_frr: Option<f64>,
+    pool: &rayon::ThreadPool,
+    progress: Option<SweepProgress<'_>>,
+) -> Result<SweepResult, grid::GridError> {
+    let base = grid.apply_base(base).map_err(|source| GridError::Policy { key: "[base]".into(), source })?;
+    let n_points = grid.points();
+    let policies: Vec<Result<Policy, String>> =
+        (0..n_points).map(|i| grid.policy(&base, i).map_err(|e| e.to_string())).collect();
+    type Parts = (Arc<dyn Estimator>, Arc<dyn crate::summarize::Summarizer>);
+    let parts: Vec<Result<Parts, String>> = policies
+        .iter()
+        .map(|p| {
+            let p = p.as_ref().map_err(Clone::clone)?;
+            let e = resolver.estimator(p.estimator).map_err(|e| e.to_string())?;
+            let s = resolver.summarizer_for(p).map_err(|e| e.to_string())?;
+            Ok((e, s))
+        })
+        .collect();
+    // Distinct estimator objects: token counts are per (session, estimator); and
+    // distinct summarizers: answers are remembered per (session, summarizer).
+    let mut estimators: Vec<Arc<dyn Estimator>> = Vec::new();
+    // Interned by kind and name, not by object: a resolver may hand out a new
+    // object per policy for the same estimator or summarizer.
+    let est_of: Vec<Option<usize>> =
+        parts.iter().map(|r| Some(intern(&mut estimators, &r.as_ref().ok()?.0, |a, b| a.kind() == b.kind()))).collect();
+    let mut summarizers: Vec<Arc<dyn crate::summarize::Summarizer>> = Vec::new();
+    let summ_of: Vec<Option<usize>> = parts
+        .iter()
+        .map(|r| Some(intern(&mut summarizers, &r.as_ref().ok()?.1, |a, b| a.name() == b.name())))
+        .collect();
+    let options = ReplayOptions { check_invariants: false, verify_totals: false, keep_transcript: false };
+
+    // Phase 1, per session: token counts for each estimator, quality preparation,
+    // a summary memo for each summarizer.
+    struct Prepared<'s> {
+        counts: Vec<Vec<u64>>,
+        quality: Option<Box<dyn Any + Send + Sync>>,
+        memos: Vec<MemoSummarizer<'s>>,
+    }
+    let prepared: Vec<Prepared<'_>> = pool.install(|| {
+        sessions
+            .par_iter()
+            .with_max_len(1)
+            .map(|s| Prepared {
+                counts: estimators.iter().map(|e| count_message_tokens(s, e.as_ref())).collect(),
+                quality: quality.map(|q| q.prepare(s)),
+                memos: summarizers.iter().map(|x| MemoSummarizer::new(x.as_ref(), &s.messages)).collect(),
+            })
+            .collect()
+    });
+
+    // Phase 2: every (session, point), largest sessions first.
+    let mut jobs: Vec<(usize, usize)> = Vec::with_capacity(sessions.len() * n_points);
+    let mut order: Vec<usize> = (0..sessions.len()).collect();
+    order.sort_by_key(|&i| (std::cmp::Reverse(sessions[i].messages.len()), i));
+    for &si in &order {
+        jobs.extend(parts.iter().enumerate().filter(|(_, p)| p.is_ok()).map(|(pi, _)| (si, pi)));
+    }
+    let done = AtomicUsize::new(0);
+    let total = jobs.len();
+    let outcomes: Vec<((usize, usize), Option<SessionOutcome>)> = pool.install(|| {
+        jobs.par_iter()
+            .with_max_len(1)
+            .map(|&(si, pi)| {
+                let s = &sessions[si];
+                let out = (|| {
+                    let policy = policies[pi].as_ref().ok()?;
+                    let (est, _) = parts[pi].as_ref().ok()?;
+                    let prep = &prepared[si];
+                    let counts = &prep.counts[est_of[pi]?];
+                    let ctx = ReplayContext {
+                        estimator: est.as_ref(),
+                        summarizer: &prep.memos[summ_of[pi]?],
+                        message_tokens: Some(counts),
+                        options,
+                    };
+                    let trace = replay_session(s, policy, &ctx).ok()?;
+                    let mut c = session_cost(s, &trace, cost);
+                    // The per-call check of the baseline is the replay report's
+                    // business; a sweep keeps only totals.
+                    if let Some(r) = &mut c.recorded {
+                        r.call_errors = Vec::new();
+                    }
+                    let q = match (quality, &prep.quality) {
+                        (Some(h), Some(p)) => Some(h.evaluate(p.as_ref(), s, policy, &trace)),
+                        _ => None,
+                    };
+                    Some(SessionOutcome { metrics: trace.metrics, cost: c, quality: q })
+                })();
+                let n = done.fetch_add(1, Ordering::Relaxed) + 1;
+                if let Some(cb) = progress {
+                    cb(n, total);
+                }
+                ((si, pi), out)
+            })
+            .collect()
+    });
+    // Fold in (point, session) order.
+    let mut table: Vec<Vec<Option<SessionOutcome>>> = vec![vec![None; sessions.len()]; n_points];
+    let mut failed = vec![vec![false; sessions.len()]; n_points];
+    for ((si, pi), o) in outcomes {
+        match o {
+            Some(o) => table[pi][si] = Some(o),
+            None => failed[pi][si] = true,
+        }
+    }
+    let mut points = Vec::with_capacity(n_points);
+    for pi in 0..n_points {
+        let mut totals = OutcomeTotals::default();
+        for si in 0..sessions.len() {
+            match &table[pi][si] {
+                Some(o) => totals.add(o),
+                None if failed[pi][si] => totals.add_failure(),
+                None => {}
+            }
+        }
+        let error = parts[pi].as_ref().err().cloned();
+        points.push(Point {
+            index: pi + 1,
+            values: grid.labels(pi),
+            policy: policies[pi].as_ref().ok().cloned(),
+            error,
+            totals: totals.finish(),
+            front_savings: false,
+            front_cost: false,
+        });
+    }
+    mark_fronts(&mut points);
+    let recommended = recommend(&points, min_frr);
+    Ok(SweepResult {
+        axes: grid.axes.iter().map(|a| a.key.clone()).collect(),
+        points,
+        recommended,
+        min_frr,
+        quality_measured: quality.is_some(),
+        sessions: sessions.len(),
+    })
+}
+
+/// Index of `x` in `list` (an equal one by `same`), added when missing.
+fn intern<T: ?Sized>(list: &mut Vec<Arc<T>>, x: &Arc<T>, same: impl Fn(&T, &T) -> bool) -> usize {
+    match list.iter().position(|y| Arc::ptr_eq(y, x) || same(y, x)) {
+        Some(i) => i,
+        None => {
+            list.push(x.clone());
+            list.len() - 1
+        }
+    }
+}
+
+/// FRR for dominance: unmeasured counts as equal everywhere, so without a
+/// quality hook each front is the set of points with the best savings.
+fn frr_key(p: &Point) -> f64 {
+    p.frr().unwrap_or(0.0)
+}
+
+/// `a` dominates `b` on (x ↑, FRR ↑): at least as good on both, better on one.
+fn dominates(ax: f64, af: f64, bx: f64, bf: f64) -> bool {
+    ax >= bx && af >= bf && (ax > bx || af > bf)
+}
+
+/// Mark the Pareto fronts: token savings vs FRR, and cost savings vs FRR.
+pub fn mark_fronts(points: &mut [Point]) {
+    for p in points.iter_mut() {
+        p.front_savings = false;
+        p.front_cost = false;
+    }
+    let ok: Vec<usize> = (0..points.len()).filter(|&i| points[i].ok()).collect();
+    let keys: Vec<(f64, f64, f64)> =
+        points.iter().map(|p| (p.totals.savings_pct, p.cost_saved_pct(), frr_key(p))).collect();
+    for &i in &ok {
+        let (s, c, f) = keys[i];
+        points[i].front_savings = !ok.iter().any(|&j| dominates(keys[j].0, keys[j].2, s, f));
+        points[i].front_cost = !ok.iter().any(|&j| dominates(keys[j].1, keys[j].2, c, f));
+    }
+}
+
+/// The point to recommend: among points that ran on every session and meet
+/// `min_frr` (when FRR is measured), the fewest calls over the window, then the
+/// most money saved, then the most tokens saved, then the earliest point.
+pub fn recommend(points: &[Point], min_frr: Option<f64>) -> Option<usize> {
+    let eligible = |p: &Point| {
+        p.ok()
+            && p.totals.sessions_failed == 0
+            && match (min_frr, p.frr()) {
+                (Some(min), Some(f)) => f >= min,
+                // No FRR: quality not measured (the caller says so), or no
+                // compaction needed anything it replaced.
+                (_, None) | (None, _) => true,
+            }
+    };
+    points
+        .iter()
+        .enumerate()
+        .filter(|(_, p)| eligible(p))
+        .min_by(|(i, a), (j, b)| {
+            a.totals
+                .overflow_calls_policy
+                .cmp(&b.totals.overflow_calls_policy)
+                .then(b.totals.cost.saved_usd.total_cmp(&a.totals.cost.saved_usd))
+                .then(b.totals.savings_pct.total_cmp(&a.totals.savings_pct))
+                .then(i.cmp(j))
+        })
+        .map(|(i, _)| i)
+}

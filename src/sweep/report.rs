@@ -1,0 +1,304 @@
+//! `sweep.csv` (one row per grid point) and `sweep.md` (the axes, the
+//! recommendation, the Pareto fronts and the best points), plus the lines the
+//! CLI prints. Pure: bytes and strings, no file system.
+
+use super::{Point, SweepResult};
+use crate::report::markdown::{cell, thousands};
+use std::fmt::Write as _;
+
+/// Fixed columns of `sweep.csv` after `point` and one column per axis.
+pub const COLUMNS: &[&str] = &[
+    "sessions",
+    "sessions_failed",
+    "calls",
+    "input_tokens_baseline",
+    "input_tokens_policy",
+    "savings_pct",
+    "cost_baseline_usd",
+    "cost_policy_usd",
+    "summarizer_usd",
+    "cost_saved_usd",
+    "cost_saved_pct",
+    "sessions_sheds_tokens_costs_more",
+    "overflow_calls_baseline",
+    "overflow_calls_policy",
+    "compactions",
+    "no_progress_compactions",
+    "frr",
+    "artifact_recall",
+    "hallucination_rate",
+    "front_savings_frr",
+    "front_cost_frr",
+    "recommended",
+    "error",
+];
+
+fn opt(v: Option<f64>) -> String {
+    v.map(|x| format!("{x:.4}")).unwrap_or_default()
+}
+
+/// `sweep.csv`. FRR, artifact recall and hallucination are empty when quality
+/// was not measured.
+pub fn sweep_csv(r: &SweepResult) -> Vec<u8> {
+    let mut w = csv::Writer::from_writer(Vec::new());
+    let mut header: Vec<&str> = vec!["point"];
+    header.extend(r.axes.iter().map(String::as_str));
+    header.extend_from_slice(COLUMNS);
+    let _ = w.write_record(&header);
+    for (i, p) in r.points.iter().enumerate() {
+        let t = &p.totals;
+        let q = t.quality;
+        let mut rec: Vec<String> = vec![p.index.to_string()];
+        rec.extend(p.values.iter().cloned());
+        rec.extend([
+            t.sessions.to_string(),
+            t.sessions_failed.to_string(),
+            t.calls.to_string(),
+            t.input_tokens_baseline.to_string(),
+            t.input_tokens_policy.to_string(),
+            format!("{:.2}", t.savings_pct),
+            format!("{:.6}", t.cost.baseline.usd),
+            format!("{:.6}", t.cost.policy.usd),
+            format!("{:.6}", t.cost.summarizer_usd),
+            format!("{:.6}", t.cost.saved_usd),
+            format!("{:.2}", t.cost.saved_pct),
+            t.cost.sessions_sheds_tokens_costs_more.to_string(),
+            t.overflow_calls_baseline.to_string(),
+            t.overflow_calls_policy.to_string(),
+            t.compactions.to_string(),
+            t.no_progress_compactions.to_string(),
+            opt(q.and_then(|q| q.frr())),
+            opt(q.and_then(|q| q.artifact_recall())),
+            opt(q.and_then(|q| q.hallucination())),
+            u8::from(p.front_savings).to_string(),
+            u8::from(p.front_cost).to_string(),
+            u8::from(r.recommended == Some(i)).to_string(),
+            p.error.clone().unwrap_or_default(),
+        ]);
+        let _ = w.write_record(&rec);
+    }
+    w.into_inner().unwrap_or_default()
+}
+
+fn pct_or_na(v: Option<f64>) -> String {
+    v.map(|x| format!("{:.1}%", x * 100.0)).unwrap_or_else(|| "n/a".into())
+}
+
+fn values(r: &SweepResult, p: &Point) -> String {
+    r.axes.iter().zip(&p.values).map(|(k, v)| format!("{k}={v}")).collect::<Vec<_>>().join(" ")
+}
+
+/// One line describing the recommended point (or why there is none), for stdout.
+pub fn recommendation_text(r: &SweepResult) -> String {
+    let mut out = String::new();
+    match r.recommended.and_then(|i| r.points.get(i)) {
+        Some(p) => {
+            let t = &p.totals;
+            let _ = writeln!(out, "recommended: point {} of {}: {}", p.index, r.points.len(), values(r, p));
+            let _ = writeln!(
+                out,
+                "  savings {:.1}% of billed input, cost ${:.4} → ${:.4} ({:.1}% saved), overflow calls {} → {}, compactions {}, FRR {}",
+                t.savings_pct,
+                t.cost.baseline.usd,
+                t.cost.policy.usd + t.cost.summarizer_usd,
+                t.cost.saved_pct,
+                t.overflow_calls_baseline,
+                t.overflow_calls_policy,
+                t.compactions,
+                pct_or_na(p.frr()),
+            );
+        }
+        None => {
+            let _ = writeln!(
+                out,
+                "no point qualifies{}",
+                r.min_frr.map(|m| format!(" (none reaches FRR ≥ {m})")).unwrap_or_default()
+            );
+        }
+    }
+    if !r.quality_measured {
+        let _ = writeln!(
+            out,
+            "note: summary quality (FRR) is not measured in this build; the fronts rank savings only{}",
+            if r.min_frr.is_some() { " and --min-frr is not applied" } else { "" }
+        );
+    }
+    out
+}
+
+/// The short table printed on stdout: the fronts and the recommendation.
+pub fn summary_text(r: &SweepResult) -> String {
+    let mut out = String::new();
+    let ok = r.points.iter().filter(|p| p.ok()).count();
+    let _ = writeln!(
+        out,
+        "{} grid point(s) over {} session(s) ({} ran, {} invalid or failed); axes: {}",
+        r.points.len(),
+        r.sessions,
+        ok,
+        r.points.len() - ok,
+        r.axes.join(", ")
+    );
+    let _ = writeln!(
+        out,
+        "{:>6}  {:>8}  {:>10}  {:>10}  {:>9}  {:>11}  {:>7}  front  values",
+        "point", "savings", "cost saved", "cost %", "overflows", "compactions", "FRR"
+    );
+    for (i, p) in r.points.iter().enumerate().filter(|(_, p)| p.front_savings || p.front_cost) {
+        let t = &p.totals;
+        let mark = if r.recommended == Some(i) { "*" } else { " " };
+        let _ = writeln!(
+            out,
+            "{:>5}{}  {:>7.1}%  {:>10}  {:>9.1}%  {:>9}  {:>11}  {:>7}  {:<5}  {}",
+            p.index,
+            mark,
+            t.savings_pct,
+            format!("${:.4}", t.cost.saved_usd),
+            t.cost.saved_pct,
+            t.overflow_calls_policy,
+            t.compactions,
+            pct_or_na(p.frr()),
+            front_label(p),
+            values(r, p),
+        );
+    }
+    out.push_str(&recommendation_text(r));
+    out
+}
+
+fn front_label(p: &Point) -> &'static str {
+    match (p.front_savings, p.front_cost) {
+        (true, true) => "both",
+        (true, false) => "tok",
+        (false, true) => "cost",
+        (false, false) => "",
+    }
+}
+
+/// `sweep.md`.
+pub fn sweep_md(r: &SweepResult) -> String {
+    let mut out = String::new();
+    out.push_str("# compactor sweep\n\n");
+    let _ = writeln!(
+        out,
+        "{} grid point(s) over {} session(s). Axes: {}.\n",
+        r.points.len(),
+        r.sessions,
+        r.axes.iter().map(|a| format!("`{}`", cell(a))).collect::<Vec<_>>().join(", ")
+    );
+    out.push_str("## Recommendation\n\n");
+    for line in recommendation_text(r).lines() {
+        let _ = writeln!(out, "{}  ", cell_line(line));
+    }
+    if let Some(p) = r.recommended.and_then(|i| r.points.get(i))
+        && let Some(policy) = &p.policy
+    {
+        let _ = writeln!(
+            out,
+            "\nThe full policy is in `recommended.toml` (`compactor replay --policy recommended.toml`); it is `{}` with:\n",
+            cell(&policy.name)
+        );
+        for (k, v) in r.axes.iter().zip(&p.values) {
+            let _ = writeln!(out, "- `{}` = `{}`", cell(k), cell(v));
+        }
+    }
+    out.push_str(
+        "\nRanking: among points that ran on every session (and reach the FRR floor when quality is measured): fewest calls over the window, then most money saved, then most tokens saved.\n\n",
+    );
+    out.push_str("## Pareto front\n\n");
+    out.push_str(
+        "`tok` = on the front of token savings vs FRR, `cost` = of cost savings vs FRR (no other point is at least as good on both and better on one).\n\n",
+    );
+    table(&mut out, r, |p| p.front_savings || p.front_cost);
+    out.push_str("\n## All points\n\n");
+    table(&mut out, r, |_| true);
+    out
+}
+
+/// Markdown cells are built from the same escaping as report.md.
+fn cell_line(s: &str) -> String {
+    s.replace('|', "\\|").replace('<', "&lt;").replace('>', "&gt;")
+}
+
+fn table(out: &mut String, r: &SweepResult, keep: impl Fn(&Point) -> bool) {
+    out.push_str("| point |");
+    for a in &r.axes {
+        let _ = write!(out, " {} |", cell(a));
+    }
+    out.push_str(
+        " savings | cost saved | overflow calls | compactions (no-progress) | FRR | artifact recall | hallucination | front |\n|---:|",
+    );
+    for _ in &r.axes {
+        out.push_str("---|");
+    }
+    out.push_str("---:|---:|---:|---:|---:|---:|---:|---|\n");
+    for (i, p) in r.points.iter().enumerate().filter(|(_, p)| keep(p)) {
+        let t = &p.totals;
+        let _ = write!(out, "| {}{} |", p.index, if r.recommended == Some(i) { " ★" } else { "" });
+        for v in &p.values {
+            let _ = write!(out, " {} |", cell(v));
+        }
+        if let Some(e) = &p.error {
+            let _ = writeln!(out, " error: {} | | | | | | | |", cell(e));
+            continue;
+        }
+        let q = t.quality;
+        let _ = writeln!(
+            out,
+            " {:.1}% | ${:.4} ({:.1}%) | {} → {} | {} ({}) | {} | {} | {} | {} |",
+            t.savings_pct,
+            t.cost.saved_usd,
+            t.cost.saved_pct,
+            thousands(t.overflow_calls_baseline),
+            thousands(t.overflow_calls_policy),
+            thousands(t.compactions),
+            thousands(t.no_progress_compactions),
+            pct_or_na(q.and_then(|q| q.frr())),
+            pct_or_na(q.and_then(|q| q.artifact_recall())),
+            pct_or_na(q.and_then(|q| q.hallucination())),
+            front_label(p),
+        );
+    }
+}
+
+/// The recommended policy as TOML (`compactor replay --policy` reads it back).
+pub fn recommended_toml(r: &SweepResult) -> Option<String> {
+    let p = r.recommended.and_then(|i| r.points.get(i))?;
+    let policy = p.policy.as_ref()?;
+    let body = policy.to_toml().ok()?;
+    let mut out = format!("# Recommended by `compactor sweep`: point {} of {}.\n", p.index, r.points.len());
+    for (k, v) in r.axes.iter().zip(&p.values) {
+        let _ = writeln!(out, "# {k} = {v}");
+    }
+    out.push('\n');
+    out.push_str(&body);
+    Some(out)
+}
+
+/// Write sweep.csv, sweep.md, recommended.toml (when a point is recommended) and
+/// report.html under `out`; returns the paths written.
+pub fn write_all(out: &std::path::Path, r: &SweepResult) -> std::io::Result<Vec<std::path::PathBuf>> {
+    use crate::output::fsutil::{atomic_write, ensure_dir};
+    ensure_dir(out)?;
+    let html = crate::report::html::report_html(&crate::report::html::Page {
+        command: "sweep",
+        report: None,
+        results: &[],
+        columns: &[],
+        frr: None,
+        sweep: Some(r),
+        max_sessions: 0,
+    });
+    let mut files: Vec<(&str, Vec<u8>)> = vec![("sweep.csv", sweep_csv(r)), ("sweep.md", sweep_md(r).into_bytes())];
+    if let Some(t) = recommended_toml(r) {
+        files.push(("recommended.toml", t.into_bytes()));
+    }
+    files.push(("report.html", html.into_bytes()));
+    let mut written = Vec::new();
+    for (name, bytes) in files {
+        let path = out.join(name);
+        atomic_write(&path, &bytes)?;
+        written.push(path);
+    }
+    Ok(written)
+}

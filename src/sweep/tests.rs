@@ -1,0 +1,202 @@
+use super::memo::MemoSummarizer;
+use super::*;
+use crate::cost::CostSettings;
+use crate::replay::testkit::session;
+use crate::replay::{BuiltinResolver, ReplayContext, ReplayOptions, replay_session};
+use crate::summarize::Extractive;
+use crate::tokens::Chars4;
+
+fn small_policy() -> Policy {
+    let mut p = crate::presets::get("nous").expect("preset");
+    p.context_window = 6_000;
+    p.compact.trigger_tokens = 3_000;
+    p.compact.keep_recent_tokens = 800;
+    p.compact.min_gain_tokens = 100;
+    p
+}
+
+fn long_session() -> Session {
+    let mut desc = String::from("u400");
+    for k in 0..30 {
+        desc.push_str(&format!(" t1 r{} a120", 600 + 37 * k));
+        if k % 7 == 6 {
+            desc.push_str(" u200");
+        }
+    }
+    session(&desc)
+}
+
+#[test]
+fn the_memo_answers_a_repeated_replay_and_changes_nothing() {
+    let s = long_session();
+    let p = small_policy();
+    let ctx_plain = ReplayContext {
+        estimator: &Chars4,
+        summarizer: &Extractive,
+        message_tokens: None,
+        options: ReplayOptions { keep_transcript: true, ..ReplayOptions::default() },
+    };
+    let plain = replay_session(&s, &p, &ctx_plain).unwrap();
+    assert!(plain.metrics.compactions >= 2, "{:?}", plain.metrics);
+    let memo = MemoSummarizer::new(&Extractive, &s.messages);
+    let ctx = ReplayContext { summarizer: &memo, ..ctx_plain };
+    let first = replay_session(&s, &p, &ctx).unwrap();
+    let misses = memo.misses.load(Ordering::Relaxed);
+    assert_eq!(memo.hits.load(Ordering::Relaxed), 0);
+    let second = replay_session(&s, &p, &ctx).unwrap();
+    assert_eq!(memo.hits.load(Ordering::Relaxed), misses, "every request of the second replay is remembered");
+    assert_eq!(first, plain);
+    assert_eq!(second, plain);
+}
+
+#[test]
+fn grids_parse_lists_ranges_and_dotted_keys() {
+    let g = Grid::from_toml(
+        r#"
+[base]
+context_window = 64000
+[grid]
+"compact.trigger_ratio" = { from = 0.6, to = 0.8, step = 0.1 }
+prune.keep_last = [1, 3]
+"prune.soft_trim_chars" = [4000, "off"]
+"compact.keep_recent_tokens" = { from = 10000, to = 30000, step = 10000 }
+"#,
+    )
+    .unwrap();
+    assert_eq!(g.base, vec![("context_window".to_string(), toml::Value::Integer(64_000))]);
+    let keys: Vec<&str> = g.axes.iter().map(|a| a.key.as_str()).collect();
+    assert!(keys.contains(&"prune.keep_last") && keys.contains(&"compact.trigger_ratio"), "{keys:?}");
+    let ratio = g.axes.iter().find(|a| a.key == "compact.trigger_ratio").unwrap();
+    assert_eq!(ratio.values, vec![toml::Value::Float(0.6), toml::Value::Float(0.7), toml::Value::Float(0.8)]);
+    let keep = g.axes.iter().find(|a| a.key == "compact.keep_recent_tokens").unwrap();
+    assert_eq!(
+        keep.values,
+        vec![toml::Value::Integer(10_000), toml::Value::Integer(20_000), toml::Value::Integer(30_000)]
+    );
+    assert_eq!(g.points(), 3 * 2 * 2 * 3);
+    // Every point is a distinct combination, the first axis varying slowest.
+    let all: std::collections::BTreeSet<Vec<String>> = (0..g.points()).map(|i| g.labels(i)).collect();
+    assert_eq!(all.len(), g.points());
+    assert_eq!(g.coordinates(0), vec![0; 4]);
+    assert_eq!(g.coordinates(g.points() - 1), g.axes.iter().map(|a| a.values.len() - 1).collect::<Vec<_>>());
+    let base = g.apply_base(&Policy::default()).unwrap();
+    let last = g.policy(&base, g.points() - 1).unwrap();
+    assert_eq!(last.context_window, 64_000);
+    assert_eq!(last.name, format!("default@{}", g.points()));
+}
+
+#[test]
+fn grid_errors_name_the_key() {
+    let err = |t: &str| Grid::from_toml(t).unwrap_err().to_string();
+    assert_eq!(err("[grid]\n"), "grid: no [grid] table with at least one key");
+    assert!(err("[grid]\n\"prune.keep_lst\" = [1]\n").contains("unknown policy key `prune.keep_lst`"));
+    assert!(err("[grid]\n\"prune.keep_last\" = [\"many\"]\n").contains("`prune.keep_last`"));
+    assert_eq!(err("[grid]\n\"prune.keep_last\" = []\n"), "grid: `prune.keep_last`: an empty list of values");
+    assert_eq!(
+        err("[grid]\n\"prune.keep_last\" = { from = 5, to = 1 }\n"),
+        "grid: `prune.keep_last`: `to` must not be below `from`"
+    );
+    assert_eq!(
+        err("[grid]\n\"prune.keep_last\" = { from = 1, to = 5, step = 0 }\n"),
+        "grid: `prune.keep_last`: `step` must be positive"
+    );
+    assert!(err("[grid]\na = { from = 0, to = 1000000, step = 1 }\n").contains("limit"));
+    assert_eq!(err("[sweep]\nx = 1\n"), "grid: unknown top-level key `sweep` (expected [base] and [grid])");
+    assert!(err("not toml").starts_with("grid TOML:"));
+}
+
+fn point(index: usize, savings: f64, cost: f64, frr: Option<f64>, overflows: u64) -> Point {
+    let mut t = crate::outcome::OutcomeTotals {
+        sessions: 1,
+        savings_pct: savings,
+        overflow_calls_policy: overflows,
+        ..Default::default()
+    };
+    t.cost.saved_pct = cost;
+    t.cost.saved_usd = cost / 100.0;
+    t.quality = frr.map(|f| crate::outcome::QualityScore { frr_events: 1, frr_sum: f, ..Default::default() });
+    Point {
+        index,
+        values: vec![index.to_string()],
+        policy: None,
+        error: None,
+        totals: t,
+        front_savings: false,
+        front_cost: false,
+    }
+}
+
+#[test]
+fn fronts_and_recommendation() {
+    // (savings, cost saved, FRR): 2 dominates 1; 3 and 4 trade savings for FRR;
+    // 5 is best on cost but worst on FRR.
+    let mut pts = vec![
+        point(1, 10.0, 5.0, Some(0.80), 0),
+        point(2, 20.0, 10.0, Some(0.90), 0),
+        point(3, 40.0, 20.0, Some(0.85), 0),
+        point(4, 15.0, 8.0, Some(0.95), 0),
+        point(5, 35.0, 30.0, Some(0.50), 0),
+    ];
+    mark_fronts(&mut pts);
+    let front = |f: fn(&Point) -> bool| pts.iter().filter(|p| f(p)).map(|p| p.index).collect::<Vec<_>>();
+    assert_eq!(front(|p| p.front_savings), vec![2, 3, 4]);
+    assert_eq!(front(|p| p.front_cost), vec![2, 3, 4, 5]);
+    // Most money saved wins; under an FRR floor the best point that reaches it.
+    assert_eq!(recommend(&pts, None), Some(4));
+    assert_eq!(recommend(&pts, Some(0.84)), Some(2));
+    assert_eq!(recommend(&pts, Some(0.99)), None);
+    // Fewer overflows come first.
+    pts[4].totals.overflow_calls_policy = 3;
+    pts[2].totals.overflow_calls_policy = 1;
+    assert_eq!(recommend(&pts, None).map(|i| pts[i].index), Some(2));
+    // A failed point is never recommended nor on a front.
+    pts[1].error = Some("bad".into());
+    mark_fronts(&mut pts);
+    assert!(!pts[1].front_savings && !pts[1].front_cost);
+    assert_ne!(recommend(&pts, None), Some(1));
+}
+
+#[test]
+fn a_sweep_shares_counts_and_is_the_same_at_any_thread_count() {
+    let sessions = vec![long_session(), session("u300 t1 r900 a80 t1 r1200 a60")];
+    let grid = Grid::from_toml(
+        "[grid]\n\"compact.keep_recent_tokens\" = [600, 1200]\n\"prune.keep_last\" = [1, 2]\n\"prune.soft_trim_chars\" = [1000, 4000]\n",
+    )
+    .unwrap();
+    let base = small_policy();
+    let run_at = |threads| {
+        let pool = rayon::ThreadPoolBuilder::new().num_threads(threads).build().unwrap();
+        run(&sessions, &base, &grid, &BuiltinResolver, &CostSettings::default(), None, None, &pool, None).unwrap()
+    };
+    let one = run_at(1);
+    let two = run_at(2);
+    assert_eq!(one, two);
+    assert_eq!(one.points.len(), 8);
+    // soft_trim_chars = 1000 is not above head + tail (1500 + 1500): invalid.
+    assert_eq!(one.points.iter().filter(|p| p.error.is_some()).count(), 4);
+    // Each valid point equals a plain replay of its policy.
+    for p in one.points.iter().filter(|p| p.ok()) {
+        let policy = p.policy.as_ref().unwrap();
+        let mut input = 0;
+        for s in &sessions {
+            let ctx = ReplayContext {
+                estimator: &Chars4,
+                summarizer: &Extractive,
+                message_tokens: None,
+                options: ReplayOptions::default(),
+            };
+            input += replay_session(s, policy, &ctx).unwrap().metrics.input_tokens_policy;
+        }
+        assert_eq!(p.totals.input_tokens_policy, input, "point {}", p.index);
+        assert_eq!(p.totals.sessions, 2);
+    }
+    assert!(one.recommended.is_some());
+    let csv = String::from_utf8(report::sweep_csv(&one)).unwrap();
+    assert_eq!(csv.lines().count(), 9);
+    assert!(
+        csv.lines()
+            .next()
+            .unwrap()
+            .starts_with("point,compact.keep_recent_tokens,prune.keep_last,prune.soft_trim_chars,sessions,")
+    );
+}
