@@ -479,7 +479,14 @@ pub fn compare(
             lines.push(Line { policy: p.policy.clone(), metric, baseline, now, change, rule, status });
         };
         let Some(b) = b else {
-            line("savings %", "–".into(), pts(Some(p.savings_pct)), String::new(), "not in baseline".into(), Status::New);
+            line(
+                "savings %",
+                "–".into(),
+                pts(Some(p.savings_pct)),
+                String::new(),
+                "not in baseline".into(),
+                Status::New,
+            );
             line("FRR", "–".into(), pts(p.frr), String::new(), "not in baseline".into(), Status::New);
             notes.push(format!("preset `{}` is not in the baseline: nothing to compare", p.policy));
             continue;
@@ -498,14 +505,7 @@ pub fn compare(
             (Some(_), Some(_)) => Status::Ok,
             _ => Status::Info,
         };
-        line(
-            "FRR",
-            pts(b.frr),
-            pts(p.frr),
-            delta(b.frr, p.frr),
-            format!("drop ≤ {:.2}", tol.max_frr_drop),
-            frr_status,
-        );
+        line("FRR", pts(b.frr), pts(p.frr), delta(b.frr, p.frr), format!("drop ≤ {:.2}", tol.max_frr_drop), frr_status);
         for (metric, bv, nv) in [
             ("FRR truncate", b.frr_truncate, p.frr_truncate),
             ("FRR masking", b.frr_masking, p.frr_masking),

@@ -100,10 +100,7 @@ fn new_violations_and_no_progress_compactions_fail_per_session() {
     now.sessions[1].violations = 1;
     now.sessions[2].no_progress_compactions = 2;
     let o = run(&baseline(), &now);
-    assert_eq!(
-        rules(&o),
-        vec![("nous".to_string(), Rule::NewViolations), ("opal".to_string(), Rule::NewNoProgress)]
-    );
+    assert_eq!(rules(&o), vec![("nous".to_string(), Rule::NewViolations), ("opal".to_string(), Rule::NewNoProgress)]);
     assert!(o.failures[0].detail.contains("b (0 → 1)"), "{:?}", o.failures);
     // The same counts in the baseline are not new.
     assert!(!run(&now, &now).regressed());
@@ -187,7 +184,10 @@ fn a_report_json_reads_as_a_baseline() {
     let b = Baseline::from_report_json(report.to_string().as_bytes()).unwrap();
     assert_eq!(b.tool_version, "0.1.0");
     let p = &b.presets[0];
-    assert_eq!((p.frr, p.frr_truncate, p.hallucination, p.artifact_recall), (Some(61.234), Some(10.0), Some(0.4), Some(90.0)));
+    assert_eq!(
+        (p.frr, p.frr_truncate, p.hallucination, p.artifact_recall),
+        (Some(61.234), Some(10.0), Some(0.4), Some(90.0))
+    );
     assert_eq!(p.frr_oracle, None);
     let s = &b.sessions[0];
     assert_eq!((s.file.as_str(), s.no_progress_compactions, s.frr), ("s1.jsonl", 1, Some(50.0)));

@@ -81,7 +81,10 @@ fn a_baseline_of_the_same_run_passes_and_replays_its_own_policies() {
     assert_eq!(std::fs::read_to_string(&summary).unwrap(), out, "--summary writes what is printed");
     // A report.json is a baseline too.
     let reports = tempfile::tempdir().unwrap();
-    let o = check(&[POLICY, &["--write-baseline"]].concat(), &[&dir.path().join("b2.json"), Path::new("--out"), reports.path()]);
+    let o = check(
+        &[POLICY, &["--write-baseline"]].concat(),
+        &[&dir.path().join("b2.json"), Path::new("--out"), reports.path()],
+    );
     assert_eq!(o.status.code(), Some(0));
     let o = check(&[POLICY, &["--baseline"]].concat(), &[&reports.path().join("report.json")]);
     assert_eq!(o.status.code(), Some(0), "{}{}", text(&o.stdout), text(&o.stderr));
@@ -241,7 +244,11 @@ fn usage_and_input_errors_exit_2() {
     std::fs::write(&bad, "{ not json").unwrap();
     let o = check(&["--baseline"], &[&bad]);
     assert_eq!(o.status.code(), Some(2));
-    assert!(text(&o.stderr).contains("invalid baseline") && text(&o.stderr).contains("bad.json"), "{}", text(&o.stderr));
+    assert!(
+        text(&o.stderr).contains("invalid baseline") && text(&o.stderr).contains("bad.json"),
+        "{}",
+        text(&o.stderr)
+    );
     let newer = dir.path().join("newer.json");
     std::fs::write(&newer, r#"{"kind": "compactor-baseline", "version": 99, "presets": [], "sessions": []}"#).unwrap();
     let o = check(&["--baseline"], &[&newer]);

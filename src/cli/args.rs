@@ -238,7 +238,6 @@ pub struct CheckArgs {
     pub out: Option<PathBuf>,
 }
 
-
 #[derive(Debug, Args)]
 #[command(after_help = "Grid file (TOML): a [grid] table of dotted policy keys, each a list of values or a
 range { from, to, step }; an optional [base] table of fixed overrides applied first:

@@ -40,9 +40,11 @@ pub fn run(args: CheckArgs) -> anyhow::Result<u8> {
         max_hallucination,
         out,
     } = args;
-    for (flag, v) in
-        [("--max-frr-drop", max_frr_drop), ("--max-savings-drop", max_savings_drop), ("--max-hallucination", max_hallucination)]
-    {
+    for (flag, v) in [
+        ("--max-frr-drop", max_frr_drop),
+        ("--max-savings-drop", max_savings_drop),
+        ("--max-hallucination", max_hallucination),
+    ] {
         if v.is_some_and(|v| !(0.0..=100.0).contains(&v)) {
             bail!("{flag} must be between 0 and 100 (percentage points)");
         }

@@ -38,6 +38,7 @@ mod extract;
 mod index;
 mod prune;
 mod replay;
+mod score;
 mod view;
 
 #[cfg(test)]
@@ -60,9 +61,11 @@ pub use event::{
 pub use index::SessionAtoms;
 pub use prune::{PrunedResult, PruningLoss};
 pub use replay::{
-    CANDIDATE_POLICY, EventInfo, EventQuality, QualityAggregate, QualityOptions, QualityPlan, REF_MASKING_BUDGET, REFERENCES,
-    SessionQuality, TracePoint, aggregate_sessions, evaluate_results, evaluate_trace, summarize_at, trace_points,
+    CANDIDATE_POLICY, EventInfo, EventQuality, QualityAggregate, QualityOptions, QualityPlan, REF_MASKING_BUDGET,
+    REFERENCES, SessionQuality, TracePoint, aggregate_sessions, evaluate_results, evaluate_trace, summarize_at,
+    trace_points,
 };
+pub use score::TraceQualityHook;
 
 use serde::{Deserialize, Serialize};
 

@@ -31,7 +31,8 @@ use crate::filetrack::FileOps;
 use crate::model::{Block, Message, Session};
 use crate::policy::Policy;
 use crate::replay::{
-    CompactionEvent, CompactionReason, PruneEvent, PruneKind, Resolver, SessionResults, SessionTrace, SummaryOutcome,
+    CompactionEvent, CompactionReason, PruneEvent, PruneKind, ReplayError, Resolver, SessionResults, SessionTrace,
+    SummaryOutcome,
 };
 use crate::summarize::{
     InputLimits, Summarizer, SummaryPart, SummaryRequest, Truncate, head_chars, tail_chars, tool_result_text,
@@ -608,12 +609,33 @@ impl QualityPlan {
         }
     }
 
+    /// What [`evaluate_trace`] returns for a trace with no compaction and no
+    /// pruning, without extracting any atom.
+    fn empty(&self, _session: &Session, trace: &SessionTrace) -> SessionQuality {
+        SessionQuality {
+            session_id: trace.session_id.clone(),
+            policy: trace.policy.clone(),
+            summarizer: String::new(),
+            compactions: 0,
+            events: Vec::new(),
+            candidates: Vec::new(),
+            pruning: PruningLoss::default(),
+        }
+    }
+
     /// Score every trace of one session (atoms are extracted once for all
     /// policies). One entry per trace, `None` where the replay failed.
-    pub fn evaluate(&self, session: &Session, results: &SessionResults) -> Vec<Option<SessionQuality>> {
+    pub fn evaluate(
+        &self,
+        session: &Session,
+        traces: &[Result<SessionTrace, ReplayError>],
+    ) -> Vec<Option<SessionQuality>> {
+        if traces.iter().all(|t| t.as_ref().map_or(true, |t| t.compactions.is_empty() && t.prunes.is_empty())) {
+            // Nothing to score: skip the atom extraction.
+            return traces.iter().map(|t| t.as_ref().ok().map(|t| self.empty(session, t))).collect();
+        }
         let atoms = SessionAtoms::from_session(session);
-        results
-            .traces
+        traces
             .iter()
             .enumerate()
             .map(|(pi, t)| {
@@ -652,7 +674,7 @@ pub fn evaluate_results(
             .zip(index.par_iter())
             .with_max_len(1)
             .map(|(r, &si)| match si.map(|i| &sessions[i]) {
-                Some(session) => plan.evaluate(session, r),
+                Some(session) => plan.evaluate(session, &r.traces),
                 None => vec![None; r.traces.len()],
             })
             .collect()

@@ -212,7 +212,10 @@ fn pruning_loss_counts_a_needed_atom_only_in_a_cleared_result() {
     assert_eq!(q.pruning.pruned_results, 1);
     assert_eq!(q.pruning.needed_lost, 1);
     let lost = &q.pruning.atoms[0];
-    assert_eq!((lost.kind, lost.value.as_str(), lost.first_use, lost.tool_arg), (AtomKind::Id, "9FCEB02D0AE598E95DC970B74767F19372D61AF8", 7, true));
+    assert_eq!(
+        (lost.kind, lost.value.as_str(), lost.first_use, lost.tool_arg),
+        (AtomKind::Id, "9FCEB02D0AE598E95DC970B74767F19372D61AF8", 7, true)
+    );
     // Id weight 2, used at once, as a tool argument.
     assert_eq!(q.pruning.needed_lost_weight, 3.0);
 
@@ -236,8 +239,14 @@ fn pruning_loss_spares_what_a_soft_trim_kept() {
         .tool_calls("", &[bash(&format!("git cherry-pick {SHA}"))])
         .build();
     let mut p = bare();
-    p.prune =
-        Prune { enabled: true, keep_last: 1, soft_trim_chars: Some(4_000), head: 1_500, tail: 1_500, ..Prune::default() };
+    p.prune = Prune {
+        enabled: true,
+        keep_last: 1,
+        soft_trim_chars: Some(4_000),
+        head: 1_500,
+        tail: 1_500,
+        ..Prune::default()
+    };
     let t = replay(&s, &p);
     assert!(t.prunes.iter().any(|e| e.kind == PruneKind::Soft && e.message_index == 2), "{:?}", t.prunes);
     let q = evaluate(&s, &t, &p);
@@ -308,4 +317,38 @@ fn aggregate_pools_sessions_per_policy_and_flags_domination() {
     }
     let a = &aggregate_sessions([&bad])[0];
     assert_eq!(a.dominated_by, vec![REF_MASKING.to_string(), REF_MASKING_BUDGET.to_string(), REF_TRUNCATE.to_string()]);
+}
+
+/// The three ways to score a trace agree on the policy's row: the replay's
+/// per-session pass (`replay_many_scored`), `evaluate_trace`, and the sweep's
+/// hook (which skips the references). And the pass is the same at 1 and 2
+/// threads.
+#[test]
+fn replay_many_scored_and_the_sweep_hook_agree_with_evaluate_trace() {
+    use crate::outcome::QualityHook;
+    use crate::replay::{BuiltinResolver, replay_many_scored};
+    let s = session();
+    let p = whole_history();
+    let direct = evaluate(&s, &replay(&s, &p), &p);
+    let frr = direct.score().frr();
+    assert!(frr.is_some_and(|f| f > 0.0), "the fixture needs a scored compaction: {direct:?}");
+    let plan = QualityPlan::new(std::slice::from_ref(&p), &BuiltinResolver);
+    let sessions = vec![s.clone(), SessionBuilder::new("s2").human("hello").build()];
+    let mut runs = Vec::new();
+    for jobs in [1, 2] {
+        let pool = rayon::ThreadPoolBuilder::new().num_threads(jobs).build().unwrap();
+        let opts = ReplayOptions::default();
+        let out =
+            replay_many_scored(&sessions, std::slice::from_ref(&p), &BuiltinResolver, opts, &pool, None, Some(&plan));
+        let q: Vec<Option<SessionQuality>> = out.iter().flat_map(|r| r.quality.clone()).collect();
+        runs.push(q);
+    }
+    assert_eq!(runs[0], runs[1]);
+    let s1 = runs[0].iter().flatten().find(|q| q.session_id == "s1").unwrap();
+    assert_eq!(s1, &direct);
+    let s2 = runs[0].iter().flatten().find(|q| q.session_id == "s2").unwrap();
+    assert_eq!(s2.compactions, 0);
+    let hook = TraceQualityHook::new(&BuiltinResolver);
+    let prepared = hook.prepare(&s);
+    assert_eq!(prepared.evaluate(&p, &replay(&s, &p)), direct.score());
 }

@@ -147,11 +147,15 @@ pub fn build(
     let mut rows = Vec::with_capacity(results.len() * policies.len());
     for r in results {
         let Some(session) = by_key.get(&(r.session_id.as_str(), r.source_path.as_path())) else { continue };
-        for (policy, trace) in policies.iter().zip(&r.traces) {
-            rows.push(row(session, policy, trace.as_ref().map_err(|e| e.to_string())));
+        for (pi, (policy, trace)) in policies.iter().zip(&r.traces).enumerate() {
+            let mut row = row(session, policy, trace.as_ref().map_err(|e| e.to_string()));
+            row.quality = r.quality.get(pi).cloned().flatten();
+            rows.push(row);
         }
     }
-    let aggregates = policies.iter().map(|p| aggregate(&p.name, rows.iter().filter(|r| r.policy == p.name))).collect();
+    let mut aggregates: Vec<Aggregate> =
+        policies.iter().map(|p| aggregate(&p.name, rows.iter().filter(|r| r.policy == p.name))).collect();
+    quality::attach_aggregates(&mut aggregates, &rows);
     let mut warnings: Vec<String> =
         sessions.iter().flat_map(|s| s.diagnostics.messages.iter().map(|d| d.to_string())).collect();
     warnings.sort();

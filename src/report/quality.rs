@@ -12,33 +12,20 @@
 
 use super::Report;
 use super::markdown::{cell, thousands};
+use crate::outcome::QualityScore;
 use crate::quality::{
     CANDIDATE_POLICY, QualityAggregate, QualityStats, REF_MASKING, REF_MASKING_BUDGET, REF_ORACLE, REF_TRUNCATE,
     SessionQuality, aggregate_sessions,
 };
-use crate::replay::SessionResults;
 use serde::Serialize;
-use std::collections::HashMap;
 use std::fmt::Write as _;
 
-/// Put each quality result on its report row and fold them per policy.
-/// `quality` is parallel to `results` (one entry per trace, as
-/// [`crate::quality::evaluate_results`] returns it); rows are matched by
-/// (session id, source path, policy), so the report's own row order is kept.
-pub fn attach(report: &mut Report, results: &[SessionResults], quality: Vec<Vec<Option<SessionQuality>>>) {
-    let mut by_key: HashMap<(String, String, String), Vec<SessionQuality>> = HashMap::new();
-    for (r, qs) in results.iter().zip(quality).rev() {
-        let path = r.source_path.display().to_string();
-        for q in qs.into_iter().flatten() {
-            by_key.entry((r.session_id.clone(), path.clone(), q.policy.clone())).or_default().push(q);
-        }
-    }
-    for row in &mut report.sessions {
-        let key = (row.session_id.clone(), row.source_path.clone(), row.policy.clone());
-        row.quality = by_key.get_mut(&key).and_then(Vec::pop);
-    }
-    let aggs = aggregate_sessions(report.sessions.iter().filter_map(|r| r.quality.as_ref()));
-    for a in &mut report.aggregates {
+/// Fold the rows' quality (set by [`super::build`] from
+/// [`SessionResults::quality`](crate::replay::SessionResults)) per policy onto
+/// the aggregates: only the small per-session values are read, never a trace.
+pub fn attach_aggregates(aggregates: &mut [super::Aggregate], rows: &[super::SessionRow]) {
+    let aggs = aggregate_sessions(rows.iter().filter_map(|r| r.quality.as_ref()));
+    for a in aggregates {
         a.quality = aggs.iter().find(|q| q.policy == a.policy).cloned();
     }
 }
@@ -113,7 +100,7 @@ pub fn session_cells(q: Option<&SessionQuality>) -> Vec<String> {
         p(|c| c.quality_mean),
         lost.to_string(),
         q.pruning.needed_lost.to_string(),
-        format!("{:.4}", q.pruning.needed_lost_weight),
+        format!("{:.4}", q.pruning.needed_lost_weight + 0.0),
     ]
 }
 
@@ -237,8 +224,50 @@ the last 10 tool outputs kept), `masking@budget` (masking cut to the policy summ
             thousands(a.pruned_results),
             thousands(a.pruning_lost_atoms),
             thousands(a.pruning_needed_lost),
-            a.pruning_needed_lost_weight,
+            // `+ 0.0`: an empty f64 sum is -0.0, printed "-0.0".
+            a.pruning_needed_lost_weight + 0.0,
         );
     }
     out.push('\n');
+}
+
+/// The compare columns' quality (FRR, artifact recall, hallucination, means
+/// over compactions) of each policy, in aggregate order, summed from the
+/// rows' per-session values; `None` for a policy no row was scored for.
+pub fn policy_scores(report: &Report) -> Vec<Option<QualityScore>> {
+    report
+        .aggregates
+        .iter()
+        .map(|a| {
+            let mut rows = report.sessions.iter().filter(|r| r.policy == a.policy).filter_map(|r| r.quality.as_ref());
+            let first = rows.next()?.score();
+            Some(rows.fold(first, |mut acc, q| {
+                acc.add(&q.score());
+                acc
+            }))
+        })
+        .collect()
+}
+
+/// Per-session FRR (pooled over the session's compactions) of each policy, in
+/// policy order, for report.html's distribution; `None` when nothing was
+/// scored (`--no-quality`).
+pub fn session_frr(report: &Report) -> Option<Vec<Vec<f64>>> {
+    if report.sessions.iter().all(|r| r.quality.is_none()) {
+        return None;
+    }
+    Some(
+        report
+            .policies
+            .iter()
+            .map(|p| {
+                report
+                    .sessions
+                    .iter()
+                    .filter(|r| r.policy == p.name)
+                    .filter_map(|r| r.quality.as_ref()?.candidate(CANDIDATE_POLICY)?.frr_pooled)
+                    .collect()
+            })
+            .collect(),
+    )
 }

@@ -17,16 +17,15 @@ pub struct WriteOptions {
 /// report.html of a replay or compare: the policies side by side, the
 /// distributions, and the context charts of the largest sessions.
 pub fn html_page(report: &Report, results: &[SessionResults]) -> String {
-    // TODO(quality): per-policy quality and per-session FRR once the replay
-    // results carry them.
-    let columns = super::compare::columns(report, &[]);
+    let columns = super::compare::columns(report, &super::quality::policy_scores(report));
+    let frr = super::quality::session_frr(report);
     let command = if report.policies.len() > 1 { "compare" } else { "replay" };
     super::html::report_html(&super::html::Page {
         command,
         report: Some(report),
         results,
         columns: &columns,
-        frr: None,
+        frr: frr.as_deref(),
         sweep: None,
         max_sessions: super::html::DEFAULT_MAX_SESSIONS,
     })

@@ -752,7 +752,9 @@ impl Facts {
         doc.block(0, request.unwrap_or_else(|| "(none)".to_string()));
         doc.section("## Early Progress");
         let mut progress: Vec<String> = self.done.items.clone();
-        progress.extend(self.newest_first(self.file_ops.modified.iter().map(String::as_str), |p| format!("modified `{p}`")));
+        progress.extend(
+            self.newest_first(self.file_ops.modified.iter().map(String::as_str), |p| format!("modified `{p}`")),
+        );
         progress.extend(self.commands.items.iter().cloned());
         doc.list_split(2, 4, "- ", &progress, 10);
         doc.section("## Context for Suffix");
