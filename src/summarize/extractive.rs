@@ -935,6 +935,31 @@ fn clip_block(s: &str, max: usize) -> String {
     if t.chars().count() <= max { t.to_string() } else { format!("{}…", super::head_chars(t, max.saturating_sub(1))) }
 }
 
+/// Fewest tokens worth a clipped block: below this the head says nothing.
+const MIN_CLIP_TOKENS: u64 = 8;
+
+/// The longest word-boundary head of `text` (ending in `…`) that costs at
+/// most `room`; `None` when not even a few words fit.
+fn clip_to_tokens(text: &str, room: u64, cost: &dyn Fn(&str) -> u64) -> Option<String> {
+    if room < MIN_CLIP_TOKENS {
+        return None;
+    }
+    // Binary search on the character count: the cost grows with the head.
+    let (mut lo, mut hi) = (0usize, text.chars().count());
+    let mut best = None;
+    while lo < hi {
+        let mid = lo + (hi - lo).div_ceil(2);
+        let head = clip_item(text, mid);
+        if cost(&head) <= room {
+            best = Some(head);
+            lo = mid;
+        } else {
+            hi = mid - 1;
+        }
+    }
+    best.filter(|h| h.chars().any(char::is_alphanumeric))
+}
+
 /// A document whose lines are admitted by priority under a token budget and
 /// printed in section order.
 struct Doc<'a> {
@@ -946,6 +971,9 @@ struct Doc<'a> {
     sections: Vec<String>,
     /// Which sections take a "(none)" placeholder when empty.
     list_sections: Vec<bool>,
+    /// Parallel to `lines`: prose blocks (the goal, the last request) that are
+    /// clipped to the room left rather than dropped whole.
+    clippable: Vec<bool>,
     /// Print only sections with content (also chosen by `render` when the
     /// headings alone would take a quarter of the budget).
     compact: bool,
@@ -959,6 +987,7 @@ impl<'a> Doc<'a> {
             section_of: Vec::new(),
             sections: Vec::new(),
             list_sections: Vec::new(),
+            clippable: Vec::new(),
             compact: false,
         }
     }
@@ -979,10 +1008,17 @@ impl<'a> Doc<'a> {
         let s = self.cur();
         self.lines.push((line, prio, rank));
         self.section_of.push(s);
+        self.clippable.push(false);
     }
 
+    /// A prose block: when it does not fit whole, its head is kept (a goal
+    /// longer than the budget still says what the goal was).
     fn block(&mut self, prio: u8, text: String) {
+        let n = self.lines.len();
         self.push(text, prio, 0);
+        if let Some(c) = self.clippable.get_mut(n) {
+            *c = true;
+        }
     }
 
     /// A list; `newest_first` ranks later items first (they were seen last).
@@ -1054,13 +1090,22 @@ impl<'a> Doc<'a> {
         let mut admitted = vec![false; self.lines.len()];
         let mut open = vec![!compact; self.sections.len()];
         let mut used = if compact { 0 } else { skeleton };
+        let mut texts: Vec<String> = self.lines.iter().map(|l| l.0.clone()).collect();
         for i in order {
             let si = self.section_of[i];
-            let mut c = cost(&self.lines[i].0);
+            let line_cost = cost(&texts[i]);
+            let mut c = line_cost;
             if !open[si] {
                 c += cost(&self.sections[si]);
                 if let Some(p) = parent[si].filter(|&p| !open[p]) {
                     c += cost(&self.sections[p]);
+                }
+            }
+            if used + c > budget && self.clippable[i] {
+                let room = budget.saturating_sub(used + (c - line_cost));
+                if let Some(head) = clip_to_tokens(&texts[i], room, &cost) {
+                    c = c - line_cost + cost(&head);
+                    texts[i] = head;
                 }
             }
             if used + c <= budget {
@@ -1077,7 +1122,7 @@ impl<'a> Doc<'a> {
             for (si, title) in self.sections.iter().enumerate() {
                 let lines: Vec<&str> = (0..self.lines.len())
                     .filter(|&li| self.section_of[li] == si && admitted[li])
-                    .map(|li| self.lines[li].0.as_str())
+                    .map(|li| texts[li].as_str())
                     .collect();
                 let has_child = (si + 1..self.sections.len())
                     .take_while(|&c| parent[c] == Some(si))
@@ -1206,6 +1251,55 @@ mod tests {
             estimator: &Chars4,
         };
         Extractive.summarize(&req).unwrap().text
+    }
+
+    /// The mechanism behind an empty `## Goal` (seen in the fixtures'
+    /// transcript): a priority-0 prose block larger than the room the skeleton
+    /// leaves was skipped whole. It is clipped to the room instead.
+    #[test]
+    fn a_block_larger_than_the_room_left_is_clipped_to_it() {
+        let refs: Vec<&Message> = Vec::new();
+        let ops = FileOps::default();
+        let req = SummaryRequest {
+            part: SummaryPart::History,
+            messages: &refs,
+            previous_summary: None,
+            file_ops: &ops,
+            max_tokens: 200,
+            limits: InputLimits::default(),
+            estimator: &Chars4,
+        };
+        let goal: String = (0..200).map(|k| format!("word{k} ")).collect();
+        let mut doc = Doc::new(&req);
+        doc.section("## Goal");
+        doc.block(0, clip_item(&goal, 5_000));
+        doc.section("## Files");
+        doc.list(1, "- ", &["src/a.rs".to_string()], false);
+        let out = doc.render();
+        assert!(Chars4.text_tokens(&out) <= 200, "{out}");
+        assert!(out.starts_with("## Goal\nword0 word1 word2"), "{out}");
+        let line = out.lines().nth(1).unwrap_or_default();
+        assert!(line.ends_with('…') && line.len() > 300, "{line}");
+    }
+
+    /// A first request longer than the whole budget used to leave `## Goal`
+    /// empty (the block was skipped whole); its head is kept instead, and the
+    /// summary stays within the budget.
+    #[test]
+    fn a_goal_longer_than_the_budget_is_clipped_not_dropped() {
+        let mut long = String::from("Migrate the billing service to the new ledger API");
+        for k in 0..400 {
+            long.push_str(&format!(" and keep step {k} of the rollout in mind"));
+        }
+        let mut msgs = session();
+        msgs[0] = user(&long);
+        for budget in [120u64, 300, 600] {
+            let s = summarize(&msgs, None, budget);
+            assert!(Chars4.text_tokens(&s) <= budget, "{budget}: {} tokens\n{s}", Chars4.text_tokens(&s));
+            let goal = s.split("## Goal\n").nth(1).and_then(|r| r.lines().next()).unwrap_or_default();
+            assert!(goal.starts_with("Migrate the billing service"), "{budget}: goal line {goal:?}\n{s}");
+            assert!(goal.ends_with('…'), "{budget}: {goal:?}");
+        }
     }
 
     #[test]
