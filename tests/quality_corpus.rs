@@ -14,11 +14,11 @@
 #![allow(clippy::expect_used, clippy::unwrap_used, clippy::print_stderr)] // test code
 
 use compactor::quality::{
-    CANDIDATE_POLICY, CompactionQuality, QualityAggregate, REF_MASKING, REF_MASKING_BUDGET, REF_TRUNCATE, SessionAtoms,
-    aggregate, aggregate_sessions, evaluate_results, summarize_at, trace_points,
+    CANDIDATE_POLICY, CompactionQuality, QualityAggregate, QualityPlan, REF_MASKING, REF_MASKING_BUDGET, REF_TRUNCATE,
+    SessionAtoms, SessionQuality, aggregate, aggregate_sessions, summarize_at, trace_points,
 };
 use compactor::read::{discover, read_all};
-use compactor::replay::{ReplayError, ReplayOptions, Resolver, replay_many};
+use compactor::replay::{ReplayError, ReplayOptions, Resolver, replay_many_scored};
 use compactor::summarize::{self, Extractive, Summarizer, SummarizerKind};
 use compactor::tokens::{self, Estimator, EstimatorKind};
 use std::sync::Arc;
@@ -67,8 +67,10 @@ fn extractive_keeps_more_than_truncate_and_masking_at_equal_or_smaller_budgets()
     }
     let pool = rayon::ThreadPoolBuilder::new().build().expect("pool");
     let opts = ReplayOptions { keep_transcript: false, ..ReplayOptions::default() };
-    let results = replay_many(&sessions, &policies, &Estimators, opts, &pool, None);
-    let quality = evaluate_results(&sessions, &results, &policies, &Estimators, &pool);
+    // Scored as `compactor replay` scores them: inside each session's task.
+    let plan = QualityPlan::new(&policies, &Estimators);
+    let results = replay_many_scored(&sessions, &policies, &Estimators, opts, &pool, None, Some(&plan));
+    let quality: Vec<Vec<Option<SessionQuality>>> = results.iter().map(|r| r.quality.clone()).collect();
 
     let mut report = Vec::new();
     for (pi, policy) in policies.iter().enumerate() {
