@@ -276,7 +276,7 @@ impl Baseline {
                     summary_tokens_mean: q
                         .and_then(|q| q.candidates.iter().find(|c| c.summarizer == CANDIDATE_POLICY))
                         .and_then(|c| c.summary_tokens_mean)
-                        .map(|t| round4(t)),
+                        .map(round4),
                 }
             })
             .collect();

@@ -513,7 +513,7 @@ fn pruning_loss(
         }
         let m = session.calls.get(call).map_or(n, |c| c.message_index.min(n));
         let view: Vec<Range<usize>> = match si.checked_sub(1).map(|s| &states[s]) {
-            None => vec![0..m],
+            None => std::iter::once(0..m).collect(),
             Some(st) => {
                 let mut v = ranges(&st.head);
                 v.push(st.from.min(m)..m);

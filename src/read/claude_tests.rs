@@ -523,7 +523,7 @@ fn typed_fast_path_reads_every_file_like_the_value_path() {
     let mut n = 0;
     for dir in dirs {
         for entry in walkdir::WalkDir::new(dir).into_iter().flatten() {
-            if !entry.path().extension().is_some_and(|e| e == "jsonl") {
+            if entry.path().extension().is_none_or(|e| e != "jsonl") {
                 continue;
             }
             let data = std::fs::read(entry.path()).unwrap();

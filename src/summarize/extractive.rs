@@ -1149,14 +1149,12 @@ impl<'a> Doc<'a> {
         // Per-line costs round up, so the joined text is usually smaller than
         // their sum: offer the next lines in order again against the real size
         // (a bounded number of tries, each one a rebuild).
-        let mut tries = 0;
         let mut pending: Vec<usize> = (0..self.lines.len()).filter(|&i| !admitted[i]).collect();
         pending.sort_by_key(|&i| (self.lines[i].1, self.lines[i].2, i));
-        for i in pending {
-            if tries >= FILL_TRIES || est.text_tokens(&text) >= budget {
+        for i in pending.into_iter().take(FILL_TRIES) {
+            if est.text_tokens(&text) >= budget {
                 break;
             }
-            tries += 1;
             admitted[i] = true;
             let t = build(&admitted);
             if est.text_tokens(&t) <= budget {
