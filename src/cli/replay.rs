@@ -9,7 +9,7 @@ use anyhow::{Context, bail};
 use compactor::cost::{CacheTtl, CostSettings, PriceTable};
 use compactor::policy::Policy;
 use compactor::presets;
-use compactor::replay::{BuiltinResolver, ReplayError, ReplayOptions, Resolver, SessionResults, replay_many};
+use compactor::replay::{BuiltinResolver, ReplayError, ReplayOptions, Resolver, SessionResults, replay_many_scored};
 use compactor::report::{self, Report, write::WriteOptions};
 use compactor::summarize::{Summarizer, SummarizerKind};
 use compactor::tokens::{self, Estimator, EstimatorKind};
@@ -168,7 +168,9 @@ pub fn run_replay(
         }
         _ => &loaded.pool,
     };
-    let results = replay_many(sessions, &policies, &resolver, options, pool, Some(&tick));
+    // Quality is scored inside each session's task, right after its replays.
+    let plan = (!args.no_quality).then(|| compactor::quality::QualityPlan::new(&policies, &resolver));
+    let results = replay_many_scored(sessions, &policies, &resolver, options, pool, Some(&tick), plan.as_ref());
     bar.finish_and_clear();
     if compactor::interrupt::requested() {
         bail!("interrupted");
@@ -281,8 +283,8 @@ pub fn compare(args: ReplayArgs) -> anyhow::Result<u8> {
     let replayed = run_replay(&args, input, COMPARE_DEFAULT)?;
     let r = &replayed.report;
     let mut text = format!("{} session(s) replayed under {} policy(ies)\n", r.run.sessions, r.policies.len());
-    // TODO(quality): per-policy quality once the replay results carry it.
-    text.push_str(&report::compare::compare_text(&report::compare::columns(r, &[])));
+    let quality = report::quality::policy_scores(r);
+    text.push_str(&report::compare::compare_text(&report::compare::columns(r, &quality)));
     if let Some(out) = &args.out {
         text.push_str(&format!("reports written to {}\n", out.display()));
     }

@@ -7,6 +7,7 @@
 use super::{ReplayContext, ReplayError, ReplayOptions, SessionTrace, count_message_tokens, replay_session};
 use crate::model::Session;
 use crate::policy::Policy;
+use crate::quality::QualityPlan;
 use crate::summarize::{self, Summarizer, SummarizerKind};
 use crate::tokens::{Chars4, Estimator, EstimatorKind};
 use rayon::prelude::*;
@@ -72,6 +73,11 @@ pub struct SessionResults {
     pub session_id: String,
     pub source_path: PathBuf,
     pub traces: Vec<Result<SessionTrace, ReplayError>>,
+    /// Summary quality of each trace, parallel to `traces` (`None` where the
+    /// replay failed); empty when quality was not asked for. Computed in the
+    /// session's own task, right after its replays, so reports are built from
+    /// these small values and never walk the traces again.
+    pub quality: Vec<Option<crate::quality::SessionQuality>>,
 }
 
 type Resolved = Result<(Arc<dyn Estimator>, Arc<dyn Summarizer>), ReplayError>;
@@ -84,6 +90,21 @@ pub fn replay_many(
     options: ReplayOptions,
     pool: &rayon::ThreadPool,
     progress: Option<&(dyn Fn(Progress<'_>) + Sync)>,
+) -> Vec<SessionResults> {
+    replay_many_scored(sessions, policies, resolver, options, pool, progress, None)
+}
+
+/// [`replay_many`], and with a [`QualityPlan`] (made for the same `policies`)
+/// each session's traces are scored in the same task, while the session is
+/// in memory: [`SessionResults::quality`].
+pub fn replay_many_scored(
+    sessions: &[Session],
+    policies: &[Policy],
+    resolver: &dyn Resolver,
+    options: ReplayOptions,
+    pool: &rayon::ThreadPool,
+    progress: Option<&(dyn Fn(Progress<'_>) + Sync)>,
+    quality: Option<&QualityPlan>,
 ) -> Vec<SessionResults> {
     let resolved: Vec<Resolved> = policies
         .iter()
@@ -141,11 +162,12 @@ pub fn replay_many(
                     };
                     traces.push(replay_session(s, policy, &ctx));
                 }
+                let quality = quality.map(|plan| plan.evaluate(s, &traces)).unwrap_or_default();
                 let n = done.fetch_add(1, Ordering::Relaxed) + 1;
                 if let Some(cb) = progress {
                     cb(Progress { done: n, total, session_id: &s.id, messages: s.messages.len() });
                 }
-                (i, SessionResults { session_id: s.id.clone(), source_path: s.source_path.clone(), traces })
+                (i, SessionResults { session_id: s.id.clone(), source_path: s.source_path.clone(), traces, quality })
             })
             .collect()
     });

@@ -55,7 +55,7 @@ use crate::summarize::{Summarizer, SummarizerUsage};
 use crate::tokens::{Estimator, EstimatorKind};
 use serde::{Deserialize, Serialize};
 
-pub use many::{BuiltinResolver, Progress, Resolver, SessionResults, estimator_name, replay_many};
+pub use many::{BuiltinResolver, Progress, Resolver, SessionResults, estimator_name, replay_many, replay_many_scored};
 
 /// Options of a replay that are not part of the policy.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -1,5 +1,5 @@
 //! Writing a replay's files under `--out`: report.json, sessions.csv, calls.csv,
-//! report.md and `transcripts/POLICY/SESSION.jsonl`. Every name derived from a
+//! quality.csv, report.md and `transcripts/POLICY/SESSION.jsonl`. Every name derived from a
 //! session id or policy name is sanitized; every file is written atomically.
 
 use super::{Report, csv_out, markdown, to_json, transcript_jsonl};
@@ -17,16 +17,15 @@ pub struct WriteOptions {
 /// report.html of a replay or compare: the policies side by side, the
 /// distributions, and the context charts of the largest sessions.
 pub fn html_page(report: &Report, results: &[SessionResults]) -> String {
-    // TODO(quality): per-policy quality and per-session FRR once the replay
-    // results carry them.
-    let columns = super::compare::columns(report, &[]);
+    let columns = super::compare::columns(report, &super::quality::policy_scores(report));
+    let frr = super::quality::session_frr(report);
     let command = if report.policies.len() > 1 { "compare" } else { "replay" };
     super::html::report_html(&super::html::Page {
         command,
         report: Some(report),
         results,
         columns: &columns,
-        frr: None,
+        frr: frr.as_deref(),
         sweep: None,
         max_sessions: super::html::DEFAULT_MAX_SESSIONS,
     })
@@ -69,6 +68,7 @@ pub fn write_all(
     for (name, bytes) in [
         ("sessions.csv", csv_out::sessions_csv(report)),
         ("calls.csv", csv_out::calls_csv(results, &policies)),
+        ("quality.csv", super::quality::quality_csv(report)),
         ("report.md", markdown::report_md(report).into_bytes()),
         ("report.html", html_page(report, results).into_bytes()),
         // Last, so a report.json present means the run completed.
