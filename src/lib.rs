@@ -6,6 +6,7 @@
 //! owns stdout, stderr and exit codes.
 
 pub mod accuracy;
+pub mod check;
 pub mod cost;
 pub mod filetrack;
 pub mod inspect;

@@ -13,7 +13,6 @@ use crate::model::Session;
 use crate::policy::Policy;
 use crate::replay::{SessionMetrics, SessionTrace};
 use serde::{Deserialize, Serialize};
-use std::any::Any;
 
 /// Quality of the compactions of one replay (or a sum of them), as sums so
 /// sessions and points aggregate by addition. Each mean is over the compaction
@@ -56,17 +55,16 @@ fn mean(sum: f64, n: u64) -> Option<f64> {
 }
 
 /// Scores the compactions of a trace. `prepare` runs once per session (atom
-/// extraction, the expensive part) and its result is shared by every policy of
-/// that session; `evaluate` runs per (session, policy).
+/// extraction, the expensive part) and what it returns is shared by every
+/// policy of that session; its `evaluate` runs per (session, policy). The
+/// prepared value may borrow the session (atoms point into its messages).
 pub trait QualityHook: Sync {
-    fn prepare(&self, session: &Session) -> Box<dyn Any + Send + Sync>;
-    fn evaluate(
-        &self,
-        prepared: &(dyn Any + Send + Sync),
-        session: &Session,
-        policy: &Policy,
-        trace: &SessionTrace,
-    ) -> QualityScore;
+    fn prepare<'s>(&self, session: &'s Session) -> Box<dyn PreparedQuality + 's>;
+}
+
+/// A session prepared by a [`QualityHook`].
+pub trait PreparedQuality: Send + Sync {
+    fn evaluate(&self, policy: &Policy, trace: &SessionTrace) -> QualityScore;
 }
 
 /// One replay, reduced.

@@ -41,6 +41,9 @@ pub struct Policy {
     pub prune: Prune,
     pub compact: Compact,
     pub flush: Flush,
+    /// Tolerances of `compactor check` for this policy (flags override them).
+    #[serde(default)]
+    pub check: CheckTolerances,
 }
 
 /// How the age of a tool result is counted.
@@ -392,6 +395,25 @@ impl Default for Compact {
     }
 }
 
+/// How far `compactor check` lets this policy's results move from the
+/// baseline before it reports a regression (percentage points).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct CheckTolerances {
+    /// Largest accepted drop of the pooled FRR, in points (0–100 scale).
+    pub max_frr_drop: f64,
+    /// Largest accepted drop of the billed-input savings %, in points.
+    pub max_savings_drop: f64,
+    /// Highest accepted hallucination rate of the summaries, in percent.
+    pub max_hallucination: f64,
+}
+
+impl Default for CheckTolerances {
+    fn default() -> CheckTolerances {
+        CheckTolerances { max_frr_drop: 2.0, max_savings_drop: 1.0, max_hallucination: 1.0 }
+    }
+}
+
 impl Default for Flush {
     fn default() -> Flush {
         Flush { enabled: false, reserve_tokens: 20_000, threshold_tokens: 4_000 }
@@ -648,6 +670,9 @@ policy_keys! {
     "flush.enabled" => flush.enabled: parse_bool,
     "flush.reserve_tokens" => flush.reserve_tokens: parse_u64,
     "flush.threshold_tokens" => flush.threshold_tokens: parse_u64,
+    "check.max_frr_drop" => check.max_frr_drop: parse_f64,
+    "check.max_savings_drop" => check.max_savings_drop: parse_f64,
+    "check.max_hallucination" => check.max_hallucination: parse_f64,
 }
 
 fn unknown_key(key: &str) -> PolicyError {
@@ -817,6 +842,16 @@ impl Policy {
         }
         if self.flush.enabled && self.flush.reserve_tokens + self.flush.threshold_tokens >= self.context_window {
             return bad("flush.threshold_tokens", "flush point must be inside the window");
+        }
+        let t = &self.check;
+        for (key, v) in [
+            ("check.max_frr_drop", t.max_frr_drop),
+            ("check.max_savings_drop", t.max_savings_drop),
+            ("check.max_hallucination", t.max_hallucination),
+        ] {
+            if !(0.0..=100.0).contains(&v) {
+                return bad(key, "must be between 0 and 100 (percentage points)");
+            }
         }
         Ok(())
     }

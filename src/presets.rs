@@ -100,6 +100,7 @@ fn base(name: &str, source: &str) -> Policy {
         prune: Prune::default(),
         compact: Compact::default(),
         flush: Flush::default(),
+        check: Default::default(),
     }
 }
 

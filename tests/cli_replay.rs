@@ -65,7 +65,7 @@ fn outputs_are_byte_identical_at_jobs_1_and_2() {
     assert_eq!(summary(&one), summary(&two));
     let (ta, tb) = (tree(a.path()), tree(b.path()));
     let names: Vec<_> = ta.iter().map(|(p, _)| p.display().to_string()).collect();
-    for f in ["report.json", "report.md", "sessions.csv", "calls.csv"] {
+    for f in ["report.json", "report.md", "sessions.csv", "calls.csv", "quality.csv"] {
         assert!(names.contains(&f.to_string()), "{f} missing: {names:?}");
     }
     assert!(names.iter().any(|n| n.starts_with("transcripts/opal/")), "{names:?}");
@@ -175,7 +175,7 @@ fn corpus_replay_saves_tokens_and_avoids_overflows() {
         .output()
         .unwrap();
     assert_eq!(o.status.code(), Some(0), "{}", String::from_utf8_lossy(&o.stderr));
-    for f in ["report.json", "report.md", "sessions.csv", "calls.csv"] {
+    for f in ["report.json", "report.md", "sessions.csv", "calls.csv", "quality.csv"] {
         assert!(out.path().join(f).is_file(), "{f} missing");
     }
     let report: compactor::report::Report =

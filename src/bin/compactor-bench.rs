@@ -6,7 +6,11 @@
 //!   linearity: n vs 4n);
 //! - `parse-floor` is the raw parse floor: serde_json into typed structs, one
 //!   thread, nothing else;
-//! - `count-o200k` is raw o200k_base counting of the strings an estimator counts.
+//! - `count-o200k` is raw o200k_base counting of the strings an estimator counts;
+//! - `quality` replays a corpus through presets at a small context window and
+//!   prints, per preset, savings and summary quality of the policy's summarizer
+//!   against truncate, observation masking and the oracle at the same
+//!   compaction points, with token budgets (see `bench/quality.rs`).
 //!
 //! The numbers printed here are the tool's own inner timings; `bench.sh` times
 //! whole processes so every step is measured the same way.
@@ -19,6 +23,9 @@ use compactor::synth::{self, SessionSpec, floor};
 use rayon::prelude::*;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
+
+#[path = "bench/quality.rs"]
+mod quality_bench;
 
 #[derive(Parser)]
 #[command(
@@ -70,6 +77,8 @@ enum Cmd {
         #[arg(long)]
         piece_cache: bool,
     },
+    /// Summary quality per preset on a corpus (extractive vs the references).
+    Quality(quality_bench::Args),
 }
 
 fn parse_size(s: &str) -> Result<u64, String> {
@@ -112,6 +121,7 @@ fn run(cli: Cli) -> Result<()> {
         }
         Cmd::ParseFloor { paths } => parse_floor(&paths),
         Cmd::CountO200k { paths, piece_cache } => count_o200k(&paths, piece_cache),
+        Cmd::Quality(args) => quality_bench::run(&args),
     }
 }
 

@@ -25,7 +25,7 @@ pub enum Command {
     /// Replay sessions through one or more policies and write reports.
     Replay(ReplayArgs),
     /// Replay and compare against a baseline report; exit 1 on regression.
-    Check(ReplayArgs),
+    Check(CheckArgs),
     /// Replay over a grid of policy parameters and print the Pareto front.
     Sweep(SweepArgs),
     /// Several presets on the same sessions, side by side.
@@ -179,12 +179,63 @@ pub struct ReplayArgs {
     /// Do not write the compacted transcripts.
     #[arg(long)]
     pub no_transcripts: bool,
+    /// Skip the summary-quality pass (FRR and the reference points of every
+    /// compaction, pruning loss): faster, and report.json has no `quality`.
+    #[arg(long)]
+    pub no_quality: bool,
     /// Mask secret-looking text (API keys, tokens, JWTs, private keys,
     /// `password=…` assignments) in sessions as soon as they are read, so no
     /// transcript, report or summarizer request holds it. Token counts are then
     /// those of the masked text.
     #[arg(long)]
     pub redact: bool,
+}
+
+#[derive(Debug, Args)]
+#[command(
+    group(clap::ArgGroup::new("mode").required(true).multiple(true).args(["baseline", "write_baseline"])),
+    after_help = "Exit codes: 0 nothing regressed, 1 a regression (listed), 2 usage or input error.
+
+Examples:
+  compactor check logs/ --preset nous --set context_window=32000 --write-baseline baselines/logs.json
+  compactor check logs/ --baseline baselines/logs.json --summary \"$GITHUB_STEP_SUMMARY\"
+  compactor check logs/ --baseline out/report.json --preset nous --max-frr-drop 1 --must-keep 'fix-*'"
+)]
+pub struct CheckArgs {
+    #[command(flatten)]
+    pub input: InputArgs,
+    /// Policies to replay. Without --preset, --policy, --set, --estimator or --summarizer,
+    /// the ones recorded in the --baseline file are used.
+    #[command(flatten)]
+    pub policy: PolicyArgs,
+    #[command(flatten)]
+    pub llm: LlmArgs,
+    /// Compare with this baseline: a file written by --write-baseline, or a report.json.
+    #[arg(long, value_name = "FILE")]
+    pub baseline: Option<PathBuf>,
+    /// Write this run's metrics as a baseline (a small versioned JSON) to FILE.
+    #[arg(long, value_name = "FILE")]
+    pub write_baseline: Option<PathBuf>,
+    /// Also write the markdown table to FILE (e.g. "$GITHUB_STEP_SUMMARY").
+    #[arg(long, value_name = "FILE")]
+    pub summary: Option<PathBuf>,
+    /// Mark sessions must-keep (repeatable): a glob matched against the session id, the
+    /// log's file name and its path. On those, a compaction whose summary does not name
+    /// every file the replaced part modified is a regression. Stored in the baseline.
+    #[arg(long = "must-keep", value_name = "GLOB")]
+    pub must_keep: Vec<String>,
+    /// Largest accepted FRR drop, in points (default: each policy's check.max_frr_drop, 2).
+    #[arg(long, value_name = "POINTS")]
+    pub max_frr_drop: Option<f64>,
+    /// Largest accepted savings drop, in points (default: check.max_savings_drop, 1).
+    #[arg(long, value_name = "POINTS")]
+    pub max_savings_drop: Option<f64>,
+    /// Highest accepted hallucination rate, in percent (default: check.max_hallucination, 1).
+    #[arg(long, value_name = "PERCENT")]
+    pub max_hallucination: Option<f64>,
+    /// Also write the full replay reports here (as `replay --out`, without transcripts).
+    #[arg(long, value_name = "DIR")]
+    pub out: Option<PathBuf>,
 }
 
 #[derive(Debug, Args)]

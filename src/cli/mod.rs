@@ -4,6 +4,7 @@
 #![allow(clippy::print_stdout, clippy::print_stderr)]
 
 mod args;
+mod check;
 mod inspect;
 mod llm;
 mod load;
@@ -34,7 +35,7 @@ pub fn main() -> ExitCode {
     compactor::interrupt::install();
     let result = match cli.command {
         Command::Replay(a) => replay::replay(a),
-        Command::Check(_) => not_built("check"),
+        Command::Check(a) => check::run(a),
         Command::Sweep(a) => sweep::run(a),
         Command::Compare(a) => replay::compare(a),
         Command::Inspect(a) => inspect::run(a),
@@ -56,11 +57,6 @@ pub fn main() -> ExitCode {
             ExitCode::from(EXIT_ERROR)
         }
     }
-}
-
-fn not_built(name: &str) -> anyhow::Result<u8> {
-    eprintln!("compactor {name}: not built yet in this version");
-    Ok(EXIT_ERROR)
 }
 
 /// Print to stdout; a closed pipe (`compactor … | head`) is not an error.

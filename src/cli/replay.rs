@@ -147,6 +147,20 @@ struct Outputs {
     written: Vec<(SessionKey, Written)>,
 }
 
+impl Replayed {
+    /// Write the reports under `--out` now (each session's own files were
+    /// written while it was replayed); without `--out`, nothing. `finish`
+    /// does this itself; `compactor check`, which prints its own output,
+    /// calls it.
+    pub fn write_reports(&mut self) -> std::io::Result<()> {
+        if let Some(Outputs { writer, written }) = self.outputs.take() {
+            let sessions: Vec<(&SessionKey, &Written)> = written.iter().map(|(k, w)| (k, w)).collect();
+            writer.finish(&self.report, &sessions)?;
+        }
+        Ok(())
+    }
+}
+
 /// What the replay keeps of each session once it is written and dropped.
 struct Kept {
     summary: SessionSummary,
@@ -193,7 +207,9 @@ pub fn run_replay(
         written: writer.as_ref().map(|w| w.write_session(key, &results)),
     };
     let redact = |s: &mut Session| compactor::redact::redact_session(s);
-    let stages = Stages { prepare: args.redact.then_some(&redact as Prepare<'_>), sink: &sink };
+    // Quality is scored inside each session's task, right after its replays.
+    let plan = (!args.no_quality).then(|| compactor::quality::QualityPlan::new(&policies, &resolver));
+    let stages = Stages { prepare: args.redact.then_some(&redact as Prepare<'_>), quality: plan.as_ref(), sink: &sink };
     let streamed =
         replay_stream(&found.inputs, found.format, &policies, &resolver, options, pool, Some(&tick), &stages);
     bar.finish_and_clear();
@@ -345,8 +361,8 @@ pub fn compare(args: ReplayArgs) -> anyhow::Result<u8> {
     let replayed = run_replay(&args, input, COMPARE_DEFAULT)?;
     let r = &replayed.report;
     let mut text = format!("{} session(s) replayed under {} policy(ies)\n", r.run.sessions, r.policies.len());
-    // TODO(quality): per-policy quality once the replay results carry it.
-    text.push_str(&report::compare::compare_text(&report::compare::columns(r, &[])));
+    let quality = report::quality::policy_scores(r);
+    text.push_str(&report::compare::compare_text(&report::compare::columns(r, &quality)));
     if let Some(out) = &args.out {
         text.push_str(&format!("reports written to {}\n", out.display()));
     }

@@ -50,9 +50,9 @@ pub fn run(args: SweepArgs) -> anyhow::Result<u8> {
         }
         _ => &loaded.pool,
     };
-    // TODO(quality): pass the quality hook (FRR, artifact recall, hallucination
-    // of each trace) once the quality evaluation of traces is in main.
-    let result = sweep::run(sessions, &base, &grid_def, &resolver, &cost, None, min_frr, pool, Some(&tick))
+    // FRR, artifact recall and hallucination of each (session, point) trace.
+    let hook = compactor::quality::TraceQualityHook::new(&resolver);
+    let result = sweep::run(sessions, &base, &grid_def, &resolver, &cost, Some(&hook), min_frr, pool, Some(&tick))
         .with_context(|| format!("grid {}", grid.display()))?;
     bar.finish_and_clear();
     for p in result.points.iter().filter(|p| p.error.is_some()) {

@@ -26,6 +26,7 @@ use super::{Atom, AtomKind};
 use crate::model::Block;
 use crate::tokens::Estimator;
 use serde::{Deserialize, Serialize};
+use std::borrow::Cow;
 use std::collections::{BTreeMap, HashSet};
 use std::ops::Range;
 
@@ -206,7 +207,7 @@ pub struct PreparedEvent<'s, 'a> {
     est: &'s dyn Estimator,
     replaced: Vec<Range<usize>>,
     kept: Vec<Range<usize>>,
-    replaced_views: Vec<TextView>,
+    replaced_views: Vec<Cow<'s, TextView>>,
     replaced_text_tokens: u64,
     replaced_text_chars: u64,
     needed: Vec<NeededAtom>,
@@ -216,7 +217,7 @@ pub struct PreparedEvent<'s, 'a> {
     dead_ends: Vec<Target>,
     ask: Option<Target>,
     grounding: Grounding,
-    extra_views: Vec<TextView>,
+    extra_views: Vec<Cow<'s, TextView>>,
     replaced_tokens: u64,
     kept_tokens: u64,
 }
@@ -230,6 +231,24 @@ impl<'a> SessionAtoms<'a> {
     /// Compute the needed atoms of one compaction point. Ranges beyond the
     /// session are clamped.
     pub fn prepare<'s>(&'s self, point: &CompactionPoint, est: &'s dyn Estimator) -> PreparedEvent<'s, 'a> {
+        let cwd = self.cwd.as_deref();
+        let view = |s: &String| Cow::Owned(TextView::from_text(s, cwd, true));
+        let replaced_views = point.replaced_text.iter().map(view).collect();
+        let kept_views = point.kept_text.iter().map(view).collect();
+        self.prepare_views(point, est, replaced_views, kept_views)
+    }
+
+    /// [`SessionAtoms::prepare`] with the views of `point.replaced_text` and
+    /// `point.kept_text` already built ([`SessionAtoms::text_view`]): a replay
+    /// meets each summary again at the next compactions, and reading a text is
+    /// the expensive part of scoring.
+    pub(crate) fn prepare_views<'s>(
+        &'s self,
+        point: &CompactionPoint,
+        est: &'s dyn Estimator,
+        replaced_views: Vec<Cow<'s, TextView>>,
+        kept_views: Vec<Cow<'s, TextView>>,
+    ) -> PreparedEvent<'s, 'a> {
         let n = self.len();
         let clamp = |r: &Range<usize>| {
             let s = r.start.min(n);
@@ -238,10 +257,6 @@ impl<'a> SessionAtoms<'a> {
         let replaced: Vec<Range<usize>> = point.replaced.iter().map(clamp).collect();
         let kept: Vec<Range<usize>> = point.kept.iter().map(clamp).collect();
         let future = clamp(&point.future);
-        let cwd = self.cwd.as_deref();
-        let replaced_views: Vec<TextView> =
-            point.replaced_text.iter().map(|s| TextView::from_text(s, cwd, true)).collect();
-        let kept_views: Vec<TextView> = point.kept_text.iter().map(|s| TextView::from_text(s, cwd, true)).collect();
 
         let msg_tokens = |ranges: &[Range<usize>]| -> u64 {
             ranges.iter().flat_map(Clone::clone).map(|m| est.message_tokens(&self.messages[m])).sum()
@@ -428,7 +443,7 @@ impl<'a> SessionAtoms<'a> {
         target: &Target,
         family: &[u32],
         kept: &[Range<usize>],
-        kept_views: &[TextView],
+        kept_views: &[Cow<'_, TextView>],
     ) -> bool {
         if family.iter().any(|&f| kept.iter().any(|r| !self.occ_in(f, r).is_empty())) {
             return true;
@@ -436,7 +451,7 @@ impl<'a> SessionAtoms<'a> {
         if class == 5 && kept.iter().any(|r| self.restated(&target.keywords, r)) {
             return true;
         }
-        let views = kept_views.iter().chain(std::iter::once(&self.system));
+        let views = kept_views.iter().map(|v| v.as_ref()).chain(std::iter::once(&self.system));
         for v in views {
             if v.keys[class].contains(key) {
                 return true;
@@ -553,9 +568,30 @@ impl PreparedEvent<'_, '_> {
     /// Score one summary text and list what it kept and invented.
     pub fn score_with_audit(&self, name: &str, summary: &str) -> (CompactionQuality, CompactionAudit) {
         let view = TextView::from_text(summary, self.atoms.cwd.as_deref(), true);
+        self.score_text_view(name, summary, &view)
+    }
+
+    /// Modified paths of P that a summary does not name in full (a basename
+    /// alone is partial credit, so it is listed too), sorted: the artifact
+    /// trail a must-keep check fails on.
+    pub(crate) fn missing_modified(&self, view: &TextView) -> Vec<String> {
+        let mut v: Vec<String> =
+            self.modified.iter().filter(|t| view.match_score(t) < 1.0).map(|t| t.value.clone()).collect();
+        v.sort();
+        v.dedup();
+        v
+    }
+
+    /// Score a summary whose view is already built ([`SessionAtoms::text_view`]).
+    pub(crate) fn score_text_view(
+        &self,
+        name: &str,
+        summary: &str,
+        view: &TextView,
+    ) -> (CompactionQuality, CompactionAudit) {
         let tokens = self.est.text_tokens(summary);
         let chars = summary.chars().count() as u64;
-        self.score_view(name, &view, tokens, chars)
+        self.score_view(name, view, tokens, chars)
     }
 
     /// The oracle summary: every needed atom, one per line (the FRR upper bound
@@ -594,43 +630,81 @@ impl PreparedEvent<'_, '_> {
     /// session index (no re-extraction); its budget is the tokens of what it
     /// keeps plus the placeholders.
     pub fn masking(&self, keep: usize) -> CompactionQuality {
+        self.masking_within(REF_MASKING, keep, None)
+    }
+
+    /// Observation masking cut to a token budget: of the masked history (see
+    /// [`PreparedEvent::masking`]) only the newest messages that fit `budget`
+    /// are kept, the older ones (and a previous summary) dropped. The
+    /// equal-budget point of quality.md §c.4: masking at the summary's size.
+    pub fn masking_within(&self, name: &str, keep: usize, budget: Option<u64>) -> CompactionQuality {
         let msgs = self.atoms.messages;
-        let results_in = |ranges: &[Range<usize>]| -> usize {
-            ranges
-                .iter()
-                .flat_map(Clone::clone)
-                .map(|m| msgs[m].blocks.iter().filter(|b| matches!(b, Block::ToolResult { .. })).count())
-                .sum()
-        };
+        let results_of = |m: usize| msgs[m].blocks.iter().filter(|b| matches!(b, Block::ToolResult { .. })).count();
+        let results_in =
+            |ranges: &[Range<usize>]| -> usize { ranges.iter().flat_map(Clone::clone).map(results_of).sum() };
         let keep_in_p = keep.saturating_sub(results_in(&self.kept));
         let masked = results_in(&self.replaced).saturating_sub(keep_in_p);
-        let mut view = TextView::default();
-        let mut tokens = self.replaced_text_tokens;
-        let mut chars = self.replaced_text_chars;
-        for v in &self.replaced_views {
-            view.merge(v);
-        }
+        let placeholder = self.est.text_tokens(MASK_PLACEHOLDER);
+        // Cost of each message of P as masking leaves it.
+        let mut costs: Vec<(usize, u64)> = Vec::new();
         let mut seen_results = 0;
         for m in self.replaced.iter().flat_map(Clone::clone) {
-            let entries = self.atoms.entries_of(m);
-            let results = msgs[m].blocks.iter().filter(|b| matches!(b, Block::ToolResult { .. })).count();
+            let results = results_of(m);
             // A message with nothing masked (its results all come after the
             // first `masked` of P) costs what it costs in P.
-            let untouched = results == 0 || seen_results >= masked;
-            if untouched {
-                tokens += self.est.message_tokens(&msgs[m]);
+            let cost = if results == 0 || seen_results >= masked {
+                self.est.message_tokens(&msgs[m])
+            } else {
+                let mut c = 0;
+                let mut seen = seen_results;
+                for block in &msgs[m].blocks {
+                    if matches!(block, Block::ToolResult { .. }) {
+                        seen += 1;
+                        if seen <= masked {
+                            c += placeholder;
+                            continue;
+                        }
+                    }
+                    c += self.est.block_tokens(block);
+                }
+                c
+            };
+            seen_results += results;
+            costs.push((m, cost));
+        }
+        // Under a budget, the newest messages that fit.
+        let mut first = 0;
+        let mut with_text = true;
+        if let Some(b) = budget {
+            let mut used = 0u64;
+            first = costs.len();
+            while first > 0 && used + costs[first - 1].1 <= b {
+                used += costs[first - 1].1;
+                first -= 1;
             }
+            with_text = first == 0 && used + self.replaced_text_tokens <= b;
+        }
+        let mut view = TextView::default();
+        let (mut tokens, mut chars) = (0u64, 0u64);
+        if with_text {
+            tokens += self.replaced_text_tokens;
+            chars += self.replaced_text_chars;
+            for v in &self.replaced_views {
+                view.merge(v);
+            }
+        }
+        // Result ordinal of the first kept message, to know which are masked.
+        let mut seen_results: usize = costs[..first].iter().map(|&(m, _)| results_of(m)).sum();
+        for &(m, cost) in &costs[first..] {
+            tokens += cost;
+            let entries = self.atoms.entries_of(m);
             for (bi, block) in msgs[m].blocks.iter().enumerate() {
                 if matches!(block, Block::ToolResult { .. }) {
                     seen_results += 1;
                     if seen_results <= masked {
-                        tokens += self.est.text_tokens(MASK_PLACEHOLDER);
                         chars += MASK_PLACEHOLDER.len() as u64;
                         continue;
                     }
-                }
-                if !untouched {
-                    tokens += self.est.block_tokens(block);
                 }
                 chars += block.text_chars() as u64;
                 for e in entries.iter().filter(|e| e.block as usize == bi) {
@@ -642,7 +716,7 @@ impl PreparedEvent<'_, '_> {
             }
         }
         view.finish();
-        self.score_view(REF_MASKING, &view, tokens, chars).0
+        self.score_view(name, &view, tokens, chars).0
     }
 
     fn score_view(&self, name: &str, view: &TextView, tokens: u64, chars: u64) -> (CompactionQuality, CompactionAudit) {
@@ -763,7 +837,7 @@ impl PreparedEvent<'_, '_> {
             return true;
         }
         let Some(class) = kind.class() else { return true };
-        let views = self.extra_views.iter().chain(std::iter::once(&self.atoms.system));
+        let views = self.extra_views.iter().map(|v| v.as_ref()).chain(std::iter::once(&self.atoms.system));
         for v in views {
             if v.keys[class].contains(value) {
                 return true;

@@ -229,6 +229,25 @@ fn partial_credit_for_basename_and_short_sha() {
 }
 
 #[test]
+fn a_bare_file_name_is_named_by_its_full_path() {
+    // The agent calls the file by its bare name in P and again in F.
+    let msgs = vec![
+        user("Check the lexer."),
+        assistant(vec![call("t1", "Read", json!({"file_path": "/w/proj/src/lexer.rs"}))]),
+        result("t1", "pub fn lex() {}", false),
+        assistant(vec![say("I read `lexer.rs`.")]),
+        user("go on"),
+        assistant(vec![call("t2", "Grep", json!({"pattern": "lex", "path": "lexer.rs"}))]),
+    ];
+    let atoms = SessionAtoms::new(&msgs, Some(CWD));
+    let p = atoms.prepare(&CompactionPoint::new(0..4, 4..5, 5..6), &Chars4);
+    assert!(p.needed().iter().any(|n| n.kind == AtomKind::Path && n.value == "lexer.rs"), "{:?}", p.needed());
+    assert_eq!(p.score("full", "Files read: `src/lexer.rs`").recall_path, Some(1.0));
+    assert_eq!(p.score("bare", "Files read: `lexer.rs`").recall_path, Some(1.0));
+    assert_eq!(p.score("other", "Files read: `src/parser.rs`").recall_path, Some(0.0));
+}
+
+#[test]
 fn empty_summary_scores_zero_and_oracle_scores_one() {
     let msgs = session();
     let atoms = SessionAtoms::new(&msgs, Some(CWD));

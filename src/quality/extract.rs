@@ -603,12 +603,23 @@ fn scan_piece(text: &str, ctx: Ctx, cwd: Option<&str>, out: &mut Vec<Found>) {
     }
 }
 
+/// `error::usage`, `Error::Invalid`: a path into a module or enum (a list of
+/// code symbols), not an error message.
+fn is_code_path(m: &str) -> bool {
+    m.find(':').is_some_and(|i| m[i + 1..].starts_with(':'))
+}
+
 fn scan_errors(p: &Patterns, text: &str, out: &mut Vec<Found>) {
     for m in p.err_class.find_iter(text) {
-        out.push(Found::new(AtomKind::Error, fingerprint(m.as_str())));
+        if !is_code_path(m.as_str()) {
+            out.push(Found::new(AtomKind::Error, fingerprint(m.as_str())));
+        }
     }
     for re in [&p.err_generic, &p.err_panic] {
         for m in re.find_iter(text) {
+            if is_code_path(m.as_str()) {
+                continue;
+            }
             let f = fingerprint(m.as_str());
             // `error:` with nothing after it names nothing.
             if f.len() > "error:".len() {

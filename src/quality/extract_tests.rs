@@ -236,6 +236,15 @@ fn errors_fingerprints_codes_and_exit_codes() {
 }
 
 #[test]
+fn code_paths_through_error_modules_are_not_errors() {
+    // A symbol list as a summary writes it, and Rust source in a tool result.
+    let text = "- error::result, error::tests::message_node, field::client\n\
+                return Err(Error::Invalid(\"x\".into()));\nfatal::abort()";
+    assert_eq!(of(AtomKind::Error, text), Vec::<String>::new());
+    assert_eq!(of(AtomKind::Error, "error: could not compile `x`"), vec!["error: could not compile `x`"]);
+}
+
+#[test]
 fn error_fingerprint_is_folded_and_cut_to_80_chars() {
     let long = format!("ValueError:   {}", "x ".repeat(100));
     let f = of(AtomKind::Error, &long);

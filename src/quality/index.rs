@@ -130,6 +130,12 @@ impl<'a> SessionAtoms<'a> {
         self
     }
 
+    /// What a free text (a summary) names, read with this session's cwd, as
+    /// [`SessionAtoms::prepare`] reads extra texts and `score` reads summaries.
+    pub(crate) fn text_view(&self, text: &str) -> TextView {
+        TextView::from_text(text, self.cwd.as_deref(), true)
+    }
+
     /// Number of messages indexed.
     pub fn len(&self) -> usize {
         self.messages.len()

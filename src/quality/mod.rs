@@ -21,6 +21,10 @@
 //! - [`SessionAtoms::pruning_loss`] measures what Layer-1 tool-output pruning lost.
 //! - [`aggregate`] folds rows into per-summarizer statistics (per session or
 //!   over a run); components are always published next to the composite.
+//! - [`evaluate_trace`] does all of the above for one replay: every applied
+//!   compaction of a `SessionTrace` with its references, and the trace's
+//!   pruning loss, into a [`SessionQuality`]; [`aggregate_sessions`] folds
+//!   those per policy into [`QualityAggregate`]s.
 //!
 //! How "found in S" is decided per atom type is documented in `view`; how atoms
 //! are extracted and normalized in `extract`.
@@ -33,6 +37,8 @@ mod event;
 mod extract;
 mod index;
 mod prune;
+mod replay;
+mod score;
 mod view;
 
 #[cfg(test)]
@@ -43,6 +49,10 @@ mod extract_tests;
 #[path = "event_tests.rs"]
 mod event_tests;
 
+#[cfg(test)]
+#[path = "replay_tests.rs"]
+mod replay_tests;
+
 pub use aggregate::{QualityStats, aggregate};
 pub use event::{
     AuditAtom, Candidate, CompactionAudit, CompactionPoint, CompactionQuality, MASK_PLACEHOLDER, NeededAtom,
@@ -50,6 +60,12 @@ pub use event::{
 };
 pub use index::SessionAtoms;
 pub use prune::{PrunedResult, PruningLoss};
+pub use replay::{
+    CANDIDATE_POLICY, EventInfo, EventQuality, QualityAggregate, QualityOptions, QualityPlan, REF_MASKING_BUDGET,
+    REFERENCES, SessionQuality, TracePoint, aggregate_sessions, evaluate_results, evaluate_trace, summarize_at,
+    trace_points,
+};
+pub use score::TraceQualityHook;
 
 use serde::{Deserialize, Serialize};
 

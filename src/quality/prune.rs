@@ -55,13 +55,41 @@ impl SessionAtoms<'_> {
         pruned: &[PrunedResult<'_>],
         future: Range<usize>,
     ) -> PruningLoss {
+        let views: Vec<TextView> = view_text.iter().map(|t| self.text_view(t)).collect();
+        let refs: Vec<&TextView> = views.iter().collect();
+        self.pruning_loss_with(view, &refs, pruned, &HashSet::new(), future)
+    }
+
+    /// [`SessionAtoms::pruning_loss`] with the view's extra texts already read
+    /// (a replay meets the same summary at every call until the next
+    /// compaction) and the tool results of the view that were cleared earlier:
+    /// `cleared` lists their (message, block), whose content is gone from the
+    /// view too, so an atom also found there did not survive. They are not
+    /// themselves counted again (the replay evaluates each transition once, at
+    /// the call where it happened).
+    pub(crate) fn pruning_loss_with(
+        &self,
+        view: &[Range<usize>],
+        view_text: &[&TextView],
+        pruned: &[PrunedResult<'_>],
+        cleared: &HashSet<(usize, usize)>,
+        future: Range<usize>,
+    ) -> PruningLoss {
         let n = self.len();
         let future = future.start.min(n)..future.end.min(n).max(future.start.min(n));
         let cwd = self.cwd.as_deref();
+        // What the pruned results still show, read as tool output is read at
+        // indexing; only its keys matter here.
         let mut kept = TextView::default();
-        for t in view_text.iter().copied().chain(pruned.iter().map(|p| p.kept)) {
-            kept.merge(&TextView::from_text(t, cwd, false));
+        let mut found = Vec::new();
+        for p in pruned {
+            found.clear();
+            extract::scan_text(p.kept, extract::Ctx::Code, cwd, &mut found);
+            for f in &found {
+                kept.add_found(f);
+            }
         }
+        let views: Vec<&TextView> = view_text.iter().copied().chain(std::iter::once(&kept)).collect();
         let pruned_blocks: HashSet<(usize, usize)> = pruned.iter().map(|p| (p.message, p.block)).collect();
         let mut lost: BTreeSet<u32> = BTreeSet::new();
         for p in pruned {
@@ -82,11 +110,15 @@ impl SessionAtoms<'_> {
             let def = &self.defs[id as usize];
             let survived = family.iter().any(|&f| {
                 let d = &self.defs[f as usize];
-                kept.keys[d.class].contains(&*d.key)
+                views.iter().any(|v| v.keys[d.class].contains(&*d.key))
                     || view.iter().any(|r| {
-                        self.occ_in(f, r).iter().any(|o| !pruned_blocks.contains(&(o.msg as usize, o.block as usize)))
+                        self.occ_in(f, r).iter().any(|o| {
+                            let at = (o.msg as usize, o.block as usize);
+                            !pruned_blocks.contains(&at) && !cleared.contains(&at)
+                        })
                     })
-            }) || (def.class == 4 && kept.hex.iter().any(|h| extract::hex_compatible(h, &def.key)));
+            }) || (def.class == 4
+                && views.iter().any(|v| v.hex.iter().any(|h| extract::hex_compatible(h, &def.key))));
             if survived {
                 continue;
             }

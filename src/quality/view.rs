@@ -5,7 +5,9 @@
 //! "Found in S" means, per type:
 //! - path / modified_path: the normalized path is a path atom of S, or occurs in
 //!   S's normalized text (cwd prefix removed, whitespace folded) between path
-//!   boundaries → 1; only its basename is named in S → 0.5;
+//!   boundaries, or it is a bare file name and S names a path ending in it
+//!   (the agent said `parser.rs`, S lists `src/parser.rs`) → 1; only its
+//!   basename is named in S → 0.5;
 //! - symbol: a symbol atom or identifier token of S, or a bounded substring → 1;
 //!   for a qualified symbol (`Foo::bar`), the last segment alone → 0.5;
 //! - error: an error atom of S or a substring of S's normalized text → 1; the
@@ -173,7 +175,10 @@ impl TextView {
         };
         match t.kind {
             AtomKind::Path | AtomKind::ModifiedPath => {
-                if self.keys[0].contains(v) || contains_bounded(&self.text, v, path_inner, path_inner_after) {
+                if self.keys[0].contains(v)
+                    || contains_bounded(&self.text, v, path_inner, path_inner_after)
+                    || (!v.contains('/') && self.basenames.contains(v))
+                {
                     1.0
                 } else if v.contains('/') && self.basenames.contains(extract::basename(v)) {
                     0.5

@@ -480,7 +480,20 @@ impl Engine<'_> {
 
         // Decide on token totals before touching anything.
         let new_tokens: Vec<u64> = new_msgs.iter().map(|(_, _, m)| self.tokens_of(m)).collect();
-        let merged_tokens = merged.as_ref().map(|m| self.tokens_of(m));
+        // As history will hold it: with persisted pruning, the merge target's
+        // pruned blocks stay pruned in the rebuilt message.
+        let merged_tokens = merged.as_ref().map(|m| match merge_target.map(|q| &self.items[self.hist[q] as usize]) {
+            Some(it) if self.p.prune.persist && !it.pruned.is_empty() => {
+                let mut m = m.clone();
+                for (b, blk) in &it.pruned {
+                    if let Some(slot) = m.blocks.get_mut(*b as usize) {
+                        *slot = blk.clone();
+                    }
+                }
+                self.tokens_of(&m)
+            }
+            _ => self.tokens_of(m),
+        });
         let after =
             before - removed_tokens + new_tokens.iter().sum::<u64>() + merged_tokens.unwrap_or(merged_old) - merged_old;
         let freed = (before as i64 - after as i64).saturating_add(removed_corr).max(0) as u64;

@@ -7,6 +7,7 @@
 use super::{ReplayContext, ReplayError, ReplayOptions, SessionTrace, count_message_tokens, replay_session};
 use crate::model::Session;
 use crate::policy::Policy;
+use crate::quality::QualityPlan;
 use crate::summarize::{self, Summarizer, SummarizerKind};
 use crate::tokens::{Chars4, Estimator, EstimatorKind};
 use rayon::prelude::*;
@@ -72,6 +73,11 @@ pub struct SessionResults {
     pub session_id: String,
     pub source_path: PathBuf,
     pub traces: Vec<Result<SessionTrace, ReplayError>>,
+    /// Summary quality of each trace, parallel to `traces` (`None` where the
+    /// replay failed); empty when quality was not asked for. Computed in the
+    /// session's own task, right after its replays, so reports are built from
+    /// these small values and never walk the traces again.
+    pub quality: Vec<Option<crate::quality::SessionQuality>>,
 }
 
 type Resolved = Result<(Arc<dyn Estimator>, Arc<dyn Summarizer>), ReplayError>;
@@ -111,6 +117,13 @@ impl<'p> Prepared<'p> {
     /// One session through every policy, in policy order. Each message is
     /// estimated once per estimator, whatever the number of policies using it.
     pub fn replay(&self, s: &Session, options: ReplayOptions) -> SessionResults {
+        self.replay_scored(s, options, None)
+    }
+
+    /// [`Prepared::replay`], and with a [`QualityPlan`] (made for the same
+    /// policies) the traces are scored right after, while the session is in
+    /// memory: [`SessionResults::quality`].
+    pub fn replay_scored(&self, s: &Session, options: ReplayOptions, quality: Option<&QualityPlan>) -> SessionResults {
         let mut cache: Vec<Option<Vec<u64>>> = vec![None; self.resolved.len()];
         let mut traces = Vec::with_capacity(self.policies.len());
         for (pi, policy) in self.policies.iter().enumerate() {
@@ -138,7 +151,8 @@ impl<'p> Prepared<'p> {
             };
             traces.push(replay_session(s, policy, &ctx));
         }
-        SessionResults { session_id: s.id.clone(), source_path: s.source_path.clone(), traces }
+        let quality = quality.map(|plan| plan.evaluate(s, &traces)).unwrap_or_default();
+        SessionResults { session_id: s.id.clone(), source_path: s.source_path.clone(), traces, quality }
     }
 }
 
@@ -151,6 +165,21 @@ pub fn replay_many(
     pool: &rayon::ThreadPool,
     progress: Option<&(dyn Fn(Progress<'_>) + Sync)>,
 ) -> Vec<SessionResults> {
+    replay_many_scored(sessions, policies, resolver, options, pool, progress, None)
+}
+
+/// [`replay_many`], and with a [`QualityPlan`] (made for the same `policies`)
+/// each session's traces are scored in the same task, while the session is
+/// in memory: [`SessionResults::quality`].
+pub fn replay_many_scored(
+    sessions: &[Session],
+    policies: &[Policy],
+    resolver: &dyn Resolver,
+    options: ReplayOptions,
+    pool: &rayon::ThreadPool,
+    progress: Option<&(dyn Fn(Progress<'_>) + Sync)>,
+    quality: Option<&QualityPlan>,
+) -> Vec<SessionResults> {
     let prepared = Prepared::new(policies, resolver);
     let mut order: Vec<usize> = (0..sessions.len()).collect();
     order.sort_by_key(|&i| (std::cmp::Reverse(sessions[i].messages.len()), i));
@@ -162,7 +191,7 @@ pub fn replay_many(
             .with_max_len(1)
             .map(|&i| {
                 let s = &sessions[i];
-                let r = prepared.replay(s, options);
+                let r = prepared.replay_scored(s, options, quality);
                 let n = done.fetch_add(1, Ordering::Relaxed) + 1;
                 if let Some(cb) = progress {
                     cb(Progress { done: n, total, session_id: &s.id, messages: s.messages.len() });

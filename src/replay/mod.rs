@@ -56,7 +56,9 @@ use crate::summarize::{Summarizer, SummarizerUsage};
 use crate::tokens::{Estimator, EstimatorKind};
 use serde::{Deserialize, Serialize};
 
-pub use many::{BuiltinResolver, Prepared, Progress, Resolver, SessionResults, estimator_name, replay_many};
+pub use many::{
+    BuiltinResolver, Prepared, Progress, Resolver, SessionResults, estimator_name, replay_many, replay_many_scored,
+};
 pub use stream::{Prepare, SessionKey, Stages, StreamProgress, Streamed, replay_stream};
 
 /// Options of a replay that are not part of the policy.

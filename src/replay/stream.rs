@@ -19,6 +19,7 @@ use super::ReplayOptions;
 use super::many::{Prepared, Resolver, SessionResults};
 use crate::model::{Diagnostic, Format, Session};
 use crate::policy::Policy;
+use crate::quality::QualityPlan;
 use crate::read::{self, Input, InputKind, claude};
 use rayon::prelude::*;
 use std::collections::HashSet;
@@ -84,9 +85,12 @@ pub type Prepare<'a> = &'a (dyn Fn(&mut Session) + Sync);
 
 /// What a streaming replay does with each session: `prepare` it after reading
 /// (optional), then hand its results to `sink` (on the worker thread, with the
-/// session still alive) and keep what the sink returns.
+/// session still alive) and keep what the sink returns. With `quality`, each
+/// session's traces are scored right after its replays, in the same task
+/// ([`SessionResults::quality`]), as `replay_many_scored` does.
 pub struct Stages<'a, S> {
     pub prepare: Option<Prepare<'a>>,
+    pub quality: Option<&'a QualityPlan>,
     pub sink: &'a (dyn Fn(&SessionKey, &Session, SessionResults) -> S + Sync),
 }
 
@@ -256,7 +260,7 @@ fn replay_one<S>(
         prepare(&mut s);
     }
     let key = SessionKey { session_id: s.id.clone(), source_path: s.source_path.clone(), input, index };
-    let results = prepared.replay(&s, options);
+    let results = prepared.replay_scored(&s, options, stages.quality);
     let kept = (stages.sink)(&key, &s, results);
     done.sessions.push((key, kept));
 }
@@ -325,7 +329,7 @@ mod tests {
             seen.lock().unwrap().push(s.id.clone());
             (report::summarize(s, policies, &r, None), csv_out::session_call_rows(&r, &names), t)
         };
-        let stages = Stages { prepare: None, sink: &sink };
+        let stages = Stages { prepare: None, quality: None, sink: &sink };
         let out =
             replay_stream(inputs, None, policies, &BuiltinResolver, ReplayOptions::default(), &pool, None, &stages);
         // Each session went through the sink once.

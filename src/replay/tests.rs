@@ -39,6 +39,7 @@ fn bare() -> Policy {
         prune: Prune::default(),
         compact: Compact::default(),
         flush: Flush::default(),
+        check: Default::default(),
     }
 }
 

@@ -26,11 +26,8 @@ pub struct PolicyColumn {
 }
 
 /// Columns from a report whose aggregates carry costs (see `cost::attach`).
-/// `quality[i]` is the quality of policy `i`, when measured.
-///
-/// TODO(quality): pass the per-policy quality of the replay once the quality
-/// evaluation of traces is in the replay results; until then FRR, artifact
-/// recall and hallucination read "n/a".
+/// `quality[i]` is the quality of policy `i`, when measured
+/// ([`super::quality::policy_scores`]).
 pub fn columns(report: &Report, quality: &[Option<QualityScore>]) -> Vec<PolicyColumn> {
     report
         .aggregates
@@ -110,7 +107,12 @@ pub fn compare_md(cols: &[PolicyColumn]) -> String {
         out.push('\n');
     }
     if cols.iter().all(|c| c.quality.is_none()) {
-        out.push_str("\nFRR, artifact recall and hallucination: not measured in this build (n/a).\n");
+        out.push_str("\nFRR, artifact recall and hallucination: not measured (`--no-quality`).\n");
+    } else {
+        out.push_str(
+            "\nFRR, artifact recall and hallucination: means over the compactions where each is defined \
+(\"Summary quality\" below has the pooled FRR and every component).\n",
+        );
     }
     out
 }

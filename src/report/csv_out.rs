@@ -45,10 +45,11 @@ pub const SESSION_COLUMNS: &[&str] = &[
 
 pub fn sessions_csv(report: &Report) -> Vec<u8> {
     let mut w = csv::Writer::from_writer(Vec::new());
-    let _ = w.write_record(SESSION_COLUMNS);
+    // Summary-quality columns follow (`report::quality::SESSION_COLUMNS`).
+    let _ = w.write_record(SESSION_COLUMNS.iter().chain(super::quality::SESSION_COLUMNS));
     for r in &report.sessions {
         let m = &r.metrics;
-        let rec: Vec<String> = vec![
+        let mut rec: Vec<String> = vec![
             text_cell(&r.session_id),
             text_cell(&r.source_path),
             r.format.name().to_string(),
@@ -78,6 +79,7 @@ pub fn sessions_csv(report: &Report) -> Vec<u8> {
             r.violations.to_string(),
             text_cell(r.error.as_deref().unwrap_or_default()),
         ];
+        rec.extend(super::quality::session_cells(r.quality.as_ref()));
         let _ = w.write_record(&rec);
     }
     w.into_inner().unwrap_or_default()

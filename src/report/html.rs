@@ -130,7 +130,7 @@ fn compare_table(out: &mut String, cols: &[PolicyColumn]) {
     }
     out.push_str("</table>\n");
     if cols.iter().all(|c| c.quality.is_none()) {
-        out.push_str("<p class=\"note\">FRR, artifact recall and hallucination: not measured in this build.</p>\n");
+        out.push_str("<p class=\"note\">FRR, artifact recall and hallucination: not measured (--no-quality).</p>\n");
     }
 }
 
@@ -614,7 +614,7 @@ fn distributions(out: &mut String, r: &Report, frr: Option<&[Vec<f64>]>) {
                 .collect();
             histogram(out, "Per-session FRR", &PCT_LABELS, &series);
         }
-        None => out.push_str("<p class=\"note\">FRR is not measured in this build.</p>\n"),
+        None => out.push_str("<p class=\"note\">FRR is not measured (--no-quality).</p>\n"),
     }
 }
 
@@ -702,7 +702,7 @@ fn sweep_section(out: &mut String, s: &SweepResult) {
             ],
         );
         if !with_frr {
-            out.push_str("<p class=\"note\">FRR is not measured in this build: the chart plots cost savings instead, and the front is on savings only.</p>");
+            out.push_str("<p class=\"note\">FRR is not measured: the chart plots cost savings instead, and the front is on savings only.</p>");
         }
         out.push_str("</div>\n");
     }

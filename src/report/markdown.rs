@@ -90,11 +90,12 @@ policy would have sent. Token counts are estimates (see each policy's `estimator
     out.push('\n');
     if report.policies.len() > 1 {
         out.push_str("## Side by side\n\n");
-        // TODO(quality): per-policy quality once the replay results carry it.
-        out.push_str(&super::compare::compare_md(&super::compare::columns(report, &[])));
+        let quality = super::quality::policy_scores(report);
+        out.push_str(&super::compare::compare_md(&super::compare::columns(report, &quality)));
         out.push('\n');
     }
     out.push_str(&super::compare::cost_md(report));
+    super::quality::markdown_section(&mut out, report);
     out.push_str("## Policies\n\n");
     out.push_str(
         "| policy | window | estimator | trigger point | summarizer | source |\n|---|---:|---|---:|---|---|\n",

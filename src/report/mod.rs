@@ -9,15 +9,18 @@ pub mod csv_out;
 pub mod html;
 pub mod jsonl;
 pub mod markdown;
+pub mod quality;
 pub mod write;
 
 use crate::model::{Diagnostic, Format, Session};
 use crate::policy::Policy;
+use crate::quality::{QualityAggregate, SessionQuality};
 use crate::replay::{SessionMetrics, SessionResults, SessionTrace};
 use serde::{Deserialize, Serialize};
 
 /// Bumped whenever a field of [`Report`] changes meaning or disappears.
-pub const SCHEMA_VERSION: u32 = 1;
+/// 2: summary quality (`sessions[].quality`, `aggregates[].quality`).
+pub const SCHEMA_VERSION: u32 = 2;
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Report {
@@ -68,6 +71,10 @@ pub struct SessionRow {
     pub violations: usize,
     /// Why this session could not be replayed under this policy.
     pub error: Option<String>,
+    /// Summary quality of every applied compaction and the pruning loss
+    /// (`report::quality`); absent with `--no-quality`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub quality: Option<SessionQuality>,
     /// Prompt-cache cost (`cost::attach`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub cost: Option<crate::cost::SessionCost>,
@@ -101,6 +108,9 @@ pub struct Aggregate {
     pub summarizer_tokens: u64,
     pub net_savings_tokens: i64,
     pub violations: u64,
+    /// Summary quality over this policy's sessions; absent with `--no-quality`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub quality: Option<QualityAggregate>,
     /// Prompt-cache cost over the sessions (`cost::attach`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub cost: Option<crate::cost::CostTotals>,
@@ -152,8 +162,10 @@ pub fn summarize(
         rows: policies
             .iter()
             .zip(&results.traces)
-            .map(|(policy, trace)| {
+            .enumerate()
+            .map(|(pi, (policy, trace))| {
                 let mut r = row(session, policy, trace.as_ref().map_err(|e| e.to_string()));
+                r.quality = results.quality.get(pi).cloned().flatten();
                 if let (Some(settings), Ok(t)) = (cost, trace) {
                     r.cost = Some(crate::cost::session_cost(session, t, settings));
                 }
@@ -208,7 +220,9 @@ pub fn build_from_summaries(
     check_invariants: bool,
 ) -> Report {
     let rows: Vec<SessionRow> = summaries.iter().flat_map(|s| s.rows.iter().cloned()).collect();
-    let aggregates = policies.iter().map(|p| aggregate(&p.name, rows.iter().filter(|r| r.policy == p.name))).collect();
+    let mut aggregates: Vec<Aggregate> =
+        policies.iter().map(|p| aggregate(&p.name, rows.iter().filter(|r| r.policy == p.name))).collect();
+    quality::attach_aggregates(&mut aggregates, &rows);
     let mut warnings: Vec<String> = summaries.iter().flat_map(|s| s.warnings.iter().map(|d| d.to_string())).collect();
     warnings.sort();
     // Paths as text: serde refuses a non-UTF-8 path, and the whole report with it.
@@ -247,6 +261,7 @@ fn row(session: &Session, policy: &Policy, trace: Result<&SessionTrace, String>)
         metrics: SessionMetrics::default(),
         violations: 0,
         error: None,
+        quality: None,
         cost: None,
     };
     match trace {
@@ -370,6 +385,7 @@ mod tests {
             },
             violations: 0,
             error: None,
+            quality: None,
             cost: None,
         }
     }

@@ -1,7 +1,7 @@
 //! Writing a replay's files under `--out`: report.json, sessions.csv, calls.csv,
-//! report.md, report.html and `transcripts/POLICY/SESSION.jsonl`. Every name
-//! derived from a session id or policy name is sanitized; every file is written
-//! atomically (a killed run leaves each file complete or absent).
+//! quality.csv, report.md, report.html and `transcripts/POLICY/SESSION.jsonl`.
+//! Every name derived from a session id or policy name is sanitized; every file
+//! is written atomically (a killed run leaves each file complete or absent).
 //!
 //! Two ways in: [`write_all`] writes everything from results held in memory;
 //! [`SessionWriter`] is its streaming twin: it writes each session's transcripts
@@ -57,16 +57,15 @@ fn transcript_dir(out: &Path, policy: &str) -> PathBuf {
 /// report.html of a replay or compare: the policies side by side, the
 /// distributions, and the context charts of the largest sessions.
 pub fn html_page(report: &Report, charts: &Charts) -> String {
-    // TODO(quality): per-policy quality and per-session FRR once the replay
-    // results carry them.
-    let columns = super::compare::columns(report, &[]);
+    let columns = super::compare::columns(report, &super::quality::policy_scores(report));
+    let frr = super::quality::session_frr(report);
     let command = if report.policies.len() > 1 { "compare" } else { "replay" };
     super::html::report_html(&super::html::Page {
         command,
         report: Some(report),
         charts,
         columns: &columns,
-        frr: None,
+        frr: frr.as_deref(),
         sweep: None,
     })
 }
@@ -116,13 +115,18 @@ fn write_reports(
     interrupted()?;
     atomic_write_with(&path("calls.csv"), calls)?;
     interrupted()?;
+    atomic_write(&path("quality.csv"), &super::quality::quality_csv(report))?;
+    interrupted()?;
     atomic_write(&path("report.md"), markdown::report_md(report).as_bytes())?;
     interrupted()?;
     atomic_write(&path("report.html"), html_page(report, charts).as_bytes())?;
     // Last, so a report.json present means the run completed.
     interrupted()?;
     atomic_write(&path("report.json"), &to_json(report))?;
-    Ok(["sessions.csv", "calls.csv", "report.md", "report.html", "report.json"].iter().map(|n| path(n)).collect())
+    Ok(["sessions.csv", "calls.csv", "quality.csv", "report.md", "report.html", "report.json"]
+        .iter()
+        .map(|n| path(n))
+        .collect())
 }
 
 /// Stop between files after Ctrl-C: each file written is complete (atomic), and

@@ -18,8 +18,7 @@
 //! items are parsed back and merged, older items yielding first when space runs out.
 
 use super::{
-    SummarizeError, Summarizer, SummarizerUsage, Summary, SummaryPart, SummaryRequest, clip_line, preview,
-    tool_result_text,
+    SummarizeError, Summarizer, SummarizerUsage, Summary, SummaryPart, SummaryRequest, head_chars, tool_result_text,
 };
 use crate::filetrack::FileOps;
 use crate::model::{Block, Message, Origin, Role};
@@ -40,6 +39,7 @@ impl Summarizer for Extractive {
         if let Some(prev) = req.previous_summary {
             facts.absorb_previous(prev);
         }
+        facts.scan_start = facts.pos;
         facts.scan(req);
         facts.file_ops.merge(req.file_ops);
         let text = match req.part {
@@ -59,6 +59,96 @@ const REQUEST_MAX: usize = 1_200;
 const ITEM_MAX: usize = 300;
 /// Bounds on candidates per list, so ranking stays cheap on huge inputs.
 const LIST_CAP: usize = 200;
+/// Below this summary budget the checkpoint is rendered tight (see
+/// `render_checkpoint`), with prose clipped to [`TIGHT_PROSE`] characters.
+const TIGHT_BUDGET: u64 = 600;
+const TIGHT_PROSE: usize = 200;
+/// Lines offered again against the real size of the rendered text.
+const FILL_TRIES: usize = 24;
+
+/// Priorities of the checkpoint's parts: 0 is admitted first, [`SKIP`] never.
+struct Prio {
+    goal: u8,
+    constraints: u8,
+    narrative: u8,
+    in_progress: u8,
+    narrative_old: u8,
+    next: u8,
+    last: u8,
+    modified: u8,
+    read: u8,
+    /// Files only carried from a previous summary or the engine's cumulative
+    /// list, not touched in the replaced messages.
+    modified_old: u8,
+    read_old: u8,
+    commands: u8,
+    commands_old: u8,
+    errors: u8,
+    errors_old: u8,
+    /// Top identifier and symbol lines, and the rest of them.
+    top: u8,
+    rest: u8,
+    earlier: u8,
+}
+
+const SKIP: u8 = u8::MAX;
+
+const ROOMY: Prio = Prio {
+    goal: 0,
+    constraints: 2,
+    narrative: 4,
+    in_progress: 2,
+    narrative_old: 6,
+    next: 1,
+    last: 0,
+    modified: 1,
+    read: 3,
+    modified_old: 1,
+    read_old: 3,
+    commands: 3,
+    commands_old: 5,
+    errors: 1,
+    errors_old: 3,
+    top: 3,
+    rest: 5,
+    earlier: 6,
+};
+
+const TIGHT: Prio = Prio {
+    // The goal is clipped to TIGHT_PROSE characters; without it a tight
+    // checkpoint lists facts with no task to hang them on (after the files,
+    // which are what an agent re-fetches).
+    goal: 2,
+    constraints: 4,
+    narrative: 6,
+    in_progress: 5,
+    narrative_old: SKIP,
+    next: SKIP,
+    last: 2,
+    modified: 0,
+    read: 0,
+    // At a few hundred tokens, the files this part touched come first, then
+    // the ones carried from before it.
+    modified_old: 1,
+    read_old: 1,
+    commands: 4,
+    commands_old: SKIP,
+    errors: 2,
+    errors_old: 5,
+    top: 2,
+    rest: 3,
+    earlier: SKIP,
+};
+
+/// Lines of identifiers in the first priority tier (the rest only fill what
+/// is left).
+const IDENT_TOP: usize = 12;
+/// Code symbols considered, the longest line of them, and the lines in the
+/// first priority tier.
+const SYMBOL_CAP: usize = 800;
+const SYMBOL_TOP_LINES: usize = 8;
+/// Longest line of packed identifiers or symbols, in characters.
+const PACK_LINE: usize = 110;
 
 /// An insertion-ordered list without duplicates; re-adding moves an item to the end
 /// (most recent), so trimming from the front drops the stalest facts.
@@ -100,10 +190,49 @@ struct Facts {
     first_request: Option<String>,
     prev_next_steps: Vec<String>,
     earlier: Recent,
-    /// identifier → (score, last position seen).
-    idents: BTreeMap<String, (u32, u64)>,
-    seq: u64,
+    /// Identifiers (paths, URLs, hashes, versions, codes) and code symbols,
+    /// with where they were seen.
+    idents: BTreeMap<String, Seen>,
+    symbols: BTreeMap<String, Seen>,
+    /// Position in the compacted part: one step per message (or per line of a
+    /// previous summary), for recency.
+    pos: u64,
     file_ops: FileOps,
+    /// Last position each file was touched, to list the newest first.
+    file_seen: HashMap<String, u64>,
+    /// Position where the replaced messages start (after a previous summary):
+    /// files touched after it were used in this part, the others are carried.
+    scan_start: u64,
+}
+
+/// The occurrences of one identifier, as Σw, Σw·t and Σw·t² over their
+/// positions t, so that the recency-weighted score Σ w·(a + t/T)² can be
+/// computed once the scan knows the last position T.
+#[derive(Default, Clone, Copy)]
+struct Seen {
+    w: f64,
+    wt: f64,
+    wtt: f64,
+}
+
+/// Weight of an occurrence at the very start relative to one at the end:
+/// (RECENCY_FLOOR / (RECENCY_FLOOR + 1))². What the agent touched last is what
+/// it is likeliest to need right after the compaction.
+const RECENCY_FLOOR: f64 = 0.5;
+
+impl Seen {
+    fn add(&mut self, w: f64, t: u64) {
+        let t = t as f64;
+        self.w += w;
+        self.wt += w * t;
+        self.wtt += w * t * t;
+    }
+
+    fn score(&self, last: u64) -> f64 {
+        let a = RECENCY_FLOOR;
+        let t = last.max(1) as f64;
+        a * a * self.w + 2.0 * a * self.wt / t + self.wtt / (t * t)
+    }
 }
 
 fn re(pattern: &str) -> Option<Regex> {
@@ -147,30 +276,22 @@ static IDENTS: LazyLock<Option<Regex>> = LazyLock::new(|| {
         r#"https?://[^\s<>"'`)\]]+"#,
         r"(?-u:\b)[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}(?-u:\b)",
         r"(?:~|\.{1,2})?/?(?:[A-Za-z0-9_.@+-]+/)+[A-Za-z0-9_.@+-]+",
-        r"(?-u:\b)[A-Za-z0-9_-]+\.(?:rs|py|ts|tsx|js|jsx|mjs|go|java|kt|c|h|cc|cpp|hpp|cs|rb|ex|exs|swift|php|md|toml|json|jsonl|yaml|yml|txt|sh|sql|html|css|lock|cfg|ini|xml|proto|ipynb)(?-u:\b)",
+        r"(?-u:\b)[A-Za-z0-9_-]+(?:\.[A-Za-z0-9_-]+)*\.(?:rs|py|ts|tsx|js|jsx|mjs|go|java|kt|c|h|cc|cpp|hpp|cs|rb|ex|exs|swift|php|md|toml|json|jsonl|yaml|yml|txt|sh|sql|html|css|lock|cfg|ini|xml|proto|ipynb)(?-u:\b)",
         r"(?-u:\b)[0-9a-f]{7,40}(?-u:\b)",
         r"(?-u:\b)v?[0-9]+\.[0-9]+\.[0-9]+(?:[-+][A-Za-z0-9_.]+)?(?-u:\b)",
         r"(?-u:\b)[A-Z]{1,5}[0-9]{3,5}(?-u:\b)",
         r"(?-u:\b)[A-Z][A-Z0-9]{1,9}-[0-9]{1,6}(?-u:\b)",
         r"#[0-9]{2,6}(?-u:\b)",
-        // Symbols: qualified paths (`a::b`), snake_case, camelCase / PascalCase.
-        r"(?-u:\b)[A-Za-z_][A-Za-z0-9_]*(?:::[A-Za-z_][A-Za-z0-9_]*)+",
-        r"(?-u:\b)[A-Za-z][A-Za-z0-9]*_[A-Za-z0-9_]+(?-u:\b)",
-        r"(?-u:\b)[a-z]+[A-Z][A-Za-z0-9]*(?-u:\b)",
-        r"(?-u:\b)[A-Z][a-z0-9]+[A-Z][A-Za-z0-9]*(?-u:\b)",
     ];
     re(&parts.iter().map(|p| format!("(?:{p})")).collect::<Vec<_>>().join("|"))
 });
-
-/// Markdown code spans in user and assistant text name symbols and commands.
-static CODE_SPAN: LazyLock<Option<Regex>> = LazyLock::new(|| re(r"`([^`\n]{2,80})`"));
 
 /// Tool output scanned for identifiers and errors when the policy sets no
 /// preview: the head and tail of each result (bulk output in the middle of a long
 /// listing rarely fits a bounded summary, and scanning it all would make the
 /// summarizer cost grow with output size rather than with the number of facts).
-const SCAN_HEAD: usize = 6_000;
-const SCAN_TAIL: usize = 2_000;
+const SCAN_HEAD: usize = 24_000;
+const SCAN_TAIL: usize = 4_000;
 
 fn matches(r: &LazyLock<Option<Regex>>, s: &str) -> bool {
     r.as_ref().is_some_and(|r| r.is_match(s))
@@ -231,50 +352,47 @@ fn human_text(m: &Message) -> String {
         .join("\n")
 }
 
-/// The plausible identifiers of a text, each once, in order of first
-/// occurrence. A pure function of the text, memoized: the same tool outputs are
-/// scanned again at every compaction and by every policy of a sweep.
+/// The accepted identifiers of a text, one entry per occurrence, in order. A
+/// pure function of the text, memoized: the same tool outputs are scanned again
+/// at every compaction and by every policy of a sweep.
 fn idents_of(text: &str) -> std::sync::Arc<[Box<str>]> {
     static MEMO: LazyLock<super::text_memo::TextMemo> = LazyLock::new(Default::default);
     MEMO.get(text, |text| {
         let Some(r) = IDENTS.as_ref() else { return Vec::new() };
-        let mut seen: HashSet<&str> = HashSet::new();
         let mut out = Vec::new();
         for m in r.find_iter(text) {
             let s = m.as_str().trim_end_matches(['.', ',', ':', ';']);
-            if plausible_ident(s) && seen.insert(s) {
-                out.push(Box::from(s));
+            // `response.json()` is a method call, not a file; `@file.txt` and
+            // `x.file.txt` are not the file `file.txt`.
+            let glued = !s.contains('/')
+                && text[..m.start()].chars().next_back().is_some_and(|c| c.is_alphanumeric() || "@.-_$".contains(c));
+            if !plausible_ident(s) || glued || text[m.end()..].starts_with('(') {
+                continue;
             }
+            out.push(Box::from(s));
         }
         out
     })
 }
 
 impl Facts {
-    /// Count the identifiers of one text, each once per text: a symbol repeated
-    /// all over one long output is one occurrence, not fifty.
+    /// Count the identifiers (paths, file names, ids, error codes) of one text.
     fn ident(&mut self, text: &str, weight: u32) {
         for s in idents_of(text).iter() {
-            self.count_ident(s, weight);
+            // Vendored and generated trees are listed by `find`/`ls` but rarely
+            // what the agent goes back to.
+            let w = if is_vendored(s) { f64::from(weight) * 0.1 } else { f64::from(weight) };
+            self.idents.entry(s.to_string()).or_default().add(w, self.pos);
         }
     }
 
-    fn count_ident(&mut self, s: &str, weight: u32) {
-        self.seq += 1;
-        let e = self.idents.entry(s.to_string()).or_insert((0, 0));
-        e.0 = e.0.saturating_add(weight);
-        e.1 = self.seq;
-    }
-
-    /// Code spans of prose (`` `parse_header` ``, `` `cargo test` ``) are exact
-    /// names the writer chose to mark.
-    fn code_spans(&mut self, text: &str, weight: u32) {
-        let Some(r) = CODE_SPAN.as_ref() else { return };
-        let spans: Vec<&str> = r.captures_iter(text).filter_map(|c| c.get(1)).map(|m| m.as_str().trim()).collect();
-        for s in spans {
-            if s.split_whitespace().count() <= 4 && plausible_ident(s) {
-                self.count_ident(s, weight);
-            }
+    /// Code symbols (quality.md §c.2 shapes: `foo(`, `Foo.bar`, `snake_case`,
+    /// `CamelCase`, `camelCase`) of a text.
+    fn symbols(&mut self, text: &str, weight: f64) {
+        let Some(r) = SYMBOL.as_ref() else { return };
+        for m in r.find_iter(text) {
+            let Some(s) = accept_symbol(m.as_str()) else { continue };
+            self.symbols.entry(s.to_string()).or_default().add(weight, self.pos);
         }
     }
 
@@ -282,6 +400,7 @@ impl Facts {
         // tool_use id → (name, input) for the results that follow.
         let mut calls: HashMap<&str, (&str, &serde_json::Value)> = HashMap::new();
         for m in req.messages {
+            self.pos += 1;
             match (m.role, m.origin) {
                 (Role::User, Origin::Human) if !m.has_tool_results() => {
                     let text = human_text(m);
@@ -300,11 +419,11 @@ impl Facts {
                     self.in_progress = Recent::default();
                     for s in sentences(&text) {
                         if matches(&CONSTRAINT, s) {
-                            self.constraints.push(clip_line(s, ITEM_MAX));
+                            self.constraints.push(clip_item(s, ITEM_MAX));
                         }
                     }
                     self.ident(&text, 3);
-                    self.code_spans(&text, 3);
+                    self.symbols(&text, 2.0);
                 }
                 (_, Origin::CompactSummary) => {
                     // A previous summary replayed as a message (no iterative update).
@@ -317,28 +436,30 @@ impl Facts {
                             Block::Text { text } => {
                                 for s in sentences(text) {
                                     if matches(&DONE, s) {
-                                        self.done.push(clip_line(s, ITEM_MAX));
+                                        self.done.push(clip_item(s, ITEM_MAX));
                                     } else if matches(&INTENT, s) {
-                                        self.in_progress.push(clip_line(s, ITEM_MAX));
+                                        self.in_progress.push(clip_item(s, ITEM_MAX));
                                     }
                                     if matches(&DECISION, s) {
-                                        self.decisions.push(clip_line(s, ITEM_MAX));
+                                        self.decisions.push(clip_item(s, ITEM_MAX));
                                     }
                                 }
                                 self.ident(text, 2);
-                                self.code_spans(text, 2);
+                                self.symbols(text, 2.0);
                             }
                             Block::ToolUse { id, name, input } => {
                                 calls.insert(id.as_str(), (name.as_str(), input));
                                 for (k, path) in crate::filetrack::tool_file_ops(name, input) {
+                                    self.file_seen.insert(path.clone(), self.pos);
                                     self.file_ops.add(k, path);
                                 }
                                 if is_shell(name) {
                                     if let Some(c) = command_of(input) {
                                         self.ident(&c, 3);
+                                        self.symbols(&c, 3.0);
                                     }
                                 } else {
-                                    self.ident_json(input);
+                                    self.ident_json(input, 0);
                                 }
                             }
                             _ => {}
@@ -349,10 +470,10 @@ impl Facts {
                     for b in &m.blocks {
                         let Block::ToolResult { tool_use_id, content, is_error } = b else { continue };
                         let full = tool_result_text(content);
-                        let text: Cow<'_, str> = match req.limits.preview_head_chars {
-                            Some(h) => preview(&full, h, req.limits.preview_tail_chars),
-                            None => preview(&full, SCAN_HEAD, SCAN_TAIL),
-                        };
+                        // The policy's preview limits bound what an LLM summarizer
+                        // is sent; this one reads the output itself, bounded by
+                        // its own window.
+                        let text = preview_words(&full, SCAN_HEAD, SCAN_TAIL);
                         let (name, input) = calls.get(tool_use_id.as_str()).copied().unwrap_or(("tool", &NULL));
                         let failed = *is_error == Some(true);
                         let exit = EXIT_CODE
@@ -368,16 +489,21 @@ impl Facts {
                                 (None, true) => "failed".to_string(),
                                 (None, false) => "ok".to_string(),
                             };
-                            self.commands.push(format!("`{}` → {status}", clip_line(&cmd, 160)));
+                            self.commands.push(format!("`{}` → {status}", clip_item(&cmd, 160)));
                         }
                         let nonzero = exit.is_some_and(|c| c != 0);
-                        let mut error_lines = text.lines().filter(|l| matches(&ERROR_LINE, l)).take(2).peekable();
+                        // Error-looking lines count from what a command printed or
+                        // a call that failed: in a file the agent read, `catch
+                        // (error)` is code, not a failure.
+                        let may_err = failed || nonzero || is_shell(name);
+                        let mut error_lines =
+                            text.lines().filter(|l| may_err && matches(&ERROR_LINE, l)).take(2).peekable();
                         if failed || nonzero || error_lines.peek().is_some() {
-                            let lines: Vec<String> = error_lines.map(|l| clip_line(l, 200)).collect();
+                            let lines: Vec<String> = error_lines.map(|l| clip_item(l, 200)).collect();
                             let shown = if lines.is_empty() {
                                 text.lines()
                                     .find(|l| !l.trim().is_empty())
-                                    .map(|l| clip_line(l, 200))
+                                    .map(|l| clip_item(l, 200))
                                     .unwrap_or_default()
                             } else {
                                 lines.join(" | ")
@@ -389,6 +515,7 @@ impl Facts {
                             self.ident(&shown, 2);
                         }
                         self.ident(&text, 1);
+                        self.symbols(&text, 2.0);
                     }
                 }
                 _ => {}
@@ -396,11 +523,20 @@ impl Facts {
         }
     }
 
-    fn ident_json(&mut self, v: &serde_json::Value) {
+    fn ident_json(&mut self, v: &serde_json::Value, depth: usize) {
+        if depth > 8 {
+            return;
+        }
         match v {
-            serde_json::Value::String(s) => self.ident(s, 3),
-            serde_json::Value::Array(a) => a.iter().for_each(|x| self.ident_json(x)),
-            serde_json::Value::Object(o) => o.values().for_each(|x| self.ident_json(x)),
+            serde_json::Value::String(s) => {
+                // Code the agent wrote (edit/write contents, patterns): what it
+                // works on next. Bounded like tool output.
+                let text = preview_words(s, SCAN_HEAD, SCAN_TAIL);
+                self.ident(&text, 3);
+                self.symbols(&text, 3.0);
+            }
+            serde_json::Value::Array(a) => a.iter().for_each(|x| self.ident_json(x, depth + 1)),
+            serde_json::Value::Object(o) => o.values().for_each(|x| self.ident_json(x, depth + 1)),
             _ => {}
         }
     }
@@ -412,6 +548,7 @@ impl Facts {
         let mut goal_lines: Vec<&str> = Vec::new();
         let mut request_lines: Vec<&str> = Vec::new();
         for line in text.lines() {
+            self.pos += 1;
             let t = line.trim();
             if let Some(h) = t.strip_prefix("### ").or_else(|| t.strip_prefix("## ")) {
                 heading = h.trim().to_ascii_lowercase();
@@ -428,7 +565,10 @@ impl Facts {
                 .trim_start_matches(". ")
                 .to_string();
             match heading.as_str() {
-                "goal" | "original request" => goal_lines.push(t),
+                "goal" => goal_lines.push(t),
+                // A turn prefix's request is the one the cut turn answered:
+                // the latest, not the session's goal.
+                "original request" => request_lines.push(t),
                 "constraints & preferences" => self.constraints.push(item),
                 "done" | "early progress" => self.done.push(item),
                 "in progress" => self.in_progress.push(item),
@@ -436,23 +576,35 @@ impl Facts {
                 "next steps" => self.prev_next_steps.push(item),
                 "last user request" => request_lines.push(t),
                 "files read" => {
-                    self.file_ops.read.insert(item.trim_matches('`').to_string());
+                    let f = item.trim_matches('`').to_string();
+                    self.file_seen.insert(f.clone(), self.pos);
+                    self.file_ops.read.insert(f);
                 }
                 "files modified" => {
-                    self.file_ops.modified.insert(item.trim_matches('`').to_string());
+                    let f = item.trim_matches('`').to_string();
+                    self.file_seen.insert(f.clone(), self.pos);
+                    self.file_ops.modified.insert(f);
                 }
                 "commands run" => self.commands.push(item),
                 "errors seen" => self.errors.push(item),
                 "identifiers" => {
-                    let id = item.trim_matches('`').to_string();
-                    self.seq += 1;
-                    let e = self.idents.entry(id).or_insert((0, 0));
                     // Carried identifiers keep a moderate rank: they mattered once.
-                    e.0 = e.0.saturating_add(2);
-                    e.1 = self.seq;
+                    for id in item.split(" · ") {
+                        let id = id.trim().trim_matches('`');
+                        if !id.is_empty() {
+                            self.idents.entry(id.to_string()).or_default().add(2.0, self.pos);
+                        }
+                    }
+                }
+                "code symbols" => {
+                    for sym in item.split(", ") {
+                        if let Some(sym) = accept_symbol(sym.trim().trim_matches('`')) {
+                            self.symbols.entry(sym.to_string()).or_default().add(2.0, self.pos);
+                        }
+                    }
                 }
                 _ => {
-                    self.earlier.push(clip_line(t, ITEM_MAX));
+                    self.earlier.push(clip_item(t, ITEM_MAX));
                     self.ident(t, 1);
                 }
             }
@@ -466,62 +618,129 @@ impl Facts {
         }
     }
 
-    /// Identifiers, best first: score, then recency, then text (deterministic).
+    /// Files, most recently touched first (ties and files only known from the
+    /// engine's cumulative list by name), rendered with `f`.
+    fn newest_first<'s>(&self, files: impl Iterator<Item = &'s str>, f: impl Fn(&str) -> String) -> Vec<String> {
+        let mut v: Vec<(u64, &str)> = files.map(|p| (self.file_seen.get(p).copied().unwrap_or(0), p)).collect();
+        v.sort_by(|a, b| b.0.cmp(&a.0).then(a.1.cmp(b.1)));
+        v.into_iter().map(|(_, p)| f(p)).collect()
+    }
+
+    /// [`Facts::newest_first`] split into the files touched in the replaced
+    /// messages and the ones only carried from earlier.
+    fn recent_first<'s>(
+        &self,
+        files: impl Iterator<Item = &'s str>,
+        f: impl Fn(&str) -> String,
+    ) -> (Vec<String>, Vec<String>) {
+        let (recent, old): (Vec<&str>, Vec<&str>) =
+            files.partition(|p| self.file_seen.get(*p).is_some_and(|&t| t > self.scan_start));
+        (self.newest_first(recent.into_iter(), &f), self.newest_first(old.into_iter(), &f))
+    }
+
+    /// Identifiers, best first: recency-weighted score, then text
+    /// (deterministic). Those the file lists already name are left out.
     fn ranked_idents(&self) -> Vec<&str> {
-        let mut v: Vec<(&String, &(u32, u64))> = self.idents.iter().collect();
-        v.sort_by(|a, b| b.1.0.cmp(&a.1.0).then(b.1.1.cmp(&a.1.1)).then(a.0.cmp(b.0)));
-        v.into_iter().take(LIST_CAP).map(|(k, _)| k.as_str()).collect()
+        let listed = |s: &str| self.file_ops.read.contains(s) || self.file_ops.modified.contains(s);
+        ranked(&self.idents, self.pos).into_iter().filter(|s| !listed(s)).take(LIST_CAP).collect()
+    }
+
+    /// Code symbols, best first, packed into lines. A symbol that a better
+    /// ranked one already spells out (`state.todos` in `state.todos.filter`)
+    /// is left out: the longer one names it.
+    fn symbol_lines(&self, width: usize) -> Vec<String> {
+        let mut kept: Vec<&str> = Vec::new();
+        // Every run of whole segments of a kept symbol: what it spells out.
+        let mut named: HashSet<&str> = HashSet::new();
+        for s in ranked(&self.symbols, self.pos).into_iter().take(SYMBOL_CAP) {
+            if named.contains(s) {
+                continue;
+            }
+            kept.push(s);
+            let cuts = segment_cuts(s);
+            for (i, &(start, _)) in cuts.iter().enumerate() {
+                for &(_, end) in &cuts[i..] {
+                    named.insert(&s[start..end]);
+                }
+            }
+        }
+        pack(kept.into_iter().map(str::to_string), ", ", width)
     }
 
     fn render_checkpoint(&self, req: &SummaryRequest<'_>) -> String {
+        // A summary of a few hundred tokens cannot hold the checkpoint: it
+        // drops the headings of empty sections and puts the files and
+        // identifiers the agent reuses before prose (what `truncate` keeps, and
+        // more of it).
+        let tight = req.max_tokens < TIGHT_BUDGET;
+        let p = if tight { &TIGHT } else { &ROOMY };
+        // A request is quoted up to a sixth of the budget (about 4 characters
+        // a token), so one long message cannot crowd out the facts.
+        let prose_max = (req.max_tokens.saturating_mul(4) / 6).clamp(TIGHT_PROSE as u64, REQUEST_MAX as u64) as usize;
+        let prose = |s: &str| clip_item(s, prose_max);
         let mut doc = Doc::new(req);
+        doc.compact = tight;
         let none = "(none)".to_string();
-        // Section order is fixed; the second number is the priority (0 = kept first).
+        // Section order is fixed; the priority decides what survives the
+        // budget (0 = kept first). Within one priority, the items of every
+        // section take turns (rank 0 of each, then rank 1…), so a long list
+        // cannot starve the others. Narrative (done, intents, decisions) keeps
+        // its newest items; the rest of the budget goes to the facts the agent
+        // reuses: files, commands, errors, identifiers and code symbols.
         doc.section("## Goal");
-        doc.block(0, self.goal.clone().unwrap_or(none.clone()));
+        doc.block(p.goal, prose(self.goal.as_deref().unwrap_or("(none)")));
         doc.section("## Constraints & Preferences");
-        doc.list(2, "- ", &self.constraints.items, true);
+        doc.list(p.constraints, "- ", &self.constraints.items, true);
         doc.section("## Progress");
         doc.section("### Done");
-        doc.list(5, "- [x] ", &self.done.items, true);
+        doc.list_split(p.narrative, p.narrative_old, "- [x] ", &self.done.items, 3);
         doc.section("### In Progress");
-        doc.list(2, "- [ ] ", &self.in_progress.items, true);
+        doc.list_split(p.in_progress, p.narrative_old, "- [ ] ", &self.in_progress.items, 3);
         doc.section("## Key Decisions");
-        doc.list(4, "- ", &self.decisions.items, true);
+        doc.list_split(p.narrative, p.narrative_old, "- ", &self.decisions.items, 3);
         doc.section("## Next Steps");
         let next: Vec<String> = match &self.last_request {
-            Some(r) => vec![format!("Continue with the last user request: {}", clip_line(r, ITEM_MAX))],
+            Some(r) => vec![format!("Continue with the last user request: {}", clip_item(r, ITEM_MAX))],
             None => self.prev_next_steps.clone(),
         };
-        doc.numbered(1, &next);
+        doc.numbered(p.next, &next);
         doc.section("## Critical Context");
         doc.section("### Last user request");
         // Often the goal itself early in a session: say so instead of repeating it.
         let last = match &self.last_request {
             Some(r) if Some(r) == self.goal.as_ref() => GOAL_ABOVE.to_string(),
-            Some(r) => r.clone(),
+            Some(r) => prose(r),
             None => none,
         };
-        doc.block(0, last);
+        doc.block(p.last, last);
+        // Tight: bare paths, one per line (a bullet and backticks are a token
+        // per file).
+        let bullet = if tight { "" } else { "- " };
+        let file = |p: &str| if tight { p.to_string() } else { format!("`{p}`") };
         doc.section("### Files modified");
-        let modified: Vec<String> = self.file_ops.modified.iter().map(|p| format!("`{p}`")).collect();
-        doc.list(1, "- ", &modified, false);
+        let (recent, old) = self.recent_first(self.file_ops.modified.iter().map(String::as_str), file);
+        doc.list(p.modified, bullet, &recent, false);
+        doc.list(p.modified_old, bullet, &old, false);
         doc.section("### Files read");
-        let read: Vec<String> = self.file_ops.read_only().map(|p| format!("`{p}`")).collect();
-        doc.list(3, "- ", &read, false);
+        let (recent, old) = self.recent_first(self.file_ops.read_only(), file);
+        doc.list(p.read, bullet, &recent, false);
+        doc.list(p.read_old, bullet, &old, false);
         doc.section("### Commands run");
-        doc.list(3, "- ", &self.commands.items, true);
+        doc.list_split(p.commands, p.commands_old, "- ", &self.commands.items, 10);
         doc.section("### Errors seen");
         // The newest errors are the likeliest to matter next.
-        let n = self.errors.items.len();
-        let (old, recent) = self.errors.items.split_at(n.saturating_sub(5));
-        doc.list_split(1, 3, "- ", old, recent);
+        doc.list_split(p.errors, p.errors_old, "- ", &self.errors.items, 5);
         doc.section("### Identifiers");
-        let ids: Vec<String> = self.ranked_idents().into_iter().map(|s| format!("`{s}`")).collect();
-        doc.list(4, "- ", &ids, false);
+        // Shorter lines under a tight budget: the last one that fits is closer
+        // to the budget.
+        let width = if tight { PACK_LINE / 2 } else { PACK_LINE };
+        let ids = pack(self.ranked_idents().into_iter().map(|s| format!("`{s}`")), " · ", width);
+        doc.ranked(p.top, p.rest, "- ", &ids, IDENT_TOP);
+        doc.section("### Code symbols");
+        doc.ranked(p.top, p.rest, "- ", &self.symbol_lines(width), SYMBOL_TOP_LINES);
         if !self.earlier.items.is_empty() {
             doc.section("### Earlier context");
-            doc.list(5, "- ", &self.earlier.items, true);
+            doc.list(p.earlier, "- ", &self.earlier.items, true);
         }
         doc.render()
     }
@@ -533,22 +752,169 @@ impl Facts {
         doc.block(0, request.unwrap_or_else(|| "(none)".to_string()));
         doc.section("## Early Progress");
         let mut progress: Vec<String> = self.done.items.clone();
-        progress.extend(self.file_ops.modified.iter().map(|p| format!("modified `{p}`")));
+        progress.extend(
+            self.newest_first(self.file_ops.modified.iter().map(String::as_str), |p| format!("modified `{p}`")),
+        );
         progress.extend(self.commands.items.iter().cloned());
-        doc.list(2, "- ", &progress, true);
+        doc.list_split(2, 4, "- ", &progress, 10);
         doc.section("## Context for Suffix");
         let mut ctx: Vec<String> = self.in_progress.items.clone();
         ctx.extend(self.errors.items.iter().cloned());
         ctx.extend(self.decisions.items.iter().cloned());
-        ctx.extend(self.file_ops.read_only().map(|p| format!("read `{p}`")));
-        doc.list(1, "- ", &ctx, true);
-        let ids: Vec<String> = self.ranked_idents().into_iter().map(|s| format!("`{s}`")).collect();
-        doc.list(3, "- ", &ids, false);
+        ctx.extend(self.newest_first(self.file_ops.read_only(), |p| format!("read `{p}`")));
+        doc.list_split(1, 4, "- ", &ctx, 8);
+        // The turn being cut is the freshest work: its identifiers and symbols
+        // are the likeliest to be used next.
+        doc.section("### Identifiers");
+        let ids = pack(self.ranked_idents().into_iter().map(|s| format!("`{s}`")), " · ", PACK_LINE);
+        doc.ranked(2, 5, "- ", &ids, IDENT_TOP);
+        doc.section("### Code symbols");
+        doc.ranked(2, 5, "- ", &self.symbol_lines(PACK_LINE), SYMBOL_TOP_LINES);
         doc.render()
     }
 }
 
 static NULL: serde_json::Value = serde_json::Value::Null;
+
+/// Code symbols in the shapes of quality.md §c.2: qualified names (`Foo.bar`,
+/// `a::b`), calls (`foo(`), snake_case and SCREAMING_CASE, CamelCase and
+/// camelCase with at least two humps.
+static SYMBOL: LazyLock<Option<Regex>> = LazyLock::new(|| {
+    re(concat!(
+        r"(?-u:\b)(?:[A-Za-z_][A-Za-z0-9_]*(?:(?:\.|::)[A-Za-z_][A-Za-z0-9_]*)+",
+        r"|[A-Za-z_][A-Za-z0-9_]{2,}\(",
+        r"|[A-Za-z][A-Za-z0-9]*(?:_[A-Za-z0-9]+)+",
+        r"|[A-Z][a-z0-9]+(?:[A-Z][a-z0-9]*)+",
+        r"|[a-z][a-z0-9]*(?:[A-Z][a-z0-9]*)+)",
+    ))
+});
+
+/// File extensions and top-level domains: `page.tsx` and `github.com` are not
+/// member accesses.
+/// (`.log` and `.map` are left out: `console.log` and `items.map` are code.)
+const NOT_MEMBERS: [&str; 38] = [
+    "rs", "py", "ts", "tsx", "js", "jsx", "mjs", "cjs", "go", "java", "kt", "c", "h", "cc", "cpp", "hpp", "cs", "rb",
+    "md", "toml", "json", "jsonl", "yaml", "yml", "txt", "sh", "sql", "html", "css", "lock", "xml", "com", "org",
+    "net", "io", "dev", "ai", "app",
+];
+
+/// Words that look like calls (`if (`) but are syntax.
+const CALL_KEYWORDS: [&str; 12] =
+    ["if", "for", "while", "switch", "return", "catch", "function", "match", "elif", "and", "not", "with"];
+
+/// A symbol match worth listing, without its call parenthesis.
+fn accept_symbol(m: &str) -> Option<&str> {
+    let call = m.ends_with('(');
+    let s = m.trim_end_matches('(');
+    if s.len() < 3 || s.len() > 80 {
+        return None;
+    }
+    if s.contains('.') || s.contains("::") {
+        let mut segs = s.split(['.', ':']).filter(|x| !x.is_empty());
+        if segs.clone().all(|x| x.len() <= 2) {
+            return None;
+        }
+        if s.contains('.')
+            && segs.next_back().is_some_and(|last| NOT_MEMBERS.contains(&last.to_ascii_lowercase().as_str()))
+        {
+            return None;
+        }
+    } else if call && CALL_KEYWORDS.contains(&s) {
+        return None;
+    }
+    // `isError`, `event.isError`: flags and fields, which read as error names
+    // (an exception class) and would name an error that never happened.
+    let error_like = s.ends_with("Error") || s.ends_with("Exception");
+    if error_like && (s.contains('.') || s.starts_with(|c: char| c.is_ascii_lowercase())) {
+        return None;
+    }
+    Some(s)
+}
+
+/// Byte ranges of the identifier segments of a qualified symbol
+/// (`this.state.todos` → `this`, `state`, `todos`): any run of them is a
+/// symbol the whole one spells out between identifier boundaries.
+fn segment_cuts(s: &str) -> Vec<(usize, usize)> {
+    let mut cuts = Vec::new();
+    let mut start = None;
+    for (i, b) in s.bytes().enumerate() {
+        let inner = b.is_ascii_alphanumeric() || b == b'_';
+        match (inner, start) {
+            (true, None) => start = Some(i),
+            (false, Some(st)) => {
+                cuts.push((st, i));
+                start = None;
+            }
+            _ => {}
+        }
+    }
+    if let Some(st) = start {
+        cuts.push((st, s.len()));
+    }
+    cuts
+}
+
+/// Paths inside dependency, VCS and build trees.
+fn is_vendored(s: &str) -> bool {
+    ["node_modules/", ".git/", "/.next/", "/dist/", "/target/", "site-packages/", "/.venv/", "/vendor/"]
+        .iter()
+        .any(|d| s.contains(d))
+}
+
+/// Keys by recency-weighted score, best first; ties by text.
+fn ranked(map: &BTreeMap<String, Seen>, last: u64) -> Vec<&str> {
+    let mut v: Vec<(&String, f64)> = map.iter().map(|(k, s)| (k, s.score(last))).collect();
+    v.sort_by(|a, b| b.1.total_cmp(&a.1).then(a.0.cmp(b.0)));
+    v.into_iter().map(|(k, _)| k.as_str()).collect()
+}
+
+/// Items joined by `sep` into lines of at most about `width` characters, in
+/// order: one list item per line costs a bullet and a newline per identifier.
+fn pack(items: impl Iterator<Item = String>, sep: &str, width: usize) -> Vec<String> {
+    let mut lines = Vec::new();
+    let mut line = String::new();
+    for s in items {
+        if !line.is_empty() && line.len() + s.len() + sep.len() > width {
+            lines.push(std::mem::take(&mut line));
+        }
+        if !line.is_empty() {
+            line.push_str(sep);
+        }
+        line.push_str(&s);
+    }
+    if !line.is_empty() {
+        lines.push(line);
+    }
+    lines
+}
+
+/// Head and tail of a long text, each cut on whitespace so the scan never
+/// sees half a path or identifier at the seams.
+fn preview_words(s: &str, head: usize, tail: usize) -> Cow<'_, str> {
+    if s.len() <= head + tail {
+        return Cow::Borrowed(s);
+    }
+    let h = head_chars(s, head);
+    let h = h.rfind(char::is_whitespace).map_or(h, |i| &h[..i]);
+    let t = super::tail_chars(s, tail);
+    let t = t.find(char::is_whitespace).map_or(t, |i| &t[i..]);
+    Cow::Owned(format!("{h}\n[…]\n{t}"))
+}
+
+/// One line of at most `max` characters, cut on whitespace: a half-written
+/// path or identifier names nothing that exists (it would read as invented).
+/// Only a line that is a single huge token is cut inside it.
+fn clip_item(s: &str, max: usize) -> String {
+    let one: String = s.split_whitespace().collect::<Vec<_>>().join(" ");
+    if one.chars().count() <= max {
+        return one;
+    }
+    let head = head_chars(&one, max.saturating_sub(1));
+    match head.rfind(' ') {
+        Some(i) if i > 0 => format!("{} …", &head[..i]),
+        _ => format!("{head}…"),
+    }
+}
 
 fn plausible_ident(s: &str) -> bool {
     let n = s.chars().count();
@@ -569,6 +935,31 @@ fn clip_block(s: &str, max: usize) -> String {
     if t.chars().count() <= max { t.to_string() } else { format!("{}…", super::head_chars(t, max.saturating_sub(1))) }
 }
 
+/// Fewest tokens worth a clipped block: below this the head says nothing.
+const MIN_CLIP_TOKENS: u64 = 8;
+
+/// The longest word-boundary head of `text` (ending in `…`) that costs at
+/// most `room`; `None` when not even a few words fit.
+fn clip_to_tokens(text: &str, room: u64, cost: &dyn Fn(&str) -> u64) -> Option<String> {
+    if room < MIN_CLIP_TOKENS {
+        return None;
+    }
+    // Binary search on the character count: the cost grows with the head.
+    let (mut lo, mut hi) = (0usize, text.chars().count());
+    let mut best = None;
+    while lo < hi {
+        let mid = lo + (hi - lo).div_ceil(2);
+        let head = clip_item(text, mid);
+        if cost(&head) <= room {
+            best = Some(head);
+            lo = mid;
+        } else {
+            hi = mid - 1;
+        }
+    }
+    best.filter(|h| h.chars().any(char::is_alphanumeric))
+}
+
 /// A document whose lines are admitted by priority under a token budget and
 /// printed in section order.
 struct Doc<'a> {
@@ -580,11 +971,25 @@ struct Doc<'a> {
     sections: Vec<String>,
     /// Which sections take a "(none)" placeholder when empty.
     list_sections: Vec<bool>,
+    /// Parallel to `lines`: prose blocks (the goal, the last request) that are
+    /// clipped to the room left rather than dropped whole.
+    clippable: Vec<bool>,
+    /// Print only sections with content (also chosen by `render` when the
+    /// headings alone would take a quarter of the budget).
+    compact: bool,
 }
 
 impl<'a> Doc<'a> {
     fn new(req: &'a SummaryRequest<'a>) -> Doc<'a> {
-        Doc { req, lines: Vec::new(), section_of: Vec::new(), sections: Vec::new(), list_sections: Vec::new() }
+        Doc {
+            req,
+            lines: Vec::new(),
+            section_of: Vec::new(),
+            sections: Vec::new(),
+            list_sections: Vec::new(),
+            clippable: Vec::new(),
+            compact: false,
+        }
     }
 
     fn section(&mut self, title: &str) {
@@ -597,13 +1002,23 @@ impl<'a> Doc<'a> {
     }
 
     fn push(&mut self, line: String, prio: u8, rank: usize) {
+        if prio == SKIP {
+            return;
+        }
         let s = self.cur();
         self.lines.push((line, prio, rank));
         self.section_of.push(s);
+        self.clippable.push(false);
     }
 
+    /// A prose block: when it does not fit whole, its head is kept (a goal
+    /// longer than the budget still says what the goal was).
     fn block(&mut self, prio: u8, text: String) {
+        let n = self.lines.len();
         self.push(text, prio, 0);
+        if let Some(c) = self.clippable.get_mut(n) {
+            *c = true;
+        }
     }
 
     /// A list; `newest_first` ranks later items first (they were seen last).
@@ -617,16 +1032,27 @@ impl<'a> Doc<'a> {
         }
     }
 
-    fn list_split(&mut self, prio_recent: u8, prio_old: u8, bullet: &str, old: &[String], recent: &[String]) {
+    /// A list in time order whose newest `recent` items get `prio_recent` and
+    /// the older ones `prio_old`, newest first within each.
+    fn list_split(&mut self, prio_recent: u8, prio_old: u8, bullet: &str, items: &[String], recent: usize) {
         let s = self.cur();
         self.list_sections[s] = true;
-        let n = old.len();
-        for (i, it) in old.iter().enumerate() {
-            self.push(format!("{bullet}{it}"), prio_old, n - 1 - i);
+        let n = items.len();
+        for (i, it) in items.iter().enumerate() {
+            let age = n - 1 - i;
+            let prio = if age < recent { prio_recent } else { prio_old };
+            self.push(format!("{bullet}{it}"), prio, age);
         }
-        let m = recent.len();
-        for (i, it) in recent.iter().enumerate() {
-            self.push(format!("{bullet}{it}"), prio_recent, m - 1 - i);
+    }
+
+    /// A list ranked best first: the first `top` items get `prio_top`, the
+    /// rest `prio_rest`.
+    fn ranked(&mut self, prio_top: u8, prio_rest: u8, bullet: &str, items: &[String], top: usize) {
+        let s = self.cur();
+        self.list_sections[s] = true;
+        for (i, it) in items.iter().enumerate() {
+            let prio = if i < top { prio_top } else { prio_rest };
+            self.push(format!("{bullet}{it}"), prio, i);
         }
     }
 
@@ -641,42 +1067,102 @@ impl<'a> Doc<'a> {
     fn render(self) -> String {
         let est = self.req.estimator;
         let budget = self.req.max_tokens;
-        // Skeleton: headings and blank lines are always printed.
-        let skeleton: u64 = self.sections.iter().map(|h| est.text_tokens(h) + 1).sum();
+        let cost = |t: &str| est.text_tokens(t) + 1;
+        let skeleton: u64 = self.sections.iter().map(|h| cost(h)).sum();
+        // The full skeleton (every heading, `(none)` for empty lists) is the
+        // checkpoint format; when it would take more than a quarter of a small
+        // budget, only sections with content are printed, so the budget goes
+        // to facts rather than headings.
+        let compact = self.compact || skeleton.saturating_mul(4) > budget;
+        // `### X` sections belong to the `## Y` before them.
+        // (A compact render prints no parent headings: a `###` title says
+        // enough on its own.)
+        let parent: Vec<Option<usize>> = (0..self.sections.len())
+            .map(|si| {
+                if compact || !self.sections[si].starts_with("### ") {
+                    return None;
+                }
+                (0..si).rev().find(|&p| self.sections[p].starts_with("## "))
+            })
+            .collect();
         let mut order: Vec<usize> = (0..self.lines.len()).collect();
         order.sort_by_key(|&i| (self.lines[i].1, self.lines[i].2, i));
         let mut admitted = vec![false; self.lines.len()];
-        let mut used = skeleton;
+        let mut open = vec![!compact; self.sections.len()];
+        let mut used = if compact { 0 } else { skeleton };
+        let mut texts: Vec<String> = self.lines.iter().map(|l| l.0.clone()).collect();
         for i in order {
-            let cost = est.text_tokens(&self.lines[i].0) + 1;
-            if used + cost <= budget {
-                used += cost;
+            let si = self.section_of[i];
+            let line_cost = cost(&texts[i]);
+            let mut c = line_cost;
+            if !open[si] {
+                c += cost(&self.sections[si]);
+                if let Some(p) = parent[si].filter(|&p| !open[p]) {
+                    c += cost(&self.sections[p]);
+                }
+            }
+            if used + c > budget && self.clippable[i] {
+                let room = budget.saturating_sub(used + (c - line_cost));
+                if let Some(head) = clip_to_tokens(&texts[i], room, &cost) {
+                    c = c - line_cost + cost(&head);
+                    texts[i] = head;
+                }
+            }
+            if used + c <= budget {
+                used += c;
                 admitted[i] = true;
+                open[si] = true;
+                if let Some(p) = parent[si] {
+                    open[p] = true;
+                }
             }
         }
         let build = |admitted: &[bool]| -> String {
             let mut out = String::new();
             for (si, title) in self.sections.iter().enumerate() {
+                let lines: Vec<&str> = (0..self.lines.len())
+                    .filter(|&li| self.section_of[li] == si && admitted[li])
+                    .map(|li| texts[li].as_str())
+                    .collect();
+                let has_child = (si + 1..self.sections.len())
+                    .take_while(|&c| parent[c] == Some(si))
+                    .any(|c| (0..self.lines.len()).any(|li| self.section_of[li] == c && admitted[li]));
+                if compact && lines.is_empty() && !has_child {
+                    continue;
+                }
                 if !out.is_empty() {
                     out.push('\n');
                 }
                 out.push_str(title);
                 out.push('\n');
-                let mut any = false;
-                for (li, (line, _, _)) in self.lines.iter().enumerate() {
-                    if self.section_of[li] == si && admitted[li] {
-                        out.push_str(line);
-                        out.push('\n');
-                        any = true;
-                    }
+                for l in &lines {
+                    out.push_str(l);
+                    out.push('\n');
                 }
-                if !any && self.list_sections[si] {
+                if lines.is_empty() && self.list_sections[si] {
                     out.push_str("- (none)\n");
                 }
             }
             out.trim_end().to_string()
         };
         let mut text = build(&admitted);
+        // Per-line costs round up, so the joined text is usually smaller than
+        // their sum: offer the next lines in order again against the real size
+        // (a bounded number of tries, each one a rebuild).
+        let mut pending: Vec<usize> = (0..self.lines.len()).filter(|&i| !admitted[i]).collect();
+        pending.sort_by_key(|&i| (self.lines[i].1, self.lines[i].2, i));
+        for i in pending.into_iter().take(FILL_TRIES) {
+            if est.text_tokens(&text) >= budget {
+                break;
+            }
+            admitted[i] = true;
+            let t = build(&admitted);
+            if est.text_tokens(&t) <= budget {
+                text = t;
+            } else {
+                admitted[i] = false;
+            }
+        }
         // Per-line costs are an estimate of the joined text; drop the least
         // important admitted lines until the whole fits.
         let mut by_prio: Vec<usize> = (0..self.lines.len()).filter(|&i| admitted[i]).collect();
@@ -688,9 +1174,11 @@ impl<'a> Doc<'a> {
             text = build(&admitted);
         }
         if est.text_tokens(&text) > budget {
-            // Even the skeleton does not fit a tiny budget: cut the text itself.
-            let chars = (budget as usize).saturating_mul(4);
-            text = super::head_chars(&text, chars).to_string();
+            // Not even one line fits: cut the text itself, at a line or word
+            // end so nothing is left half-written.
+            let head = head_chars(&text, (budget as usize).saturating_mul(4));
+            let end = head.rfind('\n').or_else(|| head.rfind(' ')).unwrap_or(0);
+            text = head[..end].trim_end().to_string();
         }
         text
     }
@@ -763,6 +1251,55 @@ mod tests {
         Extractive.summarize(&req).unwrap().text
     }
 
+    /// The mechanism behind an empty `## Goal` (seen in the fixtures'
+    /// transcript): a priority-0 prose block larger than the room the skeleton
+    /// leaves was skipped whole. It is clipped to the room instead.
+    #[test]
+    fn a_block_larger_than_the_room_left_is_clipped_to_it() {
+        let refs: Vec<&Message> = Vec::new();
+        let ops = FileOps::default();
+        let req = SummaryRequest {
+            part: SummaryPart::History,
+            messages: &refs,
+            previous_summary: None,
+            file_ops: &ops,
+            max_tokens: 200,
+            limits: InputLimits::default(),
+            estimator: &Chars4,
+        };
+        let goal: String = (0..200).map(|k| format!("word{k} ")).collect();
+        let mut doc = Doc::new(&req);
+        doc.section("## Goal");
+        doc.block(0, clip_item(&goal, 5_000));
+        doc.section("## Files");
+        doc.list(1, "- ", &["src/a.rs".to_string()], false);
+        let out = doc.render();
+        assert!(Chars4.text_tokens(&out) <= 200, "{out}");
+        assert!(out.starts_with("## Goal\nword0 word1 word2"), "{out}");
+        let line = out.lines().nth(1).unwrap_or_default();
+        assert!(line.ends_with('…') && line.len() > 300, "{line}");
+    }
+
+    /// A first request longer than the whole budget used to leave `## Goal`
+    /// empty (the block was skipped whole); its head is kept instead, and the
+    /// summary stays within the budget.
+    #[test]
+    fn a_goal_longer_than_the_budget_is_clipped_not_dropped() {
+        let mut long = String::from("Migrate the billing service to the new ledger API");
+        for k in 0..400 {
+            long.push_str(&format!(" and keep step {k} of the rollout in mind"));
+        }
+        let mut msgs = session();
+        msgs[0] = user(&long);
+        for budget in [120u64, 300, 600] {
+            let s = summarize(&msgs, None, budget);
+            assert!(Chars4.text_tokens(&s) <= budget, "{budget}: {} tokens\n{s}", Chars4.text_tokens(&s));
+            let goal = s.split("## Goal\n").nth(1).and_then(|r| r.lines().next()).unwrap_or_default();
+            assert!(goal.starts_with("Migrate the billing service"), "{budget}: goal line {goal:?}\n{s}");
+            assert!(goal.ends_with('…'), "{budget}: {goal:?}");
+        }
+    }
+
     #[test]
     fn checkpoint_carries_goal_constraints_files_errors_and_ids() {
         let s = summarize(&session(), None, 2_000);
@@ -782,7 +1319,9 @@ mod tests {
             "`https://github.com/acme/parser/pull/17`",
             "`1.4.2`",
             "`E0308`",
-            "`parse_header`",
+            // Code symbols are listed bare, comma-packed (a backtick pair is a
+            // token per symbol).
+            "### Code symbols\n- parse_header",
         ] {
             assert!(s.contains(needle), "missing {needle:?} in\n{s}");
         }
@@ -822,7 +1361,12 @@ mod tests {
         // Idempotent shape: summarizing the summary again does not duplicate items.
         let third = summarize(&[], Some(&second), 2_000);
         assert_eq!(third.matches("- Never use unwrap.").count(), 1, "{third}");
-        assert_eq!(third.matches("- `/repo/src/parser.rs`").count(), 2, "{third}");
+        // Listed once, under Files modified: Identifiers leave out what the file
+        // lists already name.
+        assert_eq!(third.matches("- `/repo/src/parser.rs`").count(), 1, "{third}");
+        // Named in the decision and once in the symbol list, as in `second`.
+        assert_eq!(third.matches("parse_header").count(), second.matches("parse_header").count(), "{third}");
+        assert_eq!(third.matches(", parse_header").count() + third.matches("- parse_header").count(), 1, "{third}");
     }
 
     #[test]

@@ -25,14 +25,13 @@ pub use grid::{Axis, Grid, GridError, MAX_POINTS};
 
 use crate::cost::{CostSettings, session_cost};
 use crate::model::Session;
-use crate::outcome::{OutcomeTotals, QualityHook, SessionOutcome};
+use crate::outcome::{OutcomeTotals, PreparedQuality, QualityHook, SessionOutcome};
 use crate::policy::Policy;
 use crate::replay::{ReplayContext, ReplayOptions, Resolver, count_message_tokens, replay_session};
 use crate::tokens::Estimator;
 use memo::MemoSummarizer;
 use rayon::prelude::*;
 use serde::Serialize;
-use std::any::Any;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
@@ -125,7 +124,7 @@ pub fn run(
     // a summary memo for each summarizer.
     struct Prepared<'s> {
         counts: Vec<Vec<u64>>,
-        quality: Option<Box<dyn Any + Send + Sync>>,
+        quality: Option<Box<dyn PreparedQuality + 's>>,
         memos: Vec<MemoSummarizer<'s>>,
     }
     let prepared: Vec<Prepared<'_>> = pool.install(|| {
@@ -172,10 +171,7 @@ pub fn run(
                     if let Some(r) = &mut c.recorded {
                         r.call_errors = Vec::new();
                     }
-                    let q = match (quality, &prep.quality) {
-                        (Some(h), Some(p)) => Some(h.evaluate(p.as_ref(), s, policy, &trace)),
-                        _ => None,
-                    };
+                    let q = prep.quality.as_ref().map(|p| p.evaluate(policy, &trace));
                     Some(SessionOutcome { metrics: trace.metrics, cost: c, quality: q })
                 })();
                 let n = done.fetch_add(1, Ordering::Relaxed) + 1;

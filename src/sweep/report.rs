@@ -119,7 +119,7 @@ pub fn recommendation_text(r: &SweepResult) -> String {
     if !r.quality_measured {
         let _ = writeln!(
             out,
-            "note: summary quality (FRR) is not measured in this build; the fronts rank savings only{}",
+            "note: summary quality (FRR) is not measured; the fronts rank savings only{}",
             if r.min_frr.is_some() { " and --min-frr is not applied" } else { "" }
         );
     }

@@ -516,7 +516,12 @@ pub fn check(case: &ReplayCase) {
     for p in &policies {
         traces.push(check_policy(s, p).ok_or(ReplayError::BadCall { call: 0, index: 0, len: 0 }));
     }
-    let results = vec![SessionResults { session_id: s.id.clone(), source_path: s.source_path.clone(), traces }];
+    let results = vec![SessionResults {
+        session_id: s.id.clone(),
+        source_path: s.source_path.clone(),
+        traces,
+        quality: Vec::new(),
+    }];
     let report = compactor::report::build(&["fuzz".into()], 1, std::slice::from_ref(s), &[], &policies, &results, true);
     // Totals saturate: an aggregate is at least each of its sessions.
     for (a, p) in report.aggregates.iter().zip(&policies) {

@@ -1,0 +1,354 @@
+//! `evaluate_trace` on hand-built sessions replayed through hand-built
+//! policies, where the compaction point, the needed atoms and every score are
+//! known: the P/T/F mapping of a `CompactionEvent`, the references at the same
+//! point, pruning loss, chained compactions, CSV rows and determinism.
+
+use super::*;
+use crate::model::Session;
+use crate::policy::{Compact, CutKind, Flush, Policy, Prune, TriggerKind};
+use crate::replay::testkit::{SessionBuilder, filler};
+use crate::replay::{PruneKind, ReplayContext, ReplayOptions, SessionTrace, replay_session};
+use crate::summarize::{Extractive, SummarizerKind};
+use crate::tokens::{Chars4, EstimatorKind};
+use pretty_assertions::assert_eq;
+use serde_json::json;
+
+const SHA: &str = "9fceb02d0ae598e95dc970b74767f19372d61af8";
+
+/// No system prompt, no per-message overhead, chars/4, nothing enabled.
+fn bare() -> Policy {
+    Policy {
+        name: "test".into(),
+        source: String::new(),
+        context_window: 1_000_000,
+        max_output_tokens: 0,
+        system_tokens: Some(0),
+        estimator: EstimatorKind::Chars4,
+        message_overhead_tokens: 0,
+        prune: Prune::default(),
+        compact: Compact::default(),
+        flush: Flush::default(),
+        check: Default::default(),
+    }
+}
+
+/// Compact the whole history once it exceeds 500 tokens, extractive summary.
+fn whole_history() -> Policy {
+    let mut p = bare();
+    p.compact = Compact {
+        enabled: true,
+        trigger: TriggerKind::Tokens,
+        trigger_tokens: 500,
+        cut: CutKind::WholeHistory,
+        summarizer: SummarizerKind::Extractive,
+        summary_max_tokens: 1_000,
+        min_gain_tokens: 0,
+        ..Compact::default()
+    };
+    p
+}
+
+fn replay(s: &Session, p: &Policy) -> SessionTrace {
+    let ctx = ReplayContext {
+        estimator: &Chars4,
+        summarizer: &Extractive,
+        message_tokens: None,
+        options: ReplayOptions::default(),
+    };
+    match replay_session(s, p, &ctx) {
+        Ok(t) => t,
+        Err(e) => panic!("replay failed: {e}"),
+    }
+}
+
+fn edit(path: &str) -> (&'static str, serde_json::Value) {
+    ("Edit", json!({"file_path": path, "old_string": "a", "new_string": "b"}))
+}
+
+fn bash(cmd: &str) -> (&'static str, serde_json::Value) {
+    ("Bash", json!({ "command": cmd }))
+}
+
+/// P = 0..3 (the request, an edit, a big result), compacted at call 1; F = 3..7
+/// uses the edited file again (message 6, two agent turns in) and the user's
+/// constraint applies from the first agent turn.
+fn session() -> Session {
+    SessionBuilder::new("s1")
+        .human("Fix the parser in src/parser.rs. Never modify Cargo.lock.")
+        .tool_calls("", &[edit("src/parser.rs")])
+        .results(&[(filler(2_400, 7), false, false)])
+        .tool_calls("", &[bash("cargo test --lib parser")])
+        .results(&[("error[E0308]: mismatched types".into(), true, false)])
+        .assistant("The test still fails.")
+        .tool_calls("", &[edit("src/parser.rs")])
+        .build()
+}
+
+fn evaluate(s: &Session, t: &SessionTrace, p: &Policy) -> SessionQuality {
+    let atoms = SessionAtoms::from_session(s);
+    evaluate_trace(s, t, &atoms, &Chars4, &QualityOptions::for_policy(p))
+}
+
+fn row<'q>(e: &'q EventQuality, name: &str) -> &'q CompactionQuality {
+    match e.rows.iter().find(|r| r.summarizer == name) {
+        Some(r) => r,
+        None => panic!("no {name} row in {:?}", e.rows.iter().map(|r| &r.summarizer).collect::<Vec<_>>()),
+    }
+}
+
+#[test]
+fn one_compaction_scored_with_its_references_at_the_same_point() {
+    let s = session();
+    let p = whole_history();
+    let t = replay(&s, &p);
+    assert_eq!(t.compactions.iter().filter(|c| c.applied).count(), 1);
+    let q = evaluate(&s, &t, &p);
+    assert_eq!((q.session_id.as_str(), q.policy.as_str(), q.summarizer.as_str()), ("s1", "test", "extractive"));
+    assert_eq!(q.compactions, 1);
+    let e = &q.events[0];
+    assert_eq!(
+        e.info,
+        EventInfo {
+            event: 0,
+            call: 1,
+            future_start: 3,
+            reason: crate::replay::CompactionReason::Threshold,
+            outcome: crate::replay::SummaryOutcome::Summarizer,
+            summarizer: "extractive".into(),
+            chained: false,
+            split_turn: false,
+            replaced_messages: 3,
+            kept_messages: 0,
+            future_messages: 4,
+        }
+    );
+    let names: Vec<&str> = e.rows.iter().map(|r| r.summarizer.as_str()).collect();
+    assert_eq!(names, vec![CANDIDATE_POLICY, REF_TRUNCATE, REF_MASKING, REF_ORACLE, REF_MASKING_BUDGET]);
+
+    // N: the edited file (used as an edit argument after 2 agent turns of F)
+    // and the constraint (from the first agent turn).
+    let w_path = 3.0 / (1.0 + 2.0 / 20.0) * 1.5;
+    let w_constraint = 2.0;
+    let policy = row(e, CANDIDATE_POLICY);
+    assert_eq!(policy.needed_atoms, 2);
+    assert_eq!((policy.needed_modified_path, policy.needed_constraint), (1, 1));
+    assert!((policy.needed_weight - (w_path + w_constraint)).abs() < 1e-9, "{}", policy.needed_weight);
+    // The checkpoint names both; `truncate` lists the file but not the rule.
+    assert_eq!(policy.frr, Some(1.0));
+    assert_eq!(policy.hallucination_rate, Some(0.0));
+    let truncate = row(e, REF_TRUNCATE);
+    let want = w_path / (w_path + w_constraint);
+    assert!(truncate.frr.is_some_and(|f| (f - want).abs() < 1e-9), "{:?} != {want}", truncate.frr);
+    assert_eq!(truncate.recall_constraint, Some(0.0));
+    // P has one tool result, under M = 10: masking keeps all of P.
+    let masking = row(e, REF_MASKING);
+    assert_eq!(masking.frr, Some(1.0));
+    assert_eq!(masking.summary_tokens, masking.replaced_tokens);
+    assert_eq!(row(e, REF_ORACLE).frr, Some(1.0));
+    // At the policy summary's size masking cannot keep the 600-token result,
+    // the newest message of P, so it keeps nothing.
+    let at_budget = row(e, REF_MASKING_BUDGET);
+    assert_eq!((at_budget.frr, at_budget.summary_tokens), (Some(0.0), 0));
+    // All rows share the point.
+    assert!(e.rows.iter().all(|r| r.replaced_tokens == policy.replaced_tokens && r.kept_tokens == 0));
+
+    // The per-session statistics are those of the single event.
+    let stats = q.candidate(REF_TRUNCATE).map(|c| (c.events, c.frr_pooled));
+    assert_eq!(stats, Some((1, truncate.frr)));
+    assert_eq!(q.pruning, PruningLoss::default());
+}
+
+#[test]
+fn chained_compaction_puts_the_previous_summary_in_p() {
+    // Two rounds of "big result, then more work": each crosses the trigger.
+    let s = SessionBuilder::new("s2")
+        .human("Fix the parser in src/parser.rs.")
+        .tool_calls("", &[edit("src/parser.rs")])
+        .results(&[(filler(2_400, 1), false, false)])
+        .tool_calls("", &[bash("cargo build")])
+        .results(&[(filler(2_400, 2), false, false)])
+        .tool_calls("", &[bash("cargo test")])
+        .results(&[("ok".into(), false, false)])
+        .tool_calls("", &[edit("src/parser.rs")])
+        .build();
+    let mut p = whole_history();
+    p.compact.iterative_update = true;
+    let t = replay(&s, &p);
+    let applied: Vec<&crate::replay::CompactionEvent> = t.compactions.iter().filter(|c| c.applied).collect();
+    assert_eq!(applied.len(), 2);
+    let points = trace_points(&s, &t, false);
+    assert_eq!(points[0].point.replaced_text, Vec::<String>::new());
+    assert_eq!(points[1].point.replaced_text, vec![applied[0].summary.clone()]);
+    assert_eq!(points[1].point.kept_text, Vec::<String>::new());
+    let q = evaluate(&s, &t, &p);
+    assert_eq!(q.events.iter().map(|e| e.info.chained).collect::<Vec<_>>(), vec![false, true]);
+    // The edited file, named only by the previous summary and message 1 (both
+    // in P), is needed at the last edit and kept by the chained summary.
+    let second = row(&q.events[1], CANDIDATE_POLICY);
+    assert_eq!(second.needed_modified_path, 1);
+    assert_eq!(second.recall_modified_path, Some(1.0));
+}
+
+#[test]
+fn pruning_loss_counts_a_needed_atom_only_in_a_cleared_result() {
+    let s = SessionBuilder::new("s3")
+        .human("Cherry-pick the last commit onto the release branch.")
+        .tool_calls("", &[bash("git log -1 --format=%H")])
+        .results(&[(SHA.into(), false, false)])
+        .tool_calls("", &[bash("git status")])
+        .results(&[("clean".into(), false, false)])
+        .tool_calls("", &[bash("git branch")])
+        .results(&[("main".into(), false, false)])
+        .tool_calls("", &[bash(&format!("git cherry-pick {SHA}"))])
+        .build();
+    let mut p = bare();
+    p.prune = Prune { enabled: true, keep_last: 1, hard_clear_after: Some(2), ..Prune::default() };
+    let t = replay(&s, &p);
+    // The SHA's result is cleared at the call that uses it.
+    let cleared: Vec<(usize, usize, PruneKind)> = t.prunes.iter().map(|e| (e.call, e.message_index, e.kind)).collect();
+    assert_eq!(cleared, vec![(3, 2, PruneKind::Hard)]);
+    let q = evaluate(&s, &t, &p);
+    assert_eq!(q.compactions, 0);
+    assert_eq!(q.pruning.pruned_results, 1);
+    assert_eq!(q.pruning.needed_lost, 1);
+    let lost = &q.pruning.atoms[0];
+    assert_eq!(
+        (lost.kind, lost.value.as_str(), lost.first_use, lost.tool_arg),
+        (AtomKind::Id, "9FCEB02D0AE598E95DC970B74767F19372D61AF8", 7, true)
+    );
+    // Id weight 2, used at once, as a tool argument.
+    assert_eq!(q.pruning.needed_lost_weight, 3.0);
+
+    // Still in the request (the result was not cleared): nothing lost.
+    p.prune.hard_clear_after = Some(5);
+    let kept = evaluate(&s, &replay(&s, &p), &p);
+    assert_eq!(kept.pruning, PruningLoss::default());
+}
+
+#[test]
+fn pruning_loss_spares_what_a_soft_trim_kept() {
+    // The SHA sits in the head of a long result that gets trimmed to its head
+    // and tail: still visible, not lost.
+    let long = format!("commit {SHA}\n{}", filler(6_000, 3));
+    let s = SessionBuilder::new("s4")
+        .human("Cherry-pick the last commit.")
+        .tool_calls("", &[bash("git log -1")])
+        .results(&[(long, false, false)])
+        .tool_calls("", &[bash("git status")])
+        .results(&[("clean".into(), false, false)])
+        .tool_calls("", &[bash(&format!("git cherry-pick {SHA}"))])
+        .build();
+    let mut p = bare();
+    p.prune = Prune {
+        enabled: true,
+        keep_last: 1,
+        soft_trim_chars: Some(4_000),
+        head: 1_500,
+        tail: 1_500,
+        ..Prune::default()
+    };
+    let t = replay(&s, &p);
+    assert!(t.prunes.iter().any(|e| e.kind == PruneKind::Soft && e.message_index == 2), "{:?}", t.prunes);
+    let q = evaluate(&s, &t, &p);
+    assert_eq!(q.pruning.needed_lost, 0, "{:?}", q.pruning.atoms);
+}
+
+#[test]
+fn same_inputs_give_identical_quality_and_bytes() {
+    let s = session();
+    let p = whole_history();
+    let t = replay(&s, &p);
+    let a = evaluate(&s, &t, &p);
+    let b = evaluate(&s, &replay(&s, &p), &p);
+    assert_eq!(a, b);
+    let (ja, jb) = (serde_json::to_vec(&a), serde_json::to_vec(&b));
+    assert!(ja.is_ok());
+    assert_eq!(ja.ok(), jb.ok());
+}
+
+#[test]
+fn rows_write_as_flat_csv_records() {
+    let s = session();
+    let p = whole_history();
+    let q = evaluate(&s, &replay(&s, &p), &p);
+    let mut w = csv::Writer::from_writer(Vec::new());
+    for r in q.rows() {
+        if let Err(e) = w.serialize(r) {
+            panic!("csv: {e}");
+        }
+    }
+    let bytes = match w.into_inner() {
+        Ok(b) => b,
+        Err(e) => panic!("csv: {e}"),
+    };
+    let text = String::from_utf8_lossy(&bytes);
+    let mut lines = text.lines();
+    let header = lines.next().unwrap_or_default();
+    assert!(header.starts_with("event,call,future_start,reason,outcome,policy_summarizer,chained,"), "{header}");
+    assert!(header.contains(",summarizer,summary_tokens,") && header.ends_with(",quality"), "{header}");
+    assert_eq!(lines.count(), 5, "one record per candidate");
+}
+
+#[test]
+fn aggregate_pools_sessions_per_policy_and_flags_domination() {
+    let s = session();
+    let p = whole_history();
+    let q = evaluate(&s, &replay(&s, &p), &p);
+    let mut other = q.clone();
+    other.session_id = "s1-copy".into();
+    let aggs = aggregate_sessions([&q, &other]);
+    assert_eq!(aggs.len(), 1);
+    let a = &aggs[0];
+    assert_eq!((a.policy.as_str(), a.sessions, a.sessions_with_compactions, a.compactions), ("test", 2, 2, 2));
+    let policy = a.candidate(CANDIDATE_POLICY).map(|c| (c.events, c.frr_pooled));
+    assert_eq!(policy, Some((2, Some(1.0))));
+    // Nothing reaches FRR 1 with fewer tokens than the checkpoint.
+    assert_eq!(a.dominated_by, Vec::<String>::new());
+
+    // A summary that kept nothing at a huge size is dominated by every
+    // reference that is not an upper bound.
+    let mut bad = q.clone();
+    for e in &mut bad.events {
+        for r in e.rows.iter_mut().filter(|r| r.summarizer == CANDIDATE_POLICY) {
+            r.frr = Some(0.0);
+            r.frr_hit_weight = 0.0;
+            r.summary_tokens = 100_000;
+        }
+    }
+    let a = &aggregate_sessions([&bad])[0];
+    assert_eq!(a.dominated_by, vec![REF_MASKING.to_string(), REF_MASKING_BUDGET.to_string(), REF_TRUNCATE.to_string()]);
+}
+
+/// The three ways to score a trace agree on the policy's row: the replay's
+/// per-session pass (`replay_many_scored`), `evaluate_trace`, and the sweep's
+/// hook (which skips the references). And the pass is the same at 1 and 2
+/// threads.
+#[test]
+fn replay_many_scored_and_the_sweep_hook_agree_with_evaluate_trace() {
+    use crate::outcome::QualityHook;
+    use crate::replay::{BuiltinResolver, replay_many_scored};
+    let s = session();
+    let p = whole_history();
+    let direct = evaluate(&s, &replay(&s, &p), &p);
+    let frr = direct.score().frr();
+    assert!(frr.is_some_and(|f| f > 0.0), "the fixture needs a scored compaction: {direct:?}");
+    let plan = QualityPlan::new(std::slice::from_ref(&p), &BuiltinResolver);
+    let sessions = vec![s.clone(), SessionBuilder::new("s2").human("hello").build()];
+    let mut runs = Vec::new();
+    for jobs in [1, 2] {
+        let pool = rayon::ThreadPoolBuilder::new().num_threads(jobs).build().unwrap();
+        let opts = ReplayOptions::default();
+        let out =
+            replay_many_scored(&sessions, std::slice::from_ref(&p), &BuiltinResolver, opts, &pool, None, Some(&plan));
+        let q: Vec<Option<SessionQuality>> = out.iter().flat_map(|r| r.quality.clone()).collect();
+        runs.push(q);
+    }
+    assert_eq!(runs[0], runs[1]);
+    let s1 = runs[0].iter().flatten().find(|q| q.session_id == "s1").unwrap();
+    assert_eq!(s1, &direct);
+    let s2 = runs[0].iter().flatten().find(|q| q.session_id == "s2").unwrap();
+    assert_eq!(s2.compactions, 0);
+    let hook = TraceQualityHook::new(&BuiltinResolver);
+    let prepared = hook.prepare(&s);
+    assert_eq!(prepared.evaluate(&p, &replay(&s, &p)), direct.score());
+}

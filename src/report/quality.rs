@@ -1,0 +1,273 @@
+//! Summary quality in the replay report (DESIGN.md §6 "Quality", §7): attaches
+//! each (session, policy)'s [`SessionQuality`] to its report row and the
+//! per-policy [`QualityAggregate`] to its totals, and renders the quality parts
+//! of `sessions.csv`, `quality.csv` (one row per compaction event and
+//! candidate) and `report.md`.
+//!
+//! Every component is published on its own (FRR, recall per atom type,
+//! artifact trail, hallucination, constraints, ask, dead ends, compression),
+//! never only the composite, and always next to the reference points
+//! (truncate, observation masking, masking at the policy's budget, oracle)
+//! evaluated at the same compaction points.
+
+use super::Report;
+use super::markdown::{cell, thousands};
+use crate::outcome::QualityScore;
+use crate::quality::{
+    CANDIDATE_POLICY, QualityAggregate, QualityStats, REF_MASKING, REF_MASKING_BUDGET, REF_ORACLE, REF_TRUNCATE,
+    SessionQuality, aggregate_sessions,
+};
+use serde::Serialize;
+use std::fmt::Write as _;
+
+/// Fold the rows' quality (set by [`super::build`] from
+/// [`SessionResults::quality`](crate::replay::SessionResults)) per policy onto
+/// the aggregates: only the small per-session values are read, never a trace.
+pub fn attach_aggregates(aggregates: &mut [super::Aggregate], rows: &[super::SessionRow]) {
+    let aggs = aggregate_sessions(rows.iter().filter_map(|r| r.quality.as_ref()));
+    for a in aggregates {
+        a.quality = aggs.iter().find(|q| q.policy == a.policy).cloned();
+    }
+}
+
+/// Quality columns appended to `sessions.csv`, in order. Empty cells when a
+/// value does not exist (no compaction, no needed atom, `--no-quality`).
+pub const SESSION_COLUMNS: &[&str] = &[
+    "quality_compactions",
+    "needed_atoms",
+    "frr",
+    "frr_truncate",
+    "frr_masking",
+    "frr_masking_budget",
+    "frr_oracle",
+    "recall_modified_path",
+    "recall_path",
+    "recall_error",
+    "recall_id",
+    "recall_constraint",
+    "recall_command",
+    "recall_symbol",
+    "artifact_trail_recall",
+    "artifact_trail_precision",
+    "hallucination_rate",
+    "constraint_retention",
+    "ask_coverage",
+    "dead_end_retention",
+    "compression",
+    "summary_tokens_mean",
+    "masking_tokens_mean",
+    "quality_composite",
+    "lost_modified_paths",
+    "pruning_needed_lost",
+    "pruning_needed_lost_weight",
+];
+
+fn num(v: Option<f64>) -> String {
+    v.map(|x| format!("{x:.4}")).unwrap_or_default()
+}
+
+/// The cells of [`SESSION_COLUMNS`] for one row.
+pub fn session_cells(q: Option<&SessionQuality>) -> Vec<String> {
+    let Some(q) = q else { return vec![String::new(); SESSION_COLUMNS.len()] };
+    let policy = q.candidate(CANDIDATE_POLICY);
+    let frr = |name: &str| num(q.candidate(name).and_then(|c| c.frr_pooled));
+    let p = |f: fn(&QualityStats) -> Option<f64>| num(policy.and_then(f));
+    let lost: usize = q.events.iter().map(|e| e.lost_modified_paths.len()).sum();
+    vec![
+        q.compactions.to_string(),
+        policy.map(|c| c.needed_atoms.to_string()).unwrap_or_default(),
+        frr(CANDIDATE_POLICY),
+        frr(REF_TRUNCATE),
+        frr(REF_MASKING),
+        frr(REF_MASKING_BUDGET),
+        frr(REF_ORACLE),
+        p(|c| c.recall_modified_path),
+        p(|c| c.recall_path),
+        p(|c| c.recall_error),
+        p(|c| c.recall_id),
+        p(|c| c.recall_constraint),
+        p(|c| c.recall_command),
+        p(|c| c.recall_symbol),
+        p(|c| c.artifact_trail_recall_mean),
+        p(|c| c.artifact_trail_precision_mean),
+        p(|c| c.hallucination_rate_mean),
+        p(|c| c.constraint_retention_mean),
+        p(|c| c.ask_coverage_mean),
+        p(|c| c.dead_end_retention_mean),
+        p(|c| c.compression_mean),
+        p(|c| c.summary_tokens_mean),
+        num(q.candidate(REF_MASKING).and_then(|c| c.summary_tokens_mean)),
+        p(|c| c.quality_mean),
+        lost.to_string(),
+        q.pruning.needed_lost.to_string(),
+        format!("{:.4}", q.pruning.needed_lost_weight + 0.0),
+    ]
+}
+
+/// The session, policy and source of a `quality.csv` row.
+#[derive(Serialize)]
+struct RowKey<'a> {
+    session_id: &'a str,
+    source_path: &'a str,
+    policy: &'a str,
+}
+
+/// `quality.csv`: one row per (session, policy, compaction event, candidate),
+/// the event's context columns then every metric of that candidate.
+pub fn quality_csv(report: &Report) -> Vec<u8> {
+    let mut w = csv::Writer::from_writer(Vec::new());
+    for r in &report.sessions {
+        let Some(q) = &r.quality else { continue };
+        let key = RowKey { session_id: &r.session_id, source_path: &r.source_path, policy: &r.policy };
+        for (info, row) in q.rows() {
+            let _ = w.serialize((&key, info, row));
+        }
+    }
+    let out = w.into_inner().unwrap_or_default();
+    if out.is_empty() {
+        // No row, no header from serde: write it so the file always parses.
+        return b"session_id,source_path,policy\n".to_vec();
+    }
+    out
+}
+
+fn pct(v: Option<f64>) -> String {
+    v.map(|x| format!("{:.1}", x * 100.0)).unwrap_or_else(|| "–".to_string())
+}
+
+fn tokens(v: Option<f64>) -> String {
+    v.map(|x| thousands(x.round().max(0.0) as u64)).unwrap_or_else(|| "–".to_string())
+}
+
+/// The `## Summary quality` section of `report.md`; nothing when no policy
+/// was scored (`--no-quality`).
+pub fn markdown_section(out: &mut String, report: &Report) {
+    let aggs: Vec<&QualityAggregate> = report.aggregates.iter().filter_map(|a| a.quality.as_ref()).collect();
+    if aggs.is_empty() {
+        return;
+    }
+    out.push_str("## Summary quality\n\n");
+    out.push_str(
+        "Each applied compaction is scored against the rest of its log (no LLM): the *needed* atoms are \
+the paths, errors, ids, constraints, commands and symbols of the replaced part that the agent used later \
+before seeing them again. FRR = weighted share of them the summary still names. The reference points are \
+scored at the same compaction points: `truncate` (the truncate summarizer), `masking` (observation masking, \
+the last 10 tool outputs kept), `masking@budget` (masking cut to the policy summary's tokens) and `oracle` \
+(every needed atom listed). Percentages; pooled over events.\n\n",
+    );
+    out.push_str(
+        "| policy | compactions | needed atoms | FRR | truncate | masking | masking@budget | oracle | summary tokens | masking tokens | dominated by |\n",
+    );
+    out.push_str("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|\n");
+    for a in &aggs {
+        let c = |n: &str| a.candidate(n);
+        let frr = |n: &str| pct(c(n).and_then(|s| s.frr_pooled));
+        let _ = writeln!(
+            out,
+            "| {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} |",
+            cell(&a.policy),
+            a.compactions,
+            thousands(c(CANDIDATE_POLICY).map_or(0, |s| s.needed_atoms)),
+            frr(CANDIDATE_POLICY),
+            frr(REF_TRUNCATE),
+            frr(REF_MASKING),
+            frr(REF_MASKING_BUDGET),
+            frr(REF_ORACLE),
+            tokens(c(CANDIDATE_POLICY).and_then(|s| s.summary_tokens_mean)),
+            tokens(c(REF_MASKING).and_then(|s| s.summary_tokens_mean)),
+            if a.dominated_by.is_empty() { "–".to_string() } else { cell(&a.dominated_by.join(", ")) },
+        );
+    }
+    out.push('\n');
+    out.push_str("Components of the policy's summaries (recall per atom type pooled over needed atoms; the rest are means over events):\n\n");
+    out.push_str(
+        "| policy | modified path | path | error | id | constraint | command | symbol | artifact recall | artifact precision | hallucination | constraint retention | ask coverage | dead-end retention | compression | composite |\n",
+    );
+    out.push_str("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n");
+    for a in &aggs {
+        let Some(s) = a.candidate(CANDIDATE_POLICY) else {
+            let _ = writeln!(out, "| {} | no compaction |||||||||||||||", cell(&a.policy));
+            continue;
+        };
+        let _ = writeln!(
+            out,
+            "| {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} |",
+            cell(&a.policy),
+            pct(s.recall_modified_path),
+            pct(s.recall_path),
+            pct(s.recall_error),
+            pct(s.recall_id),
+            pct(s.recall_constraint),
+            pct(s.recall_command),
+            pct(s.recall_symbol),
+            pct(s.artifact_trail_recall_mean),
+            pct(s.artifact_trail_precision_mean),
+            pct(s.hallucination_rate_mean),
+            pct(s.constraint_retention_mean),
+            pct(s.ask_coverage_mean),
+            pct(s.dead_end_retention_mean),
+            pct(s.compression_mean),
+            s.quality_mean.map(|q| format!("{q:.1}")).unwrap_or_else(|| "–".to_string()),
+        );
+    }
+    out.push('\n');
+    out.push_str(
+        "Layer-1 pruning loss: needed atoms that were only in tool results pruning cleared or trimmed \
+(each counted once, at the call where its last copy left the request).\n\n",
+    );
+    out.push_str("| policy | pruned results | atoms lost | needed atoms lost | weight |\n|---|---:|---:|---:|---:|\n");
+    for a in &aggs {
+        let _ = writeln!(
+            out,
+            "| {} | {} | {} | {} | {:.1} |",
+            cell(&a.policy),
+            thousands(a.pruned_results),
+            thousands(a.pruning_lost_atoms),
+            thousands(a.pruning_needed_lost),
+            // `+ 0.0`: an empty f64 sum is -0.0, printed "-0.0".
+            a.pruning_needed_lost_weight + 0.0,
+        );
+    }
+    out.push('\n');
+}
+
+/// The compare columns' quality (FRR, artifact recall, hallucination, means
+/// over compactions) of each policy, in aggregate order, summed from the
+/// rows' per-session values; `None` for a policy no row was scored for.
+pub fn policy_scores(report: &Report) -> Vec<Option<QualityScore>> {
+    report
+        .aggregates
+        .iter()
+        .map(|a| {
+            let mut rows = report.sessions.iter().filter(|r| r.policy == a.policy).filter_map(|r| r.quality.as_ref());
+            let first = rows.next()?.score();
+            Some(rows.fold(first, |mut acc, q| {
+                acc.add(&q.score());
+                acc
+            }))
+        })
+        .collect()
+}
+
+/// Per-session FRR (pooled over the session's compactions) of each policy, in
+/// policy order, for report.html's distribution; `None` when nothing was
+/// scored (`--no-quality`).
+pub fn session_frr(report: &Report) -> Option<Vec<Vec<f64>>> {
+    if report.sessions.iter().all(|r| r.quality.is_none()) {
+        return None;
+    }
+    Some(
+        report
+            .policies
+            .iter()
+            .map(|p| {
+                report
+                    .sessions
+                    .iter()
+                    .filter(|r| r.policy == p.name)
+                    .filter_map(|r| r.quality.as_ref()?.candidate(CANDIDATE_POLICY)?.frr_pooled)
+                    .collect()
+            })
+            .collect(),
+    )
+}
