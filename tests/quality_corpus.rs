@@ -18,30 +18,10 @@ use compactor::quality::{
     SessionAtoms, SessionQuality, aggregate, aggregate_sessions, summarize_at, trace_points,
 };
 use compactor::read::{discover, read_all};
-use compactor::replay::{ReplayError, ReplayOptions, Resolver, replay_many_scored};
-use compactor::summarize::{self, Extractive, Summarizer, SummarizerKind};
-use compactor::tokens::{self, Estimator, EstimatorKind};
-use std::sync::Arc;
+use compactor::replay::{EveryEstimatorResolver, ReplayOptions, Resolver, replay_many_scored};
+use compactor::summarize::{Extractive, SummarizerKind};
 
 const PRESETS: [&str; 5] = ["nous", "opal", "dotnet", "codex", "default"];
-
-/// Every estimator by its message counter (`calibrated` counts with chars/4).
-struct Estimators;
-
-impl Resolver for Estimators {
-    fn estimator(&self, kind: EstimatorKind) -> Result<Arc<dyn Estimator>, ReplayError> {
-        Ok(match kind.message_counter() {
-            EstimatorKind::PerBlock => Arc::new(tokens::PerBlock),
-            EstimatorKind::O200k => Arc::new(tokens::O200k),
-            EstimatorKind::Cl100k => Arc::new(tokens::Cl100k),
-            _ => Arc::new(tokens::Chars4),
-        })
-    }
-
-    fn summarizer(&self, kind: SummarizerKind) -> Result<Arc<dyn Summarizer>, ReplayError> {
-        summarize::builtin(kind).ok_or_else(|| ReplayError::Summarizer(kind.name().to_string()))
-    }
-}
 
 fn frr(a: &QualityAggregate, name: &str) -> f64 {
     let c = a.candidate(name).unwrap_or_else(|| panic!("{}: no {name} statistics", a.policy));
@@ -68,8 +48,8 @@ fn extractive_keeps_more_than_truncate_and_masking_at_equal_or_smaller_budgets()
     let pool = rayon::ThreadPoolBuilder::new().build().expect("pool");
     let opts = ReplayOptions { keep_transcript: false, ..ReplayOptions::default() };
     // Scored as `compactor replay` scores them: inside each session's task.
-    let plan = QualityPlan::new(&policies, &Estimators);
-    let results = replay_many_scored(&sessions, &policies, &Estimators, opts, &pool, None, Some(&plan));
+    let plan = QualityPlan::new(&policies, &EveryEstimatorResolver);
+    let results = replay_many_scored(&sessions, &policies, &EveryEstimatorResolver, opts, &pool, None, Some(&plan));
     let quality: Vec<Vec<Option<SessionQuality>>> = results.iter().map(|r| r.quality.clone()).collect();
 
     let mut report = Vec::new();
@@ -84,7 +64,7 @@ fn extractive_keeps_more_than_truncate_and_masking_at_equal_or_smaller_budgets()
         let halluc = c(CANDIDATE_POLICY).hallucination_rate_mean.unwrap_or(0.0);
 
         // Extractive again at every point, cut to the token count truncate used there.
-        let est = Estimators.estimator(policy.estimator).expect("estimator");
+        let est = EveryEstimatorResolver.estimator(policy.estimator).expect("estimator");
         let mut at_truncate: Vec<CompactionQuality> = Vec::new();
         for (r, q) in results.iter().zip(&quality) {
             let (Some(Ok(trace)), Some(Some(sq))) = (r.traces.get(pi), q.get(pi)) else { continue };

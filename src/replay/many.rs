@@ -47,6 +47,27 @@ impl Resolver for BuiltinResolver {
     }
 }
 
+/// Every estimator the library has, each kind by its message counter
+/// (`calibrated` counts with chars/4; the engine calibrates), and the built-in
+/// summarizers: for tools and tests that replay with `o200k`, `cl100k` or
+/// `per_block` too (the CLI builds its own, shared, estimators).
+pub struct EveryEstimatorResolver;
+
+impl Resolver for EveryEstimatorResolver {
+    fn estimator(&self, kind: EstimatorKind) -> Result<Arc<dyn Estimator>, ReplayError> {
+        Ok(match kind.message_counter() {
+            EstimatorKind::PerBlock => Arc::new(crate::tokens::PerBlock),
+            EstimatorKind::O200k => Arc::new(crate::tokens::O200k),
+            EstimatorKind::Cl100k => Arc::new(crate::tokens::Cl100k),
+            _ => Arc::new(Chars4),
+        })
+    }
+
+    fn summarizer(&self, kind: SummarizerKind) -> Result<Arc<dyn Summarizer>, ReplayError> {
+        BuiltinResolver.summarizer(kind)
+    }
+}
+
 /// The name of an estimator as policies spell it.
 pub fn estimator_name(kind: EstimatorKind) -> &'static str {
     match kind {

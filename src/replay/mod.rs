@@ -57,7 +57,8 @@ use crate::tokens::{Estimator, EstimatorKind};
 use serde::{Deserialize, Serialize};
 
 pub use many::{
-    BuiltinResolver, Prepared, Progress, Resolver, SessionResults, estimator_name, replay_many, replay_many_scored,
+    BuiltinResolver, EveryEstimatorResolver, Prepared, Progress, Resolver, SessionResults, estimator_name, replay_many,
+    replay_many_scored,
 };
 pub use stream::{Prepare, SessionKey, Stages, StreamProgress, Streamed, replay_stream};
 

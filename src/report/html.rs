@@ -180,19 +180,24 @@ impl Frame {
             self.h - self.top - self.bottom
         );
     }
+    /// A horizontal grid line at `t` with its label on the y axis.
+    fn y_gridline(&self, out: &mut String, t: f64, label: &str) {
+        let y = self.y(t);
+        let _ = write!(
+            out,
+            "<line x1=\"{:.1}\" y1=\"{y:.1}\" x2=\"{:.1}\" y2=\"{y:.1}\" stroke=\"#eee\"/><text x=\"{:.1}\" y=\"{:.1}\" font-size=\"10\" text-anchor=\"end\" fill=\"#555\">{}</text>",
+            self.left,
+            self.w - self.right,
+            self.left - 4.0,
+            y + 3.0,
+            escape(label)
+        );
+    }
+
     /// Ticks and labels on both axes.
     fn axes(&self, out: &mut String, x_label: &str, y_label: &str, fmt_y: &dyn Fn(f64) -> String) {
         for t in ticks(self.y0, self.y1) {
-            let y = self.y(t);
-            let _ = write!(
-                out,
-                "<line x1=\"{:.1}\" y1=\"{y:.1}\" x2=\"{:.1}\" y2=\"{y:.1}\" stroke=\"#eee\"/><text x=\"{:.1}\" y=\"{:.1}\" font-size=\"10\" text-anchor=\"end\" fill=\"#555\">{}</text>",
-                self.left,
-                self.w - self.right,
-                self.left - 4.0,
-                y + 3.0,
-                escape(&fmt_y(t))
-            );
+            self.y_gridline(out, t, &fmt_y(t));
         }
         for t in ticks(self.x0, self.x1) {
             let x = self.x(t);
@@ -512,16 +517,7 @@ fn histogram(out: &mut String, title: &str, labels: &[&str], series: &[(String, 
     f.open(out, title);
     // Counts: whole ticks only.
     for t in ticks(0.0, ymax * 1.1).into_iter().filter(|t| t.fract() == 0.0) {
-        let y = f.y(t);
-        let _ = write!(
-            out,
-            "<line x1=\"{:.1}\" y1=\"{y:.1}\" x2=\"{:.1}\" y2=\"{y:.1}\" stroke=\"#eee\"/><text x=\"{:.1}\" y=\"{:.1}\" font-size=\"10\" text-anchor=\"end\" fill=\"#555\">{}</text>",
-            f.left,
-            f.w - f.right,
-            f.left - 4.0,
-            y + 3.0,
-            short(t)
-        );
+        f.y_gridline(out, t, &short(t));
     }
     let slot = (f.x(1.0) - f.x(0.0)) * 0.8;
     let bar = slot / series.len().max(1) as f64;

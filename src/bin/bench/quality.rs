@@ -20,13 +20,11 @@ use compactor::quality::{
     evaluate_results, summarize_at, trace_points,
 };
 use compactor::read::{discover, read_all};
-use compactor::replay::{ReplayError, ReplayOptions, Resolver, SessionResults, replay_many};
-use compactor::summarize::{self, Extractive, Summarizer, SummarizerKind};
-use compactor::tokens::{self, Estimator, EstimatorKind};
+use compactor::replay::{EveryEstimatorResolver, ReplayOptions, Resolver, SessionResults, replay_many};
+use compactor::summarize::Extractive;
 use rayon::prelude::*;
 use std::collections::BTreeMap;
 use std::path::PathBuf;
-use std::sync::Arc;
 use std::time::Instant;
 
 #[derive(clap::Args)]
@@ -54,25 +52,6 @@ pub struct Args {
     json: Option<PathBuf>,
 }
 
-/// Every estimator kind by its message counter (`calibrated` counts with
-/// chars/4; the engine applies the calibration).
-struct AllEstimators;
-
-impl Resolver for AllEstimators {
-    fn estimator(&self, kind: EstimatorKind) -> Result<Arc<dyn Estimator>, ReplayError> {
-        Ok(match kind.message_counter() {
-            EstimatorKind::PerBlock => Arc::new(tokens::PerBlock),
-            EstimatorKind::O200k => Arc::new(tokens::O200k),
-            EstimatorKind::Cl100k => Arc::new(tokens::Cl100k),
-            _ => Arc::new(tokens::Chars4),
-        })
-    }
-
-    fn summarizer(&self, kind: SummarizerKind) -> Result<Arc<dyn Summarizer>, ReplayError> {
-        summarize::builtin(kind).ok_or_else(|| ReplayError::Summarizer(kind.name().to_string()))
-    }
-}
-
 pub fn run(args: &Args) -> Result<()> {
     let t = Instant::now();
     let (inputs, problems) = discover(&args.paths);
@@ -93,10 +72,10 @@ pub fn run(args: &Args) -> Result<()> {
     let opts = ReplayOptions { keep_transcript: false, ..ReplayOptions::default() };
 
     let t = Instant::now();
-    let results = replay_many(&sessions, &policies, &AllEstimators, opts, &pool, None);
+    let results = replay_many(&sessions, &policies, &EveryEstimatorResolver, opts, &pool, None);
     let replay_s = t.elapsed().as_secs_f64();
     let t = Instant::now();
-    let quality = evaluate_results(&sessions, &results, &policies, &AllEstimators, &pool);
+    let quality = evaluate_results(&sessions, &results, &policies, &EveryEstimatorResolver, &pool);
     let quality_s = t.elapsed().as_secs_f64();
     // Atom extraction alone, to split the cost.
     let t = Instant::now();
@@ -208,7 +187,7 @@ fn budget_rows(
     policy: &Policy,
     quality: &[Vec<Option<SessionQuality>>],
 ) -> Vec<QualityStats> {
-    let est = AllEstimators.estimator(policy.estimator).ok();
+    let est = EveryEstimatorResolver.estimator(policy.estimator).ok();
     let Some(est) = est.as_deref() else { return Vec::new() };
     let rows: Vec<CompactionQuality> = results
         .par_iter()
@@ -246,7 +225,7 @@ fn audit(
     policy: &Policy,
     dump: Option<&std::path::Path>,
 ) -> Result<()> {
-    let Ok(est) = AllEstimators.estimator(policy.estimator) else { return Ok(()) };
+    let Ok(est) = EveryEstimatorResolver.estimator(policy.estimator) else { return Ok(()) };
     if let Some(d) = dump {
         std::fs::create_dir_all(d)?;
     }
