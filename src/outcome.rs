@@ -38,6 +38,22 @@ impl QualityScore {
         self.hallucination_sum += o.hallucination_sum;
     }
 
+    /// Add one compaction's row (each component where it is defined).
+    pub fn add_row(&mut self, frr: Option<f64>, artifact: Option<f64>, hallucination: Option<f64>) {
+        if let Some(f) = frr {
+            self.frr_events += 1;
+            self.frr_sum += f;
+        }
+        if let Some(a) = artifact {
+            self.artifact_events += 1;
+            self.artifact_sum += a;
+        }
+        if let Some(h) = hallucination {
+            self.hallucination_events += 1;
+            self.hallucination_sum += h;
+        }
+    }
+
     /// Mean FRR over events with needed atoms, in [0, 1].
     pub fn frr(&self) -> Option<f64> {
         mean(self.frr_sum, self.frr_events)
@@ -65,6 +81,9 @@ pub trait QualityHook: Sync {
 /// A session prepared by a [`QualityHook`].
 pub trait PreparedQuality: Send + Sync {
     fn evaluate(&self, policy: &Policy, trace: &SessionTrace) -> QualityScore;
+    /// The session's last `evaluate` is done: drop what was kept to share
+    /// work between its policies (results do not change, memory is freed).
+    fn release(&self) {}
 }
 
 /// One replay, reduced.

@@ -29,6 +29,7 @@ use super::view::TextView;
 use super::{AtomKind, ReferenceOptions};
 use crate::filetrack::FileOps;
 use crate::model::{Block, Message, Session};
+use crate::outcome::QualityScore;
 use crate::policy::Policy;
 use crate::replay::{
     CompactionEvent, CompactionReason, PruneEvent, PruneKind, ReplayError, Resolver, SessionResults, SessionTrace,
@@ -43,7 +44,7 @@ use std::borrow::Cow;
 use std::collections::{BTreeMap, HashMap, HashSet};
 use std::ops::Range;
 use std::path::Path;
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 
 /// Row name of the summary the policy's summarizer wrote. A fixed name, not the
 /// summarizer's, so a policy whose summarizer is `truncate` does not collide
@@ -389,6 +390,128 @@ pub fn evaluate_trace(
         events,
         pruning,
     }
+}
+
+/// Text views and policy-row scores of one session, shared by many replays of
+/// it (the grid points of a sweep). Points that compact at the same place with
+/// the same summary ask the same question: on the corpus's 72-point grid, 1,812
+/// applied compactions hold 462 distinct events and 435 distinct summaries, so
+/// each is read and scored once. Keys are BLAKE3 hashes of everything the
+/// score depends on; values are exactly what a fresh computation gives, so
+/// results do not depend on which point came first (nor on `--jobs`).
+#[derive(Default)]
+pub struct SharedScores {
+    views: Mutex<HashMap<[u8; 32], Arc<TextView>>>,
+    rows: Mutex<HashMap<[u8; 32], PolicyRow>>,
+}
+
+/// The parts of the policy's row that [`QualityScore`] sums.
+#[derive(Clone, Copy)]
+struct PolicyRow {
+    frr: Option<f64>,
+    artifact: Option<f64>,
+    hallucination: Option<f64>,
+}
+
+impl SharedScores {
+    /// Forget everything (the session's last replay is done).
+    pub fn clear(&self) {
+        if let Ok(mut v) = self.views.lock() {
+            *v = HashMap::new();
+        }
+        if let Ok(mut r) = self.rows.lock() {
+            *r = HashMap::new();
+        }
+    }
+
+    fn view(&self, atoms: &SessionAtoms<'_>, text: &str) -> Arc<TextView> {
+        let key = *blake3::hash(text.as_bytes()).as_bytes();
+        if let Some(v) = self.views.lock().ok().and_then(|m| m.get(&key).cloned()) {
+            return v;
+        }
+        // Built outside the lock: another thread may build the same view; both
+        // are equal, and the first one stored wins.
+        let v = Arc::new(atoms.text_view(text));
+        match self.views.lock() {
+            Ok(mut m) => m.entry(key).or_insert(v).clone(),
+            Err(_) => v,
+        }
+    }
+}
+
+/// Everything the policy row of one event depends on: the estimator, the
+/// point (P, T, F and their extra texts) and the summary.
+fn event_key(estimator: &dyn Estimator, point: &CompactionPoint, summary: &str) -> [u8; 32] {
+    let mut h = blake3::Hasher::new();
+    let num = |h: &mut blake3::Hasher, v: u64| {
+        h.update(&v.to_le_bytes());
+    };
+    h.update(crate::replay::estimator_name(estimator.kind()).as_bytes());
+    for (ranges, texts) in [(&point.replaced, &point.replaced_text), (&point.kept, &point.kept_text)] {
+        num(&mut h, ranges.len() as u64);
+        for r in ranges {
+            num(&mut h, r.start as u64);
+            num(&mut h, r.end as u64);
+        }
+        num(&mut h, texts.len() as u64);
+        for t in texts {
+            num(&mut h, t.len() as u64);
+            h.update(t.as_bytes());
+        }
+    }
+    num(&mut h, point.future.start as u64);
+    num(&mut h, point.future.end as u64);
+    for t in [point.replaced_tokens, point.kept_tokens] {
+        num(&mut h, t.map_or(0, |v| v + 1));
+    }
+    num(&mut h, summary.len() as u64);
+    h.update(summary.as_bytes());
+    *h.finalize().as_bytes()
+}
+
+/// The sums of [`SessionQuality::score`] for `trace`, without references or
+/// pruning loss, reading and scoring each distinct view and event once per
+/// `shared` (see [`SharedScores`]). Equal to
+/// `evaluate_trace(.., QualityOptions { references and pruning off }).score()`.
+pub fn score_trace_shared(
+    session: &Session,
+    trace: &SessionTrace,
+    atoms: &SessionAtoms<'_>,
+    estimator: &dyn Estimator,
+    cumulative_file_ops: bool,
+    shared: &SharedScores,
+) -> QualityScore {
+    let (points, _) = walk(session, trace, cumulative_file_ops);
+    let mut score = QualityScore::default();
+    for tp in points {
+        let summary = &trace.compactions[tp.compaction].summary;
+        let key = event_key(estimator, &tp.point, summary);
+        let cached = shared.rows.lock().ok().and_then(|m| m.get(&key).copied());
+        let row = match cached {
+            Some(r) => r,
+            None => {
+                let views =
+                    |texts: &[String]| -> Vec<Arc<TextView>> { texts.iter().map(|t| shared.view(atoms, t)).collect() };
+                let (replaced, kept) = (views(&tp.point.replaced_text), views(&tp.point.kept_text));
+                let prepared =
+                    atoms.prepare_views(&tp.point, estimator, borrowed_views(&replaced), borrowed_views(&kept));
+                let own = shared.view(atoms, summary);
+                let q = prepared.score_text_view(CANDIDATE_POLICY, summary, &own).0;
+                let r =
+                    PolicyRow { frr: q.frr, artifact: q.artifact_trail_recall, hallucination: q.hallucination_rate };
+                if let Ok(mut m) = shared.rows.lock() {
+                    m.insert(key, r);
+                }
+                r
+            }
+        };
+        score.add_row(row.frr, row.artifact, row.hallucination);
+    }
+    score
+}
+
+fn borrowed_views(views: &[Arc<TextView>]) -> Vec<Cow<'_, TextView>> {
+    views.iter().map(|a| Cow::Borrowed(&**a)).collect()
 }
 
 fn event_info(

@@ -352,3 +352,46 @@ fn replay_many_scored_and_the_sweep_hook_agree_with_evaluate_trace() {
     let prepared = hook.prepare(&s);
     assert_eq!(prepared.evaluate(&p, &replay(&s, &p)), direct.score());
 }
+
+/// The sweep hook shares text views and event scores between the policies of
+/// one session: whatever order the policies come in, repeated or after a
+/// release, each score equals a fresh `evaluate_trace` of that trace.
+#[test]
+fn shared_event_scores_change_no_score_whatever_the_order() {
+    use crate::outcome::QualityHook;
+    use crate::replay::BuiltinResolver;
+    let s = session();
+    // Same cut with a smaller summary budget: the same point, another summary.
+    let mut policies = Vec::new();
+    for t in [300u64, 400, 500, 700, 900] {
+        for cut in [CutKind::WholeHistory, CutKind::KeepRecentTokens] {
+            for budget in [1_000, 25] {
+                let mut p = whole_history();
+                p.compact.trigger_tokens = t;
+                p.compact.cut = cut;
+                p.compact.keep_recent_tokens = 200;
+                p.compact.summary_max_tokens = budget;
+                policies.push(p);
+            }
+        }
+    }
+    let expected: Vec<_> = policies.iter().map(|p| evaluate(&s, &replay(&s, p), p).score()).collect();
+    assert!(expected.iter().filter(|q| q.frr_events > 0).count() >= 2, "the fixture needs scored compactions");
+    assert!(
+        expected.chunks(2).any(|pair| pair[0] != pair[1]),
+        "the fixture needs a budget that changes the score at the same point"
+    );
+    let hook = TraceQualityHook::new(&BuiltinResolver);
+    let prepared = hook.prepare(&s);
+    let forward: Vec<usize> = (0..policies.len()).collect();
+    let backward: Vec<usize> = forward.iter().rev().copied().collect();
+    for order in [&forward, &backward, &forward] {
+        for &i in order {
+            assert_eq!(prepared.evaluate(&policies[i], &replay(&s, &policies[i])), expected[i], "policy {i}");
+        }
+    }
+    prepared.release();
+    for &i in &backward {
+        assert_eq!(prepared.evaluate(&policies[i], &replay(&s, &policies[i])), expected[i], "policy {i} after release");
+    }
+}

@@ -8,31 +8,20 @@
 //! skips them (they cost as much as the policy's row each).
 
 use super::index::SessionAtoms;
-use super::replay::{CANDIDATE_POLICY, QualityOptions, SessionQuality, evaluate_trace};
+use super::replay::{CANDIDATE_POLICY, SessionQuality, SharedScores, score_trace_shared};
 use crate::model::Session;
 use crate::outcome::{PreparedQuality, QualityHook, QualityScore};
 use crate::policy::Policy;
 use crate::replay::{Resolver, SessionTrace};
 use crate::tokens::{Estimator, EstimatorKind};
-use std::sync::{Arc, OnceLock};
+use std::sync::{Arc, Mutex};
 
 impl SessionQuality {
     /// The policy row of every event, as sums (see [`QualityScore`]).
     pub fn score(&self) -> QualityScore {
         let mut s = QualityScore::default();
         for row in self.events.iter().flat_map(|e| e.rows.iter().filter(|r| r.summarizer == CANDIDATE_POLICY)) {
-            if let Some(f) = row.frr {
-                s.frr_events += 1;
-                s.frr_sum += f;
-            }
-            if let Some(a) = row.artifact_trail_recall {
-                s.artifact_events += 1;
-                s.artifact_sum += a;
-            }
-            if let Some(h) = row.hallucination_rate {
-                s.hallucination_events += 1;
-                s.hallucination_sum += h;
-            }
+            s.add_row(row.frr, row.artifact_trail_recall, row.hallucination_rate);
         }
         s
     }
@@ -62,13 +51,20 @@ impl TraceQualityHook {
 
 struct Prepared<'s> {
     session: &'s Session,
-    atoms: OnceLock<SessionAtoms<'s>>,
+    /// Built on first need; dropped by `release`.
+    atoms: Mutex<Option<Arc<SessionAtoms<'s>>>>,
+    shared: SharedScores,
     estimators: Arc<[(EstimatorKind, Arc<dyn Estimator>)]>,
 }
 
 impl QualityHook for TraceQualityHook {
     fn prepare<'s>(&self, session: &'s Session) -> Box<dyn PreparedQuality + 's> {
-        Box::new(Prepared { session, atoms: OnceLock::new(), estimators: self.estimators.clone() })
+        Box::new(Prepared {
+            session,
+            atoms: Mutex::new(None),
+            shared: SharedScores::default(),
+            estimators: self.estimators.clone(),
+        })
     }
 }
 
@@ -80,15 +76,21 @@ impl PreparedQuality for Prepared<'_> {
         let Some((_, est)) = self.estimators.iter().find(|(k, _)| *k == policy.estimator) else {
             return QualityScore::default();
         };
-        let atoms = self.atoms.get_or_init(|| SessionAtoms::from_session(self.session));
-        let opts = QualityOptions {
-            masking_keep: None,
-            masking_at_budget: false,
-            truncate: false,
-            oracle: false,
-            pruning_loss: false,
-            ..QualityOptions::for_policy(policy)
+        let atoms = {
+            // Held while building: the session's other replays wait for the
+            // one extraction instead of each doing it.
+            let Ok(mut slot) = self.atoms.lock() else { return QualityScore::default() };
+            slot.get_or_insert_with(|| Arc::new(SessionAtoms::from_session(self.session))).clone()
         };
-        evaluate_trace(self.session, trace, atoms, est.as_ref(), &opts).score()
+        // Many grid points compact at the same places with the same summaries:
+        // each distinct event is scored once (`SharedScores`).
+        score_trace_shared(self.session, trace, &atoms, est.as_ref(), policy.compact.file_ops, &self.shared)
+    }
+
+    fn release(&self) {
+        self.shared.clear();
+        if let Ok(mut slot) = self.atoms.lock() {
+            *slot = None;
+        }
     }
 }

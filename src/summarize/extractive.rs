@@ -375,6 +375,17 @@ fn idents_of(text: &str) -> std::sync::Arc<[Box<str>]> {
     })
 }
 
+/// The accepted code symbols of a text, one entry per occurrence, in order:
+/// memoized like [`idents_of`] (the symbol regex is the summarizer's largest
+/// cost when a sweep or `compare` re-reads the same messages).
+fn symbols_of(text: &str) -> std::sync::Arc<[Box<str>]> {
+    static MEMO: LazyLock<super::text_memo::TextMemo> = LazyLock::new(Default::default);
+    MEMO.get(text, |text| {
+        let Some(r) = SYMBOL.as_ref() else { return Vec::new() };
+        r.find_iter(text).filter_map(|m| accept_symbol(m.as_str())).map(Box::from).collect()
+    })
+}
+
 impl Facts {
     /// Count the identifiers (paths, file names, ids, error codes) of one text.
     fn ident(&mut self, text: &str, weight: u32) {
@@ -382,17 +393,21 @@ impl Facts {
             // Vendored and generated trees are listed by `find`/`ls` but rarely
             // what the agent goes back to.
             let w = if is_vendored(s) { f64::from(weight) * 0.1 } else { f64::from(weight) };
-            self.idents.entry(s.to_string()).or_default().add(w, self.pos);
+            match self.idents.get_mut(&**s) {
+                Some(seen) => seen.add(w, self.pos),
+                None => self.idents.entry(s.to_string()).or_default().add(w, self.pos),
+            }
         }
     }
 
     /// Code symbols (quality.md §c.2 shapes: `foo(`, `Foo.bar`, `snake_case`,
     /// `CamelCase`, `camelCase`) of a text.
     fn symbols(&mut self, text: &str, weight: f64) {
-        let Some(r) = SYMBOL.as_ref() else { return };
-        for m in r.find_iter(text) {
-            let Some(s) = accept_symbol(m.as_str()) else { continue };
-            self.symbols.entry(s.to_string()).or_default().add(weight, self.pos);
+        for s in symbols_of(text).iter() {
+            match self.symbols.get_mut(&**s) {
+                Some(seen) => seen.add(weight, self.pos),
+                None => self.symbols.entry(s.to_string()).or_default().add(weight, self.pos),
+            }
         }
     }
 

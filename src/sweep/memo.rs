@@ -35,6 +35,13 @@ impl<'a> MemoSummarizer<'a> {
         }
     }
 
+    /// Forget every answer (the session's last replay is done).
+    pub fn clear(&self) {
+        if let Ok(mut c) = self.cache.lock() {
+            *c = HashMap::new();
+        }
+    }
+
     /// Index of `m` in the session's messages, when it is one of them.
     fn index_of(&self, m: &Message) -> Option<usize> {
         let size = std::mem::size_of::<Message>();

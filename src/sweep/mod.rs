@@ -7,7 +7,9 @@
 //! - per-message token counts are computed once per session and estimator and
 //!   shared by every point using that estimator (as `replay_many` shares them
 //!   across policies);
-//! - the quality hook prepares each session once (atom extraction);
+//! - the quality hook prepares each session once (atom extraction) and scores
+//!   each distinct compaction event once (points often compact at the same
+//!   place with the same summary);
 //! - replays keep no transcript, and each trace is reduced to a
 //!   [`SessionOutcome`] as soon as it is made;
 //! - the (session, point) replays are one flat parallel job list, largest
@@ -148,6 +150,10 @@ pub fn run(
     }
     let done = AtomicUsize::new(0);
     let total = jobs.len();
+    // Replays still to run per session: the last one frees what the session's
+    // points shared (summary answers, quality views and scores).
+    let remaining: Vec<AtomicUsize> =
+        (0..sessions.len()).map(|si| AtomicUsize::new(jobs.iter().filter(|&&(s, _)| s == si).count())).collect();
     let outcomes: Vec<((usize, usize), Option<SessionOutcome>)> = pool.install(|| {
         jobs.par_iter()
             .with_max_len(1)
@@ -174,6 +180,13 @@ pub fn run(
                     let q = prep.quality.as_ref().map(|p| p.evaluate(policy, &trace));
                     Some(SessionOutcome { metrics: trace.metrics, cost: c, quality: q })
                 })();
+                if remaining[si].fetch_sub(1, Ordering::AcqRel) == 1 {
+                    let prep = &prepared[si];
+                    prep.memos.iter().for_each(MemoSummarizer::clear);
+                    if let Some(q) = &prep.quality {
+                        q.release();
+                    }
+                }
                 let n = done.fetch_add(1, Ordering::Relaxed) + 1;
                 if let Some(cb) = progress {
                     cb(n, total);
