@@ -25,9 +25,10 @@ use super::view::{Target, TextView};
 use super::{Atom, AtomKind};
 use crate::model::Block;
 use crate::tokens::Estimator;
+use foldhash::{HashSet, HashSetExt as _};
 use serde::{Deserialize, Serialize};
 use std::borrow::Cow;
-use std::collections::{BTreeMap, HashSet};
+use std::collections::BTreeMap;
 use std::ops::Range;
 
 /// Row name of the truncation reference.

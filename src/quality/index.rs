@@ -6,7 +6,7 @@ use super::extract::{self, Ctx, Found};
 use super::view::TextView;
 use super::{AtomKind, CLASSES};
 use crate::model::{Block, Message, Origin, Role, Session};
-use std::collections::HashMap;
+use foldhash::{HashMap, HashMapExt as _};
 use std::ops::Range;
 
 /// Flags of one occurrence.

@@ -13,8 +13,9 @@ use super::event::NeededAtom;
 use super::extract;
 use super::index::{SessionAtoms, flag};
 use super::view::TextView;
+use foldhash::{HashSet, HashSetExt as _};
 use serde::{Deserialize, Serialize};
-use std::collections::{BTreeSet, HashSet};
+use std::collections::BTreeSet;
 use std::ops::Range;
 
 /// One tool result as the pruned view sent it.

@@ -612,7 +612,7 @@ fn pruning_loss(
     n: usize,
 ) -> PruningLoss {
     let mut total = PruningLoss::default();
-    let mut cleared: HashSet<(usize, usize)> = HashSet::new();
+    let mut cleared: foldhash::HashSet<(usize, usize)> = Default::default();
     let mut counted: HashSet<(AtomKind, String)> = HashSet::new();
     let mut found: Vec<NeededAtom> = Vec::new();
     let mut si = 0usize;

@@ -21,7 +21,7 @@
 
 use super::extract::{self, Ctx, Found};
 use super::{AtomKind, CLASSES};
-use std::collections::HashSet;
+use foldhash::HashSet;
 
 /// A needed or target atom, with the keyword set of constraints.
 #[derive(Debug, Clone, PartialEq)]

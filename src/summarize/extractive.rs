@@ -22,9 +22,10 @@ use super::{
 };
 use crate::filetrack::FileOps;
 use crate::model::{Block, Message, Origin, Role};
+use foldhash::{HashMap, HashMapExt as _, HashSet, HashSetExt as _};
 use regex::Regex;
 use std::borrow::Cow;
-use std::collections::{BTreeMap, HashMap, HashSet};
+use std::collections::BTreeMap;
 use std::sync::LazyLock;
 
 pub struct Extractive;
