@@ -21,7 +21,9 @@
 
 use super::extract::{self, Ctx, Found};
 use super::{AtomKind, CLASSES};
+use crate::summarize::text_memo::TextMemo;
 use foldhash::HashSet;
+use std::sync::LazyLock;
 
 /// A needed or target atom, with the keyword set of constraints.
 #[derive(Debug, Clone, PartialEq)]
@@ -302,20 +304,38 @@ pub(crate) fn contains_bounded(hay: &str, needle: &str, before: fn(u8) -> bool, 
 /// and each code span, read as a shell command line. Junk candidates are
 /// harmless: they only ever match an exact normalized command.
 fn command_candidates(text: &str, cwd: Option<&str>, out: &mut HashSet<String>) {
+    // Summaries of one session repeat most of their lines (an iterative update
+    // keeps the previous checkpoint; a sweep's points write near-identical
+    // ones), and lexing a line costs ~20× looking it up: remembered per
+    // (cwd, line), process-wide.
+    static MEMO: LazyLock<TextMemo> = LazyLock::new(Default::default);
+    let mut key = String::new();
     for line in text.lines().take(4096) {
-        let l = line.trim_start_matches(|c: char| c.is_whitespace() || matches!(c, '-' | '*' | '$' | '>' | '•'));
-        let l = l.replace('`', "");
-        for c in extract::normalize_commands(&l, cwd) {
-            out.insert(c);
-        }
-        let mut rest = line;
-        while let Some(open) = rest.find('`') {
-            let after = &rest[open + 1..];
-            let Some(close) = after.find('`') else { break };
-            for c in extract::normalize_commands(&after[..close], cwd) {
-                out.insert(c);
-            }
-            rest = &after[close + 1..];
-        }
+        key.clear();
+        key.push_str(cwd.unwrap_or_default());
+        key.push('\0');
+        key.push_str(line);
+        let commands = MEMO.get_min(&key, MEMO_MIN_LINE, |_| line_commands(line, cwd));
+        out.extend(commands.iter().map(|c| c.to_string()));
     }
+}
+
+/// Lines shorter than this are lexed directly.
+const MEMO_MIN_LINE: usize = 24;
+
+/// The commands one line of free text names: the line itself read as a command
+/// (bullets and prompts stripped, backticks removed), and each code span.
+fn line_commands(line: &str, cwd: Option<&str>) -> Vec<Box<str>> {
+    let mut out: Vec<Box<str>> = Vec::new();
+    let l = line.trim_start_matches(|c: char| c.is_whitespace() || matches!(c, '-' | '*' | '$' | '>' | '•'));
+    let l = l.replace('`', "");
+    out.extend(extract::normalize_commands(&l, cwd).into_iter().map(Box::from));
+    let mut rest = line;
+    while let Some(open) = rest.find('`') {
+        let after = &rest[open + 1..];
+        let Some(close) = after.find('`') else { break };
+        out.extend(extract::normalize_commands(&after[..close], cwd).into_iter().map(Box::from));
+        rest = &after[close + 1..];
+    }
+    out
 }

@@ -32,7 +32,13 @@ impl Default for TextMemo {
 impl TextMemo {
     /// `f(text)`, from the memo when this text was seen before.
     pub fn get(&self, text: &str, f: impl FnOnce(&str) -> Vec<Box<str>>) -> Arc<[Box<str>]> {
-        if text.len() < MIN_LEN {
+        self.get_min(text, MIN_LEN, f)
+    }
+
+    /// [`TextMemo::get`] with another length below which `f` runs directly
+    /// (for functions that cost much more per byte than hashing).
+    pub fn get_min(&self, text: &str, min_len: usize, f: impl FnOnce(&str) -> Vec<Box<str>>) -> Arc<[Box<str>]> {
+        if text.len() < min_len {
             return f(text).into();
         }
         let hash = blake3::hash(text.as_bytes());
