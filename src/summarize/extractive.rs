@@ -25,7 +25,6 @@ use crate::model::{Block, Message, Origin, Role};
 use foldhash::{HashMap, HashMapExt as _, HashSet, HashSetExt as _};
 use regex::Regex;
 use std::borrow::Cow;
-use std::collections::BTreeMap;
 use std::sync::LazyLock;
 
 pub struct Extractive;
@@ -193,8 +192,10 @@ struct Facts {
     earlier: Recent,
     /// Identifiers (paths, URLs, hashes, versions, codes) and code symbols,
     /// with where they were seen.
-    idents: BTreeMap<String, Seen>,
-    symbols: BTreeMap<String, Seen>,
+    /// Hash maps, not ordered ones: looked up once per occurrence, and
+    /// [`ranked`] orders them totally (score, then name).
+    idents: HashMap<String, Seen>,
+    symbols: HashMap<String, Seen>,
     /// Position in the compacted part: one step per message (or per line of a
     /// previous summary), for recency.
     pos: u64,
@@ -878,7 +879,7 @@ fn is_vendored(s: &str) -> bool {
 }
 
 /// Keys by recency-weighted score, best first; ties by text.
-fn ranked(map: &BTreeMap<String, Seen>, last: u64) -> Vec<&str> {
+fn ranked(map: &HashMap<String, Seen>, last: u64) -> Vec<&str> {
     let mut v: Vec<(&String, f64)> = map.iter().map(|(k, s)| (k, s.score(last))).collect();
     v.sort_by(|a, b| b.1.total_cmp(&a.1).then(a.0.cmp(b.0)));
     v.into_iter().map(|(k, _)| k.as_str()).collect()
