@@ -1134,16 +1134,21 @@ impl<'a> Doc<'a> {
                 }
             }
         }
+        // Lines of each section in order: `build` runs up to FILL_TRIES times
+        // and more, so it must not scan every line once per section.
+        let mut by_section: Vec<Vec<usize>> = vec![Vec::new(); self.sections.len()];
+        for (li, &si) in self.section_of.iter().enumerate() {
+            if let Some(v) = by_section.get_mut(si) {
+                v.push(li);
+            }
+        }
         let build = |admitted: &[bool]| -> String {
+            let shown: Vec<bool> = by_section.iter().map(|ls| ls.iter().any(|&li| admitted[li])).collect();
             let mut out = String::new();
             for (si, title) in self.sections.iter().enumerate() {
-                let lines: Vec<&str> = (0..self.lines.len())
-                    .filter(|&li| self.section_of[li] == si && admitted[li])
-                    .map(|li| texts[li].as_str())
-                    .collect();
-                let has_child = (si + 1..self.sections.len())
-                    .take_while(|&c| parent[c] == Some(si))
-                    .any(|c| (0..self.lines.len()).any(|li| self.section_of[li] == c && admitted[li]));
+                let lines: Vec<&str> =
+                    by_section[si].iter().filter(|&&li| admitted[li]).map(|&li| texts[li].as_str()).collect();
+                let has_child = (si + 1..self.sections.len()).take_while(|&c| parent[c] == Some(si)).any(|c| shown[c]);
                 if compact && lines.is_empty() && !has_child {
                     continue;
                 }
