@@ -1168,19 +1168,23 @@ impl<'a> Doc<'a> {
             out.trim_end().to_string()
         };
         let mut text = build(&admitted);
+        // The size of `text`, counted once per rebuild.
+        let mut size = est.text_tokens(&text);
         // Per-line costs round up, so the joined text is usually smaller than
         // their sum: offer the next lines in order again against the real size
         // (a bounded number of tries, each one a rebuild).
         let mut pending: Vec<usize> = (0..self.lines.len()).filter(|&i| !admitted[i]).collect();
         pending.sort_by_key(|&i| (self.lines[i].1, self.lines[i].2, i));
         for i in pending.into_iter().take(FILL_TRIES) {
-            if est.text_tokens(&text) >= budget {
+            if size >= budget {
                 break;
             }
             admitted[i] = true;
             let t = build(&admitted);
-            if est.text_tokens(&t) <= budget {
+            let t_size = est.text_tokens(&t);
+            if t_size <= budget {
                 text = t;
+                size = t_size;
             } else {
                 admitted[i] = false;
             }
@@ -1190,12 +1194,13 @@ impl<'a> Doc<'a> {
         let mut by_prio: Vec<usize> = (0..self.lines.len()).filter(|&i| admitted[i]).collect();
         by_prio.sort_by_key(|&i| std::cmp::Reverse((self.lines[i].1, self.lines[i].2, i)));
         let mut k = 0;
-        while est.text_tokens(&text) > budget && k < by_prio.len() {
+        while size > budget && k < by_prio.len() {
             admitted[by_prio[k]] = false;
             k += 1;
             text = build(&admitted);
+            size = est.text_tokens(&text);
         }
-        if est.text_tokens(&text) > budget {
+        if size > budget {
             // Not even one line fits: cut the text itself, at a line or word
             // end so nothing is left half-written.
             let head = head_chars(&text, (budget as usize).saturating_mul(4));
