@@ -152,8 +152,11 @@ pub fn run(
     let total = jobs.len();
     // Replays still to run per session: the last one frees what the session's
     // points shared (summary answers, quality views and scores).
-    let remaining: Vec<AtomicUsize> =
-        (0..sessions.len()).map(|si| AtomicUsize::new(jobs.iter().filter(|&&(s, _)| s == si).count())).collect();
+    let mut per_session = vec![0usize; sessions.len()];
+    for &(si, _) in &jobs {
+        per_session[si] += 1;
+    }
+    let remaining: Vec<AtomicUsize> = per_session.into_iter().map(AtomicUsize::new).collect();
     let outcomes: Vec<((usize, usize), Option<SessionOutcome>)> = pool.install(|| {
         jobs.par_iter()
             .with_max_len(1)
