@@ -98,12 +98,26 @@ fn write_in_place(
     let Some(fill) = fill.take() else {
         return Err(std::io::Error::other("the anonymous write failed after writing"));
     };
-    let tmp = unique_tmp(dir, &name);
-    let result = (|| {
-        let f = std::fs::OpenOptions::new().write(true).create_new(true).open(&tmp)?;
+    via_named_tmp(dir, &name, path, sync, |f| {
         let mut w = std::io::BufWriter::with_capacity(1 << 16, f);
         fill(&mut w)?;
-        let f = w.into_inner().map_err(std::io::IntoInnerError::into_error)?;
+        w.into_inner().map_err(std::io::IntoInnerError::into_error)
+    })
+}
+
+/// Write a new temporary sibling of `path` (`fill` gets it and hands it back
+/// written), sync it when asked, and rename it over `path`; the temporary file
+/// is removed when anything fails.
+fn via_named_tmp(
+    dir: &Path,
+    name: &str,
+    path: &Path,
+    sync: bool,
+    fill: impl FnOnce(std::fs::File) -> std::io::Result<std::fs::File>,
+) -> std::io::Result<()> {
+    let tmp = unique_tmp(dir, name);
+    let result = (|| {
+        let f = fill(std::fs::OpenOptions::new().write(true).create_new(true).open(&tmp)?)?;
         if sync {
             f.sync_all()?;
         }
@@ -201,20 +215,11 @@ mod anonymous {
 
     fn copy_to_named(mut f: std::fs::File, dir: &Path, name: &str, path: &Path, sync: bool) -> std::io::Result<()> {
         use std::io::{Seek, SeekFrom};
-        let tmp = super::unique_tmp(dir, name);
-        let result = (|| {
-            let mut named = std::fs::OpenOptions::new().write(true).create_new(true).open(&tmp)?;
+        super::via_named_tmp(dir, name, path, sync, |mut named| {
             f.seek(SeekFrom::Start(0))?;
             std::io::copy(&mut f, &mut named)?;
-            if sync {
-                named.sync_all()?;
-            }
-            std::fs::rename(&tmp, path)
-        })();
-        if result.is_err() {
-            let _ = std::fs::remove_file(&tmp);
-        }
-        result
+            Ok(named)
+        })
     }
 }
 

@@ -1263,7 +1263,8 @@ mod tests {
         ]
     }
 
-    fn summarize(msgs: &[Message], prev: Option<&str>, max: u64) -> String {
+    /// `f` on a history request for `msgs` (no file operations, chars/4).
+    fn with_request<R>(msgs: &[Message], prev: Option<&str>, max: u64, f: impl FnOnce(&SummaryRequest<'_>) -> R) -> R {
         let refs: Vec<&Message> = msgs.iter().collect();
         let ops = FileOps::default();
         let req = SummaryRequest {
@@ -1275,7 +1276,11 @@ mod tests {
             limits: InputLimits::default(),
             estimator: &Chars4,
         };
-        Extractive.summarize(&req).unwrap().text
+        f(&req)
+    }
+
+    fn summarize(msgs: &[Message], prev: Option<&str>, max: u64) -> String {
+        with_request(msgs, prev, max, |req| Extractive.summarize(req).unwrap().text)
     }
 
     /// The mechanism behind an empty `## Goal` (seen in the fixtures'
@@ -1283,24 +1288,15 @@ mod tests {
     /// leaves was skipped whole. It is clipped to the room instead.
     #[test]
     fn a_block_larger_than_the_room_left_is_clipped_to_it() {
-        let refs: Vec<&Message> = Vec::new();
-        let ops = FileOps::default();
-        let req = SummaryRequest {
-            part: SummaryPart::History,
-            messages: &refs,
-            previous_summary: None,
-            file_ops: &ops,
-            max_tokens: 200,
-            limits: InputLimits::default(),
-            estimator: &Chars4,
-        };
         let goal: String = (0..200).map(|k| format!("word{k} ")).collect();
-        let mut doc = Doc::new(&req);
-        doc.section("## Goal");
-        doc.block(0, clip_item(&goal, 5_000));
-        doc.section("## Files");
-        doc.list(1, "- ", &["src/a.rs".to_string()], false);
-        let out = doc.render();
+        let out = with_request(&[], None, 200, |req| {
+            let mut doc = Doc::new(req);
+            doc.section("## Goal");
+            doc.block(0, clip_item(&goal, 5_000));
+            doc.section("## Files");
+            doc.list(1, "- ", &["src/a.rs".to_string()], false);
+            doc.render()
+        });
         assert!(Chars4.text_tokens(&out) <= 200, "{out}");
         assert!(out.starts_with("## Goal\nword0 word1 word2"), "{out}");
         let line = out.lines().nth(1).unwrap_or_default();
