@@ -331,3 +331,91 @@ fn extraction_is_deterministic() {
     let text = "Edit src/a.rs: TypeError: x at 9fceb02d0ae5 `foo_bar` https://a.org/x #12";
     assert_eq!(extract_atoms(text, Some(CWD)), extract_atoms(text, Some(CWD)));
 }
+
+// ---------------------------------------------------------------------------
+// A text view read line by line equals the view of the whole text
+
+mod view_by_lines {
+    use crate::quality::view::{TextView, by_lines};
+    use proptest::prelude::*;
+
+    /// Pieces that exercise every pattern family, the command lexer, the
+    /// constraint reader and the word tokens — and the exit-code pattern, the
+    /// one that may match across a line break (`exit code` / ` 3`).
+    const PIECES: &[&str] = &[
+        "exit code",
+        "exited with status",
+        " 3",
+        ": 2",
+        "`cargo test --release`",
+        "$ npm run build",
+        "cd /tmp && ls -la src/",
+        "src/main.rs",
+        "/work/app/lib/util.py",
+        "https://example.com/a.b?x=1",
+        "Foo::bar()",
+        "self.state.todos",
+        "snake_case_name",
+        "camelCase",
+        "TypeError: x is undefined",
+        "error: could not compile",
+        "error[E0425]: cannot find value",
+        "panicked at src/x.rs:1:2",
+        "You must never use unwrap in the parser",
+        "don't push to main.",
+        "Always run the tests before a commit!",
+        "127.0.0.1:8080",
+        "localhost:3000",
+        "deadbeef1234",
+        "v1.2.3-beta.1",
+        "#123",
+        "123456789",
+        "550e8400-e29b-41d4-a716-446655440000",
+        "C:\\Users\\x\\a.txt",
+        "--- a/src/x.rs",
+        "+++ b/src/y.rs",
+        "diff --git a/p.rs b/p.rs",
+        "ΣΑΣ shouldn't",
+        "- ",
+        "## Files",
+        "`",
+        "(",
+    ];
+    const SEPS: &[&str] = &[" ", "\n", "", ". ", "\n\n", "\n- ", "  \n"];
+
+    fn text() -> impl Strategy<Value = String> {
+        prop::collection::vec((0..PIECES.len(), 0..SEPS.len()), 0..40)
+            .prop_map(|v| v.into_iter().map(|(p, s)| format!("{}{}", PIECES[p], SEPS[s])).collect())
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig { cases: 256, ..ProptestConfig::default() })]
+
+        #[test]
+        fn reading_by_lines_changes_nothing(text in text(), cwd in prop::sample::select(vec![None, Some("/work/app")]), constraints: bool) {
+            prop_assert!(by_lines(&text));
+            // Twice: the second read of each line comes from the memo.
+            for _ in 0..2 {
+                let mut lines = TextView::from_lines(&text, cwd, constraints);
+                lines.finish();
+                let mut whole = TextView::from_whole_text(&text, cwd, constraints);
+                whole.finish();
+                prop_assert_eq!(&lines, &whole);
+            }
+        }
+    }
+
+    #[test]
+    fn fences_crlf_and_huge_texts_are_read_whole() {
+        assert!(by_lines("a\nb `c` d\n"));
+        assert!(!by_lines("a\n```\nfoo_bar()\n```\n"));
+        assert!(!by_lines("a\r\nb"));
+        assert!(!by_lines(&"x".repeat(crate::quality::extract::SCAN_HEAD + crate::quality::extract::SCAN_TAIL + 1)));
+    }
+
+    #[test]
+    fn an_exit_code_across_a_line_break_is_found() {
+        let v = TextView::from_text("the build exited with code\n 3 after a while", None, false);
+        assert!(v.keys[2].contains("exit code 3"), "{:?}", v.keys[2]);
+    }
+}

@@ -17,29 +17,36 @@ const SHARDS: usize = 16;
 /// Entries per shard before it is cleared.
 const SHARD_CAP: usize = 8_192;
 
-type Shard = Mutex<HashMap<[u8; 16], Arc<[Box<str>]>>>;
+type Shard<V> = Mutex<HashMap<[u8; 16], V>>;
 
-pub struct TextMemo {
-    shards: [Shard; SHARDS],
+/// A memo of any cheaply cloned value (an `Arc`) per text.
+pub struct Memo<V> {
+    shards: [Shard<V>; SHARDS],
 }
 
-impl Default for TextMemo {
-    fn default() -> TextMemo {
-        TextMemo { shards: std::array::from_fn(|_| Mutex::new(HashMap::new())) }
+/// The common case: a list of strings per text.
+pub type TextMemo = Memo<Arc<[Box<str>]>>;
+
+impl<V> Default for Memo<V> {
+    fn default() -> Memo<V> {
+        Memo { shards: std::array::from_fn(|_| Mutex::new(HashMap::new())) }
     }
 }
 
 impl TextMemo {
     /// `f(text)`, from the memo when this text was seen before.
     pub fn get(&self, text: &str, f: impl FnOnce(&str) -> Vec<Box<str>>) -> Arc<[Box<str>]> {
-        self.get_min(text, MIN_LEN, f)
+        self.get_min(text, MIN_LEN, |t| f(t).into())
     }
+}
 
-    /// [`TextMemo::get`] with another length below which `f` runs directly
-    /// (for functions that cost much more per byte than hashing).
-    pub fn get_min(&self, text: &str, min_len: usize, f: impl FnOnce(&str) -> Vec<Box<str>>) -> Arc<[Box<str>]> {
+impl<V: Clone> Memo<V> {
+    /// `f(text)`, from the memo when this text was seen before; texts shorter
+    /// than `min_len` are computed directly (for functions that cost much more
+    /// per byte than hashing, a small `min_len`).
+    pub fn get_min(&self, text: &str, min_len: usize, f: impl FnOnce(&str) -> V) -> V {
         if text.len() < min_len {
-            return f(text).into();
+            return f(text);
         }
         let hash = blake3::hash(text.as_bytes());
         let mut key = [0u8; 16];
@@ -48,7 +55,7 @@ impl TextMemo {
         if let Some(v) = shard.lock().ok().and_then(|m| m.get(&key).cloned()) {
             return v;
         }
-        let v: Arc<[Box<str>]> = f(text).into();
+        let v = f(text);
         if let Ok(mut m) = shard.lock() {
             if m.len() >= SHARD_CAP {
                 m.clear();
