@@ -457,6 +457,134 @@ fn trim_url(u: &str) -> &str {
 // ---------------------------------------------------------------------------
 // Text scanning
 
+/// Which characters a text holds. A pattern that needs a character the text
+/// lacks cannot match, and skipping its search saves the search's fixed cost,
+/// most of the scan of a short text (a message, a summary line). Each test
+/// below is a necessary condition of its pattern, so skipping changes nothing.
+#[derive(Default)]
+struct Chars {
+    dot: bool,
+    slash: bool,
+    colon: bool,
+    dash: bool,
+    paren: bool,
+    underscore: bool,
+    upper: bool,
+    upper_e: bool,
+    upper_s: bool,
+    digit: bool,
+    /// Longest run of hex digits and of decimal digits.
+    hex_run: usize,
+    digit_run: usize,
+}
+
+/// Above this size a text holds every character the tests ask for (and a
+/// search's fixed cost is small next to its length): not worth a pass.
+const CHARS_MAX_LEN: usize = 512;
+
+impl Chars {
+    fn of(text: &str) -> Chars {
+        if text.len() > CHARS_MAX_LEN {
+            return Chars::any();
+        }
+        let mut c = Chars::default();
+        let (mut hex, mut dec) = (0usize, 0usize);
+        for &b in text.as_bytes() {
+            match b {
+                b'.' => c.dot = true,
+                b'/' => c.slash = true,
+                b':' => c.colon = true,
+                b'-' => c.dash = true,
+                b'(' => c.paren = true,
+                b'_' => c.underscore = true,
+                b'E' => c.upper_e = true,
+                b'S' => c.upper_s = true,
+                _ => {}
+            }
+            c.upper |= b.is_ascii_uppercase();
+            if b.is_ascii_hexdigit() {
+                hex += 1;
+                c.hex_run = c.hex_run.max(hex);
+            } else {
+                hex = 0;
+            }
+            if b.is_ascii_digit() {
+                dec += 1;
+                c.digit_run = c.digit_run.max(dec);
+            } else {
+                dec = 0;
+            }
+        }
+        c.digit = c.digit_run > 0;
+        c
+    }
+
+    /// Every test passes.
+    fn any() -> Chars {
+        Chars {
+            dot: true,
+            slash: true,
+            colon: true,
+            dash: true,
+            paren: true,
+            underscore: true,
+            upper: true,
+            upper_e: true,
+            upper_s: true,
+            digit: true,
+            hex_run: usize::MAX,
+            digit_run: usize::MAX,
+        }
+    }
+
+    /// `https?://`
+    fn url(&self) -> bool {
+        self.colon && self.slash
+    }
+    /// Five hex groups joined by `-`, the last of 12 digits.
+    fn uuid(&self) -> bool {
+        self.dash && self.hex_run >= 12
+    }
+    /// `host:port`
+    fn hostport(&self) -> bool {
+        self.colon && self.digit
+    }
+    fn pathish(&self) -> bool {
+        self.dot || self.slash
+    }
+    fn hex(&self) -> bool {
+        self.hex_run >= 7
+    }
+    /// `1.2.3`
+    fn semver(&self) -> bool {
+        self.dot && self.digit
+    }
+    fn number(&self) -> bool {
+        self.digit_run >= 6
+    }
+    /// `Error`, `Exception`
+    fn err_class(&self) -> bool {
+        self.upper_e
+    }
+    /// `error:`, `fatal:`
+    fn err_generic(&self) -> bool {
+        self.colon
+    }
+    /// `E0425`, `TS2304`, `CS0103`
+    fn err_code(&self) -> bool {
+        self.digit_run >= 3 && (self.upper_e || self.upper_s)
+    }
+    /// `exit code 3`
+    fn exit(&self) -> bool {
+        self.digit
+    }
+    /// A qualified name (`.`, `::`), a call (`(`), `snake_case` or a capital
+    /// (`CamelCase`, `camelCase`).
+    fn symbol(&self) -> bool {
+        self.dot || self.colon || self.paren || self.underscore || self.upper
+    }
+}
+
 /// Scan a text (head and tail when huge) and append what it names.
 pub(crate) fn scan_text(text: &str, ctx: Ctx, cwd: Option<&str>, out: &mut Vec<Found>) {
     for piece in pieces(text) {
@@ -486,8 +614,11 @@ pub(crate) fn scan_exit_codes(text: &str, out: &mut Vec<Found>) {
 fn scan_piece(text: &str, ctx: Ctx, cwd: Option<&str>, exit: bool, out: &mut Vec<Found>) {
     let Some(p) = patterns() else { return };
     let mut claimed = Claimed::default();
+    let has = Chars::of(text);
+    // A pattern `text` cannot match is searched in the empty string.
+    let hay = |ok: bool| if ok { text } else { "" };
 
-    for m in p.url.find_iter(text) {
+    for m in p.url.find_iter(hay(has.url())) {
         let v = trim_url(m.as_str());
         if v.len() > "https://".len() && v.len() <= MAX_VALUE_LEN {
             out.push(Found::new(AtomKind::Id, v.to_string()));
@@ -496,7 +627,7 @@ fn scan_piece(text: &str, ctx: Ctx, cwd: Option<&str>, exit: bool, out: &mut Vec
     }
     claimed.commit();
 
-    for m in p.uuid.find_iter(text) {
+    for m in p.uuid.find_iter(hay(has.uuid())) {
         if !claimed.overlaps(m.start(), m.end()) {
             out.push(Found::new(AtomKind::Id, m.as_str().to_ascii_uppercase()));
             claimed.claim(m.start(), m.end());
@@ -530,7 +661,7 @@ fn scan_piece(text: &str, ctx: Ctx, cwd: Option<&str>, exit: bool, out: &mut Vec
         claimed.commit();
     }
 
-    for m in p.hostport.find_iter(text) {
+    for m in p.hostport.find_iter(hay(has.hostport())) {
         let s = m.as_str();
         let host = s.rsplit_once(':').map_or(s, |(h, _)| h);
         let tld = host.rsplit('.').next().unwrap_or(host);
@@ -546,7 +677,7 @@ fn scan_piece(text: &str, ctx: Ctx, cwd: Option<&str>, exit: bool, out: &mut Vec
     }
     claimed.commit();
 
-    for m in p.pathish.find_iter(text) {
+    for m in p.pathish.find_iter(hay(has.pathish())) {
         let t = m.as_str().trim_end_matches(['.', '-']);
         if t.is_empty() || claimed.overlaps(m.start(), m.end()) || !accept_path_token(t) {
             continue;
@@ -567,7 +698,7 @@ fn scan_piece(text: &str, ctx: Ctx, cwd: Option<&str>, exit: bool, out: &mut Vec
     }
     claimed.commit();
 
-    for m in p.hex.find_iter(text) {
+    for m in p.hex.find_iter(hay(has.hex())) {
         let v = m.as_str();
         if is_hex_value(v) && !claimed.overlaps(m.start(), m.end()) {
             out.push(Found::new(AtomKind::Id, v.to_ascii_uppercase()));
@@ -576,7 +707,7 @@ fn scan_piece(text: &str, ctx: Ctx, cwd: Option<&str>, exit: bool, out: &mut Vec
     }
     claimed.commit();
 
-    for m in p.semver.find_iter(text) {
+    for m in p.semver.find_iter(hay(has.semver())) {
         let after = &text.as_bytes()[m.end()..];
         let ip_like = after.len() >= 2 && after[0] == b'.' && after[1].is_ascii_digit();
         if !ip_like && !claimed.overlaps(m.start(), m.end()) {
@@ -586,7 +717,7 @@ fn scan_piece(text: &str, ctx: Ctx, cwd: Option<&str>, exit: bool, out: &mut Vec
     }
     claimed.commit();
 
-    for m in p.number.find_iter(text) {
+    for m in p.number.find_iter(hay(has.number())) {
         if !claimed.overlaps(m.start(), m.end()) {
             out.push(Found::new(AtomKind::Id, m.as_str().to_string()));
             claimed.claim(m.start(), m.end());
@@ -606,13 +737,13 @@ fn scan_piece(text: &str, ctx: Ctx, cwd: Option<&str>, exit: bool, out: &mut Vec
     }
     claimed.commit();
 
-    scan_errors(p, text, out);
-    if exit {
+    scan_errors(p, text, &has, out);
+    if exit && has.exit() {
         scan_exit(p, text, out);
     }
 
     let spans = if ctx == Ctx::Prose { code_spans(text) } else { Vec::new() };
-    for m in p.symbol.find_iter(text) {
+    for m in p.symbol.find_iter(hay(has.symbol())) {
         if claimed.overlaps(m.start(), m.end()) {
             continue;
         }
@@ -629,14 +760,14 @@ fn is_code_path(m: &str) -> bool {
     m.find(':').is_some_and(|i| m[i + 1..].starts_with(':'))
 }
 
-fn scan_errors(p: &Patterns, text: &str, out: &mut Vec<Found>) {
-    for m in p.err_class.find_iter(text) {
+fn scan_errors(p: &Patterns, text: &str, has: &Chars, out: &mut Vec<Found>) {
+    for m in p.err_class.find_iter(if has.err_class() { text } else { "" }) {
         if !is_code_path(m.as_str()) {
             out.push(Found::new(AtomKind::Error, fingerprint(m.as_str())));
         }
     }
-    for re in [&p.err_generic, &p.err_panic] {
-        for m in re.find_iter(text) {
+    for (re, ok) in [(&p.err_generic, has.err_generic()), (&p.err_panic, true)] {
+        for m in re.find_iter(if ok { text } else { "" }) {
             if is_code_path(m.as_str()) {
                 continue;
             }
@@ -647,7 +778,7 @@ fn scan_errors(p: &Patterns, text: &str, out: &mut Vec<Found>) {
             }
         }
     }
-    for m in p.err_code.find_iter(text) {
+    for m in p.err_code.find_iter(if has.err_code() { text } else { "" }) {
         out.push(Found::new(AtomKind::Error, m.as_str().to_string()));
     }
 }
@@ -1198,5 +1329,85 @@ pub(crate) fn patch_files(text: &str, cwd: Option<&str>, out: &mut Vec<Found>) {
                 out.push(Found { kind: AtomKind::Path, value: v, strong: true, modified: true });
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod chars_tests {
+    use super::{Chars, Patterns};
+    use proptest::prelude::*;
+
+    const PIECES: &[&str] = &[
+        "https://a.io/x",
+        "550e8400-e29b-41d4-a716-446655440000",
+        "localhost:3000",
+        "10.0.0.1:80",
+        "src/a.rs",
+        "deadbeef1",
+        "v1.2.3",
+        "1234567",
+        "#12",
+        "Foo::bar",
+        "foo(",
+        "snake_case",
+        "CamelCase",
+        "camelCase",
+        "TypeError: x",
+        "IOException",
+        "error: y",
+        "FATAL: z",
+        "error[E1]: w",
+        "E0425",
+        "TS2304",
+        "CS0103",
+        "exit code 3",
+        "Exited with status: 12",
+        "word",
+        " ",
+        "\n",
+        ".",
+        "-",
+    ];
+
+    fn text() -> impl Strategy<Value = String> {
+        prop_oneof!["[ -~\n]{0,80}", prop::collection::vec(prop::sample::select(PIECES), 0..8).prop_map(|v| v.concat()),]
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig { cases: 512, ..ProptestConfig::default() })]
+
+        /// Each test of `Chars` is a necessary condition of its pattern: when a
+        /// pattern matches, its test passes (so skipping a search on a failed
+        /// test loses nothing).
+        #[test]
+        fn a_pattern_matches_only_texts_its_test_admits(text in text()) {
+            let p = Patterns::build().map_err(|e| TestCaseError::fail(e.to_string()))?;
+            let c = Chars::of(&text);
+            let cases = [
+                ("url", &p.url, c.url()),
+                ("uuid", &p.uuid, c.uuid()),
+                ("hostport", &p.hostport, c.hostport()),
+                ("pathish", &p.pathish, c.pathish()),
+                ("hex", &p.hex, c.hex()),
+                ("semver", &p.semver, c.semver()),
+                ("number", &p.number, c.number()),
+                ("err_class", &p.err_class, c.err_class()),
+                ("err_generic", &p.err_generic, c.err_generic()),
+                ("err_code", &p.err_code, c.err_code()),
+                ("exit", &p.exit, c.exit()),
+                ("symbol", &p.symbol, c.symbol()),
+            ];
+            for (name, re, admitted) in cases {
+                prop_assert!(admitted || !re.is_match(&text), "{name} matches {text:?} but its test fails");
+            }
+        }
+    }
+
+    #[test]
+    fn tests_fail_on_plain_prose() {
+        let c = Chars::of("the quick brown fox jumps over the lazy dog");
+        assert!(!(c.url() || c.uuid() || c.hostport() || c.pathish() || c.semver() || c.number()));
+        assert!(!(c.err_class() || c.err_generic() || c.err_code() || c.exit() || c.symbol()));
+        assert!(Chars::of(&"x".repeat(super::CHARS_MAX_LEN + 1)).symbol());
     }
 }

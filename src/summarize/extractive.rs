@@ -659,7 +659,7 @@ impl Facts {
     /// (deterministic). Those the file lists already name are left out.
     fn ranked_idents(&self) -> Vec<&str> {
         let listed = |s: &str| self.file_ops.read.contains(s) || self.file_ops.modified.contains(s);
-        ranked(&self.idents, self.pos).into_iter().filter(|s| !listed(s)).take(LIST_CAP).collect()
+        ranked(self.idents.iter().filter(|(s, _)| !listed(s)), self.pos, LIST_CAP)
     }
 
     /// Code symbols, best first, packed into lines. A symbol that a better
@@ -669,7 +669,7 @@ impl Facts {
         let mut kept: Vec<&str> = Vec::new();
         // Every run of whole segments of a kept symbol: what it spells out.
         let mut named: HashSet<&str> = HashSet::new();
-        for s in ranked(&self.symbols, self.pos).into_iter().take(SYMBOL_CAP) {
+        for s in ranked(self.symbols.iter(), self.pos, SYMBOL_CAP) {
             if named.contains(s) {
                 continue;
             }
@@ -878,10 +878,18 @@ fn is_vendored(s: &str) -> bool {
         .any(|d| s.contains(d))
 }
 
-/// Keys by recency-weighted score, best first; ties by text.
-fn ranked(map: &HashMap<String, Seen>, last: u64) -> Vec<&str> {
-    let mut v: Vec<(&String, f64)> = map.iter().map(|(k, s)| (k, s.score(last))).collect();
-    v.sort_by(|a, b| b.1.total_cmp(&a.1).then(a.0.cmp(b.0)));
+/// The `top` best keys by recency-weighted score, best first; ties by text.
+/// The order is total, so selecting the top before sorting them gives the
+/// same list as sorting all (a session names thousands of symbols; a
+/// checkpoint lists a few hundred).
+fn ranked<'m>(entries: impl Iterator<Item = (&'m String, &'m Seen)>, last: u64, top: usize) -> Vec<&'m str> {
+    let mut v: Vec<(&String, f64)> = entries.map(|(k, s)| (k, s.score(last))).collect();
+    let order = |a: &(&String, f64), b: &(&String, f64)| b.1.total_cmp(&a.1).then(a.0.cmp(b.0));
+    if v.len() > top {
+        v.select_nth_unstable_by(top, order);
+        v.truncate(top);
+    }
+    v.sort_by(order);
     v.into_iter().map(|(k, _)| k.as_str()).collect()
 }
 
