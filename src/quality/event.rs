@@ -259,9 +259,7 @@ impl<'a> SessionAtoms<'a> {
         let kept: Vec<Range<usize>> = point.kept.iter().map(clamp).collect();
         let future = clamp(&point.future);
 
-        let msg_tokens = |ranges: &[Range<usize>]| -> u64 {
-            ranges.iter().flat_map(Clone::clone).map(|m| est.message_tokens(&self.messages[m])).sum()
-        };
+        let msg_tokens = |ranges: &[Range<usize>]| -> u64 { self.tokens_in(est, ranges) };
         let replaced_text_tokens: u64 = point.replaced_text.iter().map(|s| est.text_tokens(s)).sum();
         let replaced_tokens = point.replaced_tokens.unwrap_or_else(|| msg_tokens(&replaced) + replaced_text_tokens);
         let kept_tokens = point

@@ -6,8 +6,10 @@ use super::extract::{self, Ctx, Found};
 use super::view::TextView;
 use super::{AtomKind, CLASSES};
 use crate::model::{Block, Message, Origin, Role, Session};
+use crate::tokens::{Estimator, EstimatorKind};
 use foldhash::{HashMap, HashMapExt as _};
 use std::ops::Range;
+use std::sync::{Arc, Mutex};
 
 /// Flags of one occurrence.
 pub(crate) mod flag {
@@ -82,6 +84,9 @@ pub struct SessionAtoms<'a> {
     /// Indices of messages a person typed, ascending (the pending ask).
     pub(crate) humans: Vec<usize>,
     pub(crate) system: TextView,
+    /// Running sums of the messages' tokens per estimator (`prefix[m]` = the
+    /// tokens of messages `0..m`), built at the first event that needs them.
+    token_prefix: Mutex<Vec<(EstimatorKind, Arc<[u64]>)>>,
 }
 
 impl<'a> SessionAtoms<'a> {
@@ -117,6 +122,7 @@ impl<'a> SessionAtoms<'a> {
             assistants: Vec::new(),
             humans: Vec::new(),
             system: TextView::default(),
+            token_prefix: Mutex::default(),
         };
         s.build(excluded);
         s
@@ -128,6 +134,38 @@ impl<'a> SessionAtoms<'a> {
     pub fn with_system_prompt(mut self, text: &str) -> SessionAtoms<'a> {
         self.system = TextView::from_text(text, self.cwd.as_deref(), true);
         self
+    }
+
+    /// The tokens of the messages in `ranges` (within the session). Each event
+    /// sums P and T, which in a long session is most of it, and a sweep scores
+    /// hundreds of events of one session: running sums make each sum O(1). The
+    /// estimators are the process's fixed ones, so the kind names the counts
+    /// (as the sweep's shared scores assume).
+    pub(crate) fn tokens_in(&self, est: &dyn Estimator, ranges: &[Range<usize>]) -> u64 {
+        let prefix = self.token_prefix(est);
+        let at = |i: usize| prefix.get(i).copied().unwrap_or(0);
+        ranges.iter().map(|r| at(r.end).saturating_sub(at(r.start))).sum()
+    }
+
+    fn token_prefix(&self, est: &dyn Estimator) -> Arc<[u64]> {
+        let kind = est.kind();
+        let cached = |c: &Vec<(EstimatorKind, Arc<[u64]>)>| c.iter().find(|(k, _)| *k == kind).map(|(_, p)| p.clone());
+        if let Some(p) = self.token_prefix.lock().ok().and_then(|c| cached(&c)) {
+            return p;
+        }
+        let mut sum = 0u64;
+        let prefix: Arc<[u64]> = std::iter::once(0)
+            .chain(self.messages.iter().map(|m| {
+                sum += est.message_tokens(m);
+                sum
+            }))
+            .collect();
+        if let Ok(mut c) = self.token_prefix.lock()
+            && cached(&c).is_none()
+        {
+            c.push((kind, prefix.clone()));
+        }
+        prefix
     }
 
     /// What a free text (a summary) names, read with this session's cwd, as
