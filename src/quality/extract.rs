@@ -589,29 +589,12 @@ impl Chars {
 pub(crate) fn scan_text(text: &str, ctx: Ctx, cwd: Option<&str>, out: &mut Vec<Found>) {
     for piece in pieces(text) {
         if !piece.is_empty() {
-            scan_piece(piece, ctx, cwd, true, out);
+            scan_piece(piece, ctx, cwd, out);
         }
     }
 }
 
-/// [`scan_text`] of one line of a prose text that has no code fence and is small
-/// enough to be scanned whole, except its exit codes. No pattern but the exit
-/// code's (`exit code\n 3`) matches across a line break, and without fences a
-/// code span ends on its line, so such a text names the union of what its lines
-/// name plus [`scan_exit_codes`] of the whole text.
-pub(crate) fn scan_prose_line(line: &str, cwd: Option<&str>, out: &mut Vec<Found>) {
-    scan_piece(line, Ctx::Prose, cwd, false, out);
-}
-
-/// The exit-code atoms of a text (the part [`scan_prose_line`] leaves out).
-pub(crate) fn scan_exit_codes(text: &str, out: &mut Vec<Found>) {
-    let Some(p) = patterns() else { return };
-    for piece in pieces(text) {
-        scan_exit(p, piece, out);
-    }
-}
-
-fn scan_piece(text: &str, ctx: Ctx, cwd: Option<&str>, exit: bool, out: &mut Vec<Found>) {
+fn scan_piece(text: &str, ctx: Ctx, cwd: Option<&str>, out: &mut Vec<Found>) {
     let Some(p) = patterns() else { return };
     let mut claimed = Claimed::default();
     let has = Chars::of(text);
@@ -738,9 +721,6 @@ fn scan_piece(text: &str, ctx: Ctx, cwd: Option<&str>, exit: bool, out: &mut Vec
     claimed.commit();
 
     scan_errors(p, text, &has, out);
-    if exit && has.exit() {
-        scan_exit(p, text, out);
-    }
 
     let spans = if ctx == Ctx::Prose { code_spans(text) } else { Vec::new() };
     for m in p.symbol.find_iter(hay(has.symbol())) {
@@ -781,10 +761,7 @@ fn scan_errors(p: &Patterns, text: &str, has: &Chars, out: &mut Vec<Found>) {
     for m in p.err_code.find_iter(if has.err_code() { text } else { "" }) {
         out.push(Found::new(AtomKind::Error, m.as_str().to_string()));
     }
-}
-
-fn scan_exit(p: &Patterns, text: &str, out: &mut Vec<Found>) {
-    for c in p.exit.captures_iter(text) {
+    for c in p.exit.captures_iter(if has.exit() { text } else { "" }) {
         if let Some(code) = exit_code(&c) {
             out.push(Found::new(AtomKind::Error, format!("exit code {code}")));
         }

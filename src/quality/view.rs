@@ -21,9 +21,9 @@
 
 use super::extract::{self, Ctx, Found};
 use super::{AtomKind, CLASSES};
-use crate::summarize::text_memo::{Memo, TextMemo};
+use crate::summarize::text_memo::TextMemo;
 use foldhash::HashSet;
-use std::sync::{Arc, LazyLock};
+use std::sync::LazyLock;
 
 /// A needed or target atom, with the keyword set of constraints.
 #[derive(Debug, Clone, PartialEq)]
@@ -34,7 +34,7 @@ pub(crate) struct Target {
 }
 
 /// Everything a text names.
-#[derive(Debug, Default, Clone, PartialEq)]
+#[derive(Debug, Default, Clone)]
 pub(crate) struct TextView {
     /// All occurrences (strong and weak) by class.
     pub keys: [HashSet<String>; CLASSES],
@@ -57,29 +57,6 @@ impl TextView {
     /// Read a free text (summary, system prompt). `constraints` also reads its
     /// constraint sentences (for texts that carry user instructions).
     pub fn from_text(text: &str, cwd: Option<&str>, constraints: bool) -> TextView {
-        let mut v = if by_lines(text) {
-            TextView::from_lines(text, cwd, constraints)
-        } else {
-            TextView::from_whole_text(text, cwd, constraints)
-        };
-        let mut norm = String::new();
-        for piece in extract::pieces(text) {
-            let piece = match cwd {
-                Some(c) => piece.replace(&format!("{c}/"), ""),
-                None => piece.to_string(),
-            };
-            if !norm.is_empty() {
-                norm.push(' ');
-            }
-            norm.push_str(&extract::fold_ws(&piece));
-        }
-        v.text = norm;
-        v.finish();
-        v
-    }
-
-    /// Everything but the normalized text, reading the text as one piece.
-    pub(super) fn from_whole_text(text: &str, cwd: Option<&str>, constraints: bool) -> TextView {
         let mut v = TextView::default();
         let mut found = Vec::new();
         extract::scan_text(text, Ctx::Prose, cwd, &mut found);
@@ -99,69 +76,19 @@ impl TextView {
                 v.constraints.push((sentence, kw));
             }
         }
-        v
-    }
-
-    /// [`TextView::from_whole_text`] as the union of the text's lines, each read
-    /// once per process ([`by_lines`] says when that is the same). Summaries of
-    /// one session repeat most of their lines — an iterative update keeps the
-    /// previous checkpoint, and a sweep's points write near-identical ones (on
-    /// the corpus's 72-point grid, 4.6 MB of summary lines hold 1.2 MB of
-    /// distinct ones) — and reading a line costs ~20× looking it up.
-    pub(super) fn from_lines(text: &str, cwd: Option<&str>, constraints: bool) -> TextView {
-        static MEMO: LazyLock<Memo<Arc<LineFacts>>> = LazyLock::new(Default::default);
-        let mut v = TextView::default();
-        let mut key = String::new();
-        for (i, line) in text.lines().enumerate() {
-            // A blank line names nothing (every pattern needs a non-space).
-            if line.trim().is_empty() {
-                continue;
+        let mut norm = String::new();
+        for piece in extract::pieces(text) {
+            let piece = match cwd {
+                Some(c) => piece.replace(&format!("{c}/"), ""),
+                None => piece.to_string(),
+            };
+            if !norm.is_empty() {
+                norm.push(' ');
             }
-            key.clear();
-            key.push_str(cwd.unwrap_or_default());
-            key.push('\0');
-            key.push_str(line);
-            // Every line: even a short one costs a dozen regex searches.
-            let facts = MEMO.get_min(&key, 0, |_| Arc::new(LineFacts::read(line, cwd)));
-            for f in &facts.found {
-                v.add_found(f);
-            }
-            for w in &facts.idents {
-                if !v.idents.contains(&**w) {
-                    v.idents.insert(w.to_string());
-                }
-            }
-            for w in &facts.words {
-                if !v.words.contains(&**w) {
-                    v.words.insert(w.to_string());
-                }
-            }
-            // `command_candidates` reads the first 4,096 lines.
-            if i < MAX_COMMAND_LINES {
-                for c in &facts.commands {
-                    if !v.commands.contains(&**c) {
-                        v.commands.insert(c.to_string());
-                    }
-                }
-            }
-            if constraints {
-                for (sentence, kw) in &facts.constraints {
-                    // First-seen order, as `extract::constraints` keeps them.
-                    if !v.constraints.iter().any(|(s, _)| s == sentence) {
-                        v.keys[5].insert(extract::constraint_key(kw));
-                        v.constraints.push((sentence.clone(), kw.clone()));
-                    }
-                }
-            }
+            norm.push_str(&extract::fold_ws(&piece));
         }
-        let mut exits = Vec::new();
-        extract::scan_exit_codes(text, &mut exits);
-        for f in &exits {
-            v.add_found(f);
-        }
-        for c in &v.commands {
-            v.keys[3].insert(c.clone());
-        }
+        v.text = norm;
+        v.finish();
         v
     }
 
@@ -383,62 +310,18 @@ fn command_candidates(text: &str, cwd: Option<&str>, out: &mut HashSet<String>) 
     // (cwd, line), process-wide.
     static MEMO: LazyLock<TextMemo> = LazyLock::new(Default::default);
     let mut key = String::new();
-    for line in text.lines().take(MAX_COMMAND_LINES) {
+    for line in text.lines().take(4096) {
         key.clear();
         key.push_str(cwd.unwrap_or_default());
         key.push('\0');
         key.push_str(line);
-        let commands = MEMO.get_min(&key, MEMO_MIN_LINE, |_| line_commands(line, cwd).into());
+        let commands = MEMO.get_min(&key, MEMO_MIN_LINE, |_| line_commands(line, cwd));
         out.extend(commands.iter().map(|c| c.to_string()));
     }
 }
 
-/// Lines shorter than this are read directly.
+/// Lines shorter than this are lexed directly.
 const MEMO_MIN_LINE: usize = 24;
-
-/// Lines of a text read as command lines.
-const MAX_COMMAND_LINES: usize = 4096;
-
-/// Whether [`TextView::from_lines`] reads `text` exactly as
-/// [`TextView::from_whole_text`] does: small enough to be scanned whole (no
-/// head/tail split), no code fence (a fence makes a code span of many lines),
-/// and no `\r` (`lines()` would drop it where the scanners keep it).
-pub(super) fn by_lines(text: &str) -> bool {
-    text.len() <= extract::SCAN_HEAD + extract::SCAN_TAIL && !text.contains("```") && !text.contains('\r')
-}
-
-/// What one line of a free text names.
-struct LineFacts {
-    found: Vec<Found>,
-    /// Identifier tokens (`add_tokens`), distinct.
-    idents: Vec<Box<str>>,
-    /// Lower-cased word tokens, distinct.
-    words: Vec<Box<str>>,
-    commands: Vec<Box<str>>,
-    constraints: Vec<(String, Vec<String>)>,
-}
-
-impl LineFacts {
-    fn read(line: &str, cwd: Option<&str>) -> LineFacts {
-        let mut found = Vec::new();
-        extract::scan_prose_line(line, cwd, &mut found);
-        let mut seen: HashSet<&str> = HashSet::default();
-        let idents = line
-            .split(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
-            .filter(|w| w.len() >= 2 && seen.insert(w))
-            .map(Box::from)
-            .collect();
-        let mut words: Vec<Box<str>> = Vec::new();
-        let mut seen: HashSet<Box<str>> = HashSet::default();
-        extract::word_tokens(line, |w| {
-            if !seen.contains(w) {
-                seen.insert(w.into());
-                words.push(w.into());
-            }
-        });
-        LineFacts { found, idents, words, commands: line_commands(line, cwd), constraints: extract::constraints(line) }
-    }
-}
 
 /// The commands one line of free text names: the line itself read as a command
 /// (bullets and prompts stripped, backticks removed), and each code span.

@@ -17,36 +17,29 @@ const SHARDS: usize = 16;
 /// Entries per shard before it is cleared.
 const SHARD_CAP: usize = 8_192;
 
-type Shard<V> = Mutex<HashMap<[u8; 16], V>>;
+type Shard = Mutex<HashMap<[u8; 16], Arc<[Box<str>]>>>;
 
-/// A memo of any cheaply cloned value (an `Arc`) per text.
-pub struct Memo<V> {
-    shards: [Shard<V>; SHARDS],
+pub struct TextMemo {
+    shards: [Shard; SHARDS],
 }
 
-/// The common case: a list of strings per text.
-pub type TextMemo = Memo<Arc<[Box<str>]>>;
-
-impl<V> Default for Memo<V> {
-    fn default() -> Memo<V> {
-        Memo { shards: std::array::from_fn(|_| Mutex::new(HashMap::new())) }
+impl Default for TextMemo {
+    fn default() -> TextMemo {
+        TextMemo { shards: std::array::from_fn(|_| Mutex::new(HashMap::new())) }
     }
 }
 
 impl TextMemo {
     /// `f(text)`, from the memo when this text was seen before.
     pub fn get(&self, text: &str, f: impl FnOnce(&str) -> Vec<Box<str>>) -> Arc<[Box<str>]> {
-        self.get_min(text, MIN_LEN, |t| f(t).into())
+        self.get_min(text, MIN_LEN, f)
     }
-}
 
-impl<V: Clone> Memo<V> {
-    /// `f(text)`, from the memo when this text was seen before; texts shorter
-    /// than `min_len` are computed directly (for functions that cost much more
-    /// per byte than hashing, a small `min_len`).
-    pub fn get_min(&self, text: &str, min_len: usize, f: impl FnOnce(&str) -> V) -> V {
+    /// [`TextMemo::get`] with another length below which `f` runs directly
+    /// (for functions that cost much more per byte than hashing).
+    pub fn get_min(&self, text: &str, min_len: usize, f: impl FnOnce(&str) -> Vec<Box<str>>) -> Arc<[Box<str>]> {
         if text.len() < min_len {
-            return f(text);
+            return f(text).into();
         }
         let hash = blake3::hash(text.as_bytes());
         let mut key = [0u8; 16];
@@ -55,7 +48,7 @@ impl<V: Clone> Memo<V> {
         if let Some(v) = shard.lock().ok().and_then(|m| m.get(&key).cloned()) {
             return v;
         }
-        let v = f(text);
+        let v: Arc<[Box<str>]> = f(text).into();
         if let Ok(mut m) = shard.lock() {
             if m.len() >= SHARD_CAP {
                 m.clear();
