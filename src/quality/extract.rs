@@ -459,7 +459,7 @@ fn trim_url(u: &str) -> &str {
 
 /// Which characters a text holds. A pattern that needs a character the text
 /// lacks cannot match, and skipping its search saves the search's fixed cost,
-/// most of the scan of a short text (a message, a summary line). Each test
+/// most of the scan of a short text (a request, a tool argument). Each test
 /// below is a necessary condition of its pattern, so skipping changes nothing.
 #[derive(Default)]
 struct Chars {

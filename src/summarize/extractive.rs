@@ -1401,6 +1401,21 @@ mod tests {
     }
 
     #[test]
+    fn ranking_the_top_gives_the_head_of_the_full_ranking() {
+        // Many ties in score (broken by text) and more keys than the top.
+        let mut map: HashMap<String, Seen> = HashMap::new();
+        for i in 0..500u64 {
+            map.entry(format!("k{:03}", (i * 7919) % 500)).or_default().add((i % 5) as f64 + 1.0, i % 37);
+        }
+        let mut all: Vec<(&String, f64)> = map.iter().map(|(k, s)| (k, s.score(40))).collect();
+        all.sort_by(|a, b| b.1.total_cmp(&a.1).then(a.0.cmp(b.0)));
+        let full: Vec<&str> = all.iter().map(|(k, _)| k.as_str()).collect();
+        for top in [0, 1, 37, 499, 500, 800] {
+            assert_eq!(ranked(map.iter(), 40, top), full[..top.min(full.len())], "top {top}");
+        }
+    }
+
+    #[test]
     fn deterministic() {
         assert_eq!(summarize(&session(), None, 500), summarize(&session(), None, 500));
     }
