@@ -808,12 +808,36 @@ const STOP_WORDS: &[&str] = &[
 /// Lower-cased word tokens; `n't` becomes `not` so negations survive.
 pub(crate) fn word_tokens(text: &str, mut f: impl FnMut(&str)) {
     for piece in pieces(text) {
+        if piece.is_ascii() {
+            ascii_word_tokens(piece, &mut f);
+            continue;
+        }
         let lower = piece.to_lowercase().replace("n't", " not").replace("n’t", " not");
         for w in lower.split(|c: char| !(c.is_alphanumeric() || c == '_')) {
             if !w.is_empty() {
                 f(w);
             }
         }
+    }
+}
+
+/// [`word_tokens`] of an ASCII text, byte by byte: there Unicode lower-casing
+/// and letters are the ASCII ones and `n’t` cannot occur, so the words are
+/// the same, without decoding characters (most logs and every summary are
+/// ASCII, and this runs over each of them).
+fn ascii_word_tokens(piece: &str, f: &mut impl FnMut(&str)) {
+    let lower = piece.to_ascii_lowercase().replace("n't", " not");
+    let mut start = 0;
+    for (i, &b) in lower.as_bytes().iter().enumerate() {
+        if !(b.is_ascii_alphanumeric() || b == b'_') {
+            if i > start {
+                f(&lower[start..i]);
+            }
+            start = i + 1;
+        }
+    }
+    if start < lower.len() {
+        f(&lower[start..]);
     }
 }
 
@@ -1310,7 +1334,7 @@ pub(crate) fn patch_files(text: &str, cwd: Option<&str>, out: &mut Vec<Found>) {
 }
 
 #[cfg(test)]
-mod chars_tests {
+mod fast_path_tests {
     use super::{Chars, Patterns};
     use proptest::prelude::*;
 
@@ -1377,6 +1401,25 @@ mod chars_tests {
             for (name, re, admitted) in cases {
                 prop_assert!(admitted || !re.is_match(&text), "{name} matches {text:?} but its test fails");
             }
+        }
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig { cases: 512, ..ProptestConfig::default() })]
+
+        /// The ASCII path of `word_tokens` yields the words of the general one.
+        #[test]
+        fn ascii_words_are_the_unicode_words(text in "[ -~\n]{0,80}|(n't|don't|Foo_Bar|x1|  |\\.|-)*") {
+            let mut general = Vec::new();
+            let lower = text.to_lowercase().replace("n't", " not").replace("n’t", " not");
+            for w in lower.split(|c: char| !(c.is_alphanumeric() || c == '_')) {
+                if !w.is_empty() {
+                    general.push(w.to_string());
+                }
+            }
+            let mut ascii = Vec::new();
+            super::word_tokens(&text, |w| ascii.push(w.to_string()));
+            prop_assert_eq!(ascii, general);
         }
     }
 
