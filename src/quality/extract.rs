@@ -823,8 +823,8 @@ pub(crate) fn word_tokens(text: &str, mut f: impl FnMut(&str)) {
 
 /// [`word_tokens`] of an ASCII text, byte by byte: there Unicode lower-casing
 /// and letters are the ASCII ones and `n’t` cannot occur, so the words are
-/// the same, without decoding characters (most logs and every summary are
-/// ASCII, and this runs over each of them).
+/// the same, without decoding characters (most log texts and summaries are
+/// ASCII, and this runs over each summary view).
 fn ascii_word_tokens(piece: &str, f: &mut impl FnMut(&str)) {
     let lower = piece.to_ascii_lowercase().replace("n't", " not");
     let mut start = 0;
