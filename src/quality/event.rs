@@ -259,12 +259,12 @@ impl<'a> SessionAtoms<'a> {
         let kept: Vec<Range<usize>> = point.kept.iter().map(clamp).collect();
         let future = clamp(&point.future);
 
-        let msg_tokens = |ranges: &[Range<usize>]| -> u64 { self.tokens_in(est, ranges) };
         let replaced_text_tokens: u64 = point.replaced_text.iter().map(|s| est.text_tokens(s)).sum();
-        let replaced_tokens = point.replaced_tokens.unwrap_or_else(|| msg_tokens(&replaced) + replaced_text_tokens);
-        let kept_tokens = point
-            .kept_tokens
-            .unwrap_or_else(|| msg_tokens(&kept) + point.kept_text.iter().map(|s| est.text_tokens(s)).sum::<u64>());
+        let replaced_tokens =
+            point.replaced_tokens.unwrap_or_else(|| self.tokens_in(est, &replaced) + replaced_text_tokens);
+        let kept_tokens = point.kept_tokens.unwrap_or_else(|| {
+            self.tokens_in(est, &kept) + point.kept_text.iter().map(|s| est.text_tokens(s)).sum::<u64>()
+        });
 
         // Candidates of P, in session order (ids are assigned in first-seen order).
         let mut grounding = Grounding::default();

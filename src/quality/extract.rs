@@ -585,6 +585,12 @@ impl Chars {
     }
 }
 
+/// What a pattern is searched in: `text`, or nothing when [`Chars`] says the
+/// pattern cannot match it (the empty string ends the search at once).
+fn searched(ok: bool, text: &str) -> &str {
+    if ok { text } else { "" }
+}
+
 /// Scan a text (head and tail when huge) and append what it names.
 pub(crate) fn scan_text(text: &str, ctx: Ctx, cwd: Option<&str>, out: &mut Vec<Found>) {
     for piece in pieces(text) {
@@ -598,8 +604,7 @@ fn scan_piece(text: &str, ctx: Ctx, cwd: Option<&str>, out: &mut Vec<Found>) {
     let Some(p) = patterns() else { return };
     let mut claimed = Claimed::default();
     let has = Chars::of(text);
-    // A pattern `text` cannot match is searched in the empty string.
-    let hay = |ok: bool| if ok { text } else { "" };
+    let hay = |ok: bool| searched(ok, text);
 
     for m in p.url.find_iter(hay(has.url())) {
         let v = trim_url(m.as_str());
@@ -741,13 +746,13 @@ fn is_code_path(m: &str) -> bool {
 }
 
 fn scan_errors(p: &Patterns, text: &str, has: &Chars, out: &mut Vec<Found>) {
-    for m in p.err_class.find_iter(if has.err_class() { text } else { "" }) {
+    for m in p.err_class.find_iter(searched(has.err_class(), text)) {
         if !is_code_path(m.as_str()) {
             out.push(Found::new(AtomKind::Error, fingerprint(m.as_str())));
         }
     }
     for (re, ok) in [(&p.err_generic, has.err_generic()), (&p.err_panic, true)] {
-        for m in re.find_iter(if ok { text } else { "" }) {
+        for m in re.find_iter(searched(ok, text)) {
             if is_code_path(m.as_str()) {
                 continue;
             }
@@ -758,10 +763,10 @@ fn scan_errors(p: &Patterns, text: &str, has: &Chars, out: &mut Vec<Found>) {
             }
         }
     }
-    for m in p.err_code.find_iter(if has.err_code() { text } else { "" }) {
+    for m in p.err_code.find_iter(searched(has.err_code(), text)) {
         out.push(Found::new(AtomKind::Error, m.as_str().to_string()));
     }
-    for c in p.exit.captures_iter(if has.exit() { text } else { "" }) {
+    for c in p.exit.captures_iter(searched(has.exit(), text)) {
         if let Some(code) = exit_code(&c) {
             out.push(Found::new(AtomKind::Error, format!("exit code {code}")));
         }
@@ -810,13 +815,18 @@ pub(crate) fn word_tokens(text: &str, mut f: impl FnMut(&str)) {
     for piece in pieces(text) {
         if piece.is_ascii() {
             ascii_word_tokens(piece, &mut f);
-            continue;
+        } else {
+            unicode_word_tokens(piece, &mut f);
         }
-        let lower = piece.to_lowercase().replace("n't", " not").replace("n’t", " not");
-        for w in lower.split(|c: char| !(c.is_alphanumeric() || c == '_')) {
-            if !w.is_empty() {
-                f(w);
-            }
+    }
+}
+
+/// [`word_tokens`] of any text.
+fn unicode_word_tokens(piece: &str, f: &mut impl FnMut(&str)) {
+    let lower = piece.to_lowercase().replace("n't", " not").replace("n’t", " not");
+    for w in lower.split(|c: char| !(c.is_alphanumeric() || c == '_')) {
+        if !w.is_empty() {
+            f(w);
         }
     }
 }
@@ -1411,12 +1421,7 @@ mod fast_path_tests {
         #[test]
         fn ascii_words_are_the_unicode_words(text in "[ -~\n]{0,80}|(n't|don't|Foo_Bar|x1|  |\\.|-)*") {
             let mut general = Vec::new();
-            let lower = text.to_lowercase().replace("n't", " not").replace("n’t", " not");
-            for w in lower.split(|c: char| !(c.is_alphanumeric() || c == '_')) {
-                if !w.is_empty() {
-                    general.push(w.to_string());
-                }
-            }
+            super::unicode_word_tokens(&text, &mut |w| general.push(w.to_string()));
             let mut ascii = Vec::new();
             super::word_tokens(&text, |w| ascii.push(w.to_string()));
             prop_assert_eq!(ascii, general);

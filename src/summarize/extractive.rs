@@ -388,6 +388,15 @@ fn symbols_of(text: &str) -> std::sync::Arc<[Box<str>]> {
     })
 }
 
+/// Count an occurrence of `key` (weight `w`, position `pos`), allocating the
+/// key only when it is new (most occurrences repeat a known identifier).
+fn count(map: &mut HashMap<String, Seen>, key: &str, w: f64, pos: u64) {
+    match map.get_mut(key) {
+        Some(seen) => seen.add(w, pos),
+        None => map.entry(key.to_string()).or_default().add(w, pos),
+    }
+}
+
 impl Facts {
     /// Count the identifiers (paths, file names, ids, error codes) of one text.
     fn ident(&mut self, text: &str, weight: u32) {
@@ -395,10 +404,7 @@ impl Facts {
             // Vendored and generated trees are listed by `find`/`ls` but rarely
             // what the agent goes back to.
             let w = if is_vendored(s) { f64::from(weight) * 0.1 } else { f64::from(weight) };
-            match self.idents.get_mut(&**s) {
-                Some(seen) => seen.add(w, self.pos),
-                None => self.idents.entry(s.to_string()).or_default().add(w, self.pos),
-            }
+            count(&mut self.idents, s, w, self.pos);
         }
     }
 
@@ -406,10 +412,7 @@ impl Facts {
     /// `CamelCase`, `camelCase`) of a text.
     fn symbols(&mut self, text: &str, weight: f64) {
         for s in symbols_of(text).iter() {
-            match self.symbols.get_mut(&**s) {
-                Some(seen) => seen.add(weight, self.pos),
-                None => self.symbols.entry(s.to_string()).or_default().add(weight, self.pos),
-            }
+            count(&mut self.symbols, s, weight, self.pos);
         }
     }
 
