@@ -16,7 +16,7 @@ use crate::model::{Block, Message};
 use crate::tokens::Estimator;
 use serde::{Deserialize, Serialize};
 use std::borrow::Cow;
-use std::sync::Arc;
+use std::sync::{Arc, LazyLock};
 
 pub use extractive::Extractive;
 pub use truncate::Truncate;
@@ -124,10 +124,16 @@ pub trait Summarizer: Send + Sync {
 }
 
 /// The summarizers built into the library (`llm` is supplied by the CLI).
+///
+/// One shared object per kind: policies using the same built-in get the same
+/// object, which is how a sweep and `compare` know they can share its answers
+/// (objects of other summarizers, LLM ones per policy, are never merged).
 pub fn builtin(kind: SummarizerKind) -> Option<Arc<dyn Summarizer>> {
+    static TRUNCATE: LazyLock<Arc<dyn Summarizer>> = LazyLock::new(|| Arc::new(Truncate));
+    static EXTRACTIVE: LazyLock<Arc<dyn Summarizer>> = LazyLock::new(|| Arc::new(Extractive));
     match kind {
-        SummarizerKind::Truncate => Some(Arc::new(Truncate)),
-        SummarizerKind::Extractive => Some(Arc::new(Extractive)),
+        SummarizerKind::Truncate => Some(TRUNCATE.clone()),
+        SummarizerKind::Extractive => Some(EXTRACTIVE.clone()),
         SummarizerKind::Llm => None,
     }
 }

@@ -111,15 +111,16 @@ pub fn run(
     // Distinct estimator objects: token counts are per (session, estimator); and
     // distinct summarizers: answers are remembered per (session, summarizer).
     let mut estimators: Vec<Arc<dyn Estimator>> = Vec::new();
-    // Interned by kind and name, not by object: a resolver may hand out a new
-    // object per policy for the same estimator or summarizer.
+    // Estimators are interned by kind, not by object: a resolver may hand out
+    // a new object per policy for the same estimator, and a kind counts alike.
     let est_of: Vec<Option<usize>> =
         parts.iter().map(|r| Some(intern(&mut estimators, &r.as_ref().ok()?.0, |a, b| a.kind() == b.kind()))).collect();
+    // Summarizers by object only: two of one name may answer differently (the
+    // LLM summarizers of points varying `compact.llm.prompt` or `.model`);
+    // the built-in ones are one object per kind.
     let mut summarizers: Vec<Arc<dyn crate::summarize::Summarizer>> = Vec::new();
-    let summ_of: Vec<Option<usize>> = parts
-        .iter()
-        .map(|r| Some(intern(&mut summarizers, &r.as_ref().ok()?.1, |a, b| a.name() == b.name())))
-        .collect();
+    let summ_of: Vec<Option<usize>> =
+        parts.iter().map(|r| Some(intern(&mut summarizers, &r.as_ref().ok()?.1, |_, _| false))).collect();
     let options = ReplayOptions { check_invariants: false, verify_totals: false, keep_transcript: false };
 
     // Phase 1, per session: token counts for each estimator, quality preparation,

@@ -200,3 +200,68 @@ fn a_sweep_shares_counts_and_is_the_same_at_any_thread_count() {
             .starts_with("point,compact.keep_recent_tokens,prune.keep_last,prune.soft_trim_chars,sessions,")
     );
 }
+
+/// A summarizer named like the CLI's LLM adapters (one object per policy, all
+/// named `llm`) that answers with its policy's prompt name.
+struct Named(String);
+
+impl crate::summarize::Summarizer for Named {
+    fn name(&self) -> &str {
+        "llm"
+    }
+    fn summarize(
+        &self,
+        _: &crate::summarize::SummaryRequest<'_>,
+    ) -> Result<crate::summarize::Summary, crate::summarize::SummarizeError> {
+        Ok(crate::summarize::Summary { text: self.0.clone(), file_ops: Default::default(), usage: Default::default() })
+    }
+}
+
+struct PerPolicy;
+
+impl Resolver for PerPolicy {
+    fn estimator(&self, kind: crate::tokens::EstimatorKind) -> Result<Arc<dyn Estimator>, crate::replay::ReplayError> {
+        BuiltinResolver.estimator(kind)
+    }
+    fn summarizer(
+        &self,
+        kind: crate::summarize::SummarizerKind,
+    ) -> Result<Arc<dyn crate::summarize::Summarizer>, crate::replay::ReplayError> {
+        BuiltinResolver.summarizer(kind)
+    }
+    fn summarizer_for(
+        &self,
+        policy: &Policy,
+    ) -> Result<Arc<dyn crate::summarize::Summarizer>, crate::replay::ReplayError> {
+        let words = if policy.compact.llm.prompt == "vibe" { 400 } else { 10 };
+        Ok(Arc::new(Named("summary ".repeat(words))))
+    }
+}
+
+#[test]
+fn points_with_summarizers_of_one_name_keep_their_own() {
+    // Before: summarizers were merged by name, and every point used the
+    // first point's (a grid over `compact.llm.prompt` measured one prompt).
+    let sessions = vec![long_session()];
+    let grid = Grid::from_toml("[grid]\n\"compact.llm.prompt\" = [\"checkpoint\", \"vibe\"]\n").unwrap();
+    let pool = rayon::ThreadPoolBuilder::new().num_threads(2).build().unwrap();
+    let r =
+        run(&sessions, &small_policy(), &grid, &PerPolicy, &CostSettings::default(), None, None, &pool, None).unwrap();
+    let [a, b] = [&r.points[0], &r.points[1]];
+    assert!(a.ok() && b.ok(), "{a:?} {b:?}");
+    assert!(a.totals.compactions > 0);
+    let direct = |p: &Point| {
+        let policy = p.policy.as_ref().unwrap();
+        let summ = PerPolicy.summarizer_for(policy).unwrap();
+        let ctx = ReplayContext {
+            estimator: &Chars4,
+            summarizer: summ.as_ref(),
+            message_tokens: None,
+            options: ReplayOptions::default(),
+        };
+        replay_session(&sessions[0], policy, &ctx).unwrap().metrics.input_tokens_policy
+    };
+    assert_eq!(a.totals.input_tokens_policy, direct(a));
+    assert_eq!(b.totals.input_tokens_policy, direct(b));
+    assert!(b.totals.input_tokens_policy > a.totals.input_tokens_policy, "{a:?} {b:?}");
+}
