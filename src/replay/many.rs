@@ -111,6 +111,10 @@ pub struct Prepared<'p> {
     /// `group[i]` = the first policy with the same estimator object as policy `i`:
     /// policies sharing an estimator share its token counts.
     group: Vec<usize>,
+    /// `summ_group[i]`: the same for the summarizer object, when at least two
+    /// policies use it: they share one summarizer bound to each session
+    /// ([`Summarizer::for_session`]), which reads each message once.
+    summ_group: Vec<Option<usize>>,
 }
 
 impl<'p> Prepared<'p> {
@@ -132,7 +136,16 @@ impl<'p> Prepared<'p> {
                     .unwrap_or(i)
             })
             .collect();
-        Prepared { policies, resolved, group }
+        let summ_group: Vec<Option<usize>> = (0..resolved.len())
+            .map(|i| {
+                let (_, si) = resolved[i].as_ref().ok()?;
+                let same: Vec<usize> = (0..resolved.len())
+                    .filter(|&j| resolved[j].as_ref().is_ok_and(|(_, sj)| Arc::ptr_eq(si, sj)))
+                    .collect();
+                (same.len() >= 2).then(|| same[0])
+            })
+            .collect();
+        Prepared { policies, resolved, group, summ_group }
     }
 
     /// One session through every policy, in policy order. Each message is
@@ -146,6 +159,13 @@ impl<'p> Prepared<'p> {
     /// memory: [`SessionResults::quality`].
     pub fn replay_scored(&self, s: &Session, options: ReplayOptions, quality: Option<&QualityPlan>) -> SessionResults {
         let mut cache: Vec<Option<Vec<u64>>> = vec![None; self.resolved.len()];
+        // Each shared summarizer bound to this session, at its first policy.
+        let bound: Vec<Option<Box<dyn Summarizer + '_>>> = (0..self.resolved.len())
+            .map(|i| match &self.resolved[i] {
+                Ok((_, summ)) if self.summ_group[i] == Some(i) => summ.for_session(&s.messages),
+                _ => None,
+            })
+            .collect();
         let mut traces = Vec::with_capacity(self.policies.len());
         for (pi, policy) in self.policies.iter().enumerate() {
             // After Ctrl-C the sessions not started yet cost nothing.
@@ -164,12 +184,9 @@ impl<'p> Prepared<'p> {
             if cache[g].is_none() {
                 cache[g] = Some(count_message_tokens(s, est.as_ref()));
             }
-            let ctx = ReplayContext {
-                estimator: est.as_ref(),
-                summarizer: summ.as_ref(),
-                message_tokens: cache[g].as_deref(),
-                options,
-            };
+            let summarizer = self.summ_group[pi].and_then(|g| bound[g].as_deref()).unwrap_or(summ.as_ref());
+            let ctx =
+                ReplayContext { estimator: est.as_ref(), summarizer, message_tokens: cache[g].as_deref(), options };
             traces.push(replay_session(s, policy, &ctx));
         }
         let quality = quality.map(|plan| plan.evaluate(s, &traces)).unwrap_or_default();

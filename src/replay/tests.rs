@@ -897,6 +897,74 @@ fn replay_many_shares_token_counts_between_policies() {
     assert_eq!((ta.policy.as_str(), tb.policy.as_str()), ("a", "b"));
 }
 
+/// Counts the sessions it is bound to; answers like [`Extractive`].
+struct Binding {
+    binds: AtomicUsize,
+}
+
+impl Summarizer for Binding {
+    fn name(&self) -> &str {
+        "binding"
+    }
+    fn summarize(&self, req: &SummaryRequest<'_>) -> Result<Summary, SummarizeError> {
+        Extractive.summarize(req)
+    }
+    fn for_session<'s>(&'s self, messages: &'s [crate::model::Message]) -> Option<Box<dyn Summarizer + 's>> {
+        self.binds.fetch_add(1, Ordering::Relaxed);
+        Extractive.for_session(messages)
+    }
+}
+
+#[test]
+fn policies_sharing_a_summarizer_share_it_bound_to_each_session() {
+    struct One(std::sync::Arc<Binding>);
+    impl Resolver for One {
+        fn estimator(&self, kind: EstimatorKind) -> Result<std::sync::Arc<dyn crate::tokens::Estimator>, ReplayError> {
+            BuiltinResolver.estimator(kind)
+        }
+        fn summarizer(
+            &self,
+            _: crate::summarize::SummarizerKind,
+        ) -> Result<std::sync::Arc<dyn Summarizer>, ReplayError> {
+            Ok(self.0.clone())
+        }
+    }
+    let sessions = vec![long_session(40), long_session(25)];
+    let policies: Vec<Policy> = ["nous", "default", "spec008"]
+        .iter()
+        .map(|name| {
+            let mut p = testkit::scaled(presets::get(name).unwrap(), 30_000);
+            p.name = (*name).into();
+            p
+        })
+        .collect();
+    let pool = rayon::ThreadPoolBuilder::new().num_threads(2).build().unwrap();
+    let binding = std::sync::Arc::new(Binding { binds: AtomicUsize::new(0) });
+    let out = replay_many(&sessions, &policies, &One(binding.clone()), ReplayOptions::default(), &pool, None);
+    // Bound once per session, shared by the three policies.
+    assert_eq!(binding.binds.load(Ordering::Relaxed), sessions.len());
+    let mut compactions = 0;
+    // Both sessions are named `long`: results keep the input order.
+    for (s, r) in sessions.iter().zip(&out) {
+        for (p, t) in policies.iter().zip(&r.traces) {
+            let ctx = ReplayContext {
+                estimator: &Chars4,
+                summarizer: &Extractive,
+                message_tokens: None,
+                options: ReplayOptions::default(),
+            };
+            let plain = replay_session(s, p, &ctx).unwrap();
+            compactions += plain.metrics.compactions;
+            assert_eq!(t.as_ref().unwrap(), &plain, "{}", p.name);
+        }
+    }
+    assert!(compactions > 0);
+    // A summarizer only one policy uses has nothing to share: never bound.
+    let alone = std::sync::Arc::new(Binding { binds: AtomicUsize::new(0) });
+    replay_many(&sessions, &policies[..1], &One(alone.clone()), ReplayOptions::default(), &pool, None);
+    assert_eq!(alone.binds.load(Ordering::Relaxed), 0);
+}
+
 // ------------------------------------------- no-progress and long single turns
 
 /// Every attempt is either applied or no-progress, and the metrics and the

@@ -16,6 +16,12 @@
 //! pending request first, old "done" items last) and then printed in the fixed
 //! section order. With a previous summary (iterative update, specs/000), its
 //! items are parsed back and merged, older items yielding first when space runs out.
+//!
+//! Each replaced message is read into [`Step`]s (a request, a constraint, a
+//! file touched, identifier occurrences…) that are then applied at its
+//! position. A sweep or `compare` replaces the same messages under many
+//! policies: [`SessionExtractive`] reads each of a session's messages once and
+//! applies the kept steps at every compaction.
 
 use super::{
     SummarizeError, Summarizer, SummarizerUsage, Summary, SummaryPart, SummaryRequest, head_chars, tool_result_text,
@@ -25,7 +31,8 @@ use crate::model::{Block, Message, Origin, Role};
 use foldhash::{HashMap, HashMapExt as _, HashSet, HashSetExt as _};
 use regex::Regex;
 use std::borrow::Cow;
-use std::sync::LazyLock;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, LazyLock, OnceLock};
 
 pub struct Extractive;
 
@@ -35,19 +42,81 @@ impl Summarizer for Extractive {
     }
 
     fn summarize(&self, req: &SummaryRequest<'_>) -> Result<Summary, SummarizeError> {
-        let mut facts = Facts::default();
-        if let Some(prev) = req.previous_summary {
-            facts.absorb_previous(prev);
-        }
-        facts.scan_start = facts.pos;
-        facts.scan(req);
-        facts.file_ops.merge(req.file_ops);
-        let text = match req.part {
-            SummaryPart::History => facts.render_checkpoint(req),
-            SummaryPart::TurnPrefix => facts.render_turn_prefix(req),
-        };
-        Ok(Summary { text, file_ops: facts.file_ops, usage: SummarizerUsage::default() })
+        Ok(summarize(req, None))
     }
+
+    fn for_session<'s>(&'s self, messages: &'s [Message]) -> Option<Box<dyn Summarizer + 's>> {
+        Some(Box::new(SessionExtractive::new(messages)))
+    }
+}
+
+/// The extractive summarizer for one session's requests: it reads each of the
+/// session's messages once and keeps what it found (the message's [`Step`]s),
+/// so the compactions of a sweep's or `compare`'s policies, which replace the
+/// same messages again and again, only apply them. Same answers as
+/// [`Extractive`]; held until the session's last replay.
+pub struct SessionExtractive<'s> {
+    messages: &'s [Message],
+    read: Vec<OnceLock<Read>>,
+    /// Messages read (not reused from an earlier request).
+    reads: AtomicUsize,
+}
+
+/// One message's steps, and the calls its tool results were read with.
+struct Read {
+    calls: Vec<CallRef>,
+    steps: Vec<Step>,
+}
+
+impl<'s> SessionExtractive<'s> {
+    pub fn new(messages: &'s [Message]) -> SessionExtractive<'s> {
+        SessionExtractive { messages, read: (0..messages.len()).map(|_| OnceLock::new()).collect(), reads: 0.into() }
+    }
+
+    /// How many messages were read rather than reused.
+    pub fn reads(&self) -> usize {
+        self.reads.load(Ordering::Relaxed)
+    }
+
+    /// The steps of the session's message `i` (`m`) read with `calls`: kept
+    /// from the first request that read it, unless its results answer other
+    /// calls this time.
+    fn steps(&self, i: usize, m: &Message, kind: Kind, calls: &Calls<'_>) -> Cow<'_, [Step]> {
+        let refs = if kind == Kind::ToolResults { call_refs(m, calls) } else { Vec::new() };
+        let Some(slot) = self.read.get(i).filter(|_| !refs.contains(&CallRef::Foreign)) else {
+            return Cow::Owned(read_message(m, kind, calls));
+        };
+        let read = slot.get_or_init(|| {
+            self.reads.fetch_add(1, Ordering::Relaxed);
+            Read { calls: refs.clone(), steps: read_message(m, kind, calls) }
+        });
+        if read.calls == refs { Cow::Borrowed(&read.steps) } else { Cow::Owned(read_message(m, kind, calls)) }
+    }
+}
+
+impl Summarizer for SessionExtractive<'_> {
+    fn name(&self) -> &str {
+        "extractive"
+    }
+
+    fn summarize(&self, req: &SummaryRequest<'_>) -> Result<Summary, SummarizeError> {
+        Ok(summarize(req, Some(self)))
+    }
+}
+
+fn summarize(req: &SummaryRequest<'_>, memory: Option<&SessionExtractive<'_>>) -> Summary {
+    let mut facts = Facts::default();
+    if let Some(prev) = req.previous_summary {
+        facts.absorb_previous(prev);
+    }
+    facts.scan_start = facts.pos;
+    facts.scan(req, memory);
+    facts.file_ops.merge(req.file_ops);
+    let text = match req.part {
+        SummaryPart::History => facts.render_checkpoint(req),
+        SummaryPart::TurnPrefix => facts.render_turn_prefix(req),
+    };
+    Summary { text, file_ops: facts.file_ops, usage: SummarizerUsage::default() }
 }
 
 /// Printed as the last request when it is the goal itself.
@@ -357,7 +426,7 @@ fn human_text(m: &Message) -> String {
 /// The accepted identifiers of a text, one entry per occurrence, in order. A
 /// pure function of the text, memoized: the same tool outputs are scanned again
 /// at every compaction and by every policy of a sweep.
-fn idents_of(text: &str) -> std::sync::Arc<[Box<str>]> {
+fn idents_of(text: &str) -> Arc<[Box<str>]> {
     static MEMO: LazyLock<super::text_memo::TextMemo> = LazyLock::new(Default::default);
     MEMO.get(text, |text| {
         let Some(r) = IDENTS.as_ref() else { return Vec::new() };
@@ -380,7 +449,7 @@ fn idents_of(text: &str) -> std::sync::Arc<[Box<str>]> {
 /// The accepted code symbols of a text, one entry per occurrence, in order:
 /// memoized like [`idents_of`] (the symbol regex is the summarizer's largest
 /// cost when a sweep or `compare` re-reads the same messages).
-fn symbols_of(text: &str) -> std::sync::Arc<[Box<str>]> {
+fn symbols_of(text: &str) -> Arc<[Box<str>]> {
     static MEMO: LazyLock<super::text_memo::TextMemo> = LazyLock::new(Default::default);
     MEMO.get(text, |text| {
         let Some(r) = SYMBOL.as_ref() else { return Vec::new() };
@@ -397,10 +466,242 @@ fn count(map: &mut HashMap<String, Seen>, key: &str, w: f64, pos: u64) {
     }
 }
 
+/// How a message takes part in a scan.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Kind {
+    Human,
+    /// A previous summary replayed as a message (no iterative update).
+    Summary,
+    Assistant,
+    ToolResults,
+    Other,
+}
+
+fn kind_of(m: &Message) -> Kind {
+    match (m.role, m.origin) {
+        (Role::User, Origin::Human) if !m.has_tool_results() => Kind::Human,
+        (_, Origin::CompactSummary) => Kind::Summary,
+        (Role::Assistant, _) => Kind::Assistant,
+        (Role::User, _) if m.has_tool_results() => Kind::ToolResults,
+        _ => Kind::Other,
+    }
+}
+
+/// Where a tool result's call was found: what was read of a result can be
+/// reused when its calls are the same ones.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+enum CallRef {
+    /// Not in the request: the result reads as an unknown tool's.
+    Missing,
+    /// Block `.1` of the session's message `.0`.
+    At(usize, usize),
+    /// In a message that is not one of the session's own (a copy): nothing
+    /// identifies it from one request to the next.
+    Foreign,
+}
+
+/// A tool call seen earlier in the request, for the results that follow.
+#[derive(Clone, Copy)]
+struct Call<'m> {
+    name: &'m str,
+    input: &'m serde_json::Value,
+    at: CallRef,
+}
+
+type Calls<'m> = HashMap<&'m str, Call<'m>>;
+
+/// Record the tool calls of an assistant message (`index`: its place in the
+/// session, when it is one of the session's messages).
+fn note_calls<'m>(m: &'m Message, index: Option<usize>, calls: &mut Calls<'m>) {
+    for (bi, b) in m.blocks.iter().enumerate() {
+        if let Block::ToolUse { id, name, input } = b {
+            let at = index.map_or(CallRef::Foreign, |i| CallRef::At(i, bi));
+            calls.insert(id.as_str(), Call { name: name.as_str(), input, at });
+        }
+    }
+}
+
+/// The calls a message's tool results answer, in block order.
+fn call_refs(m: &Message, calls: &Calls<'_>) -> Vec<CallRef> {
+    m.blocks
+        .iter()
+        .filter_map(|b| match b {
+            Block::ToolResult { tool_use_id, .. } => {
+                Some(calls.get(tool_use_id.as_str()).map_or(CallRef::Missing, |c| c.at))
+            }
+            _ => None,
+        })
+        .collect()
+}
+
+/// What one replaced message adds to the facts, in the order the scan reads
+/// it. A function of the message (and of the calls its results answer), not of
+/// the facts so far: a session's messages are read once and their steps
+/// applied at every compaction that replaces them ([`SessionExtractive`]).
+#[derive(Clone)]
+enum Step {
+    /// A human request (clipped): the goal when there is none yet, the first
+    /// and the last request; it ends what was in progress.
+    Request(String),
+    Constraint(String),
+    Done(String),
+    InProgress(String),
+    Decision(String),
+    Command(String),
+    Error(String),
+    File(crate::filetrack::FileOpKind, String),
+    /// Identifier occurrences and their weight.
+    Idents(Arc<[Box<str>]>, u32),
+    /// Code symbol occurrences and their weight.
+    Symbols(Arc<[Box<str>]>, f64),
+}
+
+fn push_idents(steps: &mut Vec<Step>, text: &str, weight: u32) {
+    let found = idents_of(text);
+    if !found.is_empty() {
+        steps.push(Step::Idents(found, weight));
+    }
+}
+
+fn push_symbols(steps: &mut Vec<Step>, text: &str, weight: f64) {
+    let found = symbols_of(text);
+    if !found.is_empty() {
+        steps.push(Step::Symbols(found, weight));
+    }
+}
+
+/// The steps of one message of kind `kind` (not [`Kind::Summary`], which
+/// is merged as a previous summary).
+fn read_message(m: &Message, kind: Kind, calls: &Calls<'_>) -> Vec<Step> {
+    let mut steps = Vec::new();
+    match kind {
+        Kind::Human => {
+            let text = human_text(m);
+            if text.trim().is_empty() {
+                return steps;
+            }
+            steps.push(Step::Request(clip_block(&text, REQUEST_MAX)));
+            for s in sentences(&text) {
+                if matches(&CONSTRAINT, s) {
+                    steps.push(Step::Constraint(clip_item(s, ITEM_MAX)));
+                }
+            }
+            push_idents(&mut steps, &text, 3);
+            push_symbols(&mut steps, &text, 2.0);
+        }
+        Kind::Assistant => {
+            for b in &m.blocks {
+                match b {
+                    Block::Text { text } => {
+                        for s in sentences(text) {
+                            if matches(&DONE, s) {
+                                steps.push(Step::Done(clip_item(s, ITEM_MAX)));
+                            } else if matches(&INTENT, s) {
+                                steps.push(Step::InProgress(clip_item(s, ITEM_MAX)));
+                            }
+                            if matches(&DECISION, s) {
+                                steps.push(Step::Decision(clip_item(s, ITEM_MAX)));
+                            }
+                        }
+                        push_idents(&mut steps, text, 2);
+                        push_symbols(&mut steps, text, 2.0);
+                    }
+                    Block::ToolUse { name, input, .. } => {
+                        for (k, path) in crate::filetrack::tool_file_ops(name, input) {
+                            steps.push(Step::File(k, path));
+                        }
+                        if is_shell(name) {
+                            if let Some(c) = command_of(input) {
+                                push_idents(&mut steps, &c, 3);
+                                push_symbols(&mut steps, &c, 3.0);
+                            }
+                        } else {
+                            read_json(input, 0, &mut steps);
+                        }
+                    }
+                    _ => {}
+                }
+            }
+        }
+        Kind::ToolResults => {
+            for b in &m.blocks {
+                let Block::ToolResult { tool_use_id, content, is_error } = b else { continue };
+                let full = tool_result_text(content);
+                // The policy's preview limits bound what an LLM summarizer
+                // is sent; this one reads the output itself, bounded by
+                // its own window.
+                let text = preview_words(&full, SCAN_HEAD, SCAN_TAIL);
+                let (name, input) = calls.get(tool_use_id.as_str()).map_or(("tool", &NULL), |c| (c.name, c.input));
+                let failed = *is_error == Some(true);
+                let exit = EXIT_CODE
+                    .as_ref()
+                    .and_then(|r| r.captures(&text))
+                    .and_then(|c| c.get(1))
+                    .and_then(|g| g.as_str().parse::<i64>().ok());
+                if is_shell(name)
+                    && let Some(cmd) = command_of(input)
+                {
+                    let status = match (exit, failed) {
+                        (Some(code), _) => format!("exit {code}"),
+                        (None, true) => "failed".to_string(),
+                        (None, false) => "ok".to_string(),
+                    };
+                    steps.push(Step::Command(format!("`{}` → {status}", clip_item(&cmd, 160))));
+                }
+                let nonzero = exit.is_some_and(|c| c != 0);
+                // Error-looking lines count from what a command printed or
+                // a call that failed: in a file the agent read, `catch
+                // (error)` is code, not a failure.
+                let may_err = failed || nonzero || is_shell(name);
+                let mut error_lines = text.lines().filter(|l| may_err && matches(&ERROR_LINE, l)).take(2).peekable();
+                if failed || nonzero || error_lines.peek().is_some() {
+                    let lines: Vec<String> = error_lines.map(|l| clip_item(l, 200)).collect();
+                    let shown = if lines.is_empty() {
+                        text.lines().find(|l| !l.trim().is_empty()).map(|l| clip_item(l, 200)).unwrap_or_default()
+                    } else {
+                        lines.join(" | ")
+                    };
+                    if !shown.is_empty() {
+                        steps.push(Step::Error(format!("{name}: {shown}")));
+                    }
+                    // Identifiers on error lines matter more than those in bulk output.
+                    push_idents(&mut steps, &shown, 2);
+                }
+                push_idents(&mut steps, &text, 1);
+                push_symbols(&mut steps, &text, 2.0);
+            }
+        }
+        Kind::Summary | Kind::Other => {}
+    }
+    steps
+}
+
+/// The strings of a tool call's arguments: code the agent wrote (edit/write
+/// contents, patterns) is what it works on next. Bounded like tool output.
+fn read_json(v: &serde_json::Value, depth: usize, steps: &mut Vec<Step>) {
+    if depth > 8 {
+        return;
+    }
+    match v {
+        serde_json::Value::String(s) => {
+            let text = preview_words(s, SCAN_HEAD, SCAN_TAIL);
+            push_idents(steps, &text, 3);
+            push_symbols(steps, &text, 3.0);
+        }
+        serde_json::Value::Array(a) => a.iter().for_each(|x| read_json(x, depth + 1, steps)),
+        serde_json::Value::Object(o) => o.values().for_each(|x| read_json(x, depth + 1, steps)),
+        _ => {}
+    }
+}
+
 impl Facts {
     /// Count the identifiers (paths, file names, ids, error codes) of one text.
     fn ident(&mut self, text: &str, weight: u32) {
-        for s in idents_of(text).iter() {
+        self.count_idents(&idents_of(text), weight);
+    }
+
+    fn count_idents(&mut self, found: &[Box<str>], weight: u32) {
+        for s in found {
             // Vendored and generated trees are listed by `find`/`ls` but rarely
             // what the agent goes back to.
             let w = if is_vendored(s) { f64::from(weight) * 0.1 } else { f64::from(weight) };
@@ -408,156 +709,65 @@ impl Facts {
         }
     }
 
-    /// Code symbols (quality.md §c.2 shapes: `foo(`, `Foo.bar`, `snake_case`,
-    /// `CamelCase`, `camelCase`) of a text.
-    fn symbols(&mut self, text: &str, weight: f64) {
-        for s in symbols_of(text).iter() {
-            count(&mut self.symbols, s, weight, self.pos);
+    /// Apply one message's step at the current position.
+    fn apply(&mut self, step: &Step) {
+        match step {
+            Step::Request(r) => {
+                if self.goal.is_none() {
+                    self.goal = Some(r.clone());
+                }
+                if self.first_request.is_none() {
+                    self.first_request = Some(r.clone());
+                }
+                self.last_request = Some(r.clone());
+                // A new request: what was "in progress" belongs to the old one.
+                self.in_progress = Recent::default();
+            }
+            Step::Constraint(s) => self.constraints.push(s.clone()),
+            Step::Done(s) => self.done.push(s.clone()),
+            Step::InProgress(s) => self.in_progress.push(s.clone()),
+            Step::Decision(s) => self.decisions.push(s.clone()),
+            Step::Command(s) => self.commands.push(s.clone()),
+            Step::Error(s) => self.errors.push(s.clone()),
+            Step::File(k, path) => {
+                self.file_seen.insert(path.clone(), self.pos);
+                self.file_ops.add(*k, path.clone());
+            }
+            Step::Idents(found, weight) => self.count_idents(found, *weight),
+            // Code symbols (quality.md §c.2 shapes: `foo(`, `Foo.bar`,
+            // `snake_case`, `CamelCase`, `camelCase`).
+            Step::Symbols(found, weight) => {
+                for s in found.iter() {
+                    count(&mut self.symbols, s, *weight, self.pos);
+                }
+            }
         }
     }
 
-    fn scan(&mut self, req: &SummaryRequest<'_>) {
-        // tool_use id → (name, input) for the results that follow.
-        let mut calls: HashMap<&str, (&str, &serde_json::Value)> = HashMap::new();
-        for m in req.messages {
+    /// Read the replaced messages, through `memory` when the request is about
+    /// its session (each message is then read once per session).
+    fn scan(&mut self, req: &SummaryRequest<'_>, memory: Option<&SessionExtractive<'_>>) {
+        let mut calls: Calls<'_> = HashMap::new();
+        for &m in req.messages {
             self.pos += 1;
-            match (m.role, m.origin) {
-                (Role::User, Origin::Human) if !m.has_tool_results() => {
-                    let text = human_text(m);
-                    if text.trim().is_empty() {
-                        continue;
-                    }
-                    let clipped = clip_block(&text, REQUEST_MAX);
-                    if self.goal.is_none() {
-                        self.goal = Some(clipped.clone());
-                    }
-                    if self.first_request.is_none() {
-                        self.first_request = Some(clipped.clone());
-                    }
-                    self.last_request = Some(clipped);
-                    // A new request: what was "in progress" belongs to the old one.
-                    self.in_progress = Recent::default();
-                    for s in sentences(&text) {
-                        if matches(&CONSTRAINT, s) {
-                            self.constraints.push(clip_item(s, ITEM_MAX));
-                        }
-                    }
-                    self.ident(&text, 3);
-                    self.symbols(&text, 2.0);
+            let kind = kind_of(m);
+            let index = memory.and_then(|mem| super::index_in(mem.messages, m));
+            match kind {
+                Kind::Summary => {
+                    self.absorb_previous(&human_text(m));
+                    continue;
                 }
-                (_, Origin::CompactSummary) => {
-                    // A previous summary replayed as a message (no iterative update).
-                    let text = human_text(m);
-                    self.absorb_previous(&text);
-                }
-                (Role::Assistant, _) => {
-                    for b in &m.blocks {
-                        match b {
-                            Block::Text { text } => {
-                                for s in sentences(text) {
-                                    if matches(&DONE, s) {
-                                        self.done.push(clip_item(s, ITEM_MAX));
-                                    } else if matches(&INTENT, s) {
-                                        self.in_progress.push(clip_item(s, ITEM_MAX));
-                                    }
-                                    if matches(&DECISION, s) {
-                                        self.decisions.push(clip_item(s, ITEM_MAX));
-                                    }
-                                }
-                                self.ident(text, 2);
-                                self.symbols(text, 2.0);
-                            }
-                            Block::ToolUse { id, name, input } => {
-                                calls.insert(id.as_str(), (name.as_str(), input));
-                                for (k, path) in crate::filetrack::tool_file_ops(name, input) {
-                                    self.file_seen.insert(path.clone(), self.pos);
-                                    self.file_ops.add(k, path);
-                                }
-                                if is_shell(name) {
-                                    if let Some(c) = command_of(input) {
-                                        self.ident(&c, 3);
-                                        self.symbols(&c, 3.0);
-                                    }
-                                } else {
-                                    self.ident_json(input, 0);
-                                }
-                            }
-                            _ => {}
-                        }
-                    }
-                }
-                (Role::User, _) if m.has_tool_results() => {
-                    for b in &m.blocks {
-                        let Block::ToolResult { tool_use_id, content, is_error } = b else { continue };
-                        let full = tool_result_text(content);
-                        // The policy's preview limits bound what an LLM summarizer
-                        // is sent; this one reads the output itself, bounded by
-                        // its own window.
-                        let text = preview_words(&full, SCAN_HEAD, SCAN_TAIL);
-                        let (name, input) = calls.get(tool_use_id.as_str()).copied().unwrap_or(("tool", &NULL));
-                        let failed = *is_error == Some(true);
-                        let exit = EXIT_CODE
-                            .as_ref()
-                            .and_then(|r| r.captures(&text))
-                            .and_then(|c| c.get(1))
-                            .and_then(|g| g.as_str().parse::<i64>().ok());
-                        if is_shell(name)
-                            && let Some(cmd) = command_of(input)
-                        {
-                            let status = match (exit, failed) {
-                                (Some(code), _) => format!("exit {code}"),
-                                (None, true) => "failed".to_string(),
-                                (None, false) => "ok".to_string(),
-                            };
-                            self.commands.push(format!("`{}` → {status}", clip_item(&cmd, 160)));
-                        }
-                        let nonzero = exit.is_some_and(|c| c != 0);
-                        // Error-looking lines count from what a command printed or
-                        // a call that failed: in a file the agent read, `catch
-                        // (error)` is code, not a failure.
-                        let may_err = failed || nonzero || is_shell(name);
-                        let mut error_lines =
-                            text.lines().filter(|l| may_err && matches(&ERROR_LINE, l)).take(2).peekable();
-                        if failed || nonzero || error_lines.peek().is_some() {
-                            let lines: Vec<String> = error_lines.map(|l| clip_item(l, 200)).collect();
-                            let shown = if lines.is_empty() {
-                                text.lines()
-                                    .find(|l| !l.trim().is_empty())
-                                    .map(|l| clip_item(l, 200))
-                                    .unwrap_or_default()
-                            } else {
-                                lines.join(" | ")
-                            };
-                            if !shown.is_empty() {
-                                self.errors.push(format!("{name}: {shown}"));
-                            }
-                            // Identifiers on error lines matter more than those in bulk output.
-                            self.ident(&shown, 2);
-                        }
-                        self.ident(&text, 1);
-                        self.symbols(&text, 2.0);
-                    }
-                }
-                _ => {}
+                Kind::Other => continue,
+                Kind::Assistant => note_calls(m, index, &mut calls),
+                Kind::Human | Kind::ToolResults => {}
             }
-        }
-    }
-
-    fn ident_json(&mut self, v: &serde_json::Value, depth: usize) {
-        if depth > 8 {
-            return;
-        }
-        match v {
-            serde_json::Value::String(s) => {
-                // Code the agent wrote (edit/write contents, patterns): what it
-                // works on next. Bounded like tool output.
-                let text = preview_words(s, SCAN_HEAD, SCAN_TAIL);
-                self.ident(&text, 3);
-                self.symbols(&text, 3.0);
+            match memory.zip(index) {
+                Some((mem, i)) => match mem.steps(i, m, kind, &calls) {
+                    Cow::Borrowed(steps) => steps.iter().for_each(|s| self.apply(s)),
+                    Cow::Owned(steps) => steps.iter().for_each(|s| self.apply(s)),
+                },
+                None => read_message(m, kind, &calls).iter().for_each(|s| self.apply(s)),
             }
-            serde_json::Value::Array(a) => a.iter().for_each(|x| self.ident_json(x, depth + 1)),
-            serde_json::Value::Object(o) => o.values().for_each(|x| self.ident_json(x, depth + 1)),
-            _ => {}
         }
     }
 
@@ -1292,6 +1502,74 @@ mod tests {
 
     fn summarize(msgs: &[Message], prev: Option<&str>, max: u64) -> String {
         with_request(msgs, prev, max, |req| Extractive.summarize(req).unwrap().text)
+    }
+
+    /// A request for `refs` as a turn prefix or a history, with a previous
+    /// summary or not.
+    fn request<'a>(
+        refs: &'a [&'a Message],
+        prev: Option<&'a str>,
+        prefix: bool,
+        ops: &'a FileOps,
+    ) -> SummaryRequest<'a> {
+        SummaryRequest {
+            part: if prefix { SummaryPart::TurnPrefix } else { SummaryPart::History },
+            messages: refs,
+            previous_summary: prev,
+            file_ops: ops,
+            max_tokens: 2_000,
+            limits: InputLimits::default(),
+            estimator: &Chars4,
+        }
+    }
+
+    proptest::proptest! {
+        /// Any sequence of requests over a session's messages (any cut, with
+        /// or without the calls its results answer, with a copy of a call
+        /// that is not the session's own, iterative or not) gets from the
+        /// session-bound summarizer exactly the plain summarizer's answers.
+        #[test]
+        fn the_session_bound_summarizer_answers_like_the_plain_one(
+            asks in proptest::collection::vec((0usize..=8, 0usize..=8, proptest::bool::ANY, proptest::bool::ANY, proptest::bool::ANY), 1..10)
+        ) {
+            let msgs = session();
+            // A copy of the call whose result is message 4.
+            let copy = msgs[3].clone();
+            let bound = SessionExtractive::new(&msgs);
+            let ops = FileOps::default();
+            let mut prev: Option<String> = None;
+            for (a, b, iterative, with_copy, prefix) in asks {
+                let mut refs: Vec<&Message> = msgs[a.min(b)..a.max(b)].iter().collect();
+                if with_copy {
+                    refs.insert(0, &copy);
+                }
+                let req = request(&refs, prev.as_deref().filter(|_| iterative), prefix, &ops);
+                let plain = Extractive.summarize(&req).unwrap();
+                proptest::prop_assert_eq!(&bound.summarize(&req).unwrap(), &plain);
+                prev = Some(plain.text);
+            }
+        }
+    }
+
+    #[test]
+    fn the_session_bound_summarizer_reads_each_message_once() {
+        let msgs = session();
+        let bound = SessionExtractive::new(&msgs);
+        let ops = FileOps::default();
+        let all: Vec<&Message> = msgs.iter().collect();
+        let first = bound.summarize(&request(&all, None, false, &ops)).unwrap();
+        assert_eq!(bound.reads(), msgs.len());
+        assert_eq!(bound.summarize(&request(&all, None, false, &ops)).unwrap(), first);
+        assert_eq!(bound.reads(), msgs.len(), "the second request reuses every message");
+        // Without its call (message 3) the result of `cargo test` reads as an
+        // unknown tool's: not what was kept, so it is read again, and the
+        // answer is the plain one (no command line for it).
+        let cut: Vec<&Message> = msgs[4..].iter().collect();
+        let answer = bound.summarize(&request(&cut, None, false, &ops)).unwrap();
+        assert_eq!(answer, Extractive.summarize(&request(&cut, None, false, &ops)).unwrap());
+        assert!(!answer.text.contains("cargo test -p parser"), "{}", answer.text);
+        assert!(first.text.contains("cargo test -p parser"), "{}", first.text);
+        assert_eq!(bound.reads(), msgs.len());
     }
 
     /// The mechanism behind an empty `## Goal` (seen in the fixtures'

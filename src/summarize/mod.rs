@@ -121,6 +121,25 @@ pub enum SummarizeError {
 pub trait Summarizer: Send + Sync {
     fn name(&self) -> &str;
     fn summarize(&self, req: &SummaryRequest<'_>) -> Result<Summary, SummarizeError>;
+
+    /// This summarizer for requests about one session's `messages`, when it
+    /// can remember what it read of them from one request to the next: a
+    /// sweep or `compare` compacts the same messages under many policies.
+    /// Answers must equal [`Summarizer::summarize`]'s. `None`: nothing to
+    /// remember (the summarizer itself serves).
+    fn for_session<'s>(&'s self, _messages: &'s [Message]) -> Option<Box<dyn Summarizer + 's>> {
+        None
+    }
+}
+
+/// The index of `m` in `messages` when it is one of them (by address: the
+/// engine hands summarizers the session's own messages by reference, and
+/// copies — pruned or synthetic messages — live elsewhere).
+pub fn index_in(messages: &[Message], m: &Message) -> Option<usize> {
+    let size = std::mem::size_of::<Message>();
+    let base = messages.as_ptr() as usize;
+    let off = (m as *const Message as usize).checked_sub(base)?;
+    (off % size == 0 && off / size < messages.len()).then_some(off / size)
 }
 
 /// The summarizers built into the library (`llm` is supplied by the CLI).

@@ -8,16 +8,23 @@
 //! message — by its index when it is one of the session's own messages (the
 //! engine passes them by reference, so the address identifies them), else by its
 //! content (summaries, pruned copies).
+//!
+//! Below the memo, the summarizer bound to the session
+//! ([`Summarizer::for_session`]) keeps what it read of each message, for the
+//! questions the memo has not seen (another cut over mostly the same messages).
 
 use crate::model::Message;
 use crate::summarize::{SummarizeError, Summarizer, Summary, SummaryPart, SummaryRequest};
 use std::collections::HashMap;
 use std::io::Write as _;
-use std::sync::Mutex;
 use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Mutex, RwLock};
 
 pub struct MemoSummarizer<'a> {
     inner: &'a dyn Summarizer,
+    /// `inner` bound to the session ([`Summarizer::for_session`]), when it
+    /// keeps what it read of the messages; dropped by [`MemoSummarizer::clear`].
+    session: RwLock<Option<Box<dyn Summarizer + 'a>>>,
     messages: &'a [Message],
     cache: Mutex<HashMap<[u8; 32], Result<Summary, SummarizeError>>>,
     pub hits: AtomicU64,
@@ -28,6 +35,7 @@ impl<'a> MemoSummarizer<'a> {
     pub fn new(inner: &'a dyn Summarizer, messages: &'a [Message]) -> MemoSummarizer<'a> {
         MemoSummarizer {
             inner,
+            session: RwLock::new(inner.for_session(messages)),
             messages,
             cache: Mutex::new(HashMap::new()),
             hits: AtomicU64::new(0),
@@ -40,15 +48,9 @@ impl<'a> MemoSummarizer<'a> {
         if let Ok(mut c) = self.cache.lock() {
             *c = HashMap::new();
         }
-    }
-
-    /// Index of `m` in the session's messages, when it is one of them.
-    fn index_of(&self, m: &Message) -> Option<usize> {
-        let size = std::mem::size_of::<Message>();
-        let base = self.messages.as_ptr() as usize;
-        let addr = m as *const Message as usize;
-        let off = addr.checked_sub(base)?;
-        (off % size == 0 && off / size < self.messages.len()).then_some(off / size)
+        if let Ok(mut s) = self.session.write() {
+            *s = None;
+        }
     }
 
     fn key(&self, req: &SummaryRequest<'_>) -> [u8; 32] {
@@ -86,7 +88,7 @@ impl<'a> MemoSummarizer<'a> {
         }
         h.update(&(req.messages.len() as u64).to_le_bytes());
         for m in req.messages {
-            match self.index_of(m) {
+            match crate::summarize::index_in(self.messages, m) {
                 Some(i) => {
                     h.update(&[1]);
                     h.update(&(i as u64).to_le_bytes());
@@ -117,7 +119,10 @@ impl Summarizer for MemoSummarizer<'_> {
             return r;
         }
         self.misses.fetch_add(1, Ordering::Relaxed);
-        let r = self.inner.summarize(req);
+        let r = match self.session.read().as_deref() {
+            Ok(Some(s)) => s.summarize(req),
+            _ => self.inner.summarize(req),
+        };
         if let Ok(mut c) = self.cache.lock() {
             c.insert(key, r.clone());
         }
