@@ -813,7 +813,7 @@ const STOP_WORDS: &[&str] = &[
 /// Lower-cased word tokens; `n't` becomes `not` so negations survive.
 pub(crate) fn word_tokens(text: &str, mut f: impl FnMut(&str)) {
     for piece in pieces(text) {
-        if piece.is_ascii() {
+        if ascii_words_suffice(piece) {
             ascii_word_tokens(piece, &mut f);
         } else {
             unicode_word_tokens(piece, &mut f);
@@ -831,10 +831,25 @@ fn unicode_word_tokens(piece: &str, f: &mut impl FnMut(&str)) {
     }
 }
 
-/// [`word_tokens`] of an ASCII text, byte by byte: there Unicode lower-casing
-/// and letters are the ASCII ones and `n’t` cannot occur, so the words are
-/// the same, without decoding characters (most log texts and summaries are
-/// ASCII, and this runs over each summary view).
+/// Whether the ASCII path gives a text's words: when every non-ASCII character
+/// in it is a separator that lower-casing leaves alone and not the `’` of `n’t`
+/// — the `→`, `…` and `·` of a summary, box drawing, emoji. Words are then
+/// runs of ASCII letters, digits and `_` either way.
+fn ascii_words_suffice(piece: &str) -> bool {
+    piece.is_ascii()
+        || piece.chars().filter(|c| !c.is_ascii()).all(|c| {
+            !c.is_alphanumeric() && c != '\u{2019}' && {
+                let mut lower = c.to_lowercase();
+                lower.next() == Some(c) && lower.next().is_none()
+            }
+        })
+}
+
+/// [`word_tokens`] of a text [`ascii_words_suffice`] admits, byte by byte:
+/// there Unicode lower-casing and letters are the ASCII ones and `n’t` cannot
+/// occur, so the words are the same, without decoding characters (this runs
+/// over each summary view). A non-ASCII byte is a separator; a word never
+/// starts inside a multi-byte character, whose bytes are all separators.
 fn ascii_word_tokens(piece: &str, f: &mut impl FnMut(&str)) {
     let lower = piece.to_ascii_lowercase().replace("n't", " not");
     let mut start = 0;
@@ -1417,9 +1432,13 @@ mod fast_path_tests {
     proptest! {
         #![proptest_config(ProptestConfig { cases: 512, ..ProptestConfig::default() })]
 
-        /// The ASCII path of `word_tokens` yields the words of the general one.
+        /// The ASCII path of `word_tokens` yields the words of the general one,
+        /// also on texts with non-ASCII separators (and letters, which send
+        /// the text down the general path).
         #[test]
-        fn ascii_words_are_the_unicode_words(text in "[ -~\n]{0,80}|(n't|don't|Foo_Bar|x1|  |\\.|-)*") {
+        fn ascii_words_are_the_unicode_words(
+            text in "[ -~\n]{0,80}|(n't|don't|Foo_Bar|x1|  |\\.|-|→|…|·|─|é|É|ß|Σ|ǅ|İ|n’t|’|Ⅳ|Ⓐ|٣|😀)*"
+        ) {
             let mut general = Vec::new();
             super::unicode_word_tokens(&text, &mut |w| general.push(w.to_string()));
             let mut ascii = Vec::new();
