@@ -200,7 +200,9 @@ impl TextView {
                 }
             }
             AtomKind::Error => {
-                if self.keys[2].contains(v) || (!self.text.is_empty() && self.text.contains(v)) {
+                if self.keys[2].contains(v)
+                    || (!self.text.is_empty() && memchr::memmem::find(self.text.as_bytes(), v.as_bytes()).is_some())
+                {
                     1.0
                 } else {
                     match error_class(v) {
@@ -292,7 +294,11 @@ pub(crate) fn contains_bounded(hay: &str, needle: &str, before: fn(u8) -> bool, 
         return false;
     }
     let bytes = hay.as_bytes();
-    hay.match_indices(needle).any(|(i, _)| {
+    // memmem, not `str::match_indices`: a summary is searched for every atom
+    // an event needs that is not one of its keys, and the SIMD search is
+    // several times faster on texts of kilobytes. Same matches: leftmost,
+    // non-overlapping.
+    memchr::memmem::find_iter(bytes, needle.as_bytes()).any(|i| {
         let end = i + needle.len();
         let ok_before = i == 0 || !before(bytes[i - 1]);
         let ok_after = end == bytes.len() || !after(bytes[end]);
