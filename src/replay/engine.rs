@@ -13,8 +13,9 @@ use crate::model::{Block, Message, Origin, Role, Session};
 use crate::policy::{Measure, Policy};
 use crate::summarize::Summarizer;
 use crate::tokens::Estimator;
+use foldhash::{HashMap as FastMap, HashSet as FastSet};
 use std::borrow::Cow;
-use std::collections::{BTreeSet, HashMap, HashSet, VecDeque};
+use std::collections::{BTreeSet, HashSet, VecDeque};
 
 /// What kind of message an item is; decides cut points and pruning.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -176,11 +177,13 @@ pub(super) struct Engine<'a> {
     pub next_seq: u64,
     pub seen_first_user: bool,
     /// tool_use id → tool name, and → seq of the item holding its result.
-    pub tool_names: HashMap<String, String>,
-    pub result_seq: HashMap<String, u64>,
+    /// Borrowed from the session and hashed with foldhash (only looked up,
+    /// never iterated): a sweep builds these once per point.
+    pub tool_names: FastMap<&'a str, &'a str>,
+    pub result_seq: FastMap<&'a str, u64>,
     /// Every tool_use id the replayed stream answers at some point: a use
     /// whose result has not arrived yet but will is not cut off from it.
-    pub answered: HashSet<&'a str>,
+    pub answered: FastSet<&'a str>,
     // Monotone pointers into `units` (see prune.rs).
     pub keep_ptr: usize,
     pub soft_ptr: usize,
@@ -257,8 +260,8 @@ impl<'a> Engine<'a> {
             oc_total: 0,
             next_seq: 0,
             seen_first_user: false,
-            tool_names: HashMap::new(),
-            result_seq: HashMap::new(),
+            tool_names: FastMap::default(),
+            result_seq: FastMap::default(),
             answered: (0..s.messages.len())
                 .filter(|&i| !s.is_inserted(i))
                 .flat_map(|i| s.messages[i].blocks.iter())
@@ -393,7 +396,7 @@ impl<'a> Engine<'a> {
         match kind {
             Kind::Assistant => {
                 for (tid, name, _) in m.tool_uses() {
-                    self.tool_names.insert(tid.to_string(), name.to_string());
+                    self.tool_names.insert(tid, name);
                 }
                 self.assistants += 1;
             }
@@ -413,10 +416,10 @@ impl<'a> Engine<'a> {
         let mut n = 0u32;
         for (b, blk) in m.blocks.iter().enumerate() {
             let Block::ToolResult { tool_use_id, content, .. } = blk else { continue };
-            self.result_seq.insert(tool_use_id.clone(), seq);
-            let name = self.tool_names.get(tool_use_id).map(String::as_str).unwrap_or("");
+            self.result_seq.insert(tool_use_id.as_str(), seq);
+            let name = self.tool_names.get(tool_use_id.as_str()).copied().unwrap_or("");
             let has_image = content.iter().any(|c| matches!(c, Block::Image { .. }));
-            let chars = crate::summarize::tool_result_text(content).chars().count() as u64;
+            let chars = result_chars(content);
             let protected = pr.protect_tools.iter().any(|t| t.eq_ignore_ascii_case(name))
                 || (pr.protect_before_first_user && !self.seen_first_user);
             let ctu_excluded = pr.clear_tool_uses.exclude_tools.iter().any(|t| t.eq_ignore_ascii_case(name));
@@ -740,3 +743,36 @@ impl<'a> Engine<'a> {
 
 static EMPTY: Message =
     Message { role: Role::User, origin: Origin::Injected, blocks: Vec::new(), source_line: 0, timestamp: None };
+
+/// Characters of a tool result's text ([`crate::summarize::tool_result_text`]:
+/// its text blocks joined by newlines), without joining them.
+fn result_chars(content: &[Block]) -> u64 {
+    let (mut chars, mut texts) = (0u64, 0u64);
+    for b in content {
+        if let Block::Text { text } = b {
+            chars += text.chars().count() as u64;
+            texts += 1;
+        }
+    }
+    chars + texts.saturating_sub(1)
+}
+
+#[cfg(test)]
+mod result_chars_tests {
+    use super::*;
+
+    #[test]
+    fn result_chars_counts_the_joined_text() {
+        let image = Block::Image { media_type: "image/png".into(), bytes: 10 };
+        let cases: Vec<Vec<Block>> = vec![
+            vec![],
+            vec![image.clone()],
+            vec![Block::text("héllo")],
+            vec![Block::text("a→b"), image.clone(), Block::text(""), Block::text("xyz")],
+        ];
+        for content in cases {
+            let joined = crate::summarize::tool_result_text(&content).chars().count() as u64;
+            assert_eq!(result_chars(&content), joined, "{content:?}");
+        }
+    }
+}
