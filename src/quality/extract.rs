@@ -269,6 +269,27 @@ pub(crate) fn normalize_path(raw: &str, cwd: Option<&str>) -> Option<String> {
     if s.contains(['*', '?', '{', '}', '$', '<', '>', '|', '\n', '\r', '\t', '"']) {
         return None;
     }
+    if let Some(v) = already_normal(s, cwd) {
+        return Some(v.to_string());
+    }
+    normalize_segments(s, cwd)
+}
+
+/// `s` itself when normalizing would not change it (most paths in a log): no
+/// drive letter, not under `cwd`, and no empty, `.` or `..` segment.
+fn already_normal<'s>(s: &'s str, cwd: Option<&str>) -> Option<&'s str> {
+    let b = s.as_bytes();
+    let drive = b.len() >= 2 && b[0].is_ascii_alphabetic() && b[1] == b':';
+    if drive || cwd.is_some_and(|c| s.starts_with(c)) {
+        return None;
+    }
+    let body = s.strip_prefix('/').unwrap_or(s);
+    let plain = !body.is_empty() && body.split('/').all(|seg| !seg.is_empty() && seg != "." && seg != "..");
+    plain.then_some(s)
+}
+
+/// [`normalize_path`] of a trimmed candidate, segment by segment.
+fn normalize_segments(s: &str, cwd: Option<&str>) -> Option<String> {
     let s = windows_slashes(s);
     let mut rest: &str = &s;
     if let Some(cwd) = cwd {
@@ -312,9 +333,14 @@ fn accept_path_token(t: &str) -> bool {
         let stem = &t[..t.len() - ext.len() - 1];
         return known_ext(ext) && !stem.is_empty() && stem.bytes().any(|b| b.is_ascii_alphabetic());
     }
-    let segs: Vec<&str> = t.split('/').filter(|s| !s.is_empty()).collect();
-    let Some(last) = segs.last() else { return false };
-    if segs.iter().all(|s| s.bytes().all(|b| b.is_ascii_digit() || b == b'.')) {
+    // Counted, not collected: this runs for every path-like run of a text.
+    let (mut segs, mut last, mut numeric) = (0usize, "", true);
+    for seg in t.split('/').filter(|s| !s.is_empty()) {
+        segs += 1;
+        last = seg;
+        numeric &= seg.bytes().all(|b| b.is_ascii_digit() || b == b'.');
+    }
+    if segs == 0 || numeric {
         return false;
     }
     let prefixed = t.starts_with("./") || t.starts_with("../") || t.starts_with("~/");
@@ -322,12 +348,12 @@ fn accept_path_token(t: &str) -> bool {
         return true;
     }
     if t.starts_with('/') {
-        return segs.len() >= 2;
+        return segs >= 2;
     }
     if extension(last).is_some() {
         return true;
     }
-    (t.ends_with('/') && segs.len() >= 2) || segs.len() >= 3
+    (t.ends_with('/') && segs >= 2) || segs >= 3
 }
 
 /// Spans already claimed by a higher-priority family; sorted, non-overlapping.
@@ -410,12 +436,16 @@ fn accept_symbol(m: &str) -> Option<&str> {
     }
     let qualified_dot = s.contains('.');
     if qualified_dot || s.contains("::") {
-        let segs: Vec<&str> = s.split(['.', ':']).filter(|x| !x.is_empty()).collect();
-        if segs.iter().all(|x| x.len() <= 2) {
+        let (mut short, mut last) = (true, None);
+        for seg in s.split(['.', ':']).filter(|x| !x.is_empty()) {
+            short &= seg.len() <= 2;
+            last = Some(seg);
+        }
+        if short {
             return None;
         }
         if qualified_dot
-            && let Some(last) = segs.last()
+            && let Some(last) = last
             && (known_ext(last) || TLDS.iter().any(|t| t.eq_ignore_ascii_case(last)))
         {
             return None;
@@ -1444,6 +1474,28 @@ mod fast_path_tests {
             let mut ascii = Vec::new();
             super::word_tokens(&text, |w| ascii.push(w.to_string()));
             prop_assert_eq!(ascii, general);
+        }
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig { cases: 1024, ..ProptestConfig::default() })]
+
+        /// A path `already_normal` passes through is what normalizing its
+        /// segments gives.
+        #[test]
+        fn already_normal_paths_normalize_to_themselves(
+            lead in "(/|~/|\\./|C:|c:\\\\|)",
+            segs in proptest::collection::vec("(src|a\\.rs|\\.|\\.\\.|||home|u|proj|x\\\\y|C:)", 1..6),
+            cwd in proptest::option::of("(/home/u/proj|/home/u|C:/w)"),
+            under_cwd in proptest::bool::ANY,
+        ) {
+            let mut s = format!("{lead}{}", segs.join("/"));
+            if let Some(c) = cwd.as_deref().filter(|_| under_cwd) {
+                s = format!("{c}/{s}");
+            }
+            if let Some(v) = super::already_normal(&s, cwd.as_deref()) {
+                prop_assert_eq!(Some(v.to_string()), super::normalize_segments(&s, cwd.as_deref()), "{}", s);
+            }
         }
     }
 
