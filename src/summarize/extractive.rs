@@ -887,6 +887,12 @@ impl Facts {
                 continue;
             }
             kept.push(s);
+            // Most symbols are one segment (`snake_case`, `CamelCase`): they
+            // name only themselves.
+            if !s.is_empty() && s.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_') {
+                named.insert(s);
+                continue;
+            }
             let cuts = segment_cuts(s);
             for (i, &(start, _)) in cuts.iter().enumerate() {
                 for &(_, end) in &cuts[i..] {
@@ -894,7 +900,7 @@ impl Facts {
                 }
             }
         }
-        pack(kept.into_iter().map(str::to_string), ", ", width)
+        pack(kept.into_iter(), ", ", width)
     }
 
     fn render_checkpoint(&self, req: &SummaryRequest<'_>) -> String {
@@ -1108,17 +1114,18 @@ fn ranked<'m>(entries: impl Iterator<Item = (&'m String, &'m Seen)>, last: u64, 
 
 /// Items joined by `sep` into lines of at most about `width` characters, in
 /// order: one list item per line costs a bullet and a newline per identifier.
-fn pack(items: impl Iterator<Item = String>, sep: &str, width: usize) -> Vec<String> {
+fn pack<S: AsRef<str>>(items: impl Iterator<Item = S>, sep: &str, width: usize) -> Vec<String> {
     let mut lines = Vec::new();
     let mut line = String::new();
     for s in items {
+        let s = s.as_ref();
         if !line.is_empty() && line.len() + s.len() + sep.len() > width {
             lines.push(std::mem::take(&mut line));
         }
         if !line.is_empty() {
             line.push_str(sep);
         }
-        line.push_str(&s);
+        line.push_str(s);
     }
     if !line.is_empty() {
         lines.push(line);
