@@ -652,7 +652,9 @@ impl PreparedEvent<'_, '_> {
             // A message with nothing masked (its results all come after the
             // first `masked` of P) costs what it costs in P.
             let cost = if results == 0 || seen_results >= masked {
-                self.est.message_tokens(&msgs[m])
+                // From the session's running sums: estimated once per session,
+                // not once per event.
+                self.atoms.tokens_in(self.est, std::slice::from_ref(&(m..m + 1)))
             } else {
                 let mut c = 0;
                 let mut seen = seen_results;

@@ -11,6 +11,17 @@ use foldhash::{HashMap, HashMapExt as _};
 use std::ops::Range;
 use std::sync::{Arc, Mutex};
 
+/// `prefix[m]` = the sum of the first `m` counts.
+fn running_sums(counts: impl Iterator<Item = u64>) -> Arc<[u64]> {
+    let mut sum = 0u64;
+    std::iter::once(0)
+        .chain(counts.map(|c| {
+            sum = sum.saturating_add(c);
+            sum
+        }))
+        .collect()
+}
+
 /// Flags of one occurrence.
 pub(crate) mod flag {
     /// Created by a rule of quality.md §c.2 (not a symbol-shaped word in prose).
@@ -147,19 +158,27 @@ impl<'a> SessionAtoms<'a> {
         ranges.iter().map(|r| at(r.end).saturating_sub(at(r.start))).sum()
     }
 
+    /// Take the per-message counts a replay already made with an estimator
+    /// of `kind` (one per message, in order), so [`SessionAtoms::tokens_in`]
+    /// does not estimate every message a second time (with o200k, a tenth of
+    /// a replay). Counts of another length are ignored.
+    pub(crate) fn seed_token_counts(&self, kind: EstimatorKind, counts: &[u64]) {
+        if counts.len() == self.messages.len() {
+            self.keep_prefix(kind, || running_sums(counts.iter().copied()));
+        }
+    }
+
     fn token_prefix(&self, est: &dyn Estimator) -> Arc<[u64]> {
-        let kind = est.kind();
+        self.keep_prefix(est.kind(), || running_sums(self.messages.iter().map(|m| est.message_tokens(m))))
+    }
+
+    /// The running sums for `kind`: the kept ones, else `make()`'s, kept.
+    fn keep_prefix(&self, kind: EstimatorKind, make: impl FnOnce() -> Arc<[u64]>) -> Arc<[u64]> {
         let cached = |c: &Vec<(EstimatorKind, Arc<[u64]>)>| c.iter().find(|(k, _)| *k == kind).map(|(_, p)| p.clone());
         if let Some(p) = self.token_prefix.lock().ok().and_then(|c| cached(&c)) {
             return p;
         }
-        let mut sum = 0u64;
-        let prefix: Arc<[u64]> = std::iter::once(0)
-            .chain(self.messages.iter().map(|m| {
-                sum += est.message_tokens(m);
-                sum
-            }))
-            .collect();
+        let prefix = make();
         if let Ok(mut c) = self.token_prefix.lock()
             && cached(&c).is_none()
         {

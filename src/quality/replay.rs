@@ -753,11 +753,28 @@ impl QualityPlan {
         session: &Session,
         traces: &[Result<SessionTrace, ReplayError>],
     ) -> Vec<Option<SessionQuality>> {
+        self.evaluate_counted(session, traces, &[])
+    }
+
+    /// [`QualityPlan::evaluate`] with the per-message token counts each
+    /// replay used (`counts[i]` for trace `i`, when known): scoring sums
+    /// them instead of estimating every message again.
+    pub fn evaluate_counted(
+        &self,
+        session: &Session,
+        traces: &[Result<SessionTrace, ReplayError>],
+        counts: &[Option<&[u64]>],
+    ) -> Vec<Option<SessionQuality>> {
         if traces.iter().all(|t| t.as_ref().map_or(true, |t| t.compactions.is_empty() && t.prunes.is_empty())) {
             // Nothing to score: skip the atom extraction.
             return traces.iter().map(|t| t.as_ref().ok().map(|t| self.empty(session, t))).collect();
         }
         let atoms = SessionAtoms::from_session(session);
+        for (est, c) in self.estimators.iter().zip(counts) {
+            if let (Some(est), Some(c)) = (est, c) {
+                atoms.seed_token_counts(est.kind(), c);
+            }
+        }
         traces
             .iter()
             .enumerate()

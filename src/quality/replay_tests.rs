@@ -353,6 +353,73 @@ fn replay_many_scored_and_the_sweep_hook_agree_with_evaluate_trace() {
     assert_eq!(prepared.evaluate(&p, &replay(&s, &p)), direct.score());
 }
 
+/// Scoring a replay sums the per-message counts the replay made: the
+/// estimator sees each message once, not once more for the quality pass.
+#[test]
+fn scoring_reuses_the_replays_token_counts() {
+    use crate::replay::{BuiltinResolver, ReplayError, Resolver, replay_many_scored};
+    use std::sync::Arc;
+    use std::sync::atomic::{AtomicUsize, Ordering};
+    struct Counting(AtomicUsize);
+    impl crate::tokens::Estimator for Counting {
+        fn kind(&self) -> EstimatorKind {
+            EstimatorKind::Chars4
+        }
+        fn text_tokens(&self, text: &str) -> u64 {
+            Chars4.text_tokens(text)
+        }
+        fn message_tokens(&self, m: &crate::model::Message) -> u64 {
+            self.0.fetch_add(1, Ordering::Relaxed);
+            Chars4.message_tokens(m)
+        }
+        fn block_tokens(&self, b: &crate::model::Block) -> u64 {
+            Chars4.block_tokens(b)
+        }
+    }
+    struct One(Arc<Counting>);
+    impl Resolver for One {
+        fn estimator(&self, _: EstimatorKind) -> Result<Arc<dyn crate::tokens::Estimator>, ReplayError> {
+            Ok(self.0.clone())
+        }
+        fn summarizer(&self, kind: SummarizerKind) -> Result<Arc<dyn crate::summarize::Summarizer>, ReplayError> {
+            BuiltinResolver.summarizer(kind)
+        }
+    }
+    let s = session();
+    let p = whole_history();
+    let est = Arc::new(Counting(AtomicUsize::new(0)));
+    let resolver = One(est.clone());
+    let plan = QualityPlan::new(std::slice::from_ref(&p), &resolver);
+    let pool = rayon::ThreadPoolBuilder::new().num_threads(1).build().unwrap();
+    let sessions = vec![s.clone()];
+    let out = replay_many_scored(
+        &sessions,
+        std::slice::from_ref(&p),
+        &resolver,
+        ReplayOptions::default(),
+        &pool,
+        None,
+        Some(&plan),
+    );
+    let q = out[0].quality[0].as_ref().unwrap();
+    assert!(q.compactions > 0, "{q:?}");
+    assert_eq!(q, &evaluate(&s, &replay(&s, &p), &p));
+    // The replay estimates each message once (pruned copies and summaries
+    // are text); scoring adds no message estimate.
+    let replay_only = {
+        let c = Counting(AtomicUsize::new(0));
+        let ctx = ReplayContext {
+            estimator: &c,
+            summarizer: &Extractive,
+            message_tokens: None,
+            options: ReplayOptions::default(),
+        };
+        replay_session(&s, &p, &ctx).unwrap();
+        c.0.load(Ordering::Relaxed)
+    };
+    assert_eq!(est.0.load(Ordering::Relaxed), replay_only);
+}
+
 /// The sweep hook shares text views and event scores between the policies of
 /// one session: whatever order the policies come in, repeated or after a
 /// release, each score equals a fresh `evaluate_trace` of that trace.

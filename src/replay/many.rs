@@ -189,7 +189,8 @@ impl<'p> Prepared<'p> {
                 ReplayContext { estimator: est.as_ref(), summarizer, message_tokens: cache[g].as_deref(), options };
             traces.push(replay_session(s, policy, &ctx));
         }
-        let quality = quality.map(|plan| plan.evaluate(s, &traces)).unwrap_or_default();
+        let counts: Vec<Option<&[u64]>> = (0..self.policies.len()).map(|pi| cache[self.group[pi]].as_deref()).collect();
+        let quality = quality.map(|plan| plan.evaluate_counted(s, &traces, &counts)).unwrap_or_default();
         SessionResults { session_id: s.id.clone(), source_path: s.source_path.clone(), traces, quality }
     }
 }
