@@ -6,7 +6,7 @@
 use super::*;
 use crate::model::Session;
 use crate::policy::{Compact, CutKind, Flush, Policy, Prune, TriggerKind};
-use crate::replay::testkit::{SessionBuilder, filler};
+use crate::replay::testkit::{CountingEstimator, SessionBuilder, filler};
 use crate::replay::{PruneKind, ReplayContext, ReplayOptions, SessionTrace, replay_session};
 use crate::summarize::{Extractive, SummarizerKind};
 use crate::tokens::{Chars4, EstimatorKind};
@@ -359,24 +359,8 @@ fn replay_many_scored_and_the_sweep_hook_agree_with_evaluate_trace() {
 fn scoring_reuses_the_replays_token_counts() {
     use crate::replay::{BuiltinResolver, ReplayError, Resolver, replay_many_scored};
     use std::sync::Arc;
-    use std::sync::atomic::{AtomicUsize, Ordering};
-    struct Counting(AtomicUsize);
-    impl crate::tokens::Estimator for Counting {
-        fn kind(&self) -> EstimatorKind {
-            EstimatorKind::Chars4
-        }
-        fn text_tokens(&self, text: &str) -> u64 {
-            Chars4.text_tokens(text)
-        }
-        fn message_tokens(&self, m: &crate::model::Message) -> u64 {
-            self.0.fetch_add(1, Ordering::Relaxed);
-            Chars4.message_tokens(m)
-        }
-        fn block_tokens(&self, b: &crate::model::Block) -> u64 {
-            Chars4.block_tokens(b)
-        }
-    }
-    struct One(Arc<Counting>);
+    use std::sync::atomic::Ordering;
+    struct One(Arc<CountingEstimator>);
     impl Resolver for One {
         fn estimator(&self, _: EstimatorKind) -> Result<Arc<dyn crate::tokens::Estimator>, ReplayError> {
             Ok(self.0.clone())
@@ -387,7 +371,7 @@ fn scoring_reuses_the_replays_token_counts() {
     }
     let s = session();
     let p = whole_history();
-    let est = Arc::new(Counting(AtomicUsize::new(0)));
+    let est = Arc::new(CountingEstimator::default());
     let resolver = One(est.clone());
     let plan = QualityPlan::new(std::slice::from_ref(&p), &resolver);
     let pool = rayon::ThreadPoolBuilder::new().num_threads(1).build().unwrap();
@@ -407,7 +391,7 @@ fn scoring_reuses_the_replays_token_counts() {
     // The replay estimates each message once (pruned copies and summaries
     // are text); scoring adds no message estimate.
     let replay_only = {
-        let c = Counting(AtomicUsize::new(0));
+        let c = CountingEstimator::default();
         let ctx = ReplayContext {
             estimator: &c,
             summarizer: &Extractive,
@@ -415,9 +399,9 @@ fn scoring_reuses_the_replays_token_counts() {
             options: ReplayOptions::default(),
         };
         replay_session(&s, &p, &ctx).unwrap();
-        c.0.load(Ordering::Relaxed)
+        c.messages.load(Ordering::Relaxed)
     };
-    assert_eq!(est.0.load(Ordering::Relaxed), replay_only);
+    assert_eq!(est.messages.load(Ordering::Relaxed), replay_only);
 }
 
 /// The sweep hook shares text views and event scores between the policies of

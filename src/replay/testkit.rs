@@ -229,3 +229,27 @@ pub fn scaled(mut p: Policy, window: u64) -> Policy {
     p.context_window = w;
     p
 }
+
+/// chars/4 that counts its message estimates: for tests that check how often
+/// messages are estimated (once per message, shared between policies and
+/// with the quality pass).
+#[derive(Default)]
+pub struct CountingEstimator {
+    pub messages: std::sync::atomic::AtomicUsize,
+}
+
+impl crate::tokens::Estimator for CountingEstimator {
+    fn kind(&self) -> crate::tokens::EstimatorKind {
+        crate::tokens::EstimatorKind::Chars4
+    }
+    fn text_tokens(&self, text: &str) -> u64 {
+        crate::tokens::Chars4.text_tokens(text)
+    }
+    fn message_tokens(&self, m: &Message) -> u64 {
+        self.messages.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        crate::tokens::Chars4.message_tokens(m)
+    }
+    fn block_tokens(&self, b: &Block) -> u64 {
+        crate::tokens::Chars4.block_tokens(b)
+    }
+}

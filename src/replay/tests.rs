@@ -1,7 +1,7 @@
 //! Unit tests of the replay engine with hand-computed expectations. Sizes are
 //! chosen so chars/4 is exact: a `u400` message is 100 tokens, `r8000` 2000.
 
-use super::testkit::{SessionBuilder, filler, session};
+use super::testkit::{CountingEstimator as Counting, SessionBuilder, filler, session};
 use super::*;
 use crate::model::{Block, Origin, Role};
 use crate::policy::{AgeUnit, Compact, CutKind, CutPoints, Fallback, Flush, Measure, Placement, Prune, TriggerKind};
@@ -776,25 +776,6 @@ fn view_measure_lets_pruning_delay_compaction() {
 // ---------------------------------------------------------------- O(n)
 
 /// Counts estimator calls.
-struct Counting {
-    messages: AtomicUsize,
-}
-impl crate::tokens::Estimator for Counting {
-    fn kind(&self) -> EstimatorKind {
-        EstimatorKind::Chars4
-    }
-    fn text_tokens(&self, text: &str) -> u64 {
-        Chars4.text_tokens(text)
-    }
-    fn message_tokens(&self, m: &Message) -> u64 {
-        self.messages.fetch_add(1, Ordering::Relaxed);
-        Chars4.message_tokens(m)
-    }
-    fn block_tokens(&self, b: &Block) -> u64 {
-        Chars4.block_tokens(b)
-    }
-}
-
 fn long_session(rounds: usize) -> Session {
     let mut b = SessionBuilder::new("long");
     for r in 0..rounds {
