@@ -647,14 +647,16 @@ impl PreparedEvent<'_, '_> {
         // Cost of each message of P as masking leaves it.
         let mut costs: Vec<(usize, u64)> = Vec::new();
         let mut seen_results = 0;
+        // Whole messages cost what the session's running sums say: estimated
+        // once per session, not once per event.
+        let prefix = self.atoms.token_prefix(self.est);
+        let whole = |m: usize| prefix.get(m + 1).zip(prefix.get(m)).map_or(0, |(b, a)| b.saturating_sub(*a));
         for m in self.replaced.iter().flat_map(Clone::clone) {
             let results = results_of(m);
             // A message with nothing masked (its results all come after the
             // first `masked` of P) costs what it costs in P.
             let cost = if results == 0 || seen_results >= masked {
-                // From the session's running sums: estimated once per session,
-                // not once per event.
-                self.atoms.tokens_in(self.est, std::slice::from_ref(&(m..m + 1)))
+                whole(m)
             } else {
                 let mut c = 0;
                 let mut seen = seen_results;

@@ -168,7 +168,8 @@ impl<'a> SessionAtoms<'a> {
         }
     }
 
-    fn token_prefix(&self, est: &dyn Estimator) -> Arc<[u64]> {
+    /// `prefix[m]` = the tokens of messages `0..m` (built once per estimator).
+    pub(crate) fn token_prefix(&self, est: &dyn Estimator) -> Arc<[u64]> {
         self.keep_prefix(est.kind(), || running_sums(self.messages.iter().map(|m| est.message_tokens(m))))
     }
 
