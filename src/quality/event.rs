@@ -765,7 +765,7 @@ impl PreparedEvent<'_, '_> {
         let (ask_keywords, ask_coverage, ask_covered) = match &self.ask {
             Some(a) => {
                 let share = view.keyword_share(&a.keywords);
-                let hits = a.keywords.iter().filter(|k| view.words.contains(k.as_str())).count();
+                let hits = a.keywords.iter().filter(|k| view.has_word(k)).count();
                 let need = if a.keywords.len() >= 3 { 2 } else { 1 };
                 (a.keywords.len() as u32, Some(share), Some(hits >= need))
             }

@@ -851,9 +851,23 @@ pub(crate) fn word_tokens(text: &str, mut f: impl FnMut(&str)) {
     }
 }
 
+/// A whole text (not cut into pieces) lower-cased as [`word_tokens`] reads
+/// it: its word tokens are its runs of alphanumeric characters and `_`.
+pub(crate) fn words_text(text: &str) -> String {
+    if ascii_words_suffice(text) { ascii_words_text(text) } else { unicode_words_text(text) }
+}
+
+fn unicode_words_text(piece: &str) -> String {
+    piece.to_lowercase().replace("n't", " not").replace("n’t", " not")
+}
+
+fn ascii_words_text(piece: &str) -> String {
+    piece.to_ascii_lowercase().replace("n't", " not")
+}
+
 /// [`word_tokens`] of any text.
 fn unicode_word_tokens(piece: &str, f: &mut impl FnMut(&str)) {
-    let lower = piece.to_lowercase().replace("n't", " not").replace("n’t", " not");
+    let lower = unicode_words_text(piece);
     for w in lower.split(|c: char| !(c.is_alphanumeric() || c == '_')) {
         if !w.is_empty() {
             f(w);
@@ -881,7 +895,7 @@ fn ascii_words_suffice(piece: &str) -> bool {
 /// over each summary view). A non-ASCII byte is a separator; a word never
 /// starts inside a multi-byte character, whose bytes are all separators.
 fn ascii_word_tokens(piece: &str, f: &mut impl FnMut(&str)) {
-    let lower = piece.to_ascii_lowercase().replace("n't", " not");
+    let lower = ascii_words_text(piece);
     let mut start = 0;
     for (i, &b) in lower.as_bytes().iter().enumerate() {
         if !(b.is_ascii_alphanumeric() || b == b'_') {

@@ -23,7 +23,7 @@ use super::extract::{self, Ctx, Found};
 use super::{AtomKind, CLASSES};
 use crate::summarize::text_memo::TextMemo;
 use foldhash::HashSet;
-use std::sync::LazyLock;
+use std::sync::{LazyLock, OnceLock};
 
 /// A needed or target atom, with the keyword set of constraints.
 #[derive(Debug, Clone, PartialEq)]
@@ -42,10 +42,9 @@ pub(crate) struct TextView {
     pub atoms: Vec<(AtomKind, String)>,
     pub hex: Vec<String>,
     pub basenames: HashSet<String>,
-    /// Identifier tokens (case-sensitive).
-    pub idents: HashSet<String>,
-    /// Lower-cased word tokens, for keyword overlap.
-    pub words: HashSet<String>,
+    /// The texts read for identifier and word tokens ([`TextView::has_ident`],
+    /// [`TextView::has_word`]).
+    tokens: TokenText,
     pub commands: HashSet<String>,
     pub constraints: Vec<(String, Vec<String>)>,
     /// Normalized text for substring matches; empty when the view was built from
@@ -133,27 +132,40 @@ impl TextView {
         self.atoms.extend(other.atoms.iter().cloned());
         self.hex.extend(other.hex.iter().cloned());
         self.basenames.extend(other.basenames.iter().cloned());
-        self.idents.extend(other.idents.iter().cloned());
-        self.words.extend(other.words.iter().cloned());
+        self.tokens.push(&other.tokens.raw);
         self.commands.extend(other.commands.iter().cloned());
         self.constraints.extend(other.constraints.iter().cloned());
     }
 
-    /// Identifier and word tokens of a text.
+    /// Identifier and word tokens of a text (its scanned pieces).
     pub fn add_tokens(&mut self, text: &str) {
         for piece in extract::pieces(text) {
-            for w in piece.split(|c: char| !(c.is_ascii_alphanumeric() || c == '_')) {
-                if w.len() >= 2 && !self.idents.contains(w) {
-                    self.idents.insert(w.to_string());
-                }
-            }
+            self.tokens.push(piece);
         }
-        let words = &mut self.words;
-        extract::word_tokens(text, |w| {
-            if !words.contains(w) {
-                words.insert(w.to_string());
-            }
-        });
+    }
+
+    /// Is `v` an identifier token of the texts read: a maximal run of ASCII
+    /// letters, digits and `_`, at least 2 long? Answered by a bounded search,
+    /// not a set of every token: a view is asked about a few atoms, while
+    /// hashing each token of a summary, or of all of P for observation
+    /// masking, was most of the cost of reading it.
+    pub fn has_ident(&self, v: &str) -> bool {
+        v.len() >= 2 && v.bytes().all(ident_inner) && contains_bounded(&self.tokens.raw, v, ident_inner, ident_inner)
+    }
+
+    /// Is `w` one of the lower-cased word tokens ([`extract::word_tokens`]) of
+    /// the texts read?
+    pub fn has_word(&self, w: &str) -> bool {
+        if w.is_empty() || !w.chars().all(word_char) {
+            return false;
+        }
+        let lower = self.tokens.lower.get_or_init(|| extract::words_text(&self.tokens.raw));
+        memchr::memmem::find_iter(lower.as_bytes(), w.as_bytes()).any(|i| {
+            // A valid UTF-8 needle matches at character boundaries only.
+            let before = lower[..i].chars().next_back();
+            let after = lower[i + w.len()..].chars().next();
+            !before.is_some_and(word_char) && !after.is_some_and(word_char)
+        })
     }
 
     /// Sort and deduplicate the atom list (determinism).
@@ -190,13 +202,13 @@ impl TextView {
             }
             AtomKind::Symbol => {
                 if self.keys[1].contains(v)
-                    || self.idents.contains(v)
+                    || self.has_ident(v)
                     || contains_bounded(&self.text, v, ident_inner, ident_inner)
                 {
                     1.0
                 } else {
                     let last = v.rsplit(['.', ':']).next().unwrap_or(v);
-                    if last != v && last.len() >= 3 && self.idents.contains(last) { 0.5 } else { 0.0 }
+                    if last != v && last.len() >= 3 && self.has_ident(last) { 0.5 } else { 0.0 }
                 }
             }
             AtomKind::Error => {
@@ -206,7 +218,7 @@ impl TextView {
                     1.0
                 } else {
                     match error_class(v) {
-                        Some(class) if self.idents.contains(class) => 0.5,
+                        Some(class) if self.has_ident(class) => 0.5,
                         _ => 0.0,
                     }
                 }
@@ -258,9 +270,37 @@ impl TextView {
         if keywords.is_empty() {
             return 0.0;
         }
-        let hits = keywords.iter().filter(|k| self.words.contains(k.as_str())).count();
+        let hits = keywords.iter().filter(|k| self.has_word(k)).count();
         hits as f64 / keywords.len() as f64
     }
+}
+
+/// The pieces of the texts a view read, joined by a newline (a separator for
+/// identifiers and words alike, so no token spans two pieces).
+#[derive(Debug, Default, Clone)]
+struct TokenText {
+    raw: String,
+    /// `raw` as [`extract::word_tokens`] lower-cases it, made at the first word
+    /// query (most views are asked none).
+    lower: OnceLock<String>,
+}
+
+impl TokenText {
+    fn push(&mut self, piece: &str) {
+        if piece.is_empty() {
+            return;
+        }
+        if !self.raw.is_empty() {
+            self.raw.push('\n');
+        }
+        self.raw.push_str(piece);
+        self.lower = OnceLock::new();
+    }
+}
+
+/// A character of a word token.
+fn word_char(c: char) -> bool {
+    c.is_alphanumeric() || c == '_'
 }
 
 /// The exception class or error head of a fingerprint (`TypeError` of
@@ -344,4 +384,68 @@ fn line_commands(line: &str, cwd: Option<&str>) -> Vec<Box<str>> {
         rest = &after[close + 1..];
     }
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::TextView;
+    use crate::quality::extract;
+    use foldhash::HashSet;
+    use proptest::prelude::*;
+
+    /// The token sets the view used to build: every identifier (ASCII runs of
+    /// letters, digits and `_`, ≥ 2 long) and every word of each text's pieces.
+    fn token_sets(texts: &[String]) -> (HashSet<String>, HashSet<String>) {
+        let (mut idents, mut words) = (HashSet::default(), HashSet::default());
+        for text in texts {
+            for piece in extract::pieces(text) {
+                for w in piece.split(|c: char| !(c.is_ascii_alphanumeric() || c == '_')) {
+                    if w.len() >= 2 {
+                        idents.insert(w.to_string());
+                    }
+                }
+            }
+            extract::word_tokens(text, |w| {
+                words.insert(w.to_string());
+            });
+        }
+        (idents, words)
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig { cases: 512, ..ProptestConfig::default() })]
+
+        /// Identifier and word queries answer what sets of every token would,
+        /// over several texts (one read into a second view and merged), on
+        /// texts with non-ASCII letters and separators, `n't`, and a text long
+        /// enough to be read as a head and a tail.
+        #[test]
+        fn token_queries_answer_as_token_sets(
+            texts in proptest::collection::vec(
+                "(Foo_bar|x1|ab|AB|don't|DON'T|n’t|é|É|ß|Σ|ΑΣ|İ|ǅ|→|…|·|-|\\.|/|::| |\n|😀|٣|Ⅳ|_){0,12}", 1..4),
+            long in proptest::option::of(0usize..3),
+            queries in proptest::collection::vec("(foo_bar|Foo_bar|x1|ab|AB|don|do|not|t|é|ß|σ|ς|ασ|i̇|ǆ|٣|ⅳ|_|a b|x|)", 0..8),
+        ) {
+            let mut texts = texts;
+            if let Some(i) = long {
+                let i = i % texts.len();
+                // Past the scanned head: the middle is not read.
+                texts[i] = format!("head_tok {} mid_tok {} tail_tok", "z ".repeat(extract::SCAN_HEAD / 2), "y ".repeat(extract::SCAN_TAIL));
+            }
+            let mut view = TextView::default();
+            view.add_tokens(&texts[0]);
+            let mut other = TextView::default();
+            for t in &texts[1..] {
+                other.add_tokens(t);
+            }
+            // A query before more text is read must not freeze the answers.
+            let _ = view.has_word("ab");
+            view.merge(&other);
+            let (idents, words) = token_sets(&texts);
+            for w in idents.iter().chain(&words).map(String::as_str).chain(queries.iter().map(String::as_str)).chain(["head_tok", "mid_tok", "tail_tok"]) {
+                prop_assert_eq!(view.has_ident(w), idents.contains(w), "ident {:?} in {:?}", w, texts);
+                prop_assert_eq!(view.has_word(w), words.contains(w), "word {:?} in {:?}", w, texts);
+            }
+        }
+    }
 }
