@@ -186,19 +186,46 @@ pub struct CompactionAudit {
 }
 
 /// Atoms of P ∪ T (and extra texts), against which a summary's atoms are
-/// checked for hallucination and precision.
+/// checked for hallucination and precision. Built at every event from all the
+/// entries of P ∪ T: ids are bits and names are borrowed from the session's
+/// atom table, so building it hashes each atom once and copies nothing.
 #[derive(Default)]
-struct Grounding {
-    ids: HashSet<u32>,
-    touched: HashSet<u32>,
-    basenames: HashSet<String>,
-    touched_basenames: HashSet<String>,
+struct Grounding<'s> {
+    ids: Bits,
+    touched: Bits,
+    basenames: HashSet<&'s str>,
+    touched_basenames: HashSet<&'s str>,
     /// Path keys of P ∪ T, and those a tool call touched.
-    paths: Vec<String>,
-    touched_paths: Vec<String>,
-    stems: HashSet<String>,
-    errors: Vec<String>,
-    hex: Vec<String>,
+    paths: Vec<&'s str>,
+    touched_paths: Vec<&'s str>,
+    stems: HashSet<&'s str>,
+    errors: Vec<&'s str>,
+    hex: Vec<&'s str>,
+}
+
+/// A set of atom ids as bits.
+#[derive(Default)]
+struct Bits(Vec<u64>);
+
+impl Bits {
+    fn with_len(n: usize) -> Bits {
+        Bits(vec![0; n.div_ceil(64)])
+    }
+
+    /// Add `id`; whether it was new.
+    fn insert(&mut self, id: u32) -> bool {
+        let (w, b) = (id as usize / 64, 1u64 << (id % 64));
+        if w >= self.0.len() {
+            self.0.resize(w + 1, 0);
+        }
+        let new = self.0[w] & b == 0;
+        self.0[w] |= b;
+        new
+    }
+
+    fn contains(&self, id: u32) -> bool {
+        self.0.get(id as usize / 64).is_some_and(|w| w & (1u64 << (id % 64)) != 0)
+    }
 }
 
 /// A compaction point with its needed atoms computed; score summaries with
@@ -217,7 +244,7 @@ pub struct PreparedEvent<'s, 'a> {
     constraints: Vec<Target>,
     dead_ends: Vec<Target>,
     ask: Option<Target>,
-    grounding: Grounding,
+    grounding: Grounding<'s>,
     extra_views: Vec<Cow<'s, TextView>>,
     replaced_tokens: u64,
     kept_tokens: u64,
@@ -267,7 +294,11 @@ impl<'a> SessionAtoms<'a> {
         });
 
         // Candidates of P, in session order (ids are assigned in first-seen order).
-        let mut grounding = Grounding::default();
+        let mut grounding = Grounding {
+            ids: Bits::with_len(self.defs.len()),
+            touched: Bits::with_len(self.defs.len()),
+            ..Grounding::default()
+        };
         let mut cand: BTreeMap<u32, u8> = BTreeMap::new();
         for r in &replaced {
             for m in r.clone() {
@@ -406,31 +437,32 @@ impl<'a> SessionAtoms<'a> {
         rows
     }
 
-    fn ground(&self, g: &mut Grounding, id: u32, flags: u8) {
+    fn ground<'s>(&'s self, g: &mut Grounding<'s>, id: u32, flags: u8) {
         // Seen before: only a first tool-call use still adds something.
         let first_seen = g.ids.insert(id);
-        let first_touch = flags & flag::ARG != 0 && !g.touched.contains(&id);
+        let first_touch = flags & flag::ARG != 0 && !g.touched.contains(id);
         if !first_seen && !first_touch {
             return;
         }
         let def = &self.defs[id as usize];
+        let key: &'s str = &def.key;
         match def.class {
             0 => {
-                let base = extract::basename(&def.key);
+                let base = extract::basename(key);
                 if first_seen {
-                    g.basenames.insert(base.to_string());
+                    g.basenames.insert(base);
                     let stem = base.split('.').next().unwrap_or(base);
-                    g.stems.insert(stem.to_string());
-                    g.paths.push(def.key.to_string());
+                    g.stems.insert(stem);
+                    g.paths.push(key);
                 }
                 if flags & flag::ARG != 0 {
                     g.touched.insert(id);
-                    g.touched_basenames.insert(base.to_string());
-                    g.touched_paths.push(def.key.to_string());
+                    g.touched_basenames.insert(base);
+                    g.touched_paths.push(key);
                 }
             }
-            2 => g.errors.push(def.key.to_string()),
-            4 if extract::is_hex_value(&def.key) => g.hex.push(def.key.to_string()),
+            2 => g.errors.push(key),
+            4 if extract::is_hex_value(key) => g.hex.push(key),
             _ => {}
         }
     }
@@ -836,7 +868,7 @@ impl PreparedEvent<'_, '_> {
     /// SHA): hallucination is about invented facts, not imprecise ones.
     fn grounded(&self, kind: AtomKind, value: &str) -> bool {
         let g = &self.grounding;
-        if self.atoms.id_of(kind, value).is_some_and(|id| g.ids.contains(&id)) {
+        if self.atoms.id_of(kind, value).is_some_and(|id| g.ids.contains(id)) {
             return true;
         }
         let Some(class) = kind.class() else { return true };
@@ -861,7 +893,7 @@ impl PreparedEvent<'_, '_> {
             AtomKind::Error => g
                 .errors
                 .iter()
-                .any(|e| (value.len() >= 8 && e.starts_with(value)) || (e.len() >= 5 && value.contains(e.as_str()))),
+                .any(|e| (value.len() >= 8 && e.starts_with(value)) || (e.len() >= 5 && value.contains(*e))),
             _ => false,
         }
     }
@@ -869,7 +901,7 @@ impl PreparedEvent<'_, '_> {
     /// Did a tool call of P ∪ T touch this path (read, edit, write, list…)?
     fn touched(&self, path: &str) -> bool {
         let g = &self.grounding;
-        self.atoms.id_of(AtomKind::Path, path).is_some_and(|id| g.touched.contains(&id))
+        self.atoms.id_of(AtomKind::Path, path).is_some_and(|id| g.touched.contains(id))
             || related_path(path, &g.touched_basenames, &g.touched_paths)
     }
 }
@@ -878,7 +910,7 @@ impl PreparedEvent<'_, '_> {
 /// path is the other with a directory prefix (`parser.rs`, `src/parser.rs` and
 /// `/abs/repo/src/parser.rs`), but not when it puts the name in another
 /// directory (`lib/parser.rs`).
-fn related_path(value: &str, basenames: &HashSet<String>, known: &[String]) -> bool {
+fn related_path(value: &str, basenames: &HashSet<&str>, known: &[&str]) -> bool {
     if !value.contains('/') {
         return basenames.contains(value);
     }
@@ -887,9 +919,7 @@ fn related_path(value: &str, basenames: &HashSet<String>, known: &[String]) -> b
     }
     known.iter().any(|k| {
         (k.len() > value.len() && k.ends_with(value) && k.as_bytes()[k.len() - value.len() - 1] == b'/')
-            || (value.len() > k.len()
-                && value.ends_with(k.as_str())
-                && value.as_bytes()[value.len() - k.len() - 1] == b'/')
+            || (value.len() > k.len() && value.ends_with(*k) && value.as_bytes()[value.len() - k.len() - 1] == b'/')
     })
 }
 
@@ -929,5 +959,26 @@ fn visit_json_strings(v: &serde_json::Value, depth: usize, f: &mut dyn FnMut(&st
         serde_json::Value::Array(a) => a.iter().for_each(|x| visit_json_strings(x, depth + 1, f)),
         serde_json::Value::Object(o) => o.values().for_each(|x| visit_json_strings(x, depth + 1, f)),
         _ => {}
+    }
+}
+
+#[cfg(test)]
+mod bits_tests {
+    use super::Bits;
+    use proptest::prelude::*;
+
+    proptest! {
+        /// Bits answer as a set of ids, also for ids past the length it was made for.
+        #[test]
+        fn bits_are_a_set(len in 0usize..200, ids in proptest::collection::vec(0u32..300, 0..64), probe in 0u32..400) {
+            let mut bits = Bits::with_len(len);
+            let mut set = std::collections::HashSet::new();
+            for id in ids {
+                prop_assert_eq!(bits.insert(id), set.insert(id));
+            }
+            for id in (0..400).chain([probe]) {
+                prop_assert_eq!(bits.contains(id), set.contains(&id), "{}", id);
+            }
+        }
     }
 }
