@@ -19,7 +19,7 @@
 //!   or bounded substring → 1;
 //! - constraint: share of its keywords present in S ≥ 0.75 → 1, ≥ 0.5 → 0.5.
 
-use super::extract::{self, Ctx, Found};
+use super::extract::{self, Found};
 use super::{AtomKind, CLASSES};
 use crate::summarize::text_memo::TextMemo;
 use foldhash::HashSet;
@@ -57,11 +57,8 @@ impl TextView {
     /// constraint sentences (for texts that carry user instructions).
     pub fn from_text(text: &str, cwd: Option<&str>, constraints: bool) -> TextView {
         let mut v = TextView::default();
-        let mut found = Vec::new();
-        extract::scan_text(text, Ctx::Prose, cwd, &mut found);
-        for f in &found {
-            v.add_found(f);
-        }
+        // What the text names, as a set: the view does not depend on the order.
+        extract::scan_prose_lines(text, cwd, |f| v.add_found(f));
         v.add_tokens(text);
         for piece in extract::pieces(text) {
             command_candidates(piece, cwd, &mut v.commands);

@@ -1,5 +1,5 @@
 //! A process-wide memo for pure functions of a text (a text in, a list of
-//! strings out), keyed by the text's BLAKE3 hash. Summarizers scan the same log
+//! strings or other items out), keyed by the text's BLAKE3 hash. Summarizers scan the same log
 //! texts over and over — a sweep replays every session under dozens of policies,
 //! `compare` under several, and each compaction re-reads the messages it replaces
 //! — while hashing a text costs a small fraction of running regexes over it.
@@ -17,27 +17,27 @@ const SHARDS: usize = 16;
 /// Entries per shard before it is cleared.
 const SHARD_CAP: usize = 8_192;
 
-type Shard = Mutex<HashMap<[u8; 16], Arc<[Box<str>]>>>;
+type Shard<T> = Mutex<HashMap<[u8; 16], Arc<[T]>>>;
 
-pub struct TextMemo {
-    shards: [Shard; SHARDS],
+pub struct TextMemo<T = Box<str>> {
+    shards: [Shard<T>; SHARDS],
 }
 
-impl Default for TextMemo {
-    fn default() -> TextMemo {
+impl<T> Default for TextMemo<T> {
+    fn default() -> TextMemo<T> {
         TextMemo { shards: std::array::from_fn(|_| Mutex::new(HashMap::new())) }
     }
 }
 
-impl TextMemo {
+impl<T> TextMemo<T> {
     /// `f(text)`, from the memo when this text was seen before.
-    pub fn get(&self, text: &str, f: impl FnOnce(&str) -> Vec<Box<str>>) -> Arc<[Box<str>]> {
+    pub fn get(&self, text: &str, f: impl FnOnce(&str) -> Vec<T>) -> Arc<[T]> {
         self.get_min(text, MIN_LEN, f)
     }
 
     /// [`TextMemo::get`] with another length below which `f` runs directly
     /// (for functions that cost much more per byte than hashing).
-    pub fn get_min(&self, text: &str, min_len: usize, f: impl FnOnce(&str) -> Vec<Box<str>>) -> Arc<[Box<str>]> {
+    pub fn get_min(&self, text: &str, min_len: usize, f: impl FnOnce(&str) -> Vec<T>) -> Arc<[T]> {
         if text.len() < min_len {
             return f(text).into();
         }
@@ -48,7 +48,7 @@ impl TextMemo {
         if let Some(v) = shard.lock().ok().and_then(|m| m.get(&key).cloned()) {
             return v;
         }
-        let v: Arc<[Box<str>]> = f(text).into();
+        let v: Arc<[T]> = f(text).into();
         if let Ok(mut m) = shard.lock() {
             if m.len() >= SHARD_CAP {
                 m.clear();
