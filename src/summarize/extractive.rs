@@ -1092,9 +1092,12 @@ fn segment_cuts(s: &str) -> Vec<(usize, usize)> {
 
 /// Paths inside dependency, VCS and build trees.
 fn is_vendored(s: &str) -> bool {
-    ["node_modules/", ".git/", "/.next/", "/dist/", "/target/", "site-packages/", "/.venv/", "/vendor/"]
-        .iter()
-        .any(|d| s.contains(d))
+    // Each tree names a `/`; most identifiers (ids, codes, names) have none,
+    // and this runs for every occurrence an iterative scan counts.
+    s.contains('/')
+        && ["node_modules/", ".git/", "/.next/", "/dist/", "/target/", "site-packages/", "/.venv/", "/vendor/"]
+            .iter()
+            .any(|d| s.contains(d))
 }
 
 /// The `top` best keys by recency-weighted score, best first; ties by text.
@@ -1108,7 +1111,9 @@ fn ranked<'m>(entries: impl Iterator<Item = (&'m String, &'m Seen)>, last: u64, 
         v.select_nth_unstable_by(top, order);
         v.truncate(top);
     }
-    v.sort_by(order);
+    // Keys are distinct, so no two entries tie and an unstable sort gives
+    // the stable one's order.
+    v.sort_unstable_by(order);
     v.into_iter().map(|(k, _)| k.as_str()).collect()
 }
 
@@ -1370,14 +1375,15 @@ impl<'a> Doc<'a> {
                 v.push(li);
             }
         }
+        // Everything at once, with separators: no rebuild grows its string.
+        let capacity = texts.iter().chain(&self.sections).map(|t| t.len() + 1).sum::<usize>()
+            + self.sections.len() * "\n- (none)\n".len();
         let build = |admitted: &[bool]| -> String {
             let shown: Vec<bool> = by_section.iter().map(|ls| ls.iter().any(|&li| admitted[li])).collect();
-            let mut out = String::new();
+            let mut out = String::with_capacity(capacity);
             for (si, title) in self.sections.iter().enumerate() {
-                let lines: Vec<&str> =
-                    by_section[si].iter().filter(|&&li| admitted[li]).map(|&li| texts[li].as_str()).collect();
                 let has_child = (si + 1..self.sections.len()).take_while(|&c| parent[c] == Some(si)).any(|c| shown[c]);
-                if compact && lines.is_empty() && !has_child {
+                if compact && !shown[si] && !has_child {
                     continue;
                 }
                 if !out.is_empty() {
@@ -1385,15 +1391,17 @@ impl<'a> Doc<'a> {
                 }
                 out.push_str(title);
                 out.push('\n');
-                for l in &lines {
-                    out.push_str(l);
+                for &li in by_section[si].iter().filter(|&&li| admitted[li]) {
+                    out.push_str(&texts[li]);
                     out.push('\n');
                 }
-                if lines.is_empty() && self.list_sections[si] {
+                if !shown[si] && self.list_sections[si] {
                     out.push_str("- (none)\n");
                 }
             }
-            out.trim_end().to_string()
+            let end = out.trim_end().len();
+            out.truncate(end);
+            out
         };
         let mut text = build(&admitted);
         // The size of `text`, counted once per rebuild.
