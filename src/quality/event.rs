@@ -28,7 +28,6 @@ use crate::tokens::Estimator;
 use foldhash::{HashSet, HashSetExt as _};
 use serde::{Deserialize, Serialize};
 use std::borrow::Cow;
-use std::collections::BTreeMap;
 use std::ops::Range;
 
 /// Row name of the truncation reference.
@@ -203,6 +202,28 @@ struct Grounding<'s> {
     hex: Vec<&'s str>,
 }
 
+/// The candidate atoms of an event, with the flags of their occurrences.
+struct Cand {
+    flags: Vec<u8>,
+    ids: Vec<u32>,
+}
+
+impl Cand {
+    fn add(&mut self, id: u32, flags: u8) {
+        if let Some(slot) = self.flags.get_mut(id as usize) {
+            if *slot == 0 {
+                self.ids.push(id);
+            }
+            // Never 0 again: every candidate flag set holds STRONG.
+            *slot |= flags | flag::STRONG;
+        }
+    }
+
+    fn get(&self, id: u32) -> u8 {
+        self.flags.get(id as usize).copied().unwrap_or(0)
+    }
+}
+
 /// A set of atom ids as bits.
 #[derive(Default)]
 struct Bits(Vec<u64>);
@@ -299,13 +320,15 @@ impl<'a> SessionAtoms<'a> {
             touched: Bits::with_len(self.defs.len()),
             ..Grounding::default()
         };
-        let mut cand: BTreeMap<u32, u8> = BTreeMap::new();
+        // Flags by atom id (0: not a candidate) and the ids, sorted before
+        // use: one array write per entry of P, not a tree insert.
+        let mut cand = Cand { flags: vec![0; self.defs.len()], ids: Vec::new() };
         for r in &replaced {
             for m in r.clone() {
                 for e in self.entries_of(m) {
                     self.ground(&mut grounding, e.atom, e.flags);
                     if e.flags & flag::STRONG != 0 {
-                        *cand.entry(e.atom).or_insert(0) |= e.flags;
+                        cand.add(e.atom, e.flags);
                     }
                 }
             }
@@ -324,7 +347,7 @@ impl<'a> SessionAtoms<'a> {
                     if kind.class() == Some(0) && self.modified_before(id, future.start) {
                         f |= flag::MODIFIED;
                     }
-                    *cand.entry(id).or_insert(0) |= f;
+                    cand.add(id, f);
                 }
             };
             for (kind, key) in &v.atoms {
@@ -347,7 +370,9 @@ impl<'a> SessionAtoms<'a> {
         let mut constraints = Vec::new();
         let mut dead_ends = Vec::new();
         let mut done: HashSet<u32> = HashSet::new();
-        for (&id, &flags) in &cand {
+        cand.ids.sort_unstable();
+        for &id in &cand.ids {
+            let flags = cand.get(id);
             if done.contains(&id) {
                 continue;
             }
@@ -356,11 +381,11 @@ impl<'a> SessionAtoms<'a> {
             let rep = family
                 .iter()
                 .copied()
-                .filter(|f| cand.contains_key(f))
+                .filter(|&f| cand.get(f) != 0)
                 .max_by_key(|&f| (self.defs[f as usize].key.len(), std::cmp::Reverse(f)))
                 .unwrap_or(id);
             done.extend(family.iter().copied());
-            let flags = family.iter().filter_map(|f| cand.get(f)).fold(flags, |a, &b| a | b);
+            let flags = family.iter().fold(flags, |a, &f| a | cand.get(f));
             let def = &self.defs[rep as usize];
             let kind = self.kind_of(rep, flags);
             let target = Target { kind, value: def.value().to_string(), keywords: def.keywords.to_vec() };
