@@ -1560,7 +1560,7 @@ mod fast_path_tests {
         prop::collection::vec(prop::sample::select([PIECES, LINE_PIECES].concat()), 0..40).prop_map(|v| v.concat())
     }
 
-    /// `f`'s findings on `text` as a sorted list (a multiset).
+    /// Findings as a sorted list (a multiset).
     fn sorted(mut found: Vec<super::Found>) -> Vec<String> {
         let mut v: Vec<String> = found.drain(..).map(|f| format!("{f:?}")).collect();
         v.sort();

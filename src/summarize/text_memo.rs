@@ -1,8 +1,9 @@
 //! A process-wide memo for pure functions of a text (a text in, a list of
-//! strings or other items out), keyed by the text's BLAKE3 hash. Summarizers scan the same log
-//! texts over and over — a sweep replays every session under dozens of policies,
-//! `compare` under several, and each compaction re-reads the messages it replaces
-//! — while hashing a text costs a small fraction of running regexes over it.
+//! strings or other items out), keyed by the text's BLAKE3 hash. Summarizers
+//! and text views scan the same texts over and over — a sweep replays every
+//! session under dozens of policies, `compare` under several, and each
+//! compaction re-reads the messages it replaces — while hashing a text costs a
+//! small fraction of running regexes over it.
 //!
 //! The memo changes no result: the function must depend on the text alone.
 //! Short texts are computed directly (hashing and locking would cost more);
