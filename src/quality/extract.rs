@@ -656,19 +656,8 @@ pub(crate) fn scan_prose_lines(text: &str, cwd: Option<&str>, mut f: impl FnMut(
         found.iter().for_each(f);
         return;
     }
-    let mut key = String::new();
     for line in text.split('\n') {
-        if line.len() < MEMO_MIN_LINE {
-            found.clear();
-            scan_piece(line, Ctx::Prose, cwd, Exits::Skip, &mut found);
-            found.iter().for_each(&mut f);
-            continue;
-        }
-        key.clear();
-        key.push_str(cwd.unwrap_or_default());
-        key.push('\0');
-        key.push_str(line);
-        let line_found = MEMO.get_min(&key, MEMO_MIN_LINE, |_| {
+        let line_found = MEMO.get_scoped(cwd.unwrap_or_default(), line, MEMO_MIN_LINE, || {
             let mut v = Vec::new();
             scan_piece(line, Ctx::Prose, cwd, Exits::Skip, &mut v);
             v
@@ -682,9 +671,10 @@ pub(crate) fn scan_prose_lines(text: &str, cwd: Option<&str>, mut f: impl FnMut(
     }
 }
 
-/// Lines shorter than this are scanned directly (hashing and locking would
-/// cost about as much).
-const MEMO_MIN_LINE: usize = 24;
+/// Lines of a summary shorter than this are read directly, not through a
+/// memo (hashing and locking would cost about as much as scanning or lexing
+/// them).
+pub(crate) const MEMO_MIN_LINE: usize = 24;
 
 fn scan_piece(text: &str, ctx: Ctx, cwd: Option<&str>, exits: Exits, out: &mut Vec<Found>) {
     let Some(p) = patterns() else { return };

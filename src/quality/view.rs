@@ -352,19 +352,12 @@ fn command_candidates(text: &str, cwd: Option<&str>, out: &mut HashSet<String>) 
     // ones), and lexing a line costs ~20× looking it up: remembered per
     // (cwd, line), process-wide.
     static MEMO: LazyLock<TextMemo> = LazyLock::new(Default::default);
-    let mut key = String::new();
     for line in text.lines().take(4096) {
-        key.clear();
-        key.push_str(cwd.unwrap_or_default());
-        key.push('\0');
-        key.push_str(line);
-        let commands = MEMO.get_min(&key, MEMO_MIN_LINE, |_| line_commands(line, cwd));
+        let commands =
+            MEMO.get_scoped(cwd.unwrap_or_default(), line, extract::MEMO_MIN_LINE, || line_commands(line, cwd));
         out.extend(commands.iter().map(|c| c.to_string()));
     }
 }
-
-/// Lines shorter than this are lexed directly.
-const MEMO_MIN_LINE: usize = 24;
 
 /// The commands one line of free text names: the line itself read as a command
 /// (bullets and prompts stripped, backticks removed), and each code span.

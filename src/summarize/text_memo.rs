@@ -42,14 +42,33 @@ impl<T> TextMemo<T> {
         if text.len() < min_len {
             return f(text).into();
         }
-        let hash = blake3::hash(text.as_bytes());
+        self.lookup(blake3::hash(text.as_bytes()), || f(text))
+    }
+
+    /// `f()` for a text read in a context (`scope`, such as the session's
+    /// working directory, when `f` depends on it): from the memo when this
+    /// (scope, text) pair was seen before; texts shorter than `min_len` are
+    /// computed directly. The pair is hashed as it is, not joined first.
+    pub fn get_scoped(&self, scope: &str, text: &str, min_len: usize, f: impl FnOnce() -> Vec<T>) -> Arc<[T]> {
+        if text.len() < min_len {
+            return f().into();
+        }
+        let mut h = blake3::Hasher::new();
+        // Length-prefixed: no scope/text split gives another pair's bytes.
+        h.update(&(scope.len() as u64).to_le_bytes());
+        h.update(scope.as_bytes());
+        h.update(text.as_bytes());
+        self.lookup(h.finalize(), f)
+    }
+
+    fn lookup(&self, hash: blake3::Hash, f: impl FnOnce() -> Vec<T>) -> Arc<[T]> {
         let mut key = [0u8; 16];
         key.copy_from_slice(&hash.as_bytes()[..16]);
         let shard = &self.shards[usize::from(key[0]) % SHARDS];
         if let Some(v) = shard.lock().ok().and_then(|m| m.get(&key).cloned()) {
             return v;
         }
-        let v: Arc<[T]> = f(text).into();
+        let v: Arc<[T]> = f().into();
         if let Ok(mut m) = shard.lock() {
             if m.len() >= SHARD_CAP {
                 m.clear();
@@ -85,5 +104,27 @@ mod tests {
         memo.get("short text", words);
         memo.get("short text", words);
         assert_eq!(calls.load(Ordering::Relaxed), 4);
+    }
+
+    #[test]
+    fn scoped_texts_are_remembered_per_scope() {
+        let memo: TextMemo<usize> = TextMemo::default();
+        let calls = AtomicUsize::new(0);
+        let count = |n: usize| {
+            calls.fetch_add(1, Ordering::Relaxed);
+            vec![n]
+        };
+        let line = "a line long enough to be remembered";
+        assert_eq!(&*memo.get_scoped("/w", line, 24, || count(1)), &[1]);
+        assert_eq!(&*memo.get_scoped("/w", line, 24, || count(2)), &[1]);
+        assert_eq!(calls.load(Ordering::Relaxed), 1);
+        // Another scope, and a scope/text split of the same bytes, are other keys.
+        assert_eq!(&*memo.get_scoped("/x", line, 24, || count(3)), &[3]);
+        assert_eq!(&*memo.get_scoped("/wa", &line[1..], 24, || count(4)), &[4]);
+        assert_eq!(calls.load(Ordering::Relaxed), 3);
+        // Short texts are computed every time.
+        memo.get_scoped("/w", "short", 24, || count(5));
+        memo.get_scoped("/w", "short", 24, || count(5));
+        assert_eq!(calls.load(Ordering::Relaxed), 5);
     }
 }
