@@ -158,10 +158,10 @@ impl TextView {
         }
         let lower = self.tokens.lower.get_or_init(|| extract::words_text(&self.tokens.raw));
         memchr::memmem::find_iter(lower.as_bytes(), w.as_bytes()).any(|i| {
-            // A valid UTF-8 needle matches at character boundaries only.
-            let before = lower[..i].chars().next_back();
-            let after = lower[i + w.len()..].chars().next();
-            !before.is_some_and(word_char) && !after.is_some_and(word_char)
+            // A valid UTF-8 needle matches at character boundaries only; were
+            // it not so, `get` declines the match rather than panic.
+            let (Some(head), Some(tail)) = (lower.get(..i), lower.get(i + w.len()..)) else { return false };
+            !head.chars().next_back().is_some_and(word_char) && !tail.chars().next().is_some_and(word_char)
         })
     }
 
