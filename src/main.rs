@@ -5,6 +5,13 @@ mod cli;
 
 use std::process::ExitCode;
 
+// A replay allocates and frees millions of small strings and vectors (atoms,
+// summary lines, views); with glibc's malloc a fifth of a sweep was spent in
+// the allocator. mimalloc: sweep -24 %, replay -17 % (user time, `--jobs 1`,
+// the corpus), for ~35 MB more resident memory.
+#[global_allocator]
+static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 fn main() -> ExitCode {
     cli::main()
 }

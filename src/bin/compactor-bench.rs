@@ -24,6 +24,11 @@ use rayon::prelude::*;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
+// The CLI's allocator (src/main.rs), so the parse floor is measured with the
+// same one as the replay it is the floor of.
+#[global_allocator]
+static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 #[path = "bench/quality.rs"]
 mod quality_bench;
 
