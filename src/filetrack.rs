@@ -50,12 +50,8 @@ impl FileOps {
 
     /// Add the operations of every tool call in a message.
     pub fn add_message(&mut self, m: &Message) {
-        for b in &m.blocks {
-            if let Block::ToolUse { name, input, .. } = b {
-                for (kind, path) in tool_file_ops(name, input) {
-                    self.add(kind, path);
-                }
-            }
+        for (kind, path) in message_file_ops(m) {
+            self.add(kind, path);
         }
     }
 
@@ -66,6 +62,14 @@ impl FileOps {
         }
         ops
     }
+}
+
+/// The file operations of every tool call in a message, in order.
+pub fn message_file_ops(m: &Message) -> impl Iterator<Item = (FileOpKind, String)> + '_ {
+    m.blocks.iter().flat_map(|b| match b {
+        Block::ToolUse { name, input, .. } => tool_file_ops(name, input),
+        _ => Vec::new(),
+    })
 }
 
 /// How a tool name touches files, when it is a file tool.

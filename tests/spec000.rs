@@ -35,6 +35,7 @@ fn run_with(s: &Session, p: &Policy, summarizer: &dyn Summarizer) -> SessionTrac
         estimator: &Chars4,
         summarizer,
         message_tokens: None,
+        facts: None,
         options: ReplayOptions { check_invariants: true, verify_totals: true, keep_transcript: true },
     };
     let t = replay_session(s, p, &ctx).unwrap();

@@ -35,6 +35,7 @@ fn run(s: &Session, p: &Policy) -> SessionTrace {
         estimator: &Chars4,
         summarizer: &Extractive,
         message_tokens: None,
+        facts: None,
         options: ReplayOptions { check_invariants: true, verify_totals: true, keep_transcript: true },
     };
     let t = replay_session(s, p, &ctx).unwrap();

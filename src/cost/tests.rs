@@ -412,6 +412,7 @@ mod through_the_engine {
             estimator: &Chars4,
             summarizer: &Extractive,
             message_tokens: None,
+            facts: None,
             options: ReplayOptions::default(),
         };
         let t = replay_session(&s, p, &ctx).expect("replay");

@@ -362,7 +362,17 @@ impl Engine<'_> {
             turn_start.map(|t| (t..cut).map(|q| self.hist_msg(self.hist[q])).collect()).unwrap_or_default();
         let hist_refs: Vec<&Message> = hist_msgs.iter().map(|m| m.as_ref()).collect();
         let prefix_refs: Vec<&Message> = prefix_msgs.iter().map(|m| m.as_ref()).collect();
-        let mut ops = FileOps::from_messages(hist_refs.iter().chain(prefix_refs.iter()).copied());
+        let mut ops = FileOps::default();
+        for &m in hist_refs.iter().chain(&prefix_refs) {
+            // The session's own messages (not pruned copies) have their
+            // operations listed once per session when a caller made the facts.
+            let known =
+                self.facts.zip(crate::summarize::index_in(&self.s.messages, m)).and_then(|(f, i)| f.file_ops(i));
+            match known {
+                Some(list) => list.iter().for_each(|(kind, path)| ops.add(*kind, path.clone())),
+                None => ops.add_message(m),
+            }
+        }
         if c.file_ops {
             ops.merge(&self.file_ops);
         }

@@ -160,6 +160,7 @@ pub(super) struct Engine<'a> {
     pub p: &'a Policy,
     pub est: &'a dyn Estimator,
     pub summarizer: &'a dyn Summarizer,
+    pub facts: Option<&'a super::SessionFacts>,
     pub toks: &'a [u64],
     pub overhead: u64,
     pub system: u64,
@@ -245,6 +246,8 @@ impl<'a> Engine<'a> {
             p,
             est: ctx.estimator,
             summarizer: ctx.summarizer,
+            // Facts made for another session (of another length) are not read.
+            facts: ctx.facts.filter(|f| f.len() == s.messages.len()),
             toks,
             overhead: p.message_overhead_tokens,
             system,
@@ -406,20 +409,24 @@ impl<'a> Engine<'a> {
                     self.humans += 1;
                 }
             }
-            Kind::ToolResult => self.add_units(id, m, seq),
+            Kind::ToolResult => self.add_units(id, i, seq),
             _ => {}
         }
     }
 
-    fn add_units(&mut self, id: u32, m: &'a Message, seq: u64) {
+    fn add_units(&mut self, id: u32, i: usize, seq: u64) {
+        let m: &'a Message = &self.s.messages[i];
         let pr = &self.p.prune;
         let mut n = 0u32;
-        for (b, blk) in m.blocks.iter().enumerate() {
-            let Block::ToolResult { tool_use_id, content, .. } = blk else { continue };
+        let results = m.blocks.iter().enumerate().filter_map(|(b, blk)| match blk {
+            Block::ToolResult { tool_use_id, content, .. } => Some((b, tool_use_id, content)),
+            _ => None,
+        });
+        for (k, (b, tool_use_id, content)) in results.enumerate() {
             self.result_seq.insert(tool_use_id.as_str(), seq);
             let name = self.tool_names.get(tool_use_id.as_str()).copied().unwrap_or("");
             let has_image = content.iter().any(|c| matches!(c, Block::Image { .. }));
-            let chars = result_chars(content);
+            let chars = self.facts.and_then(|f| f.result_chars(i, k)).unwrap_or_else(|| result_chars(content));
             let protected = pr.protect_tools.iter().any(|t| t.eq_ignore_ascii_case(name))
                 || (pr.protect_before_first_user && !self.seen_first_user);
             let ctu_excluded = pr.clear_tool_uses.exclude_tools.iter().any(|t| t.eq_ignore_ascii_case(name));
@@ -746,7 +753,7 @@ static EMPTY: Message =
 
 /// Characters of a tool result's text ([`crate::summarize::tool_result_text`]:
 /// its text blocks joined by newlines), without joining them.
-fn result_chars(content: &[Block]) -> u64 {
+pub(crate) fn result_chars(content: &[Block]) -> u64 {
     let (mut chars, mut texts) = (0u64, 0u64);
     for b in content {
         if let Block::Text { text } = b {

@@ -4,7 +4,9 @@
 //! use the same estimator. Results come back sorted by (session id, source path,
 //! input position), so every output is byte-identical at any thread count.
 
-use super::{ReplayContext, ReplayError, ReplayOptions, SessionTrace, count_message_tokens, replay_session};
+use super::{
+    ReplayContext, ReplayError, ReplayOptions, SessionFacts, SessionTrace, count_message_tokens, replay_session,
+};
 use crate::model::Session;
 use crate::policy::Policy;
 use crate::quality::QualityPlan;
@@ -167,6 +169,8 @@ impl<'p> Prepared<'p> {
             })
             .collect();
         let mut traces = Vec::with_capacity(self.policies.len());
+        // Worth making once only when several policies read them.
+        let facts = (self.policies.len() > 1).then(|| SessionFacts::of(s));
         for (pi, policy) in self.policies.iter().enumerate() {
             // After Ctrl-C the sessions not started yet cost nothing.
             if crate::interrupt::requested() {
@@ -185,8 +189,13 @@ impl<'p> Prepared<'p> {
                 cache[g] = Some(count_message_tokens(s, est.as_ref()));
             }
             let summarizer = self.summ_group[pi].and_then(|g| bound[g].as_deref()).unwrap_or(summ.as_ref());
-            let ctx =
-                ReplayContext { estimator: est.as_ref(), summarizer, message_tokens: cache[g].as_deref(), options };
+            let ctx = ReplayContext {
+                estimator: est.as_ref(),
+                summarizer,
+                message_tokens: cache[g].as_deref(),
+                facts: facts.as_ref(),
+                options,
+            };
             traces.push(replay_session(s, policy, &ctx));
         }
         let counts: Vec<Option<&[u64]>> = (0..self.policies.len()).map(|pi| cache[self.group[pi]].as_deref()).collect();

@@ -105,11 +105,40 @@ fn replay(s: &Session, p: &Policy) -> SessionTrace {
         estimator: &Chars4,
         summarizer: &Extractive,
         message_tokens: None,
+        facts: None,
         options: ReplayOptions { check_invariants: true, verify_totals: true, keep_transcript: true },
     };
     match replay_session(s, p, &ctx) {
         Ok(t) => t,
         Err(e) => panic!("{}: {e}", p.name),
+    }
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(
+        std::env::var("PROPTEST_CASES").ok().and_then(|v| v.parse().ok()).unwrap_or(24)
+    ))]
+
+    /// A replay given the session's facts (tool result sizes, file operations
+    /// of tool calls, as a sweep shares them) is the replay that reads them
+    /// from the messages, for every preset.
+    #[test]
+    fn shared_facts_change_nothing(steps in prop::collection::vec(step(), 1..40), start in 0u8..4) {
+        let s = build_from(start, &steps, true);
+        let facts = SessionFacts::of(&s);
+        prop_assert_eq!(facts.len(), s.messages.len());
+        for name in presets::names() {
+            let p = scaled(name);
+            let ctx = ReplayContext {
+                estimator: &Chars4,
+                summarizer: &Extractive,
+                message_tokens: None,
+                facts: Some(&facts),
+                options: ReplayOptions { check_invariants: true, verify_totals: true, keep_transcript: true },
+            };
+            let shared = replay_session(&s, &p, &ctx).map_err(|e| TestCaseError::fail(e.to_string()))?;
+            prop_assert_eq!(shared, replay(&s, &p), "{}", name);
+        }
     }
 }
 

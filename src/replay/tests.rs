@@ -16,6 +16,7 @@ pub(super) fn ctx<'a>(summarizer: &'a dyn Summarizer) -> ReplayContext<'a> {
         estimator: &Chars4,
         summarizer,
         message_tokens: None,
+        facts: None,
         options: ReplayOptions { check_invariants: true, verify_totals: true, keep_transcript: true },
     }
 }
@@ -797,6 +798,7 @@ fn work_is_linear_one_estimate_per_message() {
             estimator: &est,
             summarizer: &Extractive,
             message_tokens: None,
+            facts: None,
             options: ReplayOptions { check_invariants: false, verify_totals: false, keep_transcript: false },
         };
         let t = replay_session(&s, p, &ctx).unwrap();
@@ -932,6 +934,7 @@ fn policies_sharing_a_summarizer_share_it_bound_to_each_session() {
                 estimator: &Chars4,
                 summarizer: &Extractive,
                 message_tokens: None,
+                facts: None,
                 options: ReplayOptions::default(),
             };
             let plain = replay_session(s, p, &ctx).unwrap();

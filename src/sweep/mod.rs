@@ -6,7 +6,8 @@
 //! - sessions are read once (by the caller);
 //! - per-message token counts are computed once per session and estimator and
 //!   shared by every point using that estimator (as `replay_many` shares them
-//!   across policies);
+//!   across policies), and so are the tool results' sizes and the file
+//!   operations of the tool calls ([`SessionFacts`]);
 //! - the quality hook prepares each session once (atom extraction) and scores
 //!   each distinct compaction event once (points often compact at the same
 //!   place with the same summary);
@@ -29,7 +30,7 @@ use crate::cost::{CostSettings, session_cost};
 use crate::model::Session;
 use crate::outcome::{OutcomeTotals, PreparedQuality, QualityHook, SessionOutcome};
 use crate::policy::Policy;
-use crate::replay::{ReplayContext, ReplayOptions, Resolver, count_message_tokens, replay_session};
+use crate::replay::{ReplayContext, ReplayOptions, Resolver, SessionFacts, count_message_tokens, replay_session};
 use crate::tokens::Estimator;
 use memo::MemoSummarizer;
 use rayon::prelude::*;
@@ -127,6 +128,7 @@ pub fn run(
     // a summary memo for each summarizer.
     struct Prepared<'s> {
         counts: Vec<Vec<u64>>,
+        facts: SessionFacts,
         quality: Option<Box<dyn PreparedQuality + 's>>,
         memos: Vec<MemoSummarizer<'s>>,
     }
@@ -136,6 +138,7 @@ pub fn run(
             .with_max_len(1)
             .map(|s| Prepared {
                 counts: estimators.iter().map(|e| count_message_tokens(s, e.as_ref())).collect(),
+                facts: SessionFacts::of(s),
                 quality: quality.map(|q| q.prepare(s)),
                 memos: summarizers.iter().map(|x| MemoSummarizer::new(x.as_ref(), &s.messages)).collect(),
             })
@@ -172,6 +175,7 @@ pub fn run(
                         estimator: est.as_ref(),
                         summarizer: &prep.memos[summ_of[pi]?],
                         message_tokens: Some(counts),
+                        facts: Some(&prep.facts),
                         options,
                     };
                     let trace = replay_session(s, policy, &ctx).ok()?;

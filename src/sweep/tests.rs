@@ -34,6 +34,7 @@ fn the_memo_answers_a_repeated_replay_and_changes_nothing() {
         estimator: &Chars4,
         summarizer: &Extractive,
         message_tokens: None,
+        facts: None,
         options: ReplayOptions { keep_transcript: true, ..ReplayOptions::default() },
     };
     let plain = replay_session(&s, &p, &ctx_plain).unwrap();
@@ -183,6 +184,7 @@ fn a_sweep_shares_counts_and_is_the_same_at_any_thread_count() {
                 estimator: &Chars4,
                 summarizer: &Extractive,
                 message_tokens: None,
+                facts: None,
                 options: ReplayOptions::default(),
             };
             input += replay_session(s, policy, &ctx).unwrap().metrics.input_tokens_policy;
@@ -257,6 +259,7 @@ fn points_with_summarizers_of_one_name_keep_their_own() {
             estimator: &Chars4,
             summarizer: summ.as_ref(),
             message_tokens: None,
+            facts: None,
             options: ReplayOptions::default(),
         };
         replay_session(&sessions[0], policy, &ctx).unwrap().metrics.input_tokens_policy

@@ -448,6 +448,7 @@ pub fn check_policy(session: &Session, policy: &Policy) -> Option<compactor::rep
         estimator: estimator(policy.estimator),
         summarizer: summarizer.as_ref(),
         message_tokens: None,
+        facts: None,
         options: ReplayOptions { check_invariants: true, verify_totals: true, keep_transcript: true },
     };
     let n = session.messages.len();
