@@ -55,53 +55,62 @@ impl<'a> MemoSummarizer<'a> {
 
     fn key(&self, req: &SummaryRequest<'_>) -> [u8; 32] {
         let mut h = blake3::Hasher::new();
-        h.update(&[match req.part {
-            SummaryPart::History => 0,
-            SummaryPart::TurnPrefix => 1,
-        }]);
-        match req.previous_summary {
-            Some(s) => {
-                h.update(&[1]);
-                h.update(&(s.len() as u64).to_le_bytes());
-                h.update(s.as_bytes());
-            }
-            None => {
-                h.update(&[0]);
-            }
-        }
-        h.update(&req.max_tokens.to_le_bytes());
-        let l = &req.limits;
-        for v in [
-            l.preview_head_chars.map(|v| v as u64 + 1).unwrap_or(0),
-            l.preview_tail_chars as u64,
-            l.input_cap_chars.map(|v| v as u64 + 1).unwrap_or(0),
-        ] {
-            h.update(&v.to_le_bytes());
-        }
-        h.update(crate::replay::estimator_name(req.estimator.kind()).as_bytes());
-        for set in [&req.file_ops.read, &req.file_ops.modified] {
-            h.update(&(set.len() as u64).to_le_bytes());
-            for f in set {
-                h.update(&(f.len() as u64).to_le_bytes());
-                h.update(f.as_bytes());
-            }
-        }
-        h.update(&(req.messages.len() as u64).to_le_bytes());
-        for m in req.messages {
-            match crate::summarize::index_in(self.messages, m) {
-                Some(i) => {
-                    h.update(&[1]);
-                    h.update(&(i as u64).to_le_bytes());
+        {
+            // A field per message (most of them a 9-byte index): written
+            // through a buffer, so the hasher sees a few large updates of the
+            // same bytes (the same key) instead of one small update each.
+            let mut w = std::io::BufWriter::with_capacity(8192, &mut h);
+            // Writing into a hasher cannot fail.
+            let mut put = |b: &[u8]| {
+                let _ = w.write_all(b);
+            };
+            put(&[match req.part {
+                SummaryPart::History => 0,
+                SummaryPart::TurnPrefix => 1,
+            }]);
+            match req.previous_summary {
+                Some(s) => {
+                    put(&[1]);
+                    put(&(s.len() as u64).to_le_bytes());
+                    put(s.as_bytes());
                 }
-                None => {
-                    h.update(&[2]);
-                    // Serializing the model's own types cannot fail; the length
-                    // prefix keeps consecutive messages apart.
-                    let bytes = serde_json::to_vec(m).unwrap_or_default();
-                    h.update(&(bytes.len() as u64).to_le_bytes());
-                    let _ = h.write_all(&bytes);
+                None => put(&[0]),
+            }
+            put(&req.max_tokens.to_le_bytes());
+            let l = &req.limits;
+            for v in [
+                l.preview_head_chars.map(|v| v as u64 + 1).unwrap_or(0),
+                l.preview_tail_chars as u64,
+                l.input_cap_chars.map(|v| v as u64 + 1).unwrap_or(0),
+            ] {
+                put(&v.to_le_bytes());
+            }
+            put(crate::replay::estimator_name(req.estimator.kind()).as_bytes());
+            for set in [&req.file_ops.read, &req.file_ops.modified] {
+                put(&(set.len() as u64).to_le_bytes());
+                for f in set {
+                    put(&(f.len() as u64).to_le_bytes());
+                    put(f.as_bytes());
                 }
             }
+            put(&(req.messages.len() as u64).to_le_bytes());
+            for m in req.messages {
+                match crate::summarize::index_in(self.messages, m) {
+                    Some(i) => {
+                        put(&[1]);
+                        put(&(i as u64).to_le_bytes());
+                    }
+                    None => {
+                        put(&[2]);
+                        // Serializing the model's own types cannot fail; the length
+                        // prefix keeps consecutive messages apart.
+                        let bytes = serde_json::to_vec(m).unwrap_or_default();
+                        put(&(bytes.len() as u64).to_le_bytes());
+                        put(&bytes);
+                    }
+                }
+            }
+            let _ = w.flush();
         }
         *h.finalize().as_bytes()
     }

@@ -50,6 +50,41 @@ fn the_memo_answers_a_repeated_replay_and_changes_nothing() {
     assert_eq!(second, plain);
 }
 
+/// Requests that differ only in their last message are different questions
+/// (the key's buffered bytes reach the hash up to the last one); the same
+/// request again is remembered.
+#[test]
+fn the_memo_tells_requests_apart_by_their_last_message() {
+    use crate::filetrack::FileOps;
+    use crate::model::Message;
+    use crate::summarize::{InputLimits, Summarizer, SummaryPart, SummaryRequest};
+    let s = long_session();
+    let n = s.messages.len();
+    assert!(n > 3);
+    let memo = MemoSummarizer::new(&Extractive, &s.messages);
+    let ops = FileOps::default();
+    let ask = |msgs: &[&Message]| {
+        let req = SummaryRequest {
+            part: SummaryPart::History,
+            messages: msgs,
+            previous_summary: None,
+            file_ops: &ops,
+            max_tokens: 500,
+            limits: InputLimits::default(),
+            estimator: &Chars4,
+        };
+        memo.summarize(&req).map(|r| r.text).unwrap_or_default()
+    };
+    let a: Vec<&Message> = s.messages[..n - 1].iter().collect();
+    let mut b = a.clone();
+    b[n - 2] = &s.messages[n - 1];
+    ask(&a);
+    ask(&b);
+    ask(&a);
+    assert_eq!(memo.misses.load(Ordering::Relaxed), 2);
+    assert_eq!(memo.hits.load(Ordering::Relaxed), 1);
+}
+
 #[test]
 fn grids_parse_lists_ranges_and_dotted_keys() {
     let g = Grid::from_toml(
