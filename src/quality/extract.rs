@@ -827,8 +827,7 @@ fn is_code_path(m: &str) -> bool {
 fn scan_errors(p: &Patterns, text: &str, has: &Chars, out: &mut Vec<Found>) {
     // A class name ends in one of two words: looking for them first skips
     // the search on most long tool outputs (where every byte test passes).
-    let class_word =
-        || [&b"Error"[..], b"Exception"].iter().any(|w| memchr::memmem::find(text.as_bytes(), w).is_some());
+    let class_word = || text.contains("Error") || text.contains("Exception");
     for m in p.err_class.find_iter(searched(has.err_class() && class_word(), text)) {
         if !is_code_path(m.as_str()) {
             out.push(Found::new(AtomKind::Error, fingerprint(m.as_str())));
