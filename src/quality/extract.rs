@@ -18,7 +18,7 @@
 //! - constraints and asks: lower-cased keyword sets without stop words.
 
 use super::AtomKind;
-use crate::summarize::text_memo::TextMemo;
+use crate::summarize::text_memo::LineMemo;
 use regex::{Captures, Regex};
 use serde_json::Value;
 use std::sync::LazyLock;
@@ -649,7 +649,7 @@ enum Exits {
 /// the text has a fenced block (then, or when the text is read as a head and
 /// a tail, it is scanned whole).
 pub(crate) fn scan_prose_lines(text: &str, cwd: Option<&str>, mut f: impl FnMut(&Found)) {
-    static MEMO: LazyLock<TextMemo<Found>> = LazyLock::new(Default::default);
+    static MEMO: LazyLock<LineMemo<Found>> = LazyLock::new(Default::default);
     let mut found = Vec::new();
     if text.len() > SCAN_HEAD + SCAN_TAIL || text.split('\n').any(|l| l.trim_start().starts_with("```")) {
         scan_text(text, Ctx::Prose, cwd, &mut found);
@@ -657,7 +657,7 @@ pub(crate) fn scan_prose_lines(text: &str, cwd: Option<&str>, mut f: impl FnMut(
         return;
     }
     for line in text.split('\n') {
-        let line_found = MEMO.get_scoped(cwd.unwrap_or_default(), line, MEMO_MIN_LINE, || {
+        let line_found = MEMO.get(cwd.unwrap_or_default(), line, MEMO_MIN_LINE, || {
             let mut v = Vec::new();
             scan_piece(line, Ctx::Prose, cwd, Exits::Skip, &mut v);
             v

@@ -21,7 +21,7 @@
 
 use super::extract::{self, Found};
 use super::{AtomKind, CLASSES};
-use crate::summarize::text_memo::TextMemo;
+use crate::summarize::text_memo::LineMemo;
 use foldhash::HashSet;
 use std::sync::{LazyLock, OnceLock};
 
@@ -351,10 +351,9 @@ fn command_candidates(text: &str, cwd: Option<&str>, out: &mut HashSet<String>) 
     // keeps the previous checkpoint; a sweep's points write near-identical
     // ones), and lexing a line costs ~20× looking it up: remembered per
     // (cwd, line), process-wide.
-    static MEMO: LazyLock<TextMemo> = LazyLock::new(Default::default);
+    static MEMO: LazyLock<LineMemo> = LazyLock::new(Default::default);
     for line in text.lines().take(4096) {
-        let commands =
-            MEMO.get_scoped(cwd.unwrap_or_default(), line, extract::MEMO_MIN_LINE, || line_commands(line, cwd));
+        let commands = MEMO.get(cwd.unwrap_or_default(), line, extract::MEMO_MIN_LINE, || line_commands(line, cwd));
         out.extend(commands.iter().map(|c| c.to_string()));
     }
 }

@@ -8,6 +8,11 @@
 //! The memo changes no result: the function must depend on the text alone.
 //! Short texts are computed directly (hashing and locking would cost more);
 //! each shard is cleared when it fills, which bounds the memory.
+//!
+//! [`LineMemo`] does the same for the lines of summaries, keyed by the line
+//! itself: a BLAKE3 hash costs ~1,800 instructions however short the text
+//! (a whole compression), as much as scanning a short line, while a line
+//! compared as it is costs a fast hash and a `memcmp`.
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
@@ -45,22 +50,6 @@ impl<T> TextMemo<T> {
         self.lookup(blake3::hash(text.as_bytes()), || f(text))
     }
 
-    /// `f()` for a text read in a context (`scope`, such as the session's
-    /// working directory, when `f` depends on it): from the memo when this
-    /// (scope, text) pair was seen before; texts shorter than `min_len` are
-    /// computed directly. The pair is hashed as it is, not joined first.
-    pub fn get_scoped(&self, scope: &str, text: &str, min_len: usize, f: impl FnOnce() -> Vec<T>) -> Arc<[T]> {
-        if text.len() < min_len {
-            return f().into();
-        }
-        let mut h = blake3::Hasher::new();
-        // Length-prefixed: no scope/text split gives another pair's bytes.
-        h.update(&(scope.len() as u64).to_le_bytes());
-        h.update(scope.as_bytes());
-        h.update(text.as_bytes());
-        self.lookup(h.finalize(), f)
-    }
-
     fn lookup(&self, hash: blake3::Hash, f: impl FnOnce() -> Vec<T>) -> Arc<[T]> {
         let mut key = [0u8; 16];
         key.copy_from_slice(&hash.as_bytes()[..16]);
@@ -74,6 +63,75 @@ impl<T> TextMemo<T> {
                 m.clear();
             }
             m.insert(key, v.clone());
+        }
+        v
+    }
+}
+
+/// Lines longer than this are computed directly by a [`LineMemo`] (a text
+/// that long is not a line a summary repeats; it would only take the room).
+const LINE_MAX: usize = 16 * 1024;
+/// Bytes of lines a [`LineMemo`] shard keeps before it is cleared.
+const LINE_SHARD_BYTES: usize = 2 * 1024 * 1024;
+
+/// The remembered lines of one scope.
+type Lines<T> = foldhash::HashMap<Box<str>, Arc<[T]>>;
+
+/// One shard: by scope, then by line.
+#[derive(Default)]
+struct LineShard<T> {
+    scopes: foldhash::HashMap<Box<str>, Lines<T>>,
+    entries: usize,
+    bytes: usize,
+}
+
+/// A process-wide memo for pure functions of one line read in a context
+/// (`scope`, such as the session's working directory, when the function
+/// depends on it), keyed by the exact (scope, line) pair: no hash collision
+/// can give one line another's result.
+pub struct LineMemo<T = Box<str>> {
+    shards: [Mutex<LineShard<T>>; SHARDS],
+}
+
+impl<T> Default for LineMemo<T> {
+    fn default() -> LineMemo<T> {
+        LineMemo {
+            shards: std::array::from_fn(|_| Mutex::new(LineShard { scopes: Default::default(), entries: 0, bytes: 0 })),
+        }
+    }
+}
+
+impl<T> LineMemo<T> {
+    /// `f()` for `line` read in `scope`: from the memo when this pair was seen
+    /// before; lines shorter than `min_len` (or longer than 16 KB) are
+    /// computed directly.
+    pub fn get(&self, scope: &str, line: &str, min_len: usize, f: impl FnOnce() -> Vec<T>) -> Arc<[T]> {
+        if line.len() < min_len || line.len() > LINE_MAX {
+            return f().into();
+        }
+        // The shard from the line's length and last bytes: no second hash of
+        // the line (the map hashes it once more anyway).
+        let b = line.as_bytes();
+        let mix = b.len() ^ usize::from(b[b.len() - 1]) ^ (usize::from(b[b.len() / 2]) << 3);
+        let shard = &self.shards[mix % SHARDS];
+        if let Some(v) = shard.lock().ok().and_then(|s| s.scopes.get(scope).and_then(|m| m.get(line)).cloned()) {
+            return v;
+        }
+        let v: Arc<[T]> = f().into();
+        if let Ok(mut s) = shard.lock() {
+            if s.entries >= SHARD_CAP || s.bytes + line.len() > LINE_SHARD_BYTES {
+                s.scopes.clear();
+                s.entries = 0;
+                s.bytes = 0;
+            }
+            let lines = match s.scopes.get_mut(scope) {
+                Some(m) => m,
+                None => s.scopes.entry(scope.into()).or_default(),
+            };
+            if lines.insert(line.into(), v.clone()).is_none() {
+                s.entries += 1;
+                s.bytes += line.len() + scope.len();
+            }
         }
         v
     }
@@ -107,24 +165,24 @@ mod tests {
     }
 
     #[test]
-    fn scoped_texts_are_remembered_per_scope() {
-        let memo: TextMemo<usize> = TextMemo::default();
+    fn lines_are_remembered_per_scope() {
+        let memo: LineMemo<usize> = LineMemo::default();
         let calls = AtomicUsize::new(0);
         let count = |n: usize| {
             calls.fetch_add(1, Ordering::Relaxed);
             vec![n]
         };
         let line = "a line long enough to be remembered";
-        assert_eq!(&*memo.get_scoped("/w", line, 24, || count(1)), &[1]);
-        assert_eq!(&*memo.get_scoped("/w", line, 24, || count(2)), &[1]);
+        assert_eq!(&*memo.get("/w", line, 24, || count(1)), &[1]);
+        assert_eq!(&*memo.get("/w", line, 24, || count(2)), &[1]);
         assert_eq!(calls.load(Ordering::Relaxed), 1);
         // Another scope, and a scope/text split of the same bytes, are other keys.
-        assert_eq!(&*memo.get_scoped("/x", line, 24, || count(3)), &[3]);
-        assert_eq!(&*memo.get_scoped("/wa", &line[1..], 24, || count(4)), &[4]);
+        assert_eq!(&*memo.get("/x", line, 24, || count(3)), &[3]);
+        assert_eq!(&*memo.get("/wa", &line[1..], 24, || count(4)), &[4]);
         assert_eq!(calls.load(Ordering::Relaxed), 3);
         // Short texts are computed every time.
-        memo.get_scoped("/w", "short", 24, || count(5));
-        memo.get_scoped("/w", "short", 24, || count(5));
+        memo.get("/w", "short", 24, || count(5));
+        memo.get("/w", "short", 24, || count(5));
         assert_eq!(calls.load(Ordering::Relaxed), 5);
     }
 }
