@@ -396,13 +396,37 @@ pub fn evaluate_trace(
 /// it (the grid points of a sweep). Points that compact at the same place with
 /// the same summary ask the same question: on the corpus's 72-point grid, 1,812
 /// applied compactions hold 462 distinct events and 435 distinct summaries, so
-/// each is read and scored once. Keys are BLAKE3 hashes of everything the
-/// score depends on; values are exactly what a fresh computation gives, so
-/// results do not depend on which point came first (nor on `--jobs`).
+/// each is read and scored once. Keys hold everything the score depends on,
+/// compared exactly (each text is interned once, so an event's key is a few
+/// numbers); values are exactly what a fresh computation gives, so results do
+/// not depend on which point came first (nor on `--jobs`).
 #[derive(Default)]
 pub struct SharedScores {
-    views: Mutex<HashMap<[u8; 32], Arc<TextView>>>,
-    rows: Mutex<HashMap<[u8; 32], PolicyRow>>,
+    texts: Mutex<Texts>,
+    rows: Mutex<foldhash::HashMap<EventKey, PolicyRow>>,
+}
+
+/// The texts of one session's events (summaries, replaced and kept summary
+/// texts), each with an id and, once read, its view.
+#[derive(Default)]
+struct Texts {
+    ids: foldhash::HashMap<Box<str>, u32>,
+    views: Vec<Option<Arc<TextView>>>,
+}
+
+/// Everything the policy row of one event depends on: the estimator, the
+/// point (P, T, F and their extra texts) and the summary; texts by id.
+#[derive(PartialEq, Eq, Hash)]
+struct EventKey {
+    estimator: &'static str,
+    replaced: Vec<Range<usize>>,
+    replaced_text: Vec<u32>,
+    kept: Vec<Range<usize>>,
+    kept_text: Vec<u32>,
+    future: Range<usize>,
+    replaced_tokens: Option<u64>,
+    kept_tokens: Option<u64>,
+    summary: u32,
 }
 
 /// The parts of the policy's row that [`QualityScore`] sums.
@@ -416,57 +440,71 @@ struct PolicyRow {
 impl SharedScores {
     /// Forget everything (the session's last replay is done).
     pub fn clear(&self) {
-        if let Ok(mut v) = self.views.lock() {
-            *v = HashMap::new();
+        if let Ok(mut t) = self.texts.lock() {
+            *t = Texts::default();
         }
         if let Ok(mut r) = self.rows.lock() {
-            *r = HashMap::new();
+            *r = Default::default();
         }
     }
 
-    fn view(&self, atoms: &SessionAtoms<'_>, text: &str) -> Arc<TextView> {
-        let key = *blake3::hash(text.as_bytes()).as_bytes();
-        if let Some(v) = self.views.lock().ok().and_then(|m| m.get(&key).cloned()) {
+    /// The id of `text` (the same for equal texts); `None` if a panic
+    /// elsewhere poisoned the lock (the caller then scores afresh).
+    fn id(&self, text: &str) -> Option<u32> {
+        let mut t = self.texts.lock().ok()?;
+        if let Some(&id) = t.ids.get(text) {
+            return Some(id);
+        }
+        let id = u32::try_from(t.views.len()).ok()?;
+        t.ids.insert(text.into(), id);
+        t.views.push(None);
+        Some(id)
+    }
+
+    fn view(&self, atoms: &SessionAtoms<'_>, id: Option<u32>, text: &str) -> Arc<TextView> {
+        let slot = id.and_then(|id| usize::try_from(id).ok());
+        let stored = |t: &Texts| slot.and_then(|i| t.views.get(i).cloned().flatten());
+        if let Some(v) = self.texts.lock().ok().and_then(|t| stored(&t)) {
             return v;
         }
         // Built outside the lock: another thread may build the same view; both
         // are equal, and the first one stored wins.
         let v = Arc::new(atoms.text_view(text));
-        match self.views.lock() {
-            Ok(mut m) => m.entry(key).or_insert(v).clone(),
-            Err(_) => v,
+        match (self.texts.lock(), slot) {
+            (Ok(mut t), Some(i)) => match t.views.get_mut(i) {
+                Some(Some(first)) => first.clone(),
+                Some(empty) => {
+                    *empty = Some(v.clone());
+                    v
+                }
+                None => v,
+            },
+            _ => v,
         }
     }
 }
 
-/// Everything the policy row of one event depends on: the estimator, the
-/// point (P, T, F and their extra texts) and the summary.
-fn event_key(estimator: &dyn Estimator, point: &CompactionPoint, summary: &str) -> [u8; 32] {
-    let mut h = blake3::Hasher::new();
-    let num = |h: &mut blake3::Hasher, v: u64| {
-        h.update(&v.to_le_bytes());
-    };
-    h.update(crate::replay::estimator_name(estimator.kind()).as_bytes());
-    for (ranges, texts) in [(&point.replaced, &point.replaced_text), (&point.kept, &point.kept_text)] {
-        num(&mut h, ranges.len() as u64);
-        for r in ranges {
-            num(&mut h, r.start as u64);
-            num(&mut h, r.end as u64);
-        }
-        num(&mut h, texts.len() as u64);
-        for t in texts {
-            num(&mut h, t.len() as u64);
-            h.update(t.as_bytes());
-        }
+impl EventKey {
+    /// The key of an event, or `None` if a text could not be interned.
+    fn of(
+        shared: &SharedScores,
+        estimator: &dyn Estimator,
+        point: &CompactionPoint,
+        summary: &str,
+    ) -> Option<EventKey> {
+        let ids = |texts: &[String]| texts.iter().map(|t| shared.id(t)).collect::<Option<Vec<u32>>>();
+        Some(EventKey {
+            estimator: crate::replay::estimator_name(estimator.kind()),
+            replaced: point.replaced.clone(),
+            replaced_text: ids(&point.replaced_text)?,
+            kept: point.kept.clone(),
+            kept_text: ids(&point.kept_text)?,
+            future: point.future.clone(),
+            replaced_tokens: point.replaced_tokens,
+            kept_tokens: point.kept_tokens,
+            summary: shared.id(summary)?,
+        })
     }
-    num(&mut h, point.future.start as u64);
-    num(&mut h, point.future.end as u64);
-    for t in [point.replaced_tokens, point.kept_tokens] {
-        num(&mut h, t.map_or(0, |v| v + 1));
-    }
-    num(&mut h, summary.len() as u64);
-    h.update(summary.as_bytes());
-    *h.finalize().as_bytes()
 }
 
 /// The sums of [`SessionQuality::score`] for `trace`, without references or
@@ -485,21 +523,24 @@ pub fn score_trace_shared(
     let mut score = QualityScore::default();
     for tp in points {
         let summary = &trace.compactions[tp.compaction].summary;
-        let key = event_key(estimator, &tp.point, summary);
-        let cached = shared.rows.lock().ok().and_then(|m| m.get(&key).copied());
+        let key = EventKey::of(shared, estimator, &tp.point, summary);
+        let cached = key.as_ref().and_then(|k| shared.rows.lock().ok().and_then(|m| m.get(k).copied()));
         let row = match cached {
             Some(r) => r,
             None => {
-                let views =
-                    |texts: &[String]| -> Vec<Arc<TextView>> { texts.iter().map(|t| shared.view(atoms, t)).collect() };
-                let (replaced, kept) = (views(&tp.point.replaced_text), views(&tp.point.kept_text));
+                let views = |texts: &[String], ids: Option<&Vec<u32>>| -> Vec<Arc<TextView>> {
+                    let id = |i: usize| ids.and_then(|ids| ids.get(i).copied());
+                    texts.iter().enumerate().map(|(i, t)| shared.view(atoms, id(i), t)).collect()
+                };
+                let replaced = views(&tp.point.replaced_text, key.as_ref().map(|k| &k.replaced_text));
+                let kept = views(&tp.point.kept_text, key.as_ref().map(|k| &k.kept_text));
                 let prepared =
                     atoms.prepare_views(&tp.point, estimator, borrowed_views(&replaced), borrowed_views(&kept));
-                let own = shared.view(atoms, summary);
+                let own = shared.view(atoms, key.as_ref().map(|k| k.summary), summary);
                 let q = prepared.score_text_view(CANDIDATE_POLICY, summary, &own).0;
                 let r =
                     PolicyRow { frr: q.frr, artifact: q.artifact_trail_recall, hallucination: q.hallucination_rate };
-                if let Ok(mut m) = shared.rows.lock() {
+                if let (Some(key), Ok(mut m)) = (key, shared.rows.lock()) {
                     m.insert(key, r);
                 }
                 r
