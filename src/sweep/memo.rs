@@ -3,11 +3,12 @@
 //! (same cut, same previous summary, same limits) ask the same question; a
 //! deterministic summarizer gives the same answer, so it is computed once.
 //!
-//! The key is a BLAKE3 hash of everything in the request: the part, the
-//! previous summary, the limits, the estimator, the file operations, and each
-//! message — by its index when it is one of the session's own messages (the
-//! engine passes them by reference, so the address identifies them), else by its
-//! content (summaries, pruned copies).
+//! The key holds everything in the request, compared exactly: the part, the
+//! previous summary (by an id: the same text gets the same one), the limits,
+//! the estimator, the file operations, and the messages — runs of indices for
+//! the session's own messages (the engine passes them by reference, so the
+//! address identifies them), else their content (summaries, pruned copies).
+//! A hash of it all (BLAKE3 before) cost more than a map that compares keys.
 //!
 //! Below the memo, the summarizer bound to the session
 //! ([`Summarizer::for_session`]) keeps what it read of each message, for the
@@ -15,10 +16,12 @@
 
 use crate::model::Message;
 use crate::summarize::{SummarizeError, Summarizer, Summary, SummaryPart, SummaryRequest};
-use std::collections::HashMap;
-use std::io::Write as _;
+use foldhash::HashMap;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Mutex, RwLock};
+
+/// What the summarizer answered to one request.
+type Answer = Result<Summary, SummarizeError>;
 
 pub struct MemoSummarizer<'a> {
     inner: &'a dyn Summarizer,
@@ -26,7 +29,9 @@ pub struct MemoSummarizer<'a> {
     /// keeps what it read of the messages; dropped by [`MemoSummarizer::clear`].
     session: RwLock<Option<Box<dyn Summarizer + 'a>>>,
     messages: &'a [Message],
-    cache: Mutex<HashMap<[u8; 32], Result<Summary, SummarizeError>>>,
+    cache: Mutex<HashMap<Box<[u8]>, Answer>>,
+    /// Previous summaries by content, each with its id in the keys.
+    previous: Mutex<HashMap<Box<str>, u64>>,
     pub hits: AtomicU64,
     pub misses: AtomicU64,
 }
@@ -37,7 +42,8 @@ impl<'a> MemoSummarizer<'a> {
             inner,
             session: RwLock::new(inner.for_session(messages)),
             messages,
-            cache: Mutex::new(HashMap::new()),
+            cache: Mutex::default(),
+            previous: Mutex::default(),
             hits: AtomicU64::new(0),
             misses: AtomicU64::new(0),
         }
@@ -46,73 +52,92 @@ impl<'a> MemoSummarizer<'a> {
     /// Forget every answer (the session's last replay is done).
     pub fn clear(&self) {
         if let Ok(mut c) = self.cache.lock() {
-            *c = HashMap::new();
+            *c = HashMap::default();
+        }
+        if let Ok(mut p) = self.previous.lock() {
+            *p = HashMap::default();
         }
         if let Ok(mut s) = self.session.write() {
             *s = None;
         }
     }
 
-    fn key(&self, req: &SummaryRequest<'_>) -> [u8; 32] {
-        let mut h = blake3::Hasher::new();
-        {
-            // A field per message (most of them a 9-byte index): written
-            // through a buffer, so the hasher sees a few large updates of the
-            // same bytes (the same key) instead of one small update each.
-            let mut w = std::io::BufWriter::with_capacity(8192, &mut h);
-            // Writing into a hasher cannot fail.
-            let mut put = |b: &[u8]| {
-                let _ = w.write_all(b);
-            };
-            put(&[match req.part {
-                SummaryPart::History => 0,
-                SummaryPart::TurnPrefix => 1,
-            }]);
-            match req.previous_summary {
-                Some(s) => {
-                    put(&[1]);
-                    put(&(s.len() as u64).to_le_bytes());
-                    put(s.as_bytes());
-                }
-                None => put(&[0]),
-            }
-            put(&req.max_tokens.to_le_bytes());
-            let l = &req.limits;
-            for v in [
-                l.preview_head_chars.map(|v| v as u64 + 1).unwrap_or(0),
-                l.preview_tail_chars as u64,
-                l.input_cap_chars.map(|v| v as u64 + 1).unwrap_or(0),
-            ] {
-                put(&v.to_le_bytes());
-            }
-            put(crate::replay::estimator_name(req.estimator.kind()).as_bytes());
-            for set in [&req.file_ops.read, &req.file_ops.modified] {
-                put(&(set.len() as u64).to_le_bytes());
-                for f in set {
-                    put(&(f.len() as u64).to_le_bytes());
-                    put(f.as_bytes());
-                }
-            }
-            put(&(req.messages.len() as u64).to_le_bytes());
-            for m in req.messages {
-                match crate::summarize::index_in(self.messages, m) {
-                    Some(i) => {
-                        put(&[1]);
-                        put(&(i as u64).to_le_bytes());
-                    }
-                    None => {
-                        put(&[2]);
-                        // Serializing the model's own types cannot fail; the length
-                        // prefix keeps consecutive messages apart.
-                        let bytes = serde_json::to_vec(m).unwrap_or_default();
-                        put(&(bytes.len() as u64).to_le_bytes());
-                        put(&bytes);
-                    }
-                }
-            }
-            let _ = w.flush();
+    /// The request's key, or `None` if a poisoned lock (a panic elsewhere)
+    /// keeps the previous summary from getting its id: the caller then asks
+    /// the summarizer.
+    fn key(&self, req: &SummaryRequest<'_>) -> Option<Box<[u8]>> {
+        let mut k: Vec<u8> = Vec::with_capacity(256);
+        fn num(k: &mut Vec<u8>, v: u64) {
+            k.extend_from_slice(&v.to_le_bytes());
         }
-        *h.finalize().as_bytes()
+        k.push(match req.part {
+            SummaryPart::History => 0,
+            SummaryPart::TurnPrefix => 1,
+        });
+        match req.previous_summary {
+            Some(s) => {
+                let mut ids = self.previous.lock().ok()?;
+                let next = ids.len() as u64;
+                let id = match ids.get(s) {
+                    Some(&id) => id,
+                    None => *ids.entry(s.into()).or_insert(next),
+                };
+                num(&mut k, id + 1);
+            }
+            None => num(&mut k, 0),
+        }
+        num(&mut k, req.max_tokens);
+        let l = &req.limits;
+        for v in [
+            l.preview_head_chars.map(|v| v as u64 + 1).unwrap_or(0),
+            l.preview_tail_chars as u64,
+            l.input_cap_chars.map(|v| v as u64 + 1).unwrap_or(0),
+        ] {
+            num(&mut k, v);
+        }
+        let estimator = crate::replay::estimator_name(req.estimator.kind());
+        num(&mut k, estimator.len() as u64);
+        k.extend_from_slice(estimator.as_bytes());
+        for set in [&req.file_ops.read, &req.file_ops.modified] {
+            num(&mut k, set.len() as u64);
+            for f in set {
+                num(&mut k, f.len() as u64);
+                k.extend_from_slice(f.as_bytes());
+            }
+        }
+        num(&mut k, req.messages.len() as u64);
+        // The session's own messages as runs of consecutive indices (a
+        // request replaces a range or two): a few bytes, not nine a message.
+        let mut run: Option<(usize, usize)> = None;
+        let end_run = |k: &mut Vec<u8>, run: &mut Option<(usize, usize)>| {
+            if let Some((start, len)) = run.take() {
+                k.push(1);
+                num(k, start as u64);
+                num(k, len as u64);
+            }
+        };
+        for m in req.messages {
+            match crate::summarize::index_in(self.messages, m) {
+                Some(i) => match &mut run {
+                    Some((start, len)) if *start + *len == i => *len += 1,
+                    _ => {
+                        end_run(&mut k, &mut run);
+                        run = Some((i, 1));
+                    }
+                },
+                None => {
+                    end_run(&mut k, &mut run);
+                    k.push(2);
+                    // Serializing the model's own types cannot fail; the length
+                    // prefix keeps consecutive messages apart.
+                    let bytes = serde_json::to_vec(m).unwrap_or_default();
+                    num(&mut k, bytes.len() as u64);
+                    k.extend_from_slice(&bytes);
+                }
+            }
+        }
+        end_run(&mut k, &mut run);
+        Some(k.into_boxed_slice())
     }
 }
 
@@ -123,7 +148,8 @@ impl Summarizer for MemoSummarizer<'_> {
 
     fn summarize(&self, req: &SummaryRequest<'_>) -> Result<Summary, SummarizeError> {
         let key = self.key(req);
-        if let Some(r) = self.cache.lock().ok().and_then(|c| c.get(&key).cloned()) {
+        let cached = key.as_ref().and_then(|k| self.cache.lock().ok().and_then(|c| c.get(k).cloned()));
+        if let Some(r) = cached {
             self.hits.fetch_add(1, Ordering::Relaxed);
             return r;
         }
@@ -132,7 +158,7 @@ impl Summarizer for MemoSummarizer<'_> {
             Ok(Some(s)) => s.summarize(req),
             _ => self.inner.summarize(req),
         };
-        if let Ok(mut c) = self.cache.lock() {
+        if let (Some(key), Ok(mut c)) = (key, self.cache.lock()) {
             c.insert(key, r.clone());
         }
         r

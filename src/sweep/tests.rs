@@ -50,9 +50,10 @@ fn the_memo_answers_a_repeated_replay_and_changes_nothing() {
     assert_eq!(second, plain);
 }
 
-/// Requests that differ only in their last message are different questions
-/// (the key's buffered bytes reach the hash up to the last one); the same
-/// request again is remembered.
+/// Requests that differ only in their last message, or in a gap inside a run
+/// of the session's messages, or in a previous summary, are different
+/// questions (the key holds runs of indices and an id per previous summary);
+/// the same request again is remembered.
 #[test]
 fn the_memo_tells_requests_apart_by_their_last_message() {
     use crate::filetrack::FileOps;
@@ -63,11 +64,11 @@ fn the_memo_tells_requests_apart_by_their_last_message() {
     assert!(n > 3);
     let memo = MemoSummarizer::new(&Extractive, &s.messages);
     let ops = FileOps::default();
-    let ask = |msgs: &[&Message]| {
+    let ask_after = |msgs: &[&Message], previous: Option<&str>| {
         let req = SummaryRequest {
             part: SummaryPart::History,
             messages: msgs,
-            previous_summary: None,
+            previous_summary: previous,
             file_ops: &ops,
             max_tokens: 500,
             limits: InputLimits::default(),
@@ -75,14 +76,29 @@ fn the_memo_tells_requests_apart_by_their_last_message() {
         };
         memo.summarize(&req).map(|r| r.text).unwrap_or_default()
     };
+    let ask = |msgs: &[&Message]| ask_after(msgs, None);
     let a: Vec<&Message> = s.messages[..n - 1].iter().collect();
     let mut b = a.clone();
     b[n - 2] = &s.messages[n - 1];
+    // The same messages but one: a run broken by a gap, a shorter run, and
+    // one as long that starts later.
+    let gap: Vec<&Message> = a.iter().enumerate().filter(|&(i, _)| i != 1).map(|(_, m)| *m).collect();
+    let shorter = &a[..a.len() - 1];
+    let later = &a[1..];
     ask(&a);
     ask(&b);
+    ask(&gap);
+    ask(shorter);
+    ask(later);
     ask(&a);
-    assert_eq!(memo.misses.load(Ordering::Relaxed), 2);
+    assert_eq!(memo.misses.load(Ordering::Relaxed), 5);
     assert_eq!(memo.hits.load(Ordering::Relaxed), 1);
+    // Two previous summaries, each asked twice: two more questions.
+    for previous in ["the first summary", "another summary", "the first summary", "another summary"] {
+        ask_after(shorter, Some(previous));
+    }
+    assert_eq!(memo.misses.load(Ordering::Relaxed), 7);
+    assert_eq!(memo.hits.load(Ordering::Relaxed), 3);
 }
 
 #[test]
