@@ -981,6 +981,9 @@ pub(crate) fn keywords(text: &str, max: usize) -> Vec<String> {
 /// User sentences that state a constraint, with their keyword sets. Fenced code
 /// is skipped: a pasted stack trace is not an instruction.
 pub(crate) fn constraints(text: &str) -> Vec<(String, Vec<String>)> {
+    // Summaries repeat most of their lines from one checkpoint to the next,
+    // and a line's constraint sentences depend on the line alone.
+    static MEMO: LazyLock<LineMemo<(String, Vec<String>)>> = LazyLock::new(Default::default);
     let Some(p) = patterns() else { return Vec::new() };
     let mut out: Vec<(String, Vec<String>)> = Vec::new();
     let text = pieces(text)[0];
@@ -993,20 +996,29 @@ pub(crate) fn constraints(text: &str) -> Vec<(String, Vec<String>)> {
         if in_fence {
             continue;
         }
-        for sentence in sentences(line) {
-            let s = sentence.trim();
-            if s.len() < 6 || !p.constraint.is_match(s) {
-                continue;
-            }
-            let kw = keywords(s, CONSTRAINT_KEYWORDS);
-            if kw.len() < 2 {
-                continue;
-            }
-            let value = fold_ws(truncate_chars(s, CONSTRAINT_CHARS));
-            if !out.iter().any(|(v, _)| *v == value) {
-                out.push((value, kw));
+        for (value, kw) in MEMO.get("", line, MEMO_MIN_LINE, || line_constraints(p, line)).iter() {
+            if !out.iter().any(|(v, _)| v == value) {
+                out.push((value.clone(), kw.clone()));
             }
         }
+    }
+    out
+}
+
+/// The constraint sentences of one line (outside code fences), with their
+/// keywords, in order (repeats included).
+fn line_constraints(p: &Patterns, line: &str) -> Vec<(String, Vec<String>)> {
+    let mut out = Vec::new();
+    for sentence in sentences(line) {
+        let s = sentence.trim();
+        if s.len() < 6 || !p.constraint.is_match(s) {
+            continue;
+        }
+        let kw = keywords(s, CONSTRAINT_KEYWORDS);
+        if kw.len() < 2 {
+            continue;
+        }
+        out.push((fold_ws(truncate_chars(s, CONSTRAINT_CHARS)), kw));
     }
     out
 }
