@@ -1092,13 +1092,19 @@ fn segment_cuts(s: &str) -> Vec<(usize, usize)> {
 
 /// Paths inside dependency, VCS and build trees.
 fn is_vendored(s: &str) -> bool {
-    // Each tree names a `/`; most identifiers (ids, codes, names) have none,
-    // and this runs for every occurrence an iterative scan counts.
-    s.contains('/')
-        && ["node_modules/", ".git/", "/.next/", "/dist/", "/target/", "site-packages/", "/.venv/", "/vendor/"]
-            .iter()
-            .any(|d| s.contains(d))
+    // Each tree's marker ends in a `/`, so one occurs iff the text up to some
+    // `/` ends with it: one pass over the slashes (most identifiers have
+    // none) instead of a substring search per marker, for every occurrence
+    // an iterative scan counts.
+    memchr::memchr_iter(b'/', s.as_bytes()).any(|i| {
+        let head = &s.as_bytes()[..=i];
+        VENDORED.iter().any(|d| head.ends_with(d.as_bytes()))
+    })
 }
+
+/// Vendored and generated trees (see [`is_vendored`]); each ends in `/`.
+const VENDORED: [&str; 8] =
+    ["node_modules/", ".git/", "/.next/", "/dist/", "/target/", "site-packages/", "/.venv/", "/vendor/"];
 
 /// The `top` best keys by recency-weighted score, best first; ties by text.
 /// The order is total, so selecting the top before sorting them gives the
@@ -1535,6 +1541,29 @@ mod tests {
             max_tokens: 2_000,
             limits: InputLimits::default(),
             estimator: &Chars4,
+        }
+    }
+
+    proptest::proptest! {
+        /// The slash-anchored test names a vendored tree exactly when the
+        /// text contains one of the markers (the plain definition).
+        #[test]
+        fn vendored_is_containing_a_marker(
+            parts in proptest::collection::vec(
+                proptest::prop_oneof![
+                    proptest::strategy::Strategy::prop_map(proptest::sample::select(VENDORED.to_vec()), String::from),
+                    proptest::strategy::Strategy::prop_map(
+                        proptest::sample::select(vec!["/", "node_modules", ".git", "dist", "src/", "a", "target/x", "/.", "é/"]),
+                        String::from,
+                    ),
+                    "[a-z./_-]{0,5}",
+                ],
+                0..8,
+            )
+        ) {
+            let s: String = parts.concat();
+            let plain = VENDORED.iter().any(|d| s.contains(d));
+            proptest::prop_assert_eq!(is_vendored(&s), plain, "{:?}", s);
         }
     }
 
