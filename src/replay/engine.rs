@@ -241,6 +241,19 @@ pub(super) struct Engine<'a> {
 
 impl<'a> Engine<'a> {
     pub fn new(s: &'a Session, p: &'a Policy, ctx: &ReplayContext<'a>, toks: &'a [u64], system: u64) -> Engine<'a> {
+        let results = || {
+            (0..s.messages.len()).filter(|&i| !s.is_inserted(i)).flat_map(|i| s.messages[i].blocks.iter()).filter_map(
+                |b| match b {
+                    Block::ToolResult { tool_use_id, .. } => Some(tool_use_id.as_str()),
+                    _ => None,
+                },
+            )
+        };
+        // The tool maps sized once for the session's results: a sweep builds
+        // an engine per point, and growing them step by step rehashed each.
+        let calls = results().count();
+        let mut answered = FastSet::with_capacity_and_hasher(calls, Default::default());
+        answered.extend(results());
         Engine {
             s,
             p,
@@ -263,16 +276,9 @@ impl<'a> Engine<'a> {
             oc_total: 0,
             next_seq: 0,
             seen_first_user: false,
-            tool_names: FastMap::default(),
-            result_seq: FastMap::default(),
-            answered: (0..s.messages.len())
-                .filter(|&i| !s.is_inserted(i))
-                .flat_map(|i| s.messages[i].blocks.iter())
-                .filter_map(|b| match b {
-                    Block::ToolResult { tool_use_id, .. } => Some(tool_use_id.as_str()),
-                    _ => None,
-                })
-                .collect(),
+            tool_names: FastMap::with_capacity_and_hasher(calls, Default::default()),
+            result_seq: FastMap::with_capacity_and_hasher(calls, Default::default()),
+            answered,
             keep_ptr: 0,
             soft_ptr: 0,
             hard_ptr: 0,
