@@ -672,9 +672,10 @@ pub(crate) fn scan_prose_lines(text: &str, cwd: Option<&str>, mut f: impl FnMut(
 }
 
 /// Lines of a summary shorter than this are read directly, not through a
-/// memo (hashing and locking would cost about as much as scanning or lexing
-/// them).
-pub(crate) const MEMO_MIN_LINE: usize = 24;
+/// memo. Only blank and one-character lines: an exact-keyed lookup costs a
+/// few hundred instructions, while running the patterns over even a short
+/// heading (`## Goal`, `- (none)`, repeated in every summary) costs thousands.
+pub(crate) const MEMO_MIN_LINE: usize = 2;
 
 fn scan_piece(text: &str, ctx: Ctx, cwd: Option<&str>, exits: Exits, out: &mut Vec<Found>) {
     let Some(p) = patterns() else { return };
