@@ -657,7 +657,7 @@ pub(crate) fn scan_prose_lines(text: &str, cwd: Option<&str>, mut f: impl FnMut(
         return;
     }
     for line in text.split('\n') {
-        let line_found = MEMO.get(cwd.unwrap_or_default(), line, MEMO_MIN_LINE, || {
+        let line_found = MEMO.get(cwd, line, MEMO_MIN_LINE, || {
             let mut v = Vec::new();
             scan_piece(line, Ctx::Prose, cwd, Exits::Skip, &mut v);
             v
@@ -997,7 +997,7 @@ pub(crate) fn constraints(text: &str) -> Vec<(String, Vec<String>)> {
         if in_fence {
             continue;
         }
-        for (value, kw) in MEMO.get("", line, MEMO_MIN_LINE, || line_constraints(p, line)).iter() {
+        for (value, kw) in MEMO.get(None, line, MEMO_MIN_LINE, || line_constraints(p, line)).iter() {
             if !out.iter().any(|(v, _)| v == value) {
                 out.push((value.clone(), kw.clone()));
             }

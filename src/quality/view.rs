@@ -353,7 +353,7 @@ fn command_candidates(text: &str, cwd: Option<&str>, out: &mut HashSet<String>) 
     // (cwd, line), process-wide.
     static MEMO: LazyLock<LineMemo> = LazyLock::new(Default::default);
     for line in text.lines().take(4096) {
-        let commands = MEMO.get(cwd.unwrap_or_default(), line, extract::MEMO_MIN_LINE, || line_commands(line, cwd));
+        let commands = MEMO.get(cwd, line, extract::MEMO_MIN_LINE, || line_commands(line, cwd));
         out.extend(commands.iter().map(|c| c.to_string()));
     }
 }

@@ -80,6 +80,9 @@ type Lines<T> = foldhash::HashMap<Box<str>, Arc<[T]>>;
 /// One shard: by scope, then by line.
 #[derive(Default)]
 struct LineShard<T> {
+    /// Lines read without a scope (no working directory: not the same as an
+    /// empty one).
+    unscoped: Lines<T>,
     scopes: foldhash::HashMap<Box<str>, Lines<T>>,
     entries: usize,
     bytes: usize,
@@ -96,7 +99,9 @@ pub struct LineMemo<T = Box<str>> {
 impl<T> Default for LineMemo<T> {
     fn default() -> LineMemo<T> {
         LineMemo {
-            shards: std::array::from_fn(|_| Mutex::new(LineShard { scopes: Default::default(), entries: 0, bytes: 0 })),
+            shards: std::array::from_fn(|_| {
+                Mutex::new(LineShard { unscoped: Default::default(), scopes: Default::default(), entries: 0, bytes: 0 })
+            }),
         }
     }
 }
@@ -105,7 +110,7 @@ impl<T> LineMemo<T> {
     /// `f()` for `line` read in `scope`: from the memo when this pair was seen
     /// before; lines shorter than `min_len` (or longer than 16 KB) are
     /// computed directly.
-    pub fn get(&self, scope: &str, line: &str, min_len: usize, f: impl FnOnce() -> Vec<T>) -> Arc<[T]> {
+    pub fn get(&self, scope: Option<&str>, line: &str, min_len: usize, f: impl FnOnce() -> Vec<T>) -> Arc<[T]> {
         if line.len() < min_len || line.len() > LINE_MAX {
             return f().into();
         }
@@ -114,23 +119,31 @@ impl<T> LineMemo<T> {
         let b = line.as_bytes();
         let mix = b.len() ^ usize::from(b[b.len() - 1]) ^ (usize::from(b[b.len() / 2]) << 3);
         let shard = &self.shards[mix % SHARDS];
-        if let Some(v) = shard.lock().ok().and_then(|s| s.scopes.get(scope).and_then(|m| m.get(line)).cloned()) {
+        let stored = |s: &LineShard<T>| match scope {
+            Some(scope) => s.scopes.get(scope).and_then(|m| m.get(line)).cloned(),
+            None => s.unscoped.get(line).cloned(),
+        };
+        if let Some(v) = shard.lock().ok().and_then(|s| stored(&s)) {
             return v;
         }
         let v: Arc<[T]> = f().into();
         if let Ok(mut s) = shard.lock() {
             if s.entries >= SHARD_CAP || s.bytes + line.len() > LINE_SHARD_BYTES {
                 s.scopes.clear();
+                s.unscoped.clear();
                 s.entries = 0;
                 s.bytes = 0;
             }
-            let lines = match s.scopes.get_mut(scope) {
-                Some(m) => m,
-                None => s.scopes.entry(scope.into()).or_default(),
+            let lines = match scope {
+                None => &mut s.unscoped,
+                Some(scope) => match s.scopes.get_mut(scope) {
+                    Some(m) => m,
+                    None => s.scopes.entry(scope.into()).or_default(),
+                },
             };
             if lines.insert(line.into(), v.clone()).is_none() {
                 s.entries += 1;
-                s.bytes += line.len() + scope.len();
+                s.bytes += line.len() + scope.map_or(0, str::len);
             }
         }
         v
@@ -173,16 +186,21 @@ mod tests {
             vec![n]
         };
         let line = "a line long enough to be remembered";
-        assert_eq!(&*memo.get("/w", line, 24, || count(1)), &[1]);
-        assert_eq!(&*memo.get("/w", line, 24, || count(2)), &[1]);
+        assert_eq!(&*memo.get(Some("/w"), line, 24, || count(1)), &[1]);
+        assert_eq!(&*memo.get(Some("/w"), line, 24, || count(2)), &[1]);
         assert_eq!(calls.load(Ordering::Relaxed), 1);
         // Another scope, and a scope/text split of the same bytes, are other keys.
-        assert_eq!(&*memo.get("/x", line, 24, || count(3)), &[3]);
-        assert_eq!(&*memo.get("/wa", &line[1..], 24, || count(4)), &[4]);
+        assert_eq!(&*memo.get(Some("/x"), line, 24, || count(3)), &[3]);
+        assert_eq!(&*memo.get(Some("/wa"), &line[1..], 24, || count(4)), &[4]);
         assert_eq!(calls.load(Ordering::Relaxed), 3);
-        // Short texts are computed every time.
-        memo.get("/w", "short", 24, || count(5));
-        memo.get("/w", "short", 24, || count(5));
+        // No scope is not the empty scope.
+        assert_eq!(&*memo.get(None, line, 24, || count(6)), &[6]);
+        assert_eq!(&*memo.get(Some(""), line, 24, || count(7)), &[7]);
+        assert_eq!(&*memo.get(None, line, 24, || count(8)), &[6]);
         assert_eq!(calls.load(Ordering::Relaxed), 5);
+        // Short texts are computed every time.
+        memo.get(Some("/w"), "short", 24, || count(5));
+        memo.get(Some("/w"), "short", 24, || count(5));
+        assert_eq!(calls.load(Ordering::Relaxed), 7);
     }
 }
