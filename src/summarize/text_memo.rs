@@ -108,16 +108,16 @@ impl<T> Default for LineMemo<T> {
 
 impl<T> LineMemo<T> {
     /// `f()` for `line` read in `scope`: from the memo when this pair was seen
-    /// before; lines shorter than `min_len` (or longer than 16 KB) are
-    /// computed directly.
+    /// before; empty lines, lines shorter than `min_len` and lines longer
+    /// than 16 KB are computed directly.
     pub fn get(&self, scope: Option<&str>, line: &str, min_len: usize, f: impl FnOnce() -> Vec<T>) -> Arc<[T]> {
-        if line.len() < min_len || line.len() > LINE_MAX {
-            return f().into();
-        }
-        // The shard from the line's length and last bytes: no second hash of
-        // the line (the map hashes it once more anyway).
         let b = line.as_bytes();
-        let mix = b.len() ^ usize::from(b[b.len() - 1]) ^ (usize::from(b[b.len() / 2]) << 3);
+        let (Some(&last), false) = (b.last(), b.len() < min_len || b.len() > LINE_MAX) else {
+            return f().into();
+        };
+        // The shard from the line's length, last and middle bytes: no second
+        // hash of the line (the map hashes it once more anyway).
+        let mix = b.len() ^ usize::from(last) ^ (usize::from(b[b.len() / 2]) << 3);
         let shard = &self.shards[mix % SHARDS];
         let stored = |s: &LineShard<T>| match scope {
             Some(scope) => s.scopes.get(scope).and_then(|m| m.get(line)).cloned(),
@@ -198,9 +198,12 @@ mod tests {
         assert_eq!(&*memo.get(Some(""), line, 24, || count(7)), &[7]);
         assert_eq!(&*memo.get(None, line, 24, || count(8)), &[6]);
         assert_eq!(calls.load(Ordering::Relaxed), 5);
-        // Short texts are computed every time.
+        // Short texts are computed every time; so is an empty one, whatever
+        // the floor.
         memo.get(Some("/w"), "short", 24, || count(5));
         memo.get(Some("/w"), "short", 24, || count(5));
         assert_eq!(calls.load(Ordering::Relaxed), 7);
+        assert_eq!(&*memo.get(None, "", 0, || count(9)), &[9]);
+        assert_eq!(calls.load(Ordering::Relaxed), 8);
     }
 }
