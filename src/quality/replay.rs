@@ -461,25 +461,21 @@ impl SharedScores {
         Some(id)
     }
 
+    /// The view of text `id`, read once; without an id (a poisoned lock)
+    /// read afresh.
     fn view(&self, atoms: &SessionAtoms<'_>, id: Option<u32>, text: &str) -> Arc<TextView> {
-        let slot = id.and_then(|id| usize::try_from(id).ok());
-        let stored = |t: &Texts| slot.and_then(|i| t.views.get(i).cloned().flatten());
-        if let Some(v) = self.texts.lock().ok().and_then(|t| stored(&t)) {
+        let Some(i) = id.map(|id| id as usize) else { return Arc::new(atoms.text_view(text)) };
+        if let Some(v) = self.texts.lock().ok().and_then(|t| t.views.get(i).cloned().flatten()) {
             return v;
         }
         // Built outside the lock: another thread may build the same view; both
         // are equal, and the first one stored wins.
         let v = Arc::new(atoms.text_view(text));
-        match (self.texts.lock(), slot) {
-            (Ok(mut t), Some(i)) => match t.views.get_mut(i) {
-                Some(Some(first)) => first.clone(),
-                Some(empty) => {
-                    *empty = Some(v.clone());
-                    v
-                }
-                None => v,
-            },
-            _ => v,
+        let Ok(mut t) = self.texts.lock() else { return v };
+        match t.views.get_mut(i) {
+            Some(Some(first)) => first.clone(),
+            Some(slot) => slot.insert(v).clone(),
+            None => v,
         }
     }
 }

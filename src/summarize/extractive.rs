@@ -1544,6 +1544,8 @@ mod tests {
         }
     }
 
+    use proptest::strategy::Strategy as _;
+
     proptest::proptest! {
         /// The slash-anchored test names a vendored tree exactly when the
         /// text contains one of the markers (the plain definition).
@@ -1551,11 +1553,9 @@ mod tests {
         fn vendored_is_containing_a_marker(
             parts in proptest::collection::vec(
                 proptest::prop_oneof![
-                    proptest::strategy::Strategy::prop_map(proptest::sample::select(VENDORED.to_vec()), String::from),
-                    proptest::strategy::Strategy::prop_map(
-                        proptest::sample::select(vec!["/", "node_modules", ".git", "dist", "src/", "a", "target/x", "/.", "é/"]),
-                        String::from,
-                    ),
+                    proptest::sample::select(VENDORED.to_vec()).prop_map(String::from),
+                    proptest::sample::select(vec!["/", "node_modules", ".git", "dist", "src/", "a", "target/x", "/.", "é/"])
+                        .prop_map(String::from),
                     "[a-z./_-]{0,5}",
                 ],
                 0..8,
