@@ -639,36 +639,34 @@ enum Exits {
     Skip,
 }
 
-/// What [`scan_text`] finds in a prose text, as a set (the order may differ),
-/// passed to `f`. Summaries of one session repeat most of their lines (an
-/// iterative update carries the previous checkpoint; a sweep's points write
-/// near-identical ones: 435 distinct summaries of the corpus's 72-point grid
-/// hold 4.6 MB of lines, 1.2 MB of them distinct), so each line is scanned
-/// once, process-wide, when that finds the same: no atom pattern but the exit
-/// codes matches across a newline, and prose code spans are per line unless
-/// the text has a fenced block (then, or when the text is read as a head and
-/// a tail, it is scanned whole).
-pub(crate) fn scan_prose_lines(text: &str, cwd: Option<&str>, mut f: impl FnMut(&Found)) {
-    static MEMO: LazyLock<LineMemo<Found>> = LazyLock::new(Default::default);
+/// Whether a prose text is read line by line ([`scan_prose_line`] on each
+/// line and [`scan_exit_codes`] on the whole find what [`scan_text`] finds,
+/// as a set): no atom pattern but the exit codes matches across a newline,
+/// and prose code spans are per line unless the text has a fenced block.
+/// Summaries of one session repeat most of their lines (an iterative update
+/// carries the previous checkpoint; a sweep's points write near-identical
+/// ones: 435 distinct summaries of the corpus's 72-point grid hold 4.6 MB of
+/// lines, 1.2 MB of them distinct), so a line read once can be remembered.
+/// Not for a fenced text or one read as a head and a tail (scanned whole).
+pub(crate) fn read_by_line(text: &str) -> bool {
+    text.len() <= SCAN_HEAD + SCAN_TAIL && !text.split('\n').any(|l| l.trim_start().starts_with("```"))
+}
+
+/// What [`scan_text`] finds on one line of a prose text that
+/// [`read_by_line`] accepts, but exit codes.
+pub(crate) fn scan_prose_line(line: &str, cwd: Option<&str>) -> Vec<Found> {
+    let mut v = Vec::new();
+    scan_piece(line, Ctx::Prose, cwd, Exits::Skip, &mut v);
+    v
+}
+
+/// The exit codes [`scan_text`] finds in a text [`read_by_line`] accepts.
+pub(crate) fn scan_exit_codes(text: &str) -> Vec<Found> {
     let mut found = Vec::new();
-    if text.len() > SCAN_HEAD + SCAN_TAIL || text.split('\n').any(|l| l.trim_start().starts_with("```")) {
-        scan_text(text, Ctx::Prose, cwd, &mut found);
-        found.iter().for_each(f);
-        return;
-    }
-    for line in text.split('\n') {
-        let line_found = MEMO.get(cwd, line, MEMO_MIN_LINE, || {
-            let mut v = Vec::new();
-            scan_piece(line, Ctx::Prose, cwd, Exits::Skip, &mut v);
-            v
-        });
-        line_found.iter().for_each(&mut f);
-    }
     if let Some(p) = patterns() {
-        found.clear();
         scan_exits(p, text, &Chars::of(text), &mut found);
-        found.iter().for_each(f);
     }
+    found
 }
 
 /// Lines of a summary shorter than this are read directly, not through a
@@ -997,13 +995,24 @@ pub(crate) fn constraints(text: &str) -> Vec<(String, Vec<String>)> {
         if in_fence {
             continue;
         }
-        for (value, kw) in MEMO.get(None, line, MEMO_MIN_LINE, || line_constraints(p, line)).iter() {
-            if !out.iter().any(|(v, _)| v == value) {
-                out.push((value.clone(), kw.clone()));
-            }
-        }
+        add_constraints(&mut out, &MEMO.get(None, line, MEMO_MIN_LINE, || line_constraints(p, line)));
     }
     out
+}
+
+/// Add a line's constraint sentences to a text's, each sentence once.
+pub(crate) fn add_constraints(out: &mut Vec<(String, Vec<String>)>, line: &[(String, Vec<String>)]) {
+    for (value, kw) in line {
+        if !out.iter().any(|(v, _)| v == value) {
+            out.push((value.clone(), kw.clone()));
+        }
+    }
+}
+
+/// The constraint sentences of one line of a text without code fences (what
+/// [`constraints`] reads from each line), with their keywords, in order.
+pub(crate) fn constraints_of_line(line: &str) -> Vec<(String, Vec<String>)> {
+    patterns().map_or_else(Vec::new, |p| line_constraints(p, line))
 }
 
 /// The constraint sentences of one line (outside code fences), with their
@@ -1576,18 +1585,24 @@ mod fast_path_tests {
     proptest! {
         #![proptest_config(ProptestConfig { cases: 512, ..ProptestConfig::default() })]
 
-        /// Scanning a prose text line by line (through the memo, twice: the
-        /// second time from it) finds what scanning it whole finds.
+        /// A prose text that `read_by_line` accepts: its lines' findings and
+        /// its exit codes are what scanning it whole finds.
         #[test]
         fn prose_lines_find_what_the_whole_text_does(text in prose(), cwd in prop::option::of(Just("/w"))) {
+            prop_assume!(super::read_by_line(&text));
             let mut whole = Vec::new();
             super::scan_text(&text, super::Ctx::Prose, cwd, &mut whole);
-            let whole = sorted(whole);
-            for _ in 0..2 {
-                let mut lines = Vec::new();
-                super::scan_prose_lines(&text, cwd, |f| lines.push(f.clone()));
-                prop_assert_eq!(&sorted(lines), &whole, "{:?}", text);
-            }
+            let mut lines: Vec<super::Found> = text.split('\n').flat_map(|l| super::scan_prose_line(l, cwd)).collect();
+            lines.extend(super::scan_exit_codes(&text));
+            prop_assert_eq!(sorted(lines), sorted(whole), "{:?}", text);
+        }
+
+        /// A text with a fence line is scanned whole: per line, a code span
+        /// could open on one line and close on another.
+        #[test]
+        fn a_fenced_text_is_not_read_by_line(head in prose(), tail in prose()) {
+            let text = format!("{head}\n  ```\n{tail}");
+            prop_assert!(!super::read_by_line(&text));
         }
     }
 

@@ -23,7 +23,7 @@ use super::extract::{self, Found};
 use super::{AtomKind, CLASSES};
 use crate::summarize::text_memo::LineMemo;
 use foldhash::HashSet;
-use std::sync::{LazyLock, OnceLock};
+use std::sync::{Arc, LazyLock, OnceLock};
 
 /// A needed or target atom, with the keyword set of constraints.
 #[derive(Debug, Clone, PartialEq)]
@@ -56,21 +56,32 @@ impl TextView {
     /// Read a free text (summary, system prompt). `constraints` also reads its
     /// constraint sentences (for texts that carry user instructions).
     pub fn from_text(text: &str, cwd: Option<&str>, constraints: bool) -> TextView {
+        TextView::read(text, cwd, constraints, extract::read_by_line(text))
+    }
+
+    /// [`TextView::from_text`], line by line (`by_line`, for a text
+    /// [`extract::read_by_line`] accepts) or whole.
+    fn read(text: &str, cwd: Option<&str>, constraints: bool, by_line: bool) -> TextView {
         let mut v = TextView::default();
         // What the text names, as a set: the view does not depend on the order.
-        extract::scan_prose_lines(text, cwd, |f| v.add_found(f));
+        let constraint_list = if by_line {
+            v.read_lines(text, cwd, constraints)
+        } else {
+            let mut found = Vec::new();
+            extract::scan_text(text, extract::Ctx::Prose, cwd, &mut found);
+            found.iter().for_each(|f| v.add_found(f));
+            for piece in extract::pieces(text) {
+                command_candidates(piece, cwd, &mut v.commands);
+            }
+            if constraints { extract::constraints(text) } else { Vec::new() }
+        };
         v.add_tokens(text);
-        for piece in extract::pieces(text) {
-            command_candidates(piece, cwd, &mut v.commands);
-        }
         for c in &v.commands {
             v.keys[3].insert(c.clone());
         }
-        if constraints {
-            for (sentence, kw) in extract::constraints(text) {
-                v.keys[5].insert(extract::constraint_key(&kw));
-                v.constraints.push((sentence, kw));
-            }
+        for (sentence, kw) in constraint_list {
+            v.keys[5].insert(extract::constraint_key(&kw));
+            v.constraints.push((sentence, kw));
         }
         let mut norm = String::new();
         for piece in extract::pieces(text) {
@@ -86,6 +97,43 @@ impl TextView {
         v.text = norm;
         v.finish();
         v
+    }
+
+    /// The atoms and commands of a text that [`extract::read_by_line`]
+    /// accepts, line by line, each line through a process-wide memo; returns
+    /// its constraint sentences when `constraints`. What reading it whole
+    /// finds: the atoms of its lines and its exit codes, the commands of its
+    /// first 4,096 lines, the constraint sentences of every line, each once.
+    fn read_lines(&mut self, text: &str, cwd: Option<&str>, constraints: bool) -> Vec<(String, Vec<String>)> {
+        // Most of a summary's lines were read before (an iterative update
+        // carries its previous checkpoint, a sweep's points write near-identical
+        // ones): one lookup per line for its atoms, commands and constraints.
+        static MEMO: LazyLock<LineMemo<LineView>> = LazyLock::new(Default::default);
+        // Lines split at `\n`, where the atoms are scanned; `str::lines`,
+        // which the whole read uses for commands and constraints, also drops
+        // the `\r` of a `\r\n` and a last empty line, neither of which names
+        // anything (both reads trim a line before reading it).
+        let views: Vec<Arc<[LineView]>> = text
+            .split('\n')
+            .map(|line| MEMO.get(cwd, line, extract::MEMO_MIN_LINE, || vec![LineView::of(line, cwd)]))
+            .collect();
+        let lines = views.iter().filter_map(|v| v.first());
+        for f in lines.clone().flat_map(|l| &l.found) {
+            self.add_found(f);
+        }
+        for f in &extract::scan_exit_codes(text) {
+            self.add_found(f);
+        }
+        for l in lines.clone().take(COMMAND_LINES) {
+            self.commands.extend(l.commands.iter().map(|c| c.to_string()));
+        }
+        let mut out = Vec::new();
+        if constraints {
+            for l in lines {
+                extract::add_constraints(&mut out, &l.constraints);
+            }
+        }
+        out
     }
 
     /// Record one extracted atom.
@@ -352,9 +400,31 @@ fn command_candidates(text: &str, cwd: Option<&str>, out: &mut HashSet<String>) 
     // ones), and lexing a line costs ~20× looking it up: remembered per
     // (cwd, line), process-wide.
     static MEMO: LazyLock<LineMemo> = LazyLock::new(Default::default);
-    for line in text.lines().take(4096) {
+    for line in text.lines().take(COMMAND_LINES) {
         let commands = MEMO.get(cwd, line, extract::MEMO_MIN_LINE, || line_commands(line, cwd));
         out.extend(commands.iter().map(|c| c.to_string()));
+    }
+}
+
+/// Lines of a text read for commands (a text longer than this is not a
+/// summary; its commands are in its first lines).
+const COMMAND_LINES: usize = 4096;
+
+/// What one line of a text read by line contributes to its view.
+#[derive(Debug)]
+struct LineView {
+    found: Vec<Found>,
+    commands: Vec<Box<str>>,
+    constraints: Vec<(String, Vec<String>)>,
+}
+
+impl LineView {
+    fn of(line: &str, cwd: Option<&str>) -> LineView {
+        LineView {
+            found: extract::scan_prose_line(line, cwd),
+            commands: line_commands(line, cwd),
+            constraints: extract::constraints_of_line(line),
+        }
     }
 }
 
@@ -399,6 +469,68 @@ mod tests {
             });
         }
         (idents, words)
+    }
+
+    /// Summary-like lines: atoms, packed lists, commands in code spans and as
+    /// lines, constraint sentences, exit codes across a newline, CR, fences.
+    const SUMMARY_PIECES: &[&str] = &[
+        "## Critical Context",
+        "- `src/a.rs` · `b.ts` · `https://x.io/p`",
+        "- parse_args, Foo::bar, state.todos",
+        "- [x] ran `cargo test -p core`",
+        "- `git status -sb` → ok",
+        "$ ls -la /w/src",
+        "You must never push to main.",
+        " Always run the tests first!",
+        "TypeError: bad input",
+        "exit code:",
+        " 3",
+        "`",
+        "```",
+        " · ",
+        "\n",
+        "\n",
+        "\r\n",
+        "\r",
+        "  ",
+    ];
+
+    /// A view field by field (its token text is compared through queries by
+    /// the test above).
+    fn fields(v: &TextView) -> impl PartialEq + std::fmt::Debug + '_ {
+        (&v.keys, &v.atoms, &v.hex, &v.basenames, &v.commands, &v.constraints, &v.text)
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig { cases: 512, ..ProptestConfig::default() })]
+
+        /// Reading a text line by line (through the line memo: the second
+        /// time from it) gives the view reading it whole gives.
+        #[test]
+        fn a_text_read_by_line_is_read_as_a_whole(
+            parts in proptest::collection::vec(proptest::sample::select(SUMMARY_PIECES), 0..30),
+            cwd in proptest::option::of(Just("/w")),
+        ) {
+            let text = parts.concat();
+            let whole = TextView::read(&text, cwd, true, false);
+            for _ in 0..2 {
+                let v = TextView::from_text(&text, cwd, true);
+                prop_assert_eq!(fields(&v), fields(&whole), "{:?}", text);
+            }
+        }
+    }
+
+    /// Commands are read from the first 4,096 lines of a text, line by line
+    /// as whole.
+    #[test]
+    fn commands_come_from_the_first_lines_only() {
+        let mut text = "- (none)\n".repeat(4095);
+        text.push_str("`cargo build --release`\n`cargo test --workspace`\n");
+        for by_line in [true, false] {
+            let v = TextView::read(&text, None, true, by_line);
+            assert!(v.commands.contains("cargo build --release"), "by line: {by_line}");
+            assert!(!v.commands.contains("cargo test --workspace"), "by line: {by_line}");
+        }
     }
 
     proptest! {
