@@ -787,13 +787,8 @@ impl Facts {
             if t.is_empty() || t == "- (none)" || t == "(none)" {
                 continue;
             }
-            let item = t
-                .trim_start_matches("- [x] ")
-                .trim_start_matches("- [ ] ")
-                .trim_start_matches("- ")
-                .trim_start_matches(|c: char| c.is_ascii_digit())
-                .trim_start_matches(". ")
-                .to_string();
+            let unbulleted = strip_all(strip_all(strip_all(t, "- [x] "), "- [ ] "), "- ");
+            let item = strip_all(unbulleted.trim_start_matches(|c: char| c.is_ascii_digit()), ". ").to_string();
             match heading.as_str() {
                 "goal" => goal_lines.push(t),
                 // A turn prefix's request is the one the cut turn answered:
@@ -952,7 +947,7 @@ impl Facts {
         // Tight: bare paths, one per line (a bullet and backticks are a token
         // per file).
         let bullet = if tight { "" } else { "- " };
-        let file = |p: &str| if tight { p.to_string() } else { format!("`{p}`") };
+        let file = |p: &str| if tight { p.to_string() } else { ["`", p, "`"].concat() };
         doc.section("### Files modified");
         let (recent, old) = self.recent_first(self.file_ops.modified.iter().map(String::as_str), file);
         doc.list(p.modified, bullet, &recent, false);
@@ -970,7 +965,7 @@ impl Facts {
         // Shorter lines under a tight budget: the last one that fits is closer
         // to the budget.
         let width = if tight { PACK_LINE / 2 } else { PACK_LINE };
-        let ids = pack(self.ranked_idents().into_iter().map(|s| format!("`{s}`")), " · ", width);
+        let ids = pack(self.ranked_idents().into_iter().map(|s| ["`", s, "`"].concat()), " · ", width);
         doc.ranked(p.top, p.rest, "- ", &ids, IDENT_TOP);
         doc.section("### Code symbols");
         doc.ranked(p.top, p.rest, "- ", &self.symbol_lines(width), SYMBOL_TOP_LINES);
@@ -1002,7 +997,7 @@ impl Facts {
         // The turn being cut is the freshest work: its identifiers and symbols
         // are the likeliest to be used next.
         doc.section("### Identifiers");
-        let ids = pack(self.ranked_idents().into_iter().map(|s| format!("`{s}`")), " · ", PACK_LINE);
+        let ids = pack(self.ranked_idents().into_iter().map(|s| ["`", s, "`"].concat()), " · ", PACK_LINE);
         doc.ranked(2, 5, "- ", &ids, IDENT_TOP);
         doc.section("### Code symbols");
         doc.ranked(2, 5, "- ", &self.symbol_lines(PACK_LINE), SYMBOL_TOP_LINES);
@@ -1037,6 +1032,16 @@ const NOT_MEMBERS: [&str; 38] = [
 /// Words that look like calls (`if (`) but are syntax.
 const CALL_KEYWORDS: [&str; 12] =
     ["if", "for", "while", "switch", "return", "catch", "function", "match", "elif", "and", "not", "with"];
+
+/// `s` without any repeats of `prefix` at its start: `trim_start_matches`,
+/// without building a substring searcher for each call (a previous summary's
+/// every line is stripped of its bullets).
+fn strip_all<'s>(mut s: &'s str, prefix: &str) -> &'s str {
+    while let Some(rest) = s.strip_prefix(prefix).filter(|_| !prefix.is_empty()) {
+        s = rest;
+    }
+    s
+}
 
 /// A symbol match worth listing, without its call parenthesis.
 fn accept_symbol(m: &str) -> Option<&str> {
@@ -1284,7 +1289,7 @@ impl<'a> Doc<'a> {
         let n = items.len();
         for (i, it) in items.iter().enumerate() {
             let rank = if newest_first { n - 1 - i } else { i };
-            self.push(format!("{bullet}{it}"), prio, rank);
+            self.push([bullet, it.as_str()].concat(), prio, rank);
         }
     }
 
@@ -1297,7 +1302,7 @@ impl<'a> Doc<'a> {
         for (i, it) in items.iter().enumerate() {
             let age = n - 1 - i;
             let prio = if age < recent { prio_recent } else { prio_old };
-            self.push(format!("{bullet}{it}"), prio, age);
+            self.push([bullet, it.as_str()].concat(), prio, age);
         }
     }
 
@@ -1308,7 +1313,7 @@ impl<'a> Doc<'a> {
         self.list_sections[s] = true;
         for (i, it) in items.iter().enumerate() {
             let prio = if i < top { prio_top } else { prio_rest };
-            self.push(format!("{bullet}{it}"), prio, i);
+            self.push([bullet, it.as_str()].concat(), prio, i);
         }
     }
 
