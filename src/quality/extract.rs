@@ -656,8 +656,71 @@ pub(crate) fn read_by_line(text: &str) -> bool {
 /// [`read_by_line`] accepts, but exit codes.
 pub(crate) fn scan_prose_line(line: &str, cwd: Option<&str>) -> Vec<Found> {
     let mut v = Vec::new();
-    scan_piece(line, Ctx::Prose, cwd, Exits::Skip, &mut v);
+    match symbol_list(line) {
+        // A checkpoint's code symbols are packed into lines that differ from
+        // one summary to the next while the symbols recur: most of the new
+        // lines a sweep's summaries bring. Their items are scanned, each once.
+        Some(list) => {
+            static ITEMS: LazyLock<LineMemo<Found>> = LazyLock::new(Default::default);
+            for item in list.split(SYMBOL_SEP) {
+                v.extend(ITEMS.get(cwd, item, MEMO_MIN_LINE, || scan_item(item, cwd)).iter().cloned());
+            }
+        }
+        None => scan_piece(line, Ctx::Prose, cwd, Exits::Skip, &mut v),
+    }
     v
+}
+
+fn scan_item(item: &str, cwd: Option<&str>) -> Vec<Found> {
+    let mut v = Vec::new();
+    scan_piece(item, Ctx::Prose, cwd, Exits::Skip, &mut v);
+    v
+}
+
+/// Separator of a [`symbol_list`]'s items.
+const SYMBOL_SEP: &str = ", ";
+
+/// The items of a bulleted list of code symbols (`- Foo::bar, state.todos,
+/// parse_args`), when scanning each item alone finds what scanning the line
+/// finds. Every item is a run of ASCII letters, digits, `_`, `.` and `:`
+/// (colons only in runs of two or more), and no `Error:` or `Exception:`
+/// occurs. Then no pattern's match can hold a `,` or a space (a URL needs a
+/// `/`, a Windows path a `\`, `panicked at` a space after a word, an error
+/// class a `:` tail; an `error:`/`fatal:` match, whose tail runs to the end of
+/// the line, starts a `::` and is dropped as a code path either way), the
+/// bullet and separators are not word characters (the `\b` at an item's ends
+/// stands as at a text's), and what the checks read next to a match (`/`,
+/// `(`, `.` and a digit, `\`, `%`…) find neither in a separator nor at the
+/// end of a text; no item holds a backtick, so nothing is in a code span
+/// either way.
+fn symbol_list(line: &str) -> Option<&str> {
+    let list = line.strip_prefix("- ")?;
+    if list.contains("Error:") || list.contains("Exception:") {
+        return None;
+    }
+    let item_ok = |item: &str| {
+        let symbol_byte = |b: &u8| b.is_ascii_alphanumeric() || matches!(b, b'_' | b'.' | b':');
+        !item.is_empty() && item.as_bytes().iter().all(symbol_byte) && lone_colon_free(item)
+    };
+    list.split(SYMBOL_SEP).all(item_ok).then_some(list)
+}
+
+/// No `:` stands alone (`a:b`): every run of colons is two or more long.
+fn lone_colon_free(s: &str) -> bool {
+    let b = s.as_bytes();
+    let mut i = 0;
+    while i < b.len() {
+        if b[i] == b':' {
+            let run = b[i..].iter().take_while(|&&c| c == b':').count();
+            if run == 1 {
+                return false;
+            }
+            i += run;
+        } else {
+            i += 1;
+        }
+    }
+    true
 }
 
 /// The exit codes [`scan_text`] finds in a text [`read_by_line`] accepts.
@@ -1571,6 +1634,50 @@ mod fast_path_tests {
         "~/notes.md",
     ];
 
+    /// Items of symbol lists: qualified names, error classes and `error::`
+    /// paths, versions, hex, codes, hosts.
+    const SYMBOL_ITEMS: &[&str] = &[
+        "Foo::bar",
+        "state.todos",
+        "parse_args",
+        "FooError",
+        "IOException",
+        "error::kind",
+        "fatal::x",
+        "ERROR::y",
+        "Error::Io",
+        "E0425",
+        "TS2304",
+        "deadbeef12",
+        "1234567",
+        "v1.2.3",
+        "1.2.3",
+        "10.0.0.1",
+        "a.b.c",
+        "x",
+        "_x",
+        "x_",
+        ".",
+        "::",
+        ":::",
+        "main.rs",
+        "foo",
+        "CamelCase",
+        "camelCase",
+        "snake_case",
+        "panicked",
+        "at",
+        "localhost",
+        "3000",
+        "a.io",
+        "Error",
+        "x.FooError",
+    ];
+    /// What makes a line no symbol list: a lone colon (an `error:` tail, a
+    /// port), an error class with a colon tail, an empty item, non-ASCII.
+    const NOT_SYMBOL_ITEMS: &[&str] =
+        &["a:b", "b:", "error:x", "Fatal:y", "a.io:3000", "FooError::new", "FooError:", "", "é"];
+
     fn prose() -> impl Strategy<Value = String> {
         prop::collection::vec(prop::sample::select([PIECES, LINE_PIECES].concat()), 0..40).prop_map(|v| v.concat())
     }
@@ -1595,6 +1702,26 @@ mod fast_path_tests {
             let mut lines: Vec<super::Found> = text.split('\n').flat_map(|l| super::scan_prose_line(l, cwd)).collect();
             lines.extend(super::scan_exit_codes(&text));
             prop_assert_eq!(sorted(lines), sorted(whole), "{:?}", text);
+        }
+
+        /// A list of code symbols scanned item by item (twice: the second
+        /// time from the memo) finds what scanning the line whole finds; so
+        /// does a near miss, which is scanned whole.
+        #[test]
+        fn a_symbol_list_is_scanned_as_the_whole_line(
+            items in prop::collection::vec(
+                prop_oneof![8 => prop::sample::select(SYMBOL_ITEMS), 1 => prop::sample::select(NOT_SYMBOL_ITEMS)],
+                1..10,
+            ),
+            cwd in prop::option::of(Just("/w")),
+        ) {
+            let line = format!("- {}", items.join(", "));
+            let mut whole = Vec::new();
+            super::scan_piece(&line, super::Ctx::Prose, cwd, super::Exits::Skip, &mut whole);
+            let whole = sorted(whole);
+            for _ in 0..2 {
+                prop_assert_eq!(&sorted(super::scan_prose_line(&line, cwd)), &whole, "{:?}", line);
+            }
         }
 
         /// A text with a fence line is scanned whole: per line, a code span
