@@ -656,13 +656,14 @@ pub(crate) fn read_by_line(text: &str) -> bool {
 /// [`read_by_line`] accepts, but exit codes.
 pub(crate) fn scan_prose_line(line: &str, cwd: Option<&str>) -> Vec<Found> {
     let mut v = Vec::new();
-    match symbol_list(line) {
-        // A checkpoint's code symbols are packed into lines that differ from
-        // one summary to the next while the symbols recur: most of the new
-        // lines a sweep's summaries bring. Their items are scanned, each once.
-        Some(list) => {
+    match list_items(line) {
+        // A checkpoint packs its code symbols and identifiers into lines that
+        // differ from one summary to the next while the items recur: most of
+        // the new lines a sweep's summaries bring. Their items are scanned,
+        // each once.
+        Some((list, sep)) => {
             static ITEMS: LazyLock<LineMemo<Found>> = LazyLock::new(Default::default);
-            for item in list.split(SYMBOL_SEP) {
+            for item in list.split(sep) {
                 v.extend(ITEMS.get(cwd, item, MEMO_MIN_LINE, || scan_item(item, cwd)).iter().cloned());
             }
         }
@@ -677,32 +678,60 @@ fn scan_item(item: &str, cwd: Option<&str>) -> Vec<Found> {
     v
 }
 
-/// Separator of a [`symbol_list`]'s items.
+/// Separators of a list's items: code symbols, identifiers.
 const SYMBOL_SEP: &str = ", ";
+const IDENT_SEP: &str = " · ";
 
-/// The items of a bulleted list of code symbols (`- Foo::bar, state.todos,
-/// parse_args`), when scanning each item alone finds what scanning the line
-/// finds. Every item is a run of ASCII letters, digits, `_`, `.` and `:`
-/// (colons only in runs of two or more), and no `Error:` or `Exception:`
-/// occurs. Then no pattern's match can hold a `,` or a space (a URL needs a
-/// `/`, a Windows path a `\`, `panicked at` a space after a word, an error
-/// class a `:` tail; an `error:`/`fatal:` match, whose tail runs to the end of
-/// the line, starts a `::` and is dropped as a code path either way), the
-/// bullet and separators are not word characters (the `\b` at an item's ends
-/// stands as at a text's), and what the checks read next to a match (`/`,
-/// `(`, `.` and a digit, `\`, `%`…) find neither in a separator nor at the
-/// end of a text; no item holds a backtick, so nothing is in a code span
-/// either way.
-fn symbol_list(line: &str) -> Option<&str> {
+/// A bulleted list line whose items, scanned one by one, find what the
+/// line scanned whole finds: the list after the bullet and its separator.
+/// In both shapes every match stays within one item. The bullet and the
+/// separators are not word characters, so the `\b` at an item's ends stands
+/// as at a text's, and no match can start in them; what the checks read next
+/// to a match (`/`, `(`, `.` and a digit, `\`, `%`…) they find neither in a
+/// separator nor at the end of a text.
+fn list_items(line: &str) -> Option<(&str, &'static str)> {
     let list = line.strip_prefix("- ")?;
-    if list.contains("Error:") || list.contains("Exception:") {
-        return None;
+    if symbol_list(list) {
+        Some((list, SYMBOL_SEP))
+    } else if ident_list(list) {
+        Some((list, IDENT_SEP))
+    } else {
+        None
     }
-    let item_ok = |item: &str| {
-        let symbol_byte = |b: &u8| b.is_ascii_alphanumeric() || matches!(b, b'_' | b'.' | b':');
-        !item.is_empty() && item.as_bytes().iter().all(symbol_byte) && lone_colon_free(item)
-    };
-    list.split(SYMBOL_SEP).all(item_ok).then_some(list)
+}
+
+/// Code symbols: `Foo::bar, state.todos, parse_args`. Every item is a run of
+/// ASCII letters, digits, `_`, `.` and `:` (colons only in runs of two or
+/// more), and no `Error:` or `Exception:` occurs. No pattern's match can then
+/// hold a `,` or a space: a URL needs a `/`, a Windows path a `\`, `panicked
+/// at` a space after a word, an error class a `:` tail; an `error:` or
+/// `fatal:` match, whose tail runs to the end of the line, starts a `::` and
+/// is dropped as a code path either way. No item holds a backtick: nothing is
+/// in a code span either way.
+fn symbol_list(list: &str) -> bool {
+    if list.contains("Error:") || list.contains("Exception:") {
+        return false;
+    }
+    let symbol_byte = |b: &u8| b.is_ascii_alphanumeric() || matches!(b, b'_' | b'.' | b':');
+    list.split(SYMBOL_SEP)
+        .all(|item| !item.is_empty() && item.as_bytes().iter().all(symbol_byte) && lone_colon_free(item))
+}
+
+/// Identifiers: `` `src/a.rs` · `https://x.io/p` · `deadbeef1` ``. Every
+/// item is one code span, and no error word (`error`, `fatal`, `exception`,
+/// `panicked`, in any case) occurs. No pattern but the error ones (whose
+/// tails run to the end of the line) matches a backtick, so every match is
+/// within one span, and each item is the same code span either way.
+fn ident_list(list: &str) -> bool {
+    const ERROR_WORDS: [&[u8]; 4] = [b"error", b"fatal", b"exception", b"panicked"];
+    let b = list.as_bytes();
+    if ERROR_WORDS.iter().any(|w| b.windows(w.len()).any(|x| x.eq_ignore_ascii_case(w))) {
+        return false;
+    }
+    list.split(IDENT_SEP).all(|item| {
+        let inner = item.strip_prefix('`').and_then(|i| i.strip_suffix('`'));
+        inner.is_some_and(|i| !i.contains('`'))
+    })
 }
 
 /// No `:` stands alone (`a:b`): every run of colons is two or more long.
@@ -1678,6 +1707,49 @@ mod fast_path_tests {
     const NOT_SYMBOL_ITEMS: &[&str] =
         &["a:b", "b:", "error:x", "Fatal:y", "a.io:3000", "FooError::new", "FooError:", "", "é"];
 
+    /// Items of identifier lists: paths (under the cwd too), URLs, ids,
+    /// hosts, versions, codes, Windows paths, diff markers, calls.
+    const IDENT_ITEMS: &[&str] = &[
+        "`src/a.rs`",
+        "`/w/src/b.ts`",
+        "`https://x.io/p?a=1&b=(2),c`",
+        "`deadbeef12`",
+        "`550e8400-e29b-41d4-a716-446655440000`",
+        "`localhost:3000`",
+        "`10.0.0.1:80`",
+        "`v1.2.3`",
+        "`1.2.3.4`",
+        "`1234567`",
+        "`#12`",
+        "`Foo::bar`",
+        "`foo(`",
+        "`C:\\w\\z.rs`",
+        "`~/notes.md`",
+        "`E0425`",
+        "`x`",
+        "`--- a/x`",
+        "`diff`",
+        "`%2F`",
+        "`node_modules/x.js`",
+        "`@scope/pkg`",
+        "`.`",
+    ];
+    /// Items with spaces and non-ASCII letters, and what makes a line no
+    /// identifier list: error words, an unclosed span, a bare word.
+    const NOT_IDENT_ITEMS: &[&str] = &[
+        "`error:x`",
+        "`FooError:`",
+        "`Fatal`",
+        "`panicked`",
+        "`IOException`",
+        "``",
+        "`a b`",
+        "`é`",
+        "`",
+        "x",
+        "`a`b`",
+    ];
+
     fn prose() -> impl Strategy<Value = String> {
         prop::collection::vec(prop::sample::select([PIECES, LINE_PIECES].concat()), 0..40).prop_map(|v| v.concat())
     }
@@ -1716,6 +1788,25 @@ mod fast_path_tests {
             cwd in prop::option::of(Just("/w")),
         ) {
             let line = format!("- {}", items.join(", "));
+            let mut whole = Vec::new();
+            super::scan_piece(&line, super::Ctx::Prose, cwd, super::Exits::Skip, &mut whole);
+            let whole = sorted(whole);
+            for _ in 0..2 {
+                prop_assert_eq!(&sorted(super::scan_prose_line(&line, cwd)), &whole, "{:?}", line);
+            }
+        }
+
+        /// A list of identifiers scanned item by item finds what scanning
+        /// the line whole finds; so does a near miss, which is scanned whole.
+        #[test]
+        fn an_identifier_list_is_scanned_as_the_whole_line(
+            items in prop::collection::vec(
+                prop_oneof![8 => prop::sample::select(IDENT_ITEMS), 1 => prop::sample::select(NOT_IDENT_ITEMS)],
+                1..10,
+            ),
+            cwd in prop::option::of(Just("/w")),
+        ) {
+            let line = format!("- {}", items.join(" · "));
             let mut whole = Vec::new();
             super::scan_piece(&line, super::Ctx::Prose, cwd, super::Exits::Skip, &mut whole);
             let whole = sorted(whole);
