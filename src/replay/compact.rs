@@ -417,7 +417,7 @@ impl Engine<'_> {
         });
         let mut usage = SummarizerUsage::default();
         let mut fallback = false;
-        let mut result_ops = ops.clone();
+        let mut result_ops = ops;
         let mut texts: Vec<Option<String>> = Vec::new();
         let mut outcome_drop = false;
         let mut outcome_skip = false;

@@ -875,17 +875,18 @@ impl Facts {
     /// is left out: the longer one names it.
     fn symbol_lines(&self, width: usize) -> Vec<String> {
         let mut kept: Vec<&str> = Vec::new();
-        // Every run of whole segments of a kept symbol: what it spells out.
+        // Every run of whole segments of a kept qualified symbol: what it
+        // spells out besides itself (the symbols are distinct keys, so no
+        // later one is a kept symbol itself).
         let mut named: HashSet<&str> = HashSet::new();
         for s in ranked(self.symbols.iter(), self.pos, SYMBOL_CAP) {
-            if named.contains(s) {
+            if !named.is_empty() && named.contains(s) {
                 continue;
             }
             kept.push(s);
             // Most symbols are one segment (`snake_case`, `CamelCase`): they
             // name only themselves.
-            if !s.is_empty() && s.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_') {
-                named.insert(s);
+            if s.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_') {
                 continue;
             }
             let cuts = segment_cuts(s);
@@ -1465,6 +1466,25 @@ mod tests {
     use crate::summarize::InputLimits;
     use crate::tokens::{Chars4, Estimator};
     use serde_json::json;
+
+    /// A symbol that a better ranked one spells out as a run of its
+    /// segments is left out; one sharing only a segment is kept.
+    #[test]
+    fn a_symbol_spelled_out_by_a_better_one_is_left_out() {
+        let mut f = Facts { pos: 10, ..Facts::default() };
+        for (s, w) in [
+            ("state.todos.filter", 6.0),
+            ("Foo::bar", 5.0),
+            ("state.todos", 4.0),
+            ("todos", 3.0),
+            ("Foo", 2.5),
+            ("other_thing", 2.0),
+            ("filter.map", 1.0),
+        ] {
+            count(&mut f.symbols, s, w, 10);
+        }
+        assert_eq!(f.symbol_lines(1000), vec!["state.todos.filter, Foo::bar, other_thing, filter.map"]);
+    }
 
     fn user(t: &str) -> Message {
         Message::new(Role::User, Origin::Human, vec![Block::text(t)])
