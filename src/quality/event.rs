@@ -25,7 +25,7 @@ use super::view::{Target, TextView};
 use super::{Atom, AtomKind};
 use crate::model::Block;
 use crate::tokens::Estimator;
-use foldhash::{HashSet, HashSetExt as _};
+use foldhash::HashSet;
 use serde::{Deserialize, Serialize};
 use std::borrow::Cow;
 use std::ops::Range;
@@ -369,11 +369,11 @@ impl<'a> SessionAtoms<'a> {
         let mut modified = Vec::new();
         let mut constraints = Vec::new();
         let mut dead_ends = Vec::new();
-        let mut done: HashSet<u32> = HashSet::new();
+        let mut done = Bits::with_len(self.defs.len());
         cand.ids.sort_unstable();
         for &id in &cand.ids {
             let flags = cand.get(id);
-            if done.contains(&id) {
+            if done.contains(id) {
                 continue;
             }
             let family = self.family(id);
@@ -384,7 +384,9 @@ impl<'a> SessionAtoms<'a> {
                 .filter(|&f| cand.get(f) != 0)
                 .max_by_key(|&f| (self.defs[f as usize].key.len(), std::cmp::Reverse(f)))
                 .unwrap_or(id);
-            done.extend(family.iter().copied());
+            family.iter().for_each(|&f| {
+                done.insert(f);
+            });
             let flags = family.iter().fold(flags, |a, &f| a | cand.get(f));
             let def = &self.defs[rep as usize];
             let kind = self.kind_of(rep, flags);

@@ -11,6 +11,24 @@ use foldhash::{HashMap, HashMapExt as _};
 use std::ops::Range;
 use std::sync::{Arc, Mutex};
 
+/// The atoms naming one thing ([`SessionAtoms::family`]): most atoms are
+/// alone, and an event asks for the family of each of its candidates.
+pub(crate) enum Family {
+    One([u32; 1]),
+    Many(Vec<u32>),
+}
+
+impl std::ops::Deref for Family {
+    type Target = [u32];
+
+    fn deref(&self) -> &[u32] {
+        match self {
+            Family::One(id) => id,
+            Family::Many(ids) => ids,
+        }
+    }
+}
+
 /// `prefix[m]` = the sum of the first `m` counts.
 fn running_sums(counts: impl Iterator<Item = u64>) -> Arc<[u64]> {
     let mut sum = 0u64;
@@ -362,19 +380,17 @@ impl<'a> SessionAtoms<'a> {
 
     /// The atoms that name the same thing as `id`: for hex ids every interned
     /// hex id that is prefix-compatible (short and full SHA), else itself.
-    pub(crate) fn family(&self, id: u32) -> Vec<u32> {
+    pub(crate) fn family(&self, id: u32) -> Family {
         let def = &self.defs[id as usize];
         if def.class == 4 && extract::is_hex_value(&def.key) {
             let key = &def.key;
             if let Some(ids) = self.hex7.get(&key[..7]) {
-                return ids
-                    .iter()
-                    .copied()
-                    .filter(|&o| extract::hex_compatible(&self.defs[o as usize].key, key))
-                    .collect();
+                return Family::Many(
+                    ids.iter().copied().filter(|&o| extract::hex_compatible(&self.defs[o as usize].key, key)).collect(),
+                );
             }
         }
-        vec![id]
+        Family::One([id])
     }
 
     /// Entries of message `m` (empty when out of range).
