@@ -276,7 +276,8 @@ impl TextView {
                     match (it.next(), it.next(), it.next()) {
                         (Some(a), Some(b), Some(_)) => {
                             let head = format!("{a} {b}");
-                            let hit = self.commands.iter().any(|c| c == &head || c.starts_with(&format!("{head} ")))
+                            let spaced = format!("{head} ");
+                            let hit = self.commands.iter().any(|c| c == &head || c.starts_with(&spaced))
                                 || contains_bounded(&self.text, &head, cmd_inner, cmd_inner);
                             if hit { 0.5 } else { 0.0 }
                         }
