@@ -1239,7 +1239,6 @@ fn split_simple_commands(s: &str) -> Vec<(Vec<Token>, bool)> {
     let mut in_token = false;
     let mut quote: Option<char> = None;
     let mut after_pipe = false;
-    let mut chars = s.chars().peekable();
     let flush = |tokens: &mut Vec<Token>, cur: &mut String, cur_free: &mut bool, in_token: &mut bool| {
         if *in_token {
             tokens.push(Token { text: std::mem::take(cur), free_text: *cur_free });
@@ -1247,7 +1246,24 @@ fn split_simple_commands(s: &str) -> Vec<(Vec<Token>, bool)> {
         *cur_free = false;
         *in_token = false;
     };
-    while let Some(c) = chars.next() {
+    let char_at = |i: usize| s.get(i..).and_then(|rest| rest.chars().next());
+    let b = s.as_bytes();
+    let mut i = 0;
+    while let Some(c) = char_at(i) {
+        // A run of ASCII characters that only join the token is copied at
+        // once: every line of every summary is also read as a command, and
+        // most of a line is such runs.
+        let run = match quote {
+            None => b[i..].iter().take_while(|&&x| plain_byte(x)).count(),
+            Some(q) => b[i..].iter().take_while(|&&x| x.is_ascii() && x != q as u8 && !ascii_space(x)).count(),
+        };
+        if run > 0 {
+            cur.push_str(&s[i..i + run]);
+            in_token = true;
+            i += run;
+            continue;
+        }
+        i += c.len_utf8();
         if let Some(q) = quote {
             if c == q {
                 quote = None;
@@ -1265,15 +1281,16 @@ fn split_simple_commands(s: &str) -> Vec<(Vec<Token>, bool)> {
                 in_token = true;
             }
             '\\' => {
-                if let Some(n) = chars.next()
-                    && n != '\n'
-                {
-                    cur.push(n);
-                    in_token = true;
+                if let Some(n) = char_at(i) {
+                    i += n.len_utf8();
+                    if n != '\n' {
+                        cur.push(n);
+                        in_token = true;
+                    }
                 }
             }
             // `2>&1` and `&>`: an `&` in a redirection is not a separator.
-            '&' if (in_token && cur.ends_with('>')) || chars.peek() == Some(&'>') => {
+            '&' if (in_token && cur.ends_with('>')) || char_at(i) == Some('>') => {
                 cur.push(c);
                 in_token = true;
             }
@@ -1282,9 +1299,10 @@ fn split_simple_commands(s: &str) -> Vec<(Vec<Token>, bool)> {
                 if !tokens.is_empty() {
                     cmds.push((std::mem::take(&mut tokens), after_pipe));
                 }
-                let pipe = c == '|' && chars.peek() != Some(&'|');
-                if matches!(c, '&' | '|') && chars.peek() == Some(&c) {
-                    chars.next();
+                let next = char_at(i);
+                let pipe = c == '|' && next != Some('|');
+                if matches!(c, '&' | '|') && next == Some(c) {
+                    i += 1;
                 }
                 after_pipe = pipe;
             }
@@ -1300,6 +1318,143 @@ fn split_simple_commands(s: &str) -> Vec<(Vec<Token>, bool)> {
         cmds.push((tokens, after_pipe));
     }
     cmds
+}
+
+/// An ASCII whitespace character, as `char::is_whitespace` has them (with
+/// the vertical tab, which `u8::is_ascii_whitespace` leaves out).
+fn ascii_space(b: u8) -> bool {
+    matches!(b, b'\t' | b'\n' | 0x0B | 0x0C | b'\r' | b' ')
+}
+
+/// An ASCII character that, outside quotes, only joins the current token.
+fn plain_byte(b: u8) -> bool {
+    b.is_ascii() && !ascii_space(b) && !matches!(b, b'\'' | b'"' | b'\\' | b'&' | b';' | b'|' | b'(' | b')')
+}
+
+#[cfg(test)]
+mod lexer_tests {
+    use proptest::prelude::*;
+
+    /// The lexer as it was, one character at a time: the reference the one
+    /// copying runs of plain characters must agree with.
+    fn reference(s: &str) -> Vec<(Vec<(String, bool)>, bool)> {
+        let (mut cmds, mut tokens) = (Vec::new(), Vec::new());
+        let (mut cur, mut free, mut in_token, mut quote, mut after_pipe) = (String::new(), false, false, None, false);
+        let mut chars = s.chars().peekable();
+        let flush = |tokens: &mut Vec<(String, bool)>, cur: &mut String, free: &mut bool, in_token: &mut bool| {
+            if *in_token {
+                tokens.push((std::mem::take(cur), *free));
+            }
+            (*free, *in_token) = (false, false);
+        };
+        while let Some(c) = chars.next() {
+            if let Some(q) = quote {
+                if c == q {
+                    quote = None;
+                } else {
+                    free |= c.is_whitespace();
+                    cur.push(c);
+                }
+                continue;
+            }
+            match c {
+                '\'' | '"' => (quote, in_token) = (Some(c), true),
+                '\\' => {
+                    if let Some(n) = chars.next().filter(|&n| n != '\n') {
+                        cur.push(n);
+                        in_token = true;
+                    }
+                }
+                '&' if (in_token && cur.ends_with('>')) || chars.peek() == Some(&'>') => {
+                    cur.push(c);
+                    in_token = true;
+                }
+                ';' | '\n' | '&' | '|' | '(' | ')' => {
+                    flush(&mut tokens, &mut cur, &mut free, &mut in_token);
+                    if !tokens.is_empty() {
+                        cmds.push((std::mem::take(&mut tokens), after_pipe));
+                    }
+                    let pipe = c == '|' && chars.peek() != Some(&'|');
+                    if matches!(c, '&' | '|') && chars.peek() == Some(&c) {
+                        chars.next();
+                    }
+                    after_pipe = pipe;
+                }
+                c if c.is_whitespace() => flush(&mut tokens, &mut cur, &mut free, &mut in_token),
+                _ => {
+                    cur.push(c);
+                    in_token = true;
+                }
+            }
+        }
+        flush(&mut tokens, &mut cur, &mut free, &mut in_token);
+        if !tokens.is_empty() {
+            cmds.push((tokens, after_pipe));
+        }
+        cmds
+    }
+
+    const PIECES: &[&str] = &[
+        "cargo",
+        "-p",
+        "x.rs",
+        "a/b",
+        "é",
+        "日本",
+        " ",
+        "  ",
+        "\t",
+        "\u{a0}",
+        "\u{3000}",
+        "\n",
+        "'",
+        "\"",
+        "\\",
+        "\\\n",
+        "\\ ",
+        "&",
+        "&&",
+        ">",
+        ">>",
+        "2>&1",
+        "&>",
+        "|",
+        "||",
+        ";",
+        "(",
+        ")",
+        "''",
+        "'a b'",
+        "\"x\"",
+        "=",
+        "K=v",
+        "$HOME",
+        "#",
+        "\u{b}",
+        "\u{c}",
+        "\r",
+        "'é\tx'",
+        "\"a\u{b}b\"",
+    ];
+
+    proptest! {
+        #![proptest_config(ProptestConfig { cases: 1024, ..ProptestConfig::default() })]
+
+        /// Same commands, tokens and free-text flags as the reference, on
+        /// scripts of quotes, escapes, separators, redirections and ASCII and
+        /// Unicode whitespace (the vertical tab included).
+        #[test]
+        fn the_lexer_splits_as_the_reference_does(
+            parts in proptest::collection::vec(proptest::sample::select(PIECES), 0..24),
+        ) {
+            let script = parts.concat();
+            let got: Vec<(Vec<(String, bool)>, bool)> = super::split_simple_commands(&script)
+                .into_iter()
+                .map(|(ts, pipe)| (ts.into_iter().map(|t| (t.text, t.free_text)).collect(), pipe))
+                .collect();
+            prop_assert_eq!(got, reference(&script), "{:?}", script);
+        }
+    }
 }
 
 fn is_assignment(t: &str) -> bool {
