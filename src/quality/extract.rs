@@ -1931,51 +1931,49 @@ mod fast_path_tests {
             prop_assert_eq!(sorted(lines), sorted(whole), "{:?}", text);
         }
 
-        /// A list of code symbols scanned item by item (twice: the second
-        /// time from the memo) finds what scanning the line whole finds; so
-        /// does a near miss, which is scanned whole.
-        #[test]
-        fn a_symbol_list_is_scanned_as_the_whole_line(
-            items in prop::collection::vec(
-                prop_oneof![8 => prop::sample::select(SYMBOL_ITEMS), 1 => prop::sample::select(NOT_SYMBOL_ITEMS)],
-                1..10,
-            ),
-            cwd in prop::option::of(Just("/w")),
-        ) {
-            let line = format!("- {}", items.join(", "));
-            let mut whole = Vec::new();
-            super::scan_piece(&line, super::Ctx::Prose, cwd, super::Exits::Skip, &mut whole);
-            let whole = sorted(whole);
-            for _ in 0..2 {
-                prop_assert_eq!(&sorted(super::scan_prose_line(&line, cwd)), &whole, "{:?}", line);
-            }
-        }
-
-        /// A list of identifiers scanned item by item finds what scanning
-        /// the line whole finds; so does a near miss, which is scanned whole.
-        #[test]
-        fn an_identifier_list_is_scanned_as_the_whole_line(
-            items in prop::collection::vec(
-                prop_oneof![8 => prop::sample::select(IDENT_ITEMS), 1 => prop::sample::select(NOT_IDENT_ITEMS)],
-                1..10,
-            ),
-            cwd in prop::option::of(Just("/w")),
-        ) {
-            let line = format!("- {}", items.join(" · "));
-            let mut whole = Vec::new();
-            super::scan_piece(&line, super::Ctx::Prose, cwd, super::Exits::Skip, &mut whole);
-            let whole = sorted(whole);
-            for _ in 0..2 {
-                prop_assert_eq!(&sorted(super::scan_prose_line(&line, cwd)), &whole, "{:?}", line);
-            }
-        }
-
         /// A text with a fence line is scanned whole: per line, a code span
         /// could open on one line and close on another.
         #[test]
         fn a_fenced_text_is_not_read_by_line(head in prose(), tail in prose()) {
             let text = format!("{head}\n  ```\n{tail}");
             prop_assert!(!super::read_by_line(&text));
+        }
+    }
+
+    /// A bulleted list of `items` joined by `sep`, now and then with a near
+    /// miss among them.
+    fn list_line(
+        items: &'static [&'static str],
+        near_misses: &'static [&'static str],
+        sep: &'static str,
+    ) -> impl Strategy<Value = String> {
+        prop::collection::vec(
+            prop_oneof![8 => prop::sample::select(items), 1 => prop::sample::select(near_misses)],
+            1..10,
+        )
+        .prop_map(move |v| format!("- {}", v.join(sep)))
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig { cases: 1024, ..ProptestConfig::default() })]
+
+        /// A list of code symbols or identifiers scanned item by item (twice:
+        /// the second time from the memo) finds what scanning the line whole
+        /// finds; so does a near miss, which is scanned whole.
+        #[test]
+        fn a_list_line_is_scanned_as_the_whole_line(
+            line in prop_oneof![
+                list_line(SYMBOL_ITEMS, NOT_SYMBOL_ITEMS, ", "),
+                list_line(IDENT_ITEMS, NOT_IDENT_ITEMS, " · "),
+            ],
+            cwd in prop::option::of(Just("/w")),
+        ) {
+            let mut whole = Vec::new();
+            super::scan_piece(&line, super::Ctx::Prose, cwd, super::Exits::Skip, &mut whole);
+            let whole = sorted(whole);
+            for _ in 0..2 {
+                prop_assert_eq!(&sorted(super::scan_prose_line(&line, cwd)), &whole, "{:?}", line);
+            }
         }
     }
 
