@@ -390,15 +390,17 @@ impl<'a> SessionAtoms<'a> {
             let flags = family.iter().fold(flags, |a, &f| a | cand.get(f));
             let def = &self.defs[rep as usize];
             let kind = self.kind_of(rep, flags);
-            let target = Target { kind, value: def.value().to_string(), keywords: def.keywords.to_vec() };
+            // Built only for the lists that take it: most candidates are
+            // available in what was kept, or never used again.
+            let target = || Target { kind, value: def.value().to_string(), keywords: def.keywords.to_vec() };
             match def.class {
-                0 if kind == AtomKind::ModifiedPath => modified.push(target.clone()),
-                2 => dead_ends.push(target.clone()),
-                3 if flags & flag::FAILED != 0 => dead_ends.push(target.clone()),
-                5 => constraints.push(target.clone()),
+                0 if kind == AtomKind::ModifiedPath => modified.push(target()),
+                2 => dead_ends.push(target()),
+                3 if flags & flag::FAILED != 0 => dead_ends.push(target()),
+                5 => constraints.push(target()),
                 _ => {}
             }
-            if self.trivially_available(def.class, &def.key, &target, &family, &kept, &kept_views) {
+            if self.trivially_available(def.class, &def.key, &def.keywords, &family, &kept, &kept_views) {
                 continue;
             }
             let first =
@@ -406,6 +408,7 @@ impl<'a> SessionAtoms<'a> {
             let Some(first) = first else { continue };
             let turns = self.turns_between(future.start, first.msg);
             let weight = kind.weight() / (1.0 + turns as f64 / 20.0) * if first.arg { 1.5 } else { 1.0 };
+            let target = target();
             needed.push((
                 NeededAtom {
                     kind,
@@ -498,7 +501,7 @@ impl<'a> SessionAtoms<'a> {
         &self,
         class: usize,
         key: &str,
-        target: &Target,
+        keywords: &[String],
         family: &[u32],
         kept: &[Range<usize>],
         kept_views: &[Cow<'_, TextView>],
@@ -506,7 +509,7 @@ impl<'a> SessionAtoms<'a> {
         if family.iter().any(|&f| kept.iter().any(|r| !self.occ_in(f, r).is_empty())) {
             return true;
         }
-        if class == 5 && kept.iter().any(|r| self.restated(&target.keywords, r)) {
+        if class == 5 && kept.iter().any(|r| self.restated(keywords, r)) {
             return true;
         }
         let views = kept_views.iter().map(|v| v.as_ref()).chain(std::iter::once(&self.system));
@@ -514,7 +517,7 @@ impl<'a> SessionAtoms<'a> {
             if v.keys[class].contains(key) {
                 return true;
             }
-            if class == 5 && v.keyword_share(&target.keywords) >= 0.75 {
+            if class == 5 && v.keyword_share(keywords) >= 0.75 {
                 return true;
             }
             if class == 4 && extract::is_hex_value(key) && v.hex.iter().any(|h| extract::hex_compatible(h, key)) {
