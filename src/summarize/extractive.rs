@@ -847,7 +847,7 @@ impl Facts {
     /// engine's cumulative list by name), rendered with `f`.
     fn newest_first<'s>(&self, files: impl Iterator<Item = &'s str>, f: impl Fn(&str) -> String) -> Vec<String> {
         let mut v: Vec<(u64, &str)> = files.map(|p| (self.file_seen.get(p).copied().unwrap_or(0), p)).collect();
-        v.sort_by(|a, b| b.0.cmp(&a.0).then(a.1.cmp(b.1)));
+        v.sort_by(|a, b| b.0.cmp(&a.0).then_with(|| a.1.cmp(b.1)));
         v.into_iter().map(|(_, p)| f(p)).collect()
     }
 
@@ -1117,8 +1117,14 @@ const VENDORED: [&str; 8] =
 /// same list as sorting all (a session names thousands of symbols; a
 /// checkpoint lists a few hundred).
 fn ranked<'m>(entries: impl Iterator<Item = (&'m String, &'m Seen)>, last: u64, top: usize) -> Vec<&'m str> {
-    let mut v: Vec<(&String, f64)> = entries.map(|(k, s)| (k, s.score(last))).collect();
-    let order = |a: &(&String, f64), b: &(&String, f64)| b.1.total_cmp(&a.1).then(a.0.cmp(b.0));
+    // `f64::total_cmp`'s order as an integer, computed once per key rather
+    // than twice per comparison (a session names thousands of symbols).
+    let total_order = |x: f64| {
+        let b = x.to_bits() as i64;
+        b ^ (((b >> 63) as u64) >> 1) as i64
+    };
+    let mut v: Vec<(&String, i64)> = entries.map(|(k, s)| (k, total_order(s.score(last)))).collect();
+    let order = |a: &(&String, i64), b: &(&String, i64)| b.1.cmp(&a.1).then_with(|| a.0.cmp(b.0));
     if v.len() > top {
         v.select_nth_unstable_by(top, order);
         v.truncate(top);
