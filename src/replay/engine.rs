@@ -264,7 +264,10 @@ impl<'a> Engine<'a> {
             toks,
             overhead: p.message_overhead_tokens,
             system,
-            items: Vec::with_capacity(s.messages.len()),
+            // Room for the items compactions add (summaries, acks, merged
+            // copies) as well: growing past the session's length copied every
+            // item once per replay that compacts.
+            items: Vec::with_capacity(s.messages.len() + s.messages.len() / 4 + 16),
             hist: VecDeque::with_capacity(s.messages.len()),
             hist_tokens: 0,
             view_tokens: 0,

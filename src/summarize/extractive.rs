@@ -1139,11 +1139,12 @@ fn ranked<'m>(entries: impl Iterator<Item = (&'m String, &'m Seen)>, last: u64, 
 /// order: one list item per line costs a bullet and a newline per identifier.
 fn pack<S: AsRef<str>>(items: impl Iterator<Item = S>, sep: &str, width: usize) -> Vec<String> {
     let mut lines = Vec::new();
-    let mut line = String::new();
+    // Lines are about `width` long: allocated once, not grown item by item.
+    let mut line = String::with_capacity(width);
     for s in items {
         let s = s.as_ref();
         if !line.is_empty() && line.len() + s.len() + sep.len() > width {
-            lines.push(std::mem::take(&mut line));
+            lines.push(std::mem::replace(&mut line, String::with_capacity(width)));
         }
         if !line.is_empty() {
             line.push_str(sep);
