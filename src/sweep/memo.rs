@@ -49,19 +49,6 @@ impl<'a> MemoSummarizer<'a> {
         }
     }
 
-    /// Forget every answer (the session's last replay is done).
-    pub fn clear(&self) {
-        if let Ok(mut c) = self.cache.lock() {
-            *c = HashMap::default();
-        }
-        if let Ok(mut p) = self.previous.lock() {
-            *p = HashMap::default();
-        }
-        if let Ok(mut s) = self.session.write() {
-            *s = None;
-        }
-    }
-
     /// The request's key, or `None` if a poisoned lock (a panic elsewhere)
     /// keeps the previous summary from getting its id: the caller then asks
     /// the summarizer.

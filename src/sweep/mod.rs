@@ -124,92 +124,81 @@ pub fn run(
         parts.iter().map(|r| Some(intern(&mut summarizers, &r.as_ref().ok()?.1, |_, _| false))).collect();
     let options = ReplayOptions { check_invariants: false, verify_totals: false, keep_transcript: false };
 
-    // Phase 1, per session: token counts for each estimator, quality preparation,
-    // a summary memo for each summarizer.
+    // Per session, largest first: token counts for each estimator, quality
+    // preparation and a summary memo for each summarizer, then every point.
+    // The points of a session run as soon as it is prepared (no barrier after
+    // preparing all: a core idled while the largest session was prepared),
+    // and what they share is freed with the session.
     struct Prepared<'s> {
         counts: Vec<Vec<u64>>,
         facts: SessionFacts,
         quality: Option<Box<dyn PreparedQuality + 's>>,
         memos: Vec<MemoSummarizer<'s>>,
     }
-    let prepared: Vec<Prepared<'_>> = pool.install(|| {
-        sessions
-            .par_iter()
-            .with_max_len(1)
-            .map(|s| Prepared {
-                counts: estimators.iter().map(|e| count_message_tokens(s, e.as_ref())).collect(),
-                facts: SessionFacts::of(s),
-                quality: quality.map(|q| q.prepare(s)),
-                memos: summarizers.iter().map(|x| MemoSummarizer::new(x.as_ref(), &s.messages)).collect(),
-            })
-            .collect()
-    });
-
-    // Phase 2: every (session, point), largest sessions first.
-    let mut jobs: Vec<(usize, usize)> = Vec::with_capacity(sessions.len() * n_points);
     let mut order: Vec<usize> = (0..sessions.len()).collect();
     order.sort_by_key(|&i| (std::cmp::Reverse(sessions[i].messages.len()), i));
-    for &si in &order {
-        jobs.extend(parts.iter().enumerate().filter(|(_, p)| p.is_ok()).map(|(pi, _)| (si, pi)));
-    }
+    let runnable: Vec<usize> = parts.iter().enumerate().filter(|(_, p)| p.is_ok()).map(|(pi, _)| pi).collect();
     let done = AtomicUsize::new(0);
-    let total = jobs.len();
-    // Replays still to run per session: the last one frees what the session's
-    // points shared (summary answers, quality views and scores).
-    let mut per_session = vec![0usize; sessions.len()];
-    for &(si, _) in &jobs {
-        per_session[si] += 1;
-    }
-    let remaining: Vec<AtomicUsize> = per_session.into_iter().map(AtomicUsize::new).collect();
-    let outcomes: Vec<((usize, usize), Option<SessionOutcome>)> = pool.install(|| {
-        jobs.par_iter()
+    let total = order.len() * runnable.len();
+    /// A session's index and, per runnable point, its outcome (`None`: failed).
+    type SessionRuns = (usize, Vec<(usize, Option<SessionOutcome>)>);
+    let per_session: Vec<SessionRuns> = pool.install(|| {
+        order
+            .par_iter()
             .with_max_len(1)
-            .map(|&(si, pi)| {
+            .map(|&si| {
                 let s = &sessions[si];
-                let out = (|| {
-                    let policy = policies[pi].as_ref().ok()?;
-                    let (est, _) = parts[pi].as_ref().ok()?;
-                    let prep = &prepared[si];
-                    let counts = &prep.counts[est_of[pi]?];
-                    let ctx = ReplayContext {
-                        estimator: est.as_ref(),
-                        summarizer: &prep.memos[summ_of[pi]?],
-                        message_tokens: Some(counts),
-                        facts: Some(&prep.facts),
-                        options,
-                    };
-                    let trace = replay_session(s, policy, &ctx).ok()?;
-                    let mut c = session_cost(s, &trace, cost);
-                    // The per-call check of the baseline is the replay report's
-                    // business; a sweep keeps only totals.
-                    if let Some(r) = &mut c.recorded {
-                        r.call_errors = Vec::new();
-                    }
-                    let q = prep.quality.as_ref().map(|p| p.evaluate(policy, &trace));
-                    Some(SessionOutcome { metrics: trace.metrics, cost: c, quality: q })
-                })();
-                if remaining[si].fetch_sub(1, Ordering::AcqRel) == 1 {
-                    let prep = &prepared[si];
-                    prep.memos.iter().for_each(MemoSummarizer::clear);
-                    if let Some(q) = &prep.quality {
-                        q.release();
-                    }
-                }
-                let n = done.fetch_add(1, Ordering::Relaxed) + 1;
-                if let Some(cb) = progress {
-                    cb(n, total);
-                }
-                ((si, pi), out)
+                let prep = Prepared {
+                    counts: estimators.iter().map(|e| count_message_tokens(s, e.as_ref())).collect(),
+                    facts: SessionFacts::of(s),
+                    quality: quality.map(|q| q.prepare(s)),
+                    memos: summarizers.iter().map(|x| MemoSummarizer::new(x.as_ref(), &s.messages)).collect(),
+                };
+                let outs = runnable
+                    .par_iter()
+                    .with_max_len(1)
+                    .map(|&pi| {
+                        let out = (|| {
+                            let policy = policies[pi].as_ref().ok()?;
+                            let (est, _) = parts[pi].as_ref().ok()?;
+                            let counts = &prep.counts[est_of[pi]?];
+                            let ctx = ReplayContext {
+                                estimator: est.as_ref(),
+                                summarizer: &prep.memos[summ_of[pi]?],
+                                message_tokens: Some(counts),
+                                facts: Some(&prep.facts),
+                                options,
+                            };
+                            let trace = replay_session(s, policy, &ctx).ok()?;
+                            let mut c = session_cost(s, &trace, cost);
+                            // The per-call check of the baseline is the replay
+                            // report's business; a sweep keeps only totals.
+                            if let Some(r) = &mut c.recorded {
+                                r.call_errors = Vec::new();
+                            }
+                            let q = prep.quality.as_ref().map(|p| p.evaluate(policy, &trace));
+                            Some(SessionOutcome { metrics: trace.metrics, cost: c, quality: q })
+                        })();
+                        let n = done.fetch_add(1, Ordering::Relaxed) + 1;
+                        if let Some(cb) = progress {
+                            cb(n, total);
+                        }
+                        (pi, out)
+                    })
+                    .collect();
+                (si, outs)
             })
             .collect()
     });
     // Fold in (point, session) order.
     let mut table: Vec<Vec<Option<SessionOutcome>>> = vec![vec![None; sessions.len()]; n_points];
     let mut failed = vec![vec![false; sessions.len()]; n_points];
-    for ((si, pi), o) in outcomes {
-        match o {
-            Some(o) => table[pi][si] = Some(o),
-            None => failed[pi][si] = true,
+    for (si, outs) in per_session {
+        for (pi, o) in outs {
+            match o {
+                Some(o) => table[pi][si] = Some(o),
+                None => failed[pi][si] = true,
+            }
         }
     }
     let mut points = Vec::with_capacity(n_points);
