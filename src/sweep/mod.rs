@@ -126,9 +126,9 @@ pub fn run(
 
     // Per session, largest first: token counts for each estimator, quality
     // preparation and a summary memo for each summarizer, then every point.
-    // The points of a session run as soon as it is prepared (no barrier after
-    // preparing all: a core idled while the largest session was prepared),
-    // and what they share is freed with the session.
+    // A session's points run as soon as it is prepared (no barrier after
+    // preparing all sessions), and what they share (atom index, summary
+    // answers, scores) lives only while they run.
     struct Prepared<'s> {
         counts: Vec<Vec<u64>>,
         facts: SessionFacts,
