@@ -655,23 +655,19 @@ pub(crate) fn read_by_line(text: &str) -> bool {
 /// What [`scan_text`] finds on one line of a prose text that
 /// [`read_by_line`] accepts, but exit codes.
 pub(crate) fn scan_prose_line(line: &str, cwd: Option<&str>) -> Vec<Found> {
+    // A checkpoint packs its code symbols and identifiers into lines that
+    // differ from one summary to the next while the items recur: most of the
+    // new lines a sweep's summaries bring. Their items are scanned, each once.
+    let Some((list, sep)) = list_items(line) else { return scan_item(line, cwd) };
+    static ITEMS: LazyLock<LineMemo<Found>> = LazyLock::new(Default::default);
     let mut v = Vec::new();
-    match list_items(line) {
-        // A checkpoint packs its code symbols and identifiers into lines that
-        // differ from one summary to the next while the items recur: most of
-        // the new lines a sweep's summaries bring. Their items are scanned,
-        // each once.
-        Some((list, sep)) => {
-            static ITEMS: LazyLock<LineMemo<Found>> = LazyLock::new(Default::default);
-            for item in list.split(sep) {
-                v.extend(ITEMS.get(cwd, item, MEMO_MIN_LINE, || scan_item(item, cwd)).iter().cloned());
-            }
-        }
-        None => scan_piece(line, Ctx::Prose, cwd, Exits::Skip, &mut v),
+    for item in list.split(sep) {
+        v.extend(ITEMS.get(cwd, item, MEMO_MIN_LINE, || scan_item(item, cwd)).iter().cloned());
     }
     v
 }
 
+/// What [`scan_text`] finds on a line or a list item, but exit codes.
 fn scan_item(item: &str, cwd: Option<&str>) -> Vec<Found> {
     let mut v = Vec::new();
     scan_piece(item, Ctx::Prose, cwd, Exits::Skip, &mut v);
@@ -736,20 +732,7 @@ fn ident_list(list: &str) -> bool {
 
 /// No `:` stands alone (`a:b`): every run of colons is two or more long.
 fn lone_colon_free(s: &str) -> bool {
-    let b = s.as_bytes();
-    let mut i = 0;
-    while i < b.len() {
-        if b[i] == b':' {
-            let run = b[i..].iter().take_while(|&&c| c == b':').count();
-            if run == 1 {
-                return false;
-            }
-            i += run;
-        } else {
-            i += 1;
-        }
-    }
-    true
+    !s.as_bytes().chunk_by(|a, b| a == b).any(|run| run == b":")
 }
 
 /// The exit codes [`scan_text`] finds in a text [`read_by_line`] accepts.

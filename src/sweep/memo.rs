@@ -17,8 +17,8 @@
 use crate::model::Message;
 use crate::summarize::{SummarizeError, Summarizer, Summary, SummaryPart, SummaryRequest};
 use foldhash::HashMap;
+use std::sync::Mutex;
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Mutex, RwLock};
 
 /// What the summarizer answered to one request.
 type Answer = Result<Summary, SummarizeError>;
@@ -26,8 +26,9 @@ type Answer = Result<Summary, SummarizeError>;
 pub struct MemoSummarizer<'a> {
     inner: &'a dyn Summarizer,
     /// `inner` bound to the session ([`Summarizer::for_session`]), when it
-    /// keeps what it read of the messages; dropped by [`MemoSummarizer::clear`].
-    session: RwLock<Option<Box<dyn Summarizer + 'a>>>,
+    /// keeps what it read of the messages; dropped with the memo, after the
+    /// session's last point.
+    session: Option<Box<dyn Summarizer + 'a>>,
     messages: &'a [Message],
     cache: Mutex<HashMap<Box<[u8]>, Answer>>,
     /// Previous summaries by content, each with its id in the keys.
@@ -40,7 +41,7 @@ impl<'a> MemoSummarizer<'a> {
     pub fn new(inner: &'a dyn Summarizer, messages: &'a [Message]) -> MemoSummarizer<'a> {
         MemoSummarizer {
             inner,
-            session: RwLock::new(inner.for_session(messages)),
+            session: inner.for_session(messages),
             messages,
             cache: Mutex::default(),
             previous: Mutex::default(),
@@ -141,9 +142,9 @@ impl Summarizer for MemoSummarizer<'_> {
             return r;
         }
         self.misses.fetch_add(1, Ordering::Relaxed);
-        let r = match self.session.read().as_deref() {
-            Ok(Some(s)) => s.summarize(req),
-            _ => self.inner.summarize(req),
+        let r = match &self.session {
+            Some(s) => s.summarize(req),
+            None => self.inner.summarize(req),
         };
         if let (Some(key), Ok(mut c)) = (key, self.cache.lock()) {
             c.insert(key, r.clone());
