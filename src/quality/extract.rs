@@ -1,7 +1,8 @@
 //! Deterministic atom extraction and normalization (quality.md §c.2).
 //!
-//! One text is scanned by a fixed list of linear-time regexes, compiled once.
-//! Families run in priority order and claim the byte spans they match, so a URL
+//! One text is scanned by a fixed list of linear-time regexes, compiled once,
+//! and the hand-written matchers of `words` for the shapes that match most
+//! often (paths, symbols, hex values, long numbers). Families run in priority order and claim the byte spans they match, so a URL
 //! is not also read as a path, and a path is not also read as a symbol. Only the
 //! head and tail of huge texts are scanned ([`SCAN_HEAD`], [`SCAN_TAIL`]): a
 //! multi-megabyte tool output costs a bounded amount of work.
@@ -18,6 +19,7 @@
 //! - constraints and asks: lower-cased keyword sets without stop words.
 
 use super::AtomKind;
+use super::words;
 use crate::summarize::text_memo::LineMemo;
 use regex::{Captures, Regex};
 use serde_json::Value;
@@ -67,18 +69,16 @@ impl Found {
     }
 }
 
+/// The regex families; paths, hex values, long numbers and code symbols are
+/// matched by hand in `words` (same matches, a fraction of the work).
 struct Patterns {
     url: Regex,
     uuid: Regex,
     diff: Regex,
     winpath: Regex,
     hostport: Regex,
-    pathish: Regex,
-    hex: Regex,
     semver: Regex,
-    number: Regex,
     issue: Regex,
-    symbol: Regex,
     err_class: Regex,
     err_generic: Regex,
     err_panic: Regex,
@@ -102,20 +102,8 @@ impl Patterns {
             hostport: re(
                 r"\B(?:localhost|\d{1,3}(?:\.\d{1,3}){3}|[A-Za-z0-9][A-Za-z0-9-]*(?:\.[A-Za-z0-9-]+)+):\d{2,5}\B",
             )?,
-            // Only runs with a `.` or `/` can be paths: plain words never match,
-            // which keeps the match count (and the work) low on prose.
-            pathish: re(r"~?[A-Za-z0-9_@+\-.]*[./][A-Za-z0-9_@+\-./]*")?,
-            hex: re(r"\B[0-9A-Fa-f]{7,64}\B")?,
             semver: re(r"\Bv?\d+\.\d+\.\d+(?:-[0-9A-Za-z][0-9A-Za-z.\-]*)?\B")?,
-            number: re(r"\B\d{6,20}\B")?,
             issue: re(r"#\d{1,7}\B")?,
-            symbol: re(concat!(
-                r"\B(?:[A-Za-z_][A-Za-z0-9_]*(?:(?:\.|::)[A-Za-z_][A-Za-z0-9_]*)+",
-                r"|[A-Za-z_][A-Za-z0-9_]{2,}\(",
-                r"|[A-Za-z][A-Za-z0-9]*(?:_[A-Za-z0-9]+)+",
-                r"|[A-Z][a-z0-9]+(?:[A-Z][a-z0-9]*)+",
-                r"|[a-z][a-z0-9]*(?:[A-Z][a-z0-9]*)+)",
-            ))?,
             err_class: re(r"\B[A-Za-z_][A-Za-z0-9_.]*(?:Error|Exception)\B(?::[^\n]*)?")?,
             err_generic: re(r"(?i)\B(?:error|fatal)(?:\[[A-Za-z0-9_\-]{1,20}\])?:[^\n]*")?,
             err_panic: re(r"panicked at [^\n]*")?,
@@ -498,9 +486,6 @@ struct Chars {
     slash: bool,
     colon: bool,
     dash: bool,
-    paren: bool,
-    underscore: bool,
-    upper: bool,
     upper_e: bool,
     upper_s: bool,
     digit: bool,
@@ -526,13 +511,10 @@ impl Chars {
                 b'/' => c.slash = true,
                 b':' => c.colon = true,
                 b'-' => c.dash = true,
-                b'(' => c.paren = true,
-                b'_' => c.underscore = true,
                 b'E' => c.upper_e = true,
                 b'S' => c.upper_s = true,
                 _ => {}
             }
-            c.upper |= b.is_ascii_uppercase();
             if b.is_ascii_hexdigit() {
                 hex += 1;
                 c.hex_run = c.hex_run.max(hex);
@@ -557,9 +539,6 @@ impl Chars {
             slash: true,
             colon: true,
             dash: true,
-            paren: true,
-            underscore: true,
-            upper: true,
             upper_e: true,
             upper_s: true,
             digit: true,
@@ -580,18 +559,9 @@ impl Chars {
     fn hostport(&self) -> bool {
         self.colon && self.digit
     }
-    fn pathish(&self) -> bool {
-        self.dot || self.slash
-    }
-    fn hex(&self) -> bool {
-        self.hex_run >= 7
-    }
     /// `1.2.3`
     fn semver(&self) -> bool {
         self.dot && self.digit
-    }
-    fn number(&self) -> bool {
-        self.digit_run >= 6
     }
     /// `Error`, `Exception`
     fn err_class(&self) -> bool {
@@ -608,11 +578,6 @@ impl Chars {
     /// `exit code 3`
     fn exit(&self) -> bool {
         self.digit
-    }
-    /// A qualified name (`.`, `::`), a call (`(`), `snake_case` or a capital
-    /// (`CamelCase`, `camelCase`).
-    fn symbol(&self) -> bool {
-        self.dot || self.colon || self.paren || self.underscore || self.upper
     }
 }
 
@@ -815,32 +780,33 @@ fn scan_piece(text: &str, ctx: Ctx, cwd: Option<&str>, exits: Exits, out: &mut V
     }
     claimed.commit();
 
-    for m in p.pathish.find_iter(hay(has.pathish())) {
-        let t = m.as_str().trim_end_matches(['.', '-']);
-        if t.is_empty() || claimed.overlaps(m.start(), m.end()) || !accept_path_token(t) {
+    for (start, end) in words::pathish(text) {
+        let t = text[start..end].trim_end_matches(['.', '-']);
+        if t.is_empty() || claimed.overlaps(start, end) || !accept_path_token(t) {
             continue;
         }
         // `a/b` right after `@` or `:` is an npm scope or a URL-ish tail, and a
         // word glued to a backslash is a Windows path remainder.
-        if matches!(byte_before(text, m.start()), Some(b'\\' | b'%')) {
+        if matches!(byte_before(text, start), Some(b'\\' | b'%')) {
             continue;
         }
         // `response.json(` and `console.log(` are calls, not files.
-        if !t.contains('/') && text.as_bytes().get(m.start() + t.len()) == Some(&b'(') {
+        if !t.contains('/') && text.as_bytes().get(start + t.len()) == Some(&b'(') {
             continue;
         }
         if let Some(v) = normalize_path(t, cwd) {
             out.push(Found::new(AtomKind::Path, v));
-            claimed.claim(m.start(), m.start() + t.len());
+            claimed.claim(start, start + t.len());
         }
     }
     claimed.commit();
 
-    for m in p.hex.find_iter(hay(has.hex())) {
-        let v = m.as_str();
-        if is_hex_value(v) && !claimed.overlaps(m.start(), m.end()) {
+    let words = words::Words::of(text);
+    for (start, end) in words.hex() {
+        let v = &text[start..end];
+        if is_hex_value(v) && !claimed.overlaps(start, end) {
             out.push(Found::new(AtomKind::Id, v.to_ascii_uppercase()));
-            claimed.claim(m.start(), m.end());
+            claimed.claim(start, end);
         }
     }
     claimed.commit();
@@ -855,10 +821,10 @@ fn scan_piece(text: &str, ctx: Ctx, cwd: Option<&str>, exits: Exits, out: &mut V
     }
     claimed.commit();
 
-    for m in p.number.find_iter(hay(has.number())) {
-        if !claimed.overlaps(m.start(), m.end()) {
-            out.push(Found::new(AtomKind::Id, m.as_str().to_string()));
-            claimed.claim(m.start(), m.end());
+    for (start, end) in words.numbers() {
+        if !claimed.overlaps(start, end) {
+            out.push(Found::new(AtomKind::Id, text[start..end].to_string()));
+            claimed.claim(start, end);
         }
     }
     claimed.commit();
@@ -881,12 +847,12 @@ fn scan_piece(text: &str, ctx: Ctx, cwd: Option<&str>, exits: Exits, out: &mut V
     }
 
     let spans = if ctx == Ctx::Prose { code_spans(text) } else { Vec::new() };
-    for m in p.symbol.find_iter(hay(has.symbol())) {
-        if claimed.overlaps(m.start(), m.end()) {
+    for (start, end) in words.symbols(text) {
+        if claimed.overlaps(start, end) {
             continue;
         }
-        if let Some(s) = accept_symbol(m.as_str()) {
-            let strong = ctx == Ctx::Code || in_spans(&spans, m.start());
+        if let Some(s) = accept_symbol(&text[start..end]) {
+            let strong = ctx == Ctx::Code || in_spans(&spans, start);
             out.push(Found { kind: AtomKind::Symbol, value: s.to_string(), strong, modified: false });
         }
     }
@@ -1764,15 +1730,11 @@ mod fast_path_tests {
                 ("url", &p.url, c.url()),
                 ("uuid", &p.uuid, c.uuid()),
                 ("hostport", &p.hostport, c.hostport()),
-                ("pathish", &p.pathish, c.pathish()),
-                ("hex", &p.hex, c.hex()),
                 ("semver", &p.semver, c.semver()),
-                ("number", &p.number, c.number()),
                 ("err_class", &p.err_class, c.err_class()),
                 ("err_generic", &p.err_generic, c.err_generic()),
                 ("err_code", &p.err_code, c.err_code()),
                 ("exit", &p.exit, c.exit()),
-                ("symbol", &p.symbol, c.symbol()),
             ];
             for (name, re, admitted) in cases {
                 prop_assert!(admitted || !re.is_match(&text), "{name} matches {text:?} but its test fails");
@@ -2003,8 +1965,8 @@ mod fast_path_tests {
     #[test]
     fn tests_fail_on_plain_prose() {
         let c = Chars::of("the quick brown fox jumps over the lazy dog");
-        assert!(!(c.url() || c.uuid() || c.hostport() || c.pathish() || c.semver() || c.number()));
-        assert!(!(c.err_class() || c.err_generic() || c.err_code() || c.exit() || c.symbol()));
-        assert!(Chars::of(&"x".repeat(super::CHARS_MAX_LEN + 1)).symbol());
+        assert!(!(c.url() || c.uuid() || c.hostport() || c.semver()));
+        assert!(!(c.err_class() || c.err_generic() || c.err_code() || c.exit()));
+        assert!(Chars::of(&"x".repeat(super::CHARS_MAX_LEN + 1)).exit());
     }
 }

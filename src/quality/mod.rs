@@ -40,6 +40,7 @@ mod prune;
 mod replay;
 mod score;
 mod view;
+mod words;
 
 #[cfg(test)]
 #[path = "extract_tests.rs"]
