@@ -40,7 +40,7 @@ mod prune;
 mod replay;
 mod score;
 mod view;
-mod words;
+pub(crate) mod words;
 
 #[cfg(test)]
 #[path = "extract_tests.rs"]

@@ -1,5 +1,6 @@
 //! Hand-written matchers for the four word-shaped atom patterns: path-like
-//! tokens, code symbols, hex values and long numbers.
+//! tokens, code symbols, hex values and long numbers. (The extractive
+//! summarizer finds code symbols with the same matcher.)
 //!
 //! These four match most often, on every text, and a regex search pays a
 //! reverse scan and a restart for every match: on tool output they cost more

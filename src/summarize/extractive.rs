@@ -28,6 +28,7 @@ use super::{
 };
 use crate::filetrack::FileOps;
 use crate::model::{Block, Message, Origin, Role};
+use crate::quality::words::Words;
 use foldhash::{HashMap, HashMapExt as _, HashSet, HashSetExt as _};
 use regex::Regex;
 use std::borrow::Cow;
@@ -446,14 +447,15 @@ fn idents_of(text: &str) -> Arc<[Box<str>]> {
     })
 }
 
-/// The accepted code symbols of a text, one entry per occurrence, in order:
-/// memoized like [`idents_of`] (the symbol regex is the summarizer's largest
+/// The accepted code symbols of a text (the shapes of quality.md §c.2, as
+/// atom extraction matches them), one entry per occurrence, in order:
+/// memoized like [`idents_of`] (matching symbols was the summarizer's largest
 /// cost when a sweep or `compare` re-reads the same messages).
 fn symbols_of(text: &str) -> Arc<[Box<str>]> {
     static MEMO: LazyLock<super::text_memo::TextMemo> = LazyLock::new(Default::default);
     MEMO.get(text, |text| {
-        let Some(r) = SYMBOL.as_ref() else { return Vec::new() };
-        r.find_iter(text).filter_map(|m| accept_symbol(m.as_str())).map(Box::from).collect()
+        let words = Words::of(text);
+        words.symbols(text).filter_map(|(start, end)| accept_symbol(&text[start..end])).map(Box::from).collect()
     })
 }
 
@@ -1007,19 +1009,6 @@ impl Facts {
 }
 
 static NULL: serde_json::Value = serde_json::Value::Null;
-
-/// Code symbols in the shapes of quality.md §c.2: qualified names (`Foo.bar`,
-/// `a::b`), calls (`foo(`), snake_case and SCREAMING_CASE, CamelCase and
-/// camelCase with at least two humps.
-static SYMBOL: LazyLock<Option<Regex>> = LazyLock::new(|| {
-    re(concat!(
-        r"(?-u:\b)(?:[A-Za-z_][A-Za-z0-9_]*(?:(?:\.|::)[A-Za-z_][A-Za-z0-9_]*)+",
-        r"|[A-Za-z_][A-Za-z0-9_]{2,}\(",
-        r"|[A-Za-z][A-Za-z0-9]*(?:_[A-Za-z0-9]+)+",
-        r"|[A-Z][a-z0-9]+(?:[A-Z][a-z0-9]*)+",
-        r"|[a-z][a-z0-9]*(?:[A-Z][a-z0-9]*)+)",
-    ))
-});
 
 /// File extensions and top-level domains: `page.tsx` and `github.com` are not
 /// member accesses.
