@@ -847,7 +847,7 @@ fn scan_piece(text: &str, ctx: Ctx, cwd: Option<&str>, exits: Exits, out: &mut V
     }
 
     let spans = if ctx == Ctx::Prose { code_spans(text) } else { Vec::new() };
-    for (start, end) in words.symbols(text) {
+    for (start, end) in words.symbols() {
         if claimed.overlaps(start, end) {
             continue;
         }

@@ -97,8 +97,9 @@ pub(crate) fn pathish(text: &str) -> impl Iterator<Item = (usize, usize)> + '_ {
 
 /// The words of a text: maximal runs of `(?-u:\b)` word bytes, read once for
 /// the three patterns that start at a word boundary.
-#[derive(Debug, Default)]
-pub(crate) struct Words {
+#[derive(Debug)]
+pub(crate) struct Words<'t> {
+    text: &'t [u8],
     words: Vec<Word>,
 }
 
@@ -111,8 +112,8 @@ struct Word {
     any: u8,
 }
 
-impl Words {
-    pub(crate) fn of(text: &str) -> Words {
+impl<'t> Words<'t> {
+    pub(crate) fn of(text: &'t str) -> Words<'t> {
         let b = text.as_bytes();
         let mut words = Vec::new();
         let mut i = 0;
@@ -135,7 +136,7 @@ impl Words {
             }
             words.push(Word { start, end: i, all, any });
         }
-        Words { words }
+        Words { text: b, words }
     }
 
     /// `\b[0-9A-Fa-f]{7,64}\b`: a whole word of 7 to 64 hex digits.
@@ -169,9 +170,9 @@ impl Words {
     /// greedy loop stops by backtracking (what a loop stops at is never what
     /// its next part needs), so each alternative is one forward walk. A word
     /// with no capital and no `_`, followed by none of `.`, `:`, `(`, matches
-    /// none of them. `text` is the text the words were read from.
-    pub(crate) fn symbols<'a>(&'a self, text: &'a str) -> impl Iterator<Item = (usize, usize)> + 'a {
-        let b = text.as_bytes();
+    /// none of them.
+    pub(crate) fn symbols(&self) -> impl Iterator<Item = (usize, usize)> + '_ {
+        let b = self.text;
         let mut from = 0;
         self.words.iter().filter_map(move |w| {
             // A qualified name or a call goes on past its first word.
@@ -179,7 +180,10 @@ impl Words {
                 return None;
             }
             let shaped = w.any & (UPPER | UNDERSCORE) != 0 || matches!(b.get(w.end), Some(b'.' | b':' | b'('));
-            let m = if shaped { symbol_at(b, w.start, w.end)? } else { return None };
+            if !shaped {
+                return None;
+            }
+            let m = symbol_at(b, w.start, w.end)?;
             from = m;
             Some((w.start, m))
         })
@@ -272,7 +276,7 @@ mod tests {
             "pathish" => pathish(text).collect(),
             "hex" => Words::of(text).hex().collect(),
             "number" => Words::of(text).numbers().collect(),
-            _ => Words::of(text).symbols(text).collect(),
+            _ => Words::of(text).symbols().collect(),
         }
     }
 

@@ -455,7 +455,7 @@ fn symbols_of(text: &str) -> Arc<[Box<str>]> {
     static MEMO: LazyLock<super::text_memo::TextMemo> = LazyLock::new(Default::default);
     MEMO.get(text, |text| {
         let words = Words::of(text);
-        words.symbols(text).filter_map(|(start, end)| accept_symbol(&text[start..end])).map(Box::from).collect()
+        words.symbols().filter_map(|(start, end)| accept_symbol(&text[start..end])).map(Box::from).collect()
     })
 }
 
