@@ -1,11 +1,12 @@
 //! Deterministic atom extraction and normalization (quality.md §c.2).
 //!
 //! One text is scanned by a fixed list of linear-time regexes, compiled once,
-//! and the hand-written matchers of `words` for the shapes that match most
-//! often (paths, symbols, hex values, long numbers). Families run in priority order and claim the byte spans they match, so a URL
-//! is not also read as a path, and a path is not also read as a symbol. Only the
-//! head and tail of huge texts are scanned ([`SCAN_HEAD`], [`SCAN_TAIL`]): a
-//! multi-megabyte tool output costs a bounded amount of work.
+//! and by the hand-written matchers of `words` for the shapes that match most
+//! often (paths, symbols, hex values, long numbers). Families run in priority
+//! order and claim the byte spans they match, so a URL is not also read as a
+//! path, and a path is not also read as a symbol. Only the head and tail of
+//! huge texts are scanned ([`SCAN_HEAD`], [`SCAN_TAIL`]): a multi-megabyte
+//! tool output costs a bounded amount of work.
 //!
 //! Normalization per type:
 //! - paths: relative to cwd when absolute under it, `./` stripped, `.`/`..`
