@@ -252,6 +252,7 @@ mod tests {
     use super::*;
     use proptest::prelude::*;
     use regex::Regex;
+    use std::sync::LazyLock;
 
     /// The patterns as extraction wrote them before these matchers: the
     /// oracle. `\b` is the ASCII word boundary there too.
@@ -280,9 +281,13 @@ mod tests {
         }
     }
 
+    /// The oracles compiled once (thousands of cases run).
+    static COMPILED: LazyLock<Vec<(&str, Result<Regex, regex::Error>)>> =
+        LazyLock::new(|| ORACLES.iter().map(|&(name, pattern)| (name, Regex::new(pattern))).collect());
+
     fn check(text: &str) -> Result<(), TestCaseError> {
-        for (name, pattern) in ORACLES {
-            let re = Regex::new(pattern).map_err(|e| TestCaseError::fail(e.to_string()))?;
+        for (name, re) in COMPILED.iter() {
+            let re = re.as_ref().map_err(|e| TestCaseError::fail(e.to_string()))?;
             let want: Vec<(usize, usize)> = re.find_iter(text).map(|m| (m.start(), m.end())).collect();
             prop_assert_eq!(matcher(name, text), want, "{} on {:?}", name, text);
         }
