@@ -170,13 +170,62 @@ pub(crate) fn pieces(text: &str) -> [&str; 2] {
 /// Whitespace runs folded to one space, trimmed.
 pub(crate) fn fold_ws(s: &str) -> String {
     let mut out = String::with_capacity(s.len());
-    for w in s.split_whitespace() {
-        if !out.is_empty() {
+    fold_ws_into(&mut out, s);
+    out
+}
+
+/// [`fold_ws`] of `s`, appended to `out`. What `split_whitespace` splits at,
+/// read a byte at a time with a character decoded only where a byte is not
+/// ASCII (every summary's text is folded for substring matches, and most of
+/// it is ASCII), and copied a run of words at a time: a run whose words are
+/// apart by single spaces is already folded.
+pub(crate) fn fold_ws_into(out: &mut String, s: &str) {
+    let bytes = s.as_bytes();
+    let n = bytes.len();
+    // The length of the whitespace character at `i`, 0 if none.
+    let space_at = |i: usize| -> usize {
+        match bytes[i] {
+            b if ascii_space(b) => 1,
+            b if b < 0x80 => 0,
+            _ => s.get(i..).and_then(|r| r.chars().next()).filter(|c| c.is_whitespace()).map_or(0, char::len_utf8),
+        }
+    };
+    let mut first = true;
+    let mut i = 0;
+    while i < n {
+        let w = space_at(i);
+        if w > 0 {
+            i += w;
+            continue;
+        }
+        let start = i;
+        loop {
+            while i < n && bytes[i] < 0x80 && !ascii_space(bytes[i]) {
+                i += 1;
+            }
+            if i >= n {
+                break;
+            }
+            if bytes[i] >= 0x80 {
+                // Not whitespace: part of the word (a continuation byte is
+                // no character start, so `space_at` says 0 for it).
+                if space_at(i) > 0 {
+                    break;
+                }
+                i += 1;
+            } else if bytes[i] == b' ' && i + 1 < n && space_at(i + 1) == 0 {
+                // One space between two words: already folded.
+                i += 1;
+            } else {
+                break;
+            }
+        }
+        if !first {
             out.push(' ');
         }
-        out.push_str(w);
+        first = false;
+        out.push_str(&s[start..i]);
     }
-    out
 }
 
 /// At most `n` characters of `s`.
@@ -1938,6 +1987,27 @@ mod fast_path_tests {
             let mut ascii = Vec::new();
             super::word_tokens(&text, |w| ascii.push(w.to_string()));
             prop_assert_eq!(ascii, general);
+        }
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig { cases: 1024, ..ProptestConfig::default() })]
+
+        /// Folding whitespace a byte at a time gives what joining
+        /// `split_whitespace`'s words gives, on texts mixing ASCII and Unicode
+        /// whitespace (vertical tab, NEL, no-break and ideographic spaces,
+        /// line separator) with multi-byte letters around them; appending
+        /// keeps what was there.
+        #[test]
+        fn folding_whitespace_joins_the_words_of_split_whitespace(
+            text in "([ \t\n\r]|\x0B|\x0C|\u{85}|\u{A0}|\u{2003}|\u{2028}|\u{3000}|\u{200B}|a|Z|é|→|😀|x y)*",
+            head in "(|ab|a b )",
+        ) {
+            let expected = text.split_whitespace().collect::<Vec<_>>().join(" ");
+            prop_assert_eq!(&super::fold_ws(&text), &expected, "{:?}", text);
+            let mut out = head.clone();
+            super::fold_ws_into(&mut out, &text);
+            prop_assert_eq!(out, format!("{head}{expected}"));
         }
     }
 

@@ -23,6 +23,7 @@ use super::extract::{self, Found};
 use super::{AtomKind, CLASSES};
 use crate::summarize::text_memo::LineMemo;
 use foldhash::HashSet;
+use std::borrow::Cow;
 use std::sync::{Arc, LazyLock, OnceLock};
 
 /// A needed or target atom, with the keyword set of constraints.
@@ -83,16 +84,17 @@ impl TextView {
             v.keys[5].insert(extract::constraint_key(&kw));
             v.constraints.push((sentence, kw));
         }
-        let mut norm = String::new();
+        let mut norm = String::with_capacity(text.len().min(extract::SCAN_HEAD + extract::SCAN_TAIL) + 1);
+        let prefix = cwd.map(|c| format!("{c}/"));
         for piece in extract::pieces(text) {
-            let piece = match cwd {
-                Some(c) => piece.replace(&format!("{c}/"), ""),
-                None => piece.to_string(),
+            let piece = match &prefix {
+                Some(p) if piece.contains(p.as_str()) => Cow::Owned(piece.replace(p.as_str(), "")),
+                _ => Cow::Borrowed(piece),
             };
             if !norm.is_empty() {
                 norm.push(' ');
             }
-            norm.push_str(&extract::fold_ws(&piece));
+            extract::fold_ws_into(&mut norm, &piece);
         }
         v.text = norm;
         v.finish();
@@ -436,11 +438,18 @@ fn line_commands(line: &str, cwd: Option<&str>) -> Vec<Box<str>> {
     let l = line.trim_start_matches(|c: char| c.is_whitespace() || matches!(c, '-' | '*' | '$' | '>' | '•'));
     let l = l.replace('`', "");
     out.extend(extract::normalize_commands(&l, cwd).into_iter().map(Box::from));
+    // A checkpoint's lines are new from one summary to the next, but its code
+    // spans (paths, ids, commands) recur in many of them: each is read once.
+    static SPANS: LazyLock<LineMemo> = LazyLock::new(Default::default);
     let mut rest = line;
     while let Some(open) = rest.find('`') {
         let after = &rest[open + 1..];
         let Some(close) = after.find('`') else { break };
-        out.extend(extract::normalize_commands(&after[..close], cwd).into_iter().map(Box::from));
+        let span = &after[..close];
+        let commands = SPANS.get(cwd, span, extract::MEMO_MIN_LINE, || {
+            extract::normalize_commands(span, cwd).into_iter().map(Box::from).collect()
+        });
+        out.extend(commands.iter().cloned());
         rest = &after[close + 1..];
     }
     out
