@@ -115,9 +115,15 @@ impl TextView {
         // which the whole read uses for commands and constraints, also drops
         // the `\r` of a `\r\n` and a last empty line, neither of which names
         // anything (both reads trim a line before reading it).
+        // An empty line names nothing (a test checks it); a checkpoint has a
+        // blank line before every heading.
+        static EMPTY: LazyLock<Arc<[LineView]>> = LazyLock::new(|| Arc::new([LineView::default()]));
         let views: Vec<Arc<[LineView]>> = text
             .split('\n')
-            .map(|line| MEMO.get(cwd, line, extract::MEMO_MIN_LINE, || vec![LineView::of(line, cwd)]))
+            .map(|line| match line {
+                "" => EMPTY.clone(),
+                _ => MEMO.get(cwd, line, extract::MEMO_MIN_LINE, || vec![LineView::of(line, cwd)]),
+            })
             .collect();
         let lines = views.iter().filter_map(|v| v.first());
         for f in lines.clone().flat_map(|l| &l.found) {
@@ -414,7 +420,7 @@ fn command_candidates(text: &str, cwd: Option<&str>, out: &mut HashSet<String>) 
 const COMMAND_LINES: usize = 4096;
 
 /// What one line of a text read by line contributes to its view.
-#[derive(Debug)]
+#[derive(Debug, Default)]
 struct LineView {
     found: Vec<Found>,
     commands: Vec<Box<str>>,
@@ -534,12 +540,24 @@ mod tests {
     /// as whole.
     #[test]
     fn commands_come_from_the_first_lines_only() {
-        let mut text = "- (none)\n".repeat(4095);
-        text.push_str("`cargo build --release`\n`cargo test --workspace`\n");
-        for by_line in [true, false] {
-            let v = TextView::read(&text, None, true, by_line);
-            assert!(v.commands.contains("cargo build --release"), "by line: {by_line}");
-            assert!(!v.commands.contains("cargo test --workspace"), "by line: {by_line}");
+        // Blank lines count as lines (a read by line does not read them).
+        for filler in ["- (none)\n", "\n"] {
+            let mut text = filler.repeat(4095);
+            text.push_str("`cargo build --release`\n`cargo test --workspace`\n");
+            for by_line in [true, false] {
+                let v = TextView::read(&text, None, true, by_line);
+                assert!(v.commands.contains("cargo build --release"), "by line: {by_line}, {filler:?}");
+                assert!(!v.commands.contains("cargo test --workspace"), "by line: {by_line}, {filler:?}");
+            }
+        }
+    }
+
+    /// A read by line takes an empty line's view as empty without reading it.
+    #[test]
+    fn an_empty_line_names_nothing() {
+        for cwd in [None, Some("/w")] {
+            let v = super::LineView::of("", cwd);
+            assert!(v.found.is_empty() && v.commands.is_empty() && v.constraints.is_empty(), "{v:?}");
         }
     }
 
