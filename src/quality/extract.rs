@@ -1169,15 +1169,68 @@ const FILTERS: &[&str] = &[
 const TRIVIAL_GIT: &[&str] =
     &["status", "diff", "add", "log", "show", "branch", "stash", "fetch", "pull", "push", "commit"];
 
-/// A command of only a trivial program (or git subcommand) and flags.
-fn trivial_command(parts: &[String]) -> bool {
-    let only_flags = |rest: &[String]| rest.iter().all(|p| p.starts_with('-') || p == ".");
-    match parts {
-        [prog, rest @ ..] if matches!(prog.as_str(), "ls" | "pwd" | "tree" | "whoami" | "date" | "clear") => {
-            only_flags(rest)
+/// The parts of a normalized command, joined by single spaces as they come
+/// (one string, no allocation per part), with what [`Parts::trivial`] asks of
+/// them.
+struct Parts {
+    joined: String,
+    count: usize,
+    /// Byte ranges of the first two parts in `joined`.
+    first: (usize, usize),
+    second: (usize, usize),
+    /// Are all parts after the first / after the second flags (or `.`)?
+    flags_after_first: bool,
+    flags_after_second: bool,
+}
+
+impl Parts {
+    fn new() -> Parts {
+        Parts {
+            joined: String::new(),
+            count: 0,
+            first: (0, 0),
+            second: (0, 0),
+            flags_after_first: true,
+            flags_after_second: true,
         }
-        [prog, sub, rest @ ..] if prog == "git" && TRIVIAL_GIT.contains(&sub.as_str()) => only_flags(rest),
-        _ => false,
+    }
+
+    fn push(&mut self, part: &str) {
+        if self.count > 0 {
+            self.joined.push(' ');
+        }
+        let start = self.joined.len();
+        self.joined.push_str(part);
+        let flag = part.starts_with('-') || part == ".";
+        match self.count {
+            0 => self.first = (start, self.joined.len()),
+            1 => {
+                self.second = (start, self.joined.len());
+                self.flags_after_first &= flag;
+            }
+            _ => {
+                self.flags_after_first &= flag;
+                self.flags_after_second &= flag;
+            }
+        }
+        self.count += 1;
+    }
+
+    /// A command of only a trivial program (or git subcommand) and flags.
+    fn trivial(&self) -> bool {
+        let part = |(a, b): (usize, usize)| self.joined.get(a..b).unwrap_or("");
+        let prog = part(self.first);
+        if matches!(prog, "ls" | "pwd" | "tree" | "whoami" | "date" | "clear") {
+            return self.flags_after_first;
+        }
+        prog == "git" && self.count >= 2 && TRIVIAL_GIT.contains(&part(self.second)) && self.flags_after_second
+    }
+
+    /// The command: its first [`COMMAND_CHARS`] characters, trimmed.
+    fn finish(mut self) -> String {
+        let end = truncate_chars(&self.joined, COMMAND_CHARS).trim_end().len();
+        self.joined.truncate(end);
+        self.joined
     }
 }
 
@@ -1480,12 +1533,11 @@ fn normalize_simple(tokens: &[Token], after_pipe: bool, cwd: Option<&str>) -> Op
     if TRIVIAL.contains(&prog) || (after_pipe && FILTERS.contains(&prog)) {
         return None;
     }
-    let mut parts: Vec<String> = Vec::new();
-    parts.push(if argv0.text.contains('/') {
-        normalize_path(&argv0.text, cwd).unwrap_or_else(|| argv0.text.clone())
-    } else {
-        argv0.text.clone()
-    });
+    let mut parts = Parts::new();
+    match argv0.text.contains('/').then(|| normalize_path(&argv0.text, cwd)).flatten() {
+        Some(p) => parts.push(&p),
+        None => parts.push(&argv0.text),
+    }
     let mut skip_next = false;
     for t in &tokens[i + 1..] {
         if skip_next {
@@ -1503,7 +1555,7 @@ fn normalize_simple(tokens: &[Token], after_pipe: bool, cwd: Option<&str>) -> Op
         }
         if s.starts_with('-') {
             if s.len() > 1 && s.len() <= 64 {
-                parts.push(s.to_string());
+                parts.push(s);
             }
             // A message argument is free text even when it is one word.
             skip_next = matches!(s, "-m" | "--message");
@@ -1511,7 +1563,7 @@ fn normalize_simple(tokens: &[Token], after_pipe: bool, cwd: Option<&str>) -> Op
         }
         if s.contains('/') || extension(s).is_some_and(known_ext) {
             if let Some(p) = normalize_path(s, cwd) {
-                parts.push(p);
+                parts.push(&p);
             }
             continue;
         }
@@ -1519,14 +1571,10 @@ fn normalize_simple(tokens: &[Token], after_pipe: bool, cwd: Option<&str>) -> Op
             && s.as_bytes()[0].is_ascii_alphanumeric()
             && s.bytes().all(|b| b.is_ascii_alphanumeric() || b"_.:@+=,-".contains(&b));
         if word_like {
-            parts.push(s.to_string());
+            parts.push(s);
         }
     }
-    if trivial_command(&parts) {
-        return None;
-    }
-    let joined = parts.join(" ");
-    Some(truncate_chars(&joined, COMMAND_CHARS).trim_end().to_string())
+    (!parts.trivial()).then(|| parts.finish())
 }
 
 // ---------------------------------------------------------------------------

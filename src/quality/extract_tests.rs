@@ -184,6 +184,30 @@ fn trivially_rederived_commands_are_not_atoms() {
         assert_eq!(n(cmd), Vec::<String>::new(), "{cmd}");
     }
     assert_eq!(n("git diff src/a.rs"), ["git diff src/a.rs"], "a path makes it specific");
+    for cmd in ["ls", "ls .", "git status .", "git log --oneline -5 --all", "tree -a"] {
+        assert_eq!(n(cmd), Vec::<String>::new(), "{cmd}");
+    }
+    for (cmd, kept) in [
+        ("git", "git"),
+        ("git tag", "git tag"),
+        ("git status src", "git status src"),
+        ("tree -L 2", "tree -L 2"),
+        ("ls src", "ls src"),
+        ("ls -la src/a.rs", "ls -la src/a.rs"),
+        ("/usr/bin/git status", "/usr/bin/git status"),
+    ] {
+        assert_eq!(n(cmd), [kept], "{cmd}");
+    }
+}
+
+#[test]
+fn a_long_command_is_cut_at_200_characters_and_trimmed() {
+    let n = |s: &str| extract::normalize_commands(s, Some(CWD));
+    // `run` and one-letter words: the 200th character is a space.
+    let out = n(&format!("run {}", "a ".repeat(120)));
+    assert_eq!(out.len(), 1);
+    assert_eq!(out[0].len(), 199, "{:?}", out[0]);
+    assert!(out[0].starts_with("run a a") && out[0].ends_with('a'));
 }
 
 #[test]
