@@ -95,6 +95,9 @@ impl Estimator for StaticEstimator {
     fn text_tokens(&self, text: &str) -> u64 {
         self.0.text_tokens(text)
     }
+    fn tokens_of_chars(&self, chars: u64) -> Option<u64> {
+        self.0.tokens_of_chars(chars)
+    }
     fn message_tokens(&self, m: &compactor::model::Message) -> u64 {
         self.0.message_tokens(m)
     }

@@ -880,8 +880,11 @@ impl Facts {
         // Every run of whole segments of a kept qualified symbol: what it
         // spells out besides itself (the symbols are distinct keys, so no
         // later one is a kept symbol itself).
-        let mut named: HashSet<&str> = HashSet::new();
-        for s in ranked(self.symbols.iter(), self.pos, SYMBOL_CAP) {
+        let ranked = ranked(self.symbols.iter(), self.pos, SYMBOL_CAP);
+        // Sized up front for about two runs a symbol: growing it from empty
+        // rehashed it over and over (a tenth of this function's cost).
+        let mut named: HashSet<&str> = HashSet::with_capacity(2 * ranked.len());
+        for s in ranked {
             if !named.is_empty() && named.contains(s) {
                 continue;
             }
@@ -1411,12 +1414,50 @@ impl<'a> Doc<'a> {
             out.truncate(end);
             out
         };
+        // The characters `build(admitted)` would have, from the parts' sizes,
+        // when the text's last piece does not end in whitespace (`trim_end`
+        // then takes only the last newline); else `None`.
+        let line_chars: Vec<u64> = texts.iter().map(|t| crate::tokens::char_count(t)).collect();
+        let title_chars: Vec<u64> = self.sections.iter().map(|t| crate::tokens::char_count(t)).collect();
+        let chars_of = |admitted: &[bool]| -> Option<u64> {
+            let shown: Vec<bool> = by_section.iter().map(|ls| ls.iter().any(|&li| admitted[li])).collect();
+            let (mut chars, mut emitted) = (0u64, 0u64);
+            let mut last: Option<&str> = None;
+            for (si, title) in self.sections.iter().enumerate() {
+                let has_child = (si + 1..self.sections.len()).take_while(|&c| parent[c] == Some(si)).any(|c| shown[c]);
+                if compact && !shown[si] && !has_child {
+                    continue;
+                }
+                emitted += 1;
+                chars += title_chars[si] + 1;
+                last = Some(title);
+                for &li in by_section[si].iter().filter(|&&li| admitted[li]) {
+                    chars += line_chars[li] + 1;
+                    last = Some(&texts[li]);
+                }
+                if !shown[si] && self.list_sections[si] {
+                    chars += "- (none)\n".len() as u64;
+                    last = Some("- (none)");
+                }
+            }
+            // A newline before every section but the first.
+            chars += emitted.saturating_sub(1);
+            match last {
+                None => Some(0),
+                Some(p) if p.chars().next_back().is_some_and(|c| !c.is_whitespace()) => Some(chars - 1),
+                Some(_) => None,
+            }
+        };
+        // The tokens `build(admitted)` would have, without building it when the
+        // estimator counts characters only.
+        let tokens_of = |admitted: &[bool]| -> Option<u64> { est.tokens_of_chars(chars_of(admitted)?) };
         let mut text = build(&admitted);
         // The size of `text`, counted once per rebuild.
         let mut size = est.text_tokens(&text);
         // Per-line costs round up, so the joined text is usually smaller than
         // their sum: offer the next lines in order again against the real size
-        // (a bounded number of tries, each one a rebuild).
+        // (a bounded number of tries, each one a rebuild, or with a
+        // characters-only estimator a sum, most tries failing).
         let mut pending: Vec<usize> = (0..self.lines.len()).filter(|&i| !admitted[i]).collect();
         pending.sort_by_key(|&i| (self.lines[i].1, self.lines[i].2, i));
         for i in pending.into_iter().take(FILL_TRIES) {
@@ -1424,13 +1465,22 @@ impl<'a> Doc<'a> {
                 break;
             }
             admitted[i] = true;
-            let t = build(&admitted);
-            let t_size = est.text_tokens(&t);
-            if t_size <= budget {
-                text = t;
-                size = t_size;
-            } else {
-                admitted[i] = false;
+            match tokens_of(&admitted) {
+                Some(t_size) if t_size > budget => admitted[i] = false,
+                Some(t_size) => {
+                    text = build(&admitted);
+                    size = t_size;
+                }
+                None => {
+                    let t = build(&admitted);
+                    let t_size = est.text_tokens(&t);
+                    if t_size <= budget {
+                        text = t;
+                        size = t_size;
+                    } else {
+                        admitted[i] = false;
+                    }
+                }
             }
         }
         // Per-line costs are an estimate of the joined text; drop the least
@@ -1562,6 +1612,98 @@ mod tests {
             max_tokens: 2_000,
             limits: InputLimits::default(),
             estimator: &Chars4,
+        }
+    }
+
+    /// chars/4 that does not tell it counts characters only: the render
+    /// then builds every text it sizes.
+    struct OpaqueChars4;
+
+    impl crate::tokens::Estimator for OpaqueChars4 {
+        fn kind(&self) -> crate::tokens::EstimatorKind {
+            crate::tokens::EstimatorKind::Chars4
+        }
+        fn text_tokens(&self, text: &str) -> u64 {
+            Chars4.text_tokens(text)
+        }
+        fn block_tokens(&self, b: &Block) -> u64 {
+            Chars4.block_tokens(b)
+        }
+    }
+
+    /// Sizing the lines offered again from their characters gives the text
+    /// that building and counting each candidate gives: at every budget from
+    /// a heading's worth to the whole checkpoint (compact and full renders),
+    /// as a history and a turn prefix, with a previous summary or not.
+    #[test]
+    fn sizing_by_characters_renders_what_counting_renders() {
+        // Enough files, commands, symbols and identifiers that a budget
+        // between a heading's worth and the whole leaves lines to offer again.
+        let mut msgs = session();
+        for i in 0..40 {
+            let id = format!("r{i}");
+            msgs.push(asst(vec![
+                Block::text(format!("Next, check parse_field_{i} in Module{i}::Reader{i} (commit {i:07x}abc).")),
+                tool(&id, "Bash", json!({"command": format!("cargo test -p crate_{i} -- --nocapture")})),
+            ]));
+            msgs.push(result(
+                &id,
+                &format!("error[E{:04}]: bad field at src/m{i}/reader.rs:{i}\nExit code: 1", 300 + i),
+                true,
+            ));
+            msgs.push(asst(vec![tool(
+                &format!("e{i}"),
+                "Edit",
+                json!({"file_path": format!("/repo/src/m{i}/reader.rs"), "old_string": "a", "new_string": "b"}),
+            )]));
+            msgs.push(result(&format!("e{i}"), "ok", false));
+        }
+        // A request whose last line ends in spaces.
+        msgs.push(user("Then tidy up the README:\n- keep the badges   \n- drop the old table \t"));
+        let refs: Vec<&Message> = msgs.iter().collect();
+        let ops = FileOps::default();
+        let prev = "## Goal\nShip it.   \n\n## Files Modified\n- `src/a.rs`  \n## Identifiers\n- `abc1234` \t\n";
+        let mut compared = 0;
+        for prefix in [false, true] {
+            for previous in [None, Some(prev)] {
+                for max in (10..2_400).step_by(7) {
+                    let mut req = request(&refs, previous, prefix, &ops);
+                    req.max_tokens = max;
+                    let fast = Extractive.summarize(&req).unwrap().text;
+                    req.estimator = &OpaqueChars4;
+                    let counted = Extractive.summarize(&req).unwrap().text;
+                    assert_eq!(fast, counted, "budget {max}, prefix {prefix}, previous {}", previous.is_some());
+                    compared += usize::from(!fast.is_empty());
+                }
+            }
+        }
+        assert!(compared > 600, "{compared}");
+    }
+
+    /// A text whose last line ends in whitespace loses it to `trim_end`, so
+    /// its size does not follow from its lines' sizes: such candidates are
+    /// built and counted (no checkpoint line ends so today; a document can).
+    #[test]
+    fn a_text_ending_in_whitespace_is_sized_by_building_it() {
+        let msgs = session();
+        let refs: Vec<&Message> = msgs.iter().collect();
+        let ops = FileOps::default();
+        let items: Vec<String> = (0..12).map(|i| format!("item {i}{}", " ".repeat(i % 4))).collect();
+        let render = |max: u64, est: &dyn crate::tokens::Estimator| {
+            let mut req = request(&refs, None, false, &ops);
+            req.max_tokens = max;
+            req.estimator = est;
+            let mut doc = Doc::new(&req);
+            doc.section("## Goal");
+            doc.block(0, "the goal \t ".to_string());
+            doc.section("## Items");
+            doc.list(1, "- ", &items, false);
+            doc.section("## Tail");
+            doc.list(2, "- ", &["last  ".to_string(), "   ".to_string()], false);
+            doc.render()
+        };
+        for max in 1..120 {
+            assert_eq!(render(max, &Chars4), render(max, &OpaqueChars4), "budget {max}");
         }
     }
 

@@ -124,6 +124,14 @@ pub trait Estimator: Send + Sync {
     fn kind(&self) -> EstimatorKind;
     /// Tokens of a piece of text.
     fn text_tokens(&self, text: &str) -> u64;
+    /// When [`Estimator::text_tokens`] of every text is a function of its
+    /// [`char_count`] alone (the chars/4 estimators), that function's value
+    /// for `chars`: a caller that knows the size of a text it has not built
+    /// yet need not build it to count it. `None` (the default): count the text.
+    fn tokens_of_chars(&self, chars: u64) -> Option<u64> {
+        let _ = chars;
+        None
+    }
     /// Tokens of one message as it would be sent. Not always the sum of
     /// [`Estimator::block_tokens`]: chars/4 rounds per message, BPE adds a
     /// per-message overhead.
@@ -225,6 +233,9 @@ impl Estimator for Chars4 {
     fn text_tokens(&self, text: &str) -> u64 {
         char_count(text).div_ceil(4)
     }
+    fn tokens_of_chars(&self, chars: u64) -> Option<u64> {
+        Some(chars.div_ceil(4))
+    }
     fn message_tokens(&self, m: &Message) -> u64 {
         m.blocks.iter().map(chars4_block_chars).sum::<u64>().div_ceil(4)
     }
@@ -266,6 +277,9 @@ impl Estimator for PerBlock {
     fn text_tokens(&self, text: &str) -> u64 {
         char_count(text) / 4
     }
+    fn tokens_of_chars(&self, chars: u64) -> Option<u64> {
+        Some(chars / 4)
+    }
     fn message_tokens(&self, m: &Message) -> u64 {
         m.blocks.iter().map(per_block_chars).sum::<u64>() / 4
     }
@@ -286,6 +300,9 @@ impl Estimator for Calibrated {
     }
     fn text_tokens(&self, text: &str) -> u64 {
         Chars4.text_tokens(text)
+    }
+    fn tokens_of_chars(&self, chars: u64) -> Option<u64> {
+        Chars4.tokens_of_chars(chars)
     }
     fn message_tokens(&self, m: &Message) -> u64 {
         Chars4.message_tokens(m)
