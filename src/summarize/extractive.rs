@@ -790,17 +790,17 @@ impl Facts {
                 continue;
             }
             let unbulleted = strip_all(strip_all(strip_all(t, "- [x] "), "- [ ] "), "- ");
-            let item = strip_all(unbulleted.trim_start_matches(|c: char| c.is_ascii_digit()), ". ").to_string();
+            let item = strip_all(unbulleted.trim_start_matches(|c: char| c.is_ascii_digit()), ". ");
             match heading.as_str() {
                 "goal" => goal_lines.push(t),
                 // A turn prefix's request is the one the cut turn answered:
                 // the latest, not the session's goal.
                 "original request" => request_lines.push(t),
-                "constraints & preferences" => self.constraints.push(item),
-                "done" | "early progress" => self.done.push(item),
-                "in progress" => self.in_progress.push(item),
-                "key decisions" => self.decisions.push(item),
-                "next steps" => self.prev_next_steps.push(item),
+                "constraints & preferences" => self.constraints.push(item.to_string()),
+                "done" | "early progress" => self.done.push(item.to_string()),
+                "in progress" => self.in_progress.push(item.to_string()),
+                "key decisions" => self.decisions.push(item.to_string()),
+                "next steps" => self.prev_next_steps.push(item.to_string()),
                 "last user request" => request_lines.push(t),
                 "files read" => {
                     let f = item.trim_matches('`').to_string();
@@ -812,21 +812,21 @@ impl Facts {
                     self.file_seen.insert(f.clone(), self.pos);
                     self.file_ops.modified.insert(f);
                 }
-                "commands run" => self.commands.push(item),
-                "errors seen" => self.errors.push(item),
+                "commands run" => self.commands.push(item.to_string()),
+                "errors seen" => self.errors.push(item.to_string()),
                 "identifiers" => {
                     // Carried identifiers keep a moderate rank: they mattered once.
                     for id in item.split(" · ") {
                         let id = id.trim().trim_matches('`');
                         if !id.is_empty() {
-                            self.idents.entry(id.to_string()).or_default().add(2.0, self.pos);
+                            count(&mut self.idents, id, 2.0, self.pos);
                         }
                     }
                 }
                 "code symbols" => {
                     for sym in item.split(", ") {
                         if let Some(sym) = accept_symbol(sym.trim().trim_matches('`')) {
-                            self.symbols.entry(sym.to_string()).or_default().add(2.0, self.pos);
+                            count(&mut self.symbols, sym, 2.0, self.pos);
                         }
                     }
                 }
@@ -1043,13 +1043,16 @@ fn accept_symbol(m: &str) -> Option<&str> {
     if s.len() < 3 || s.len() > 80 {
         return None;
     }
-    if s.contains('.') || s.contains("::") {
+    // A byte test, not `contains("::")`: setting up a substring search cost
+    // more than this whole check on a symbol's few bytes.
+    let b = s.as_bytes();
+    if b.contains(&b'.') || b.windows(2).any(|w| w == b"::") {
         let mut segs = s.split(['.', ':']).filter(|x| !x.is_empty());
         if segs.clone().all(|x| x.len() <= 2) {
             return None;
         }
         if s.contains('.')
-            && segs.next_back().is_some_and(|last| NOT_MEMBERS.contains(&last.to_ascii_lowercase().as_str()))
+            && segs.next_back().is_some_and(|last| NOT_MEMBERS.iter().any(|n| n.eq_ignore_ascii_case(last)))
         {
             return None;
         }
