@@ -446,7 +446,8 @@ impl Engine<'_> {
         let body: Option<String> = if outcome_drop {
             None
         } else {
-            Some(match (texts.first().cloned().flatten(), texts.get(1).cloned().flatten()) {
+            let mut parts = texts.into_iter();
+            Some(match (parts.next().flatten(), parts.next().flatten()) {
                 (Some(h), Some(t)) => {
                     format!("## History Summary\n\n{h}\n\n---\n\n## Turn Context (split turn)\n\n{t}")
                 }
