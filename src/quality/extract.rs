@@ -676,7 +676,7 @@ pub(crate) fn scan_prose_line(line: &str, cwd: Option<&str>) -> Vec<Found> {
     let Some((list, sep)) = list_items(line) else { return scan_item(line, cwd) };
     static ITEMS: LazyLock<LineMemo<Found>> = LazyLock::new(Default::default);
     let mut v = Vec::new();
-    for item in list.split(sep) {
+    for item in super::words::split_str(list, sep) {
         v.extend(ITEMS.get(cwd, item, MEMO_MIN_LINE, || scan_item(item, cwd)).iter().cloned());
     }
     v
@@ -724,7 +724,7 @@ fn symbol_list(list: &str) -> bool {
         return false;
     }
     let symbol_byte = |b: &u8| b.is_ascii_alphanumeric() || matches!(b, b'_' | b'.' | b':');
-    list.split(SYMBOL_SEP)
+    super::words::split_str(list, SYMBOL_SEP)
         .all(|item| !item.is_empty() && item.as_bytes().iter().all(symbol_byte) && lone_colon_free(item))
 }
 
@@ -739,7 +739,7 @@ fn ident_list(list: &str) -> bool {
     if ERROR_WORDS.iter().any(|w| b.windows(w.len()).any(|x| x.eq_ignore_ascii_case(w))) {
         return false;
     }
-    list.split(IDENT_SEP).all(|item| {
+    super::words::split_str(list, IDENT_SEP).all(|item| {
         let inner = item.strip_prefix('`').and_then(|i| i.strip_suffix('`'));
         inner.is_some_and(|i| !i.contains('`'))
     })

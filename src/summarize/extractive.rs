@@ -28,7 +28,7 @@ use super::{
 };
 use crate::filetrack::FileOps;
 use crate::model::{Block, Message, Origin, Role};
-use crate::quality::words::Words;
+use crate::quality::words::{Words, split_str};
 use foldhash::{HashMap, HashMapExt as _, HashSet, HashSetExt as _};
 use regex::Regex;
 use std::borrow::Cow;
@@ -816,7 +816,7 @@ impl Facts {
                 "errors seen" => self.errors.push(item.to_string()),
                 "identifiers" => {
                     // Carried identifiers keep a moderate rank: they mattered once.
-                    for id in item.split(" · ") {
+                    for id in split_str(item, " · ") {
                         let id = id.trim().trim_matches('`');
                         if !id.is_empty() {
                             count(&mut self.idents, id, 2.0, self.pos);
@@ -824,7 +824,7 @@ impl Facts {
                     }
                 }
                 "code symbols" => {
-                    for sym in item.split(", ") {
+                    for sym in split_str(item, ", ") {
                         if let Some(sym) = accept_symbol(sym.trim().trim_matches('`')) {
                             count(&mut self.symbols, sym, 2.0, self.pos);
                         }
