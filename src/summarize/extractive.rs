@@ -1355,9 +1355,12 @@ impl<'a> Doc<'a> {
         let mut open = vec![!compact; self.sections.len()];
         let mut used = if compact { 0 } else { skeleton };
         let mut texts: Vec<String> = self.lines.iter().map(|l| l.0.clone()).collect();
+        // Each line's characters, counted once: its cost here with a
+        // characters-only estimator, and its size in the tries below.
+        let mut line_chars: Vec<u64> = texts.iter().map(|t| crate::tokens::char_count(t)).collect();
         for i in order {
             let si = self.section_of[i];
-            let line_cost = cost(&texts[i]);
+            let line_cost = est.tokens_of_chars(line_chars[i]).map_or_else(|| cost(&texts[i]), |t| t + 1);
             let mut c = line_cost;
             if !open[si] {
                 c += cost(&self.sections[si]);
@@ -1369,6 +1372,7 @@ impl<'a> Doc<'a> {
                 let room = budget.saturating_sub(used + (c - line_cost));
                 if let Some(head) = clip_to_tokens(&texts[i], room, &cost) {
                     c = c - line_cost + cost(&head);
+                    line_chars[i] = crate::tokens::char_count(&head);
                     texts[i] = head;
                 }
             }
@@ -1420,7 +1424,6 @@ impl<'a> Doc<'a> {
         // The characters `build(admitted)` would have, from the parts' sizes,
         // when the text's last piece does not end in whitespace (`trim_end`
         // then takes only the last newline); else `None`.
-        let line_chars: Vec<u64> = texts.iter().map(|t| crate::tokens::char_count(t)).collect();
         let title_chars: Vec<u64> = self.sections.iter().map(|t| crate::tokens::char_count(t)).collect();
         let chars_of = |admitted: &[bool]| -> Option<u64> {
             let shown: Vec<bool> = by_section.iter().map(|ls| ls.iter().any(|&li| admitted[li])).collect();
