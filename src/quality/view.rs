@@ -151,19 +151,24 @@ impl TextView {
 
     pub fn add_key(&mut self, kind: AtomKind, value: &str, strong: bool) {
         let Some(class) = kind.class() else { return };
-        if self.keys[class].contains(value) && !strong {
-            return;
-        }
-        self.keys[class].insert(value.to_string());
-        match kind {
-            AtomKind::Path | AtomKind::ModifiedPath => {
-                self.basenames.insert(extract::basename(value).to_string());
+        if self.keys[class].contains(value) {
+            // Its basename, hex entry or command went in with it (a line
+            // names the same atoms as the lines before it, mostly).
+            if !strong {
+                return;
             }
-            AtomKind::Id if extract::is_hex_value(value) => self.hex.push(value.to_string()),
-            AtomKind::Command => {
-                self.commands.insert(value.to_string());
+        } else {
+            self.keys[class].insert(value.to_string());
+            match kind {
+                AtomKind::Path | AtomKind::ModifiedPath => {
+                    self.basenames.insert(extract::basename(value).to_string());
+                }
+                AtomKind::Id if extract::is_hex_value(value) => self.hex.push(value.to_string()),
+                AtomKind::Command => {
+                    self.commands.insert(value.to_string());
+                }
+                _ => {}
             }
-            _ => {}
         }
         if strong
             && matches!(
