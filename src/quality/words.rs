@@ -1,6 +1,7 @@
 //! Hand-written matchers for the four word-shaped atom patterns: path-like
 //! tokens, code symbols, hex values and long numbers. (The extractive
-//! summarizer finds code symbols with the same matcher.)
+//! summarizer finds code symbols with the same matcher.) Also [`split_str`],
+//! the splitter both use for a checkpoint's packed lists.
 //!
 //! These four match most often, on every text, and a regex search pays a
 //! reverse scan and a restart for every match: on tool output they cost more

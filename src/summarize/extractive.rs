@@ -1332,7 +1332,12 @@ impl<'a> Doc<'a> {
         let est = self.req.estimator;
         let budget = self.req.max_tokens;
         let cost = |t: &str| est.text_tokens(t) + 1;
-        let skeleton: u64 = self.sections.iter().map(|h| cost(h)).sum();
+        // What `cost` gives for a text of `chars` characters: without reading
+        // the text again when the estimator counts characters only. Headings
+        // and lines are counted once, for these costs and for the tries below.
+        let priced = |chars: u64, t: &str| est.tokens_of_chars(chars).map_or_else(|| cost(t), |n| n + 1);
+        let title_chars: Vec<u64> = self.sections.iter().map(|t| crate::tokens::char_count(t)).collect();
+        let skeleton: u64 = self.sections.iter().zip(&title_chars).map(|(h, &n)| priced(n, h)).sum();
         // The full skeleton (every heading, `(none)` for empty lists) is the
         // checkpoint format; when it would take more than a quarter of a small
         // budget, only sections with content are printed, so the budget goes
@@ -1355,17 +1360,15 @@ impl<'a> Doc<'a> {
         let mut open = vec![!compact; self.sections.len()];
         let mut used = if compact { 0 } else { skeleton };
         let mut texts: Vec<String> = self.lines.iter().map(|l| l.0.clone()).collect();
-        // Each line's characters, counted once: its cost here with a
-        // characters-only estimator, and its size in the tries below.
         let mut line_chars: Vec<u64> = texts.iter().map(|t| crate::tokens::char_count(t)).collect();
         for i in order {
             let si = self.section_of[i];
-            let line_cost = est.tokens_of_chars(line_chars[i]).map_or_else(|| cost(&texts[i]), |t| t + 1);
+            let line_cost = priced(line_chars[i], &texts[i]);
             let mut c = line_cost;
             if !open[si] {
-                c += cost(&self.sections[si]);
+                c += priced(title_chars[si], &self.sections[si]);
                 if let Some(p) = parent[si].filter(|&p| !open[p]) {
-                    c += cost(&self.sections[p]);
+                    c += priced(title_chars[p], &self.sections[p]);
                 }
             }
             if used + c > budget && self.clippable[i] {
@@ -1424,7 +1427,6 @@ impl<'a> Doc<'a> {
         // The characters `build(admitted)` would have, from the parts' sizes,
         // when the text's last piece does not end in whitespace (`trim_end`
         // then takes only the last newline); else `None`.
-        let title_chars: Vec<u64> = self.sections.iter().map(|t| crate::tokens::char_count(t)).collect();
         let chars_of = |admitted: &[bool]| -> Option<u64> {
             let shown: Vec<bool> = by_section.iter().map(|ls| ls.iter().any(|&li| admitted[li])).collect();
             let (mut chars, mut emitted) = (0u64, 0u64);
