@@ -33,7 +33,7 @@ use foldhash::{HashMap, HashMapExt as _, HashSet, HashSetExt as _};
 use regex::Regex;
 use std::borrow::Cow;
 use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::{Arc, LazyLock, OnceLock};
+use std::sync::{Arc, LazyLock, Mutex, OnceLock};
 
 pub struct Extractive;
 
@@ -59,6 +59,9 @@ impl Summarizer for Extractive {
 pub struct SessionExtractive<'s> {
     messages: &'s [Message],
     read: Vec<OnceLock<Read>>,
+    /// The identifiers and symbols of the steps read, and of the previous
+    /// summaries absorbed, by id.
+    names: Arc<Names>,
     /// Messages read (not reused from an earlier request).
     reads: AtomicUsize,
 }
@@ -71,7 +74,12 @@ struct Read {
 
 impl<'s> SessionExtractive<'s> {
     pub fn new(messages: &'s [Message]) -> SessionExtractive<'s> {
-        SessionExtractive { messages, read: (0..messages.len()).map(|_| OnceLock::new()).collect(), reads: 0.into() }
+        SessionExtractive {
+            messages,
+            read: (0..messages.len()).map(|_| OnceLock::new()).collect(),
+            names: Arc::default(),
+            reads: 0.into(),
+        }
     }
 
     /// How many messages were read rather than reused.
@@ -84,14 +92,15 @@ impl<'s> SessionExtractive<'s> {
     /// calls this time.
     fn steps(&self, i: usize, m: &Message, kind: Kind, calls: &Calls<'_>) -> Cow<'_, [Step]> {
         let refs = if kind == Kind::ToolResults { call_refs(m, calls) } else { Vec::new() };
+        let names = &self.names;
         let Some(slot) = self.read.get(i).filter(|_| !refs.contains(&CallRef::Foreign)) else {
-            return Cow::Owned(read_message(m, kind, calls));
+            return Cow::Owned(read_message(m, kind, calls, names));
         };
         let read = slot.get_or_init(|| {
             self.reads.fetch_add(1, Ordering::Relaxed);
-            Read { calls: refs.clone(), steps: read_message(m, kind, calls) }
+            Read { calls: refs.clone(), steps: read_message(m, kind, calls, names) }
         });
-        if read.calls == refs { Cow::Borrowed(&read.steps) } else { Cow::Owned(read_message(m, kind, calls)) }
+        if read.calls == refs { Cow::Borrowed(&read.steps) } else { Cow::Owned(read_message(m, kind, calls, names)) }
     }
 }
 
@@ -106,7 +115,7 @@ impl Summarizer for SessionExtractive<'_> {
 }
 
 fn summarize(req: &SummaryRequest<'_>, memory: Option<&SessionExtractive<'_>>) -> Summary {
-    let mut facts = Facts::default();
+    let mut facts = Facts { names: memory.map(|m| m.names.clone()).unwrap_or_default(), ..Facts::default() };
     if let Some(prev) = req.previous_summary {
         facts.absorb_previous(prev);
     }
@@ -264,8 +273,11 @@ struct Facts {
     /// with where they were seen.
     /// Hash maps, not ordered ones: looked up once per occurrence, and
     /// [`ranked`] orders them totally (score, then name).
-    idents: HashMap<String, Seen>,
-    symbols: HashMap<String, Seen>,
+    idents: Tally,
+    symbols: Tally,
+    /// Where the ids of `idents` and `symbols` come from: the session's
+    /// names when the request is about its session.
+    names: Arc<Names>,
     /// Position in the compacted part: one step per message (or per line of a
     /// previous summary), for recency.
     pos: u64,
@@ -459,12 +471,82 @@ fn symbols_of(text: &str) -> Arc<[Box<str>]> {
     })
 }
 
-/// Count an occurrence of `key` (weight `w`, position `pos`), allocating the
-/// key only when it is new (most occurrences repeat a known identifier).
-fn count(map: &mut HashMap<String, Seen>, key: &str, w: f64, pos: u64) {
-    match map.get_mut(key) {
-        Some(seen) => seen.add(w, pos),
-        None => map.entry(key.to_string()).or_default().add(w, pos),
+/// An identifier or code symbol, with its id among its [`Names`].
+#[derive(Clone)]
+struct Name {
+    id: u32,
+    text: Arc<str>,
+    /// In a vendored or generated tree ([`is_vendored`]).
+    vendored: bool,
+}
+
+/// Identifier and symbol texts, each with an id. The facts of a request count
+/// occurrences in a table indexed by id ([`Tally`]): a text is hashed once,
+/// when its message is read, rather than at every occurrence by every
+/// compaction that replaces the message (a sweep's policies replace the same
+/// messages hundreds of times). Ids follow the order texts were first seen,
+/// which across threads is not fixed, so nothing is ordered by them.
+#[derive(Default)]
+struct Names {
+    ids: Mutex<HashMap<Arc<str>, (u32, bool)>>,
+}
+
+impl Names {
+    /// The names of `texts`, in order.
+    fn all(&self, texts: &[Box<str>]) -> Arc<[Name]> {
+        // A poisoned lock (a panic elsewhere) still holds whole entries.
+        let mut ids = self.ids.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+        texts.iter().map(|t| Self::intern(&mut ids, t)).collect()
+    }
+
+    fn name(&self, text: &str) -> Name {
+        Self::intern(&mut self.ids.lock().unwrap_or_else(std::sync::PoisonError::into_inner), text)
+    }
+
+    fn intern(ids: &mut HashMap<Arc<str>, (u32, bool)>, text: &str) -> Name {
+        if let Some((t, &(id, vendored))) = ids.get_key_value(text) {
+            return Name { id, text: t.clone(), vendored };
+        }
+        // Beyond u32::MAX distinct texts (not reachable in memory) ids
+        // would be shared, merging counts, never out of bounds.
+        let id = u32::try_from(ids.len()).unwrap_or(u32::MAX);
+        let vendored = is_vendored(text);
+        let text: Arc<str> = Arc::from(text);
+        ids.insert(text.clone(), (id, vendored));
+        Name { id, text, vendored }
+    }
+}
+
+/// The occurrences of names, by id, in the order names were first counted.
+#[derive(Default)]
+struct Tally {
+    /// Per id, 1 + the index of its entry; 0 when not counted yet.
+    slot: Vec<u32>,
+    entries: Vec<(Arc<str>, Seen)>,
+}
+
+impl Tally {
+    /// Count an occurrence of `name` (weight `w`, position `pos`).
+    fn add(&mut self, name: &Name, w: f64, pos: u64) {
+        let id = name.id as usize;
+        if id >= self.slot.len() {
+            self.slot.resize(id + 1, 0);
+        }
+        let k = match self.slot[id] {
+            0 => {
+                self.entries.push((name.text.clone(), Seen::default()));
+                self.slot[id] = u32::try_from(self.entries.len()).unwrap_or(u32::MAX);
+                self.entries.len() - 1
+            }
+            k => k as usize - 1,
+        };
+        if let Some((_, seen)) = self.entries.get_mut(k) {
+            seen.add(w, pos);
+        }
+    }
+
+    fn iter(&self) -> impl Iterator<Item = (&str, &Seen)> {
+        self.entries.iter().map(|(t, s)| (&**t, s))
     }
 }
 
@@ -553,28 +635,28 @@ enum Step {
     Error(String),
     File(crate::filetrack::FileOpKind, String),
     /// Identifier occurrences and their weight.
-    Idents(Arc<[Box<str>]>, u32),
+    Idents(Arc<[Name]>, u32),
     /// Code symbol occurrences and their weight.
-    Symbols(Arc<[Box<str>]>, f64),
+    Symbols(Arc<[Name]>, f64),
 }
 
-fn push_idents(steps: &mut Vec<Step>, text: &str, weight: u32) {
+fn push_idents(steps: &mut Vec<Step>, text: &str, weight: u32, names: &Names) {
     let found = idents_of(text);
     if !found.is_empty() {
-        steps.push(Step::Idents(found, weight));
+        steps.push(Step::Idents(names.all(&found), weight));
     }
 }
 
-fn push_symbols(steps: &mut Vec<Step>, text: &str, weight: f64) {
+fn push_symbols(steps: &mut Vec<Step>, text: &str, weight: f64, names: &Names) {
     let found = symbols_of(text);
     if !found.is_empty() {
-        steps.push(Step::Symbols(found, weight));
+        steps.push(Step::Symbols(names.all(&found), weight));
     }
 }
 
 /// The steps of one message of kind `kind` (not [`Kind::Summary`], which
 /// is merged as a previous summary).
-fn read_message(m: &Message, kind: Kind, calls: &Calls<'_>) -> Vec<Step> {
+fn read_message(m: &Message, kind: Kind, calls: &Calls<'_>, names: &Names) -> Vec<Step> {
     let mut steps = Vec::new();
     match kind {
         Kind::Human => {
@@ -588,8 +670,8 @@ fn read_message(m: &Message, kind: Kind, calls: &Calls<'_>) -> Vec<Step> {
                     steps.push(Step::Constraint(clip_item(s, ITEM_MAX)));
                 }
             }
-            push_idents(&mut steps, &text, 3);
-            push_symbols(&mut steps, &text, 2.0);
+            push_idents(&mut steps, &text, 3, names);
+            push_symbols(&mut steps, &text, 2.0, names);
         }
         Kind::Assistant => {
             for b in &m.blocks {
@@ -605,8 +687,8 @@ fn read_message(m: &Message, kind: Kind, calls: &Calls<'_>) -> Vec<Step> {
                                 steps.push(Step::Decision(clip_item(s, ITEM_MAX)));
                             }
                         }
-                        push_idents(&mut steps, text, 2);
-                        push_symbols(&mut steps, text, 2.0);
+                        push_idents(&mut steps, text, 2, names);
+                        push_symbols(&mut steps, text, 2.0, names);
                     }
                     Block::ToolUse { name, input, .. } => {
                         for (k, path) in crate::filetrack::tool_file_ops(name, input) {
@@ -614,11 +696,11 @@ fn read_message(m: &Message, kind: Kind, calls: &Calls<'_>) -> Vec<Step> {
                         }
                         if is_shell(name) {
                             if let Some(c) = command_of(input) {
-                                push_idents(&mut steps, &c, 3);
-                                push_symbols(&mut steps, &c, 3.0);
+                                push_idents(&mut steps, &c, 3, names);
+                                push_symbols(&mut steps, &c, 3.0, names);
                             }
                         } else {
-                            read_json(input, 0, &mut steps);
+                            read_json(input, 0, &mut steps, names);
                         }
                     }
                     _ => {}
@@ -667,10 +749,10 @@ fn read_message(m: &Message, kind: Kind, calls: &Calls<'_>) -> Vec<Step> {
                         steps.push(Step::Error(format!("{name}: {shown}")));
                     }
                     // Identifiers on error lines matter more than those in bulk output.
-                    push_idents(&mut steps, &shown, 2);
+                    push_idents(&mut steps, &shown, 2, names);
                 }
-                push_idents(&mut steps, &text, 1);
-                push_symbols(&mut steps, &text, 2.0);
+                push_idents(&mut steps, &text, 1, names);
+                push_symbols(&mut steps, &text, 2.0, names);
             }
         }
         Kind::Summary | Kind::Other => {}
@@ -680,18 +762,18 @@ fn read_message(m: &Message, kind: Kind, calls: &Calls<'_>) -> Vec<Step> {
 
 /// The strings of a tool call's arguments: code the agent wrote (edit/write
 /// contents, patterns) is what it works on next. Bounded like tool output.
-fn read_json(v: &serde_json::Value, depth: usize, steps: &mut Vec<Step>) {
+fn read_json(v: &serde_json::Value, depth: usize, steps: &mut Vec<Step>, names: &Names) {
     if depth > 8 {
         return;
     }
     match v {
         serde_json::Value::String(s) => {
             let text = preview_words(s, SCAN_HEAD, SCAN_TAIL);
-            push_idents(steps, &text, 3);
-            push_symbols(steps, &text, 3.0);
+            push_idents(steps, &text, 3, names);
+            push_symbols(steps, &text, 3.0, names);
         }
-        serde_json::Value::Array(a) => a.iter().for_each(|x| read_json(x, depth + 1, steps)),
-        serde_json::Value::Object(o) => o.values().for_each(|x| read_json(x, depth + 1, steps)),
+        serde_json::Value::Array(a) => a.iter().for_each(|x| read_json(x, depth + 1, steps, names)),
+        serde_json::Value::Object(o) => o.values().for_each(|x| read_json(x, depth + 1, steps, names)),
         _ => {}
     }
 }
@@ -699,15 +781,16 @@ fn read_json(v: &serde_json::Value, depth: usize, steps: &mut Vec<Step>) {
 impl Facts {
     /// Count the identifiers (paths, file names, ids, error codes) of one text.
     fn ident(&mut self, text: &str, weight: u32) {
-        self.count_idents(&idents_of(text), weight);
+        let found = self.names.all(&idents_of(text));
+        self.count_idents(&found, weight);
     }
 
-    fn count_idents(&mut self, found: &[Box<str>], weight: u32) {
-        for s in found {
+    fn count_idents(&mut self, found: &[Name], weight: u32) {
+        for n in found {
             // Vendored and generated trees are listed by `find`/`ls` but rarely
             // what the agent goes back to.
-            let w = if is_vendored(s) { f64::from(weight) * 0.1 } else { f64::from(weight) };
-            count(&mut self.idents, s, w, self.pos);
+            let w = if n.vendored { f64::from(weight) * 0.1 } else { f64::from(weight) };
+            self.idents.add(n, w, self.pos);
         }
     }
 
@@ -739,8 +822,8 @@ impl Facts {
             // Code symbols (quality.md §c.2 shapes: `foo(`, `Foo.bar`,
             // `snake_case`, `CamelCase`, `camelCase`).
             Step::Symbols(found, weight) => {
-                for s in found.iter() {
-                    count(&mut self.symbols, s, *weight, self.pos);
+                for n in found.iter() {
+                    self.symbols.add(n, *weight, self.pos);
                 }
             }
         }
@@ -750,6 +833,7 @@ impl Facts {
     /// its session (each message is then read once per session).
     fn scan(&mut self, req: &SummaryRequest<'_>, memory: Option<&SessionExtractive<'_>>) {
         let mut calls: Calls<'_> = HashMap::new();
+        let names = self.names.clone();
         for &m in req.messages {
             self.pos += 1;
             let kind = kind_of(m);
@@ -768,7 +852,7 @@ impl Facts {
                     Cow::Borrowed(steps) => steps.iter().for_each(|s| self.apply(s)),
                     Cow::Owned(steps) => steps.iter().for_each(|s| self.apply(s)),
                 },
-                None => read_message(m, kind, &calls).iter().for_each(|s| self.apply(s)),
+                None => read_message(m, kind, &calls, &names).iter().for_each(|s| self.apply(s)),
             }
         }
     }
@@ -819,14 +903,16 @@ impl Facts {
                     for id in split_str(item, " · ") {
                         let id = id.trim().trim_matches('`');
                         if !id.is_empty() {
-                            count(&mut self.idents, id, 2.0, self.pos);
+                            let n = self.names.name(id);
+                            self.idents.add(&n, 2.0, self.pos);
                         }
                     }
                 }
                 "code symbols" => {
                     for sym in split_str(item, ", ") {
                         if let Some(sym) = accept_symbol(sym.trim().trim_matches('`')) {
-                            count(&mut self.symbols, sym, 2.0, self.pos);
+                            let n = self.names.name(sym);
+                            self.symbols.add(&n, 2.0, self.pos);
                         }
                     }
                 }
@@ -1111,15 +1197,15 @@ const VENDORED: [&str; 8] =
 /// The order is total, so selecting the top before sorting them gives the
 /// same list as sorting all (a session names thousands of symbols; a
 /// checkpoint lists a few hundred).
-fn ranked<'m>(entries: impl Iterator<Item = (&'m String, &'m Seen)>, last: u64, top: usize) -> Vec<&'m str> {
+fn ranked<'m>(entries: impl Iterator<Item = (&'m str, &'m Seen)>, last: u64, top: usize) -> Vec<&'m str> {
     // `f64::total_cmp`'s order as an integer, computed once per key rather
     // than twice per comparison (a session names thousands of symbols).
     let total_order = |x: f64| {
         let b = x.to_bits() as i64;
         b ^ (((b >> 63) as u64) >> 1) as i64
     };
-    let mut v: Vec<(&String, i64)> = entries.map(|(k, s)| (k, total_order(s.score(last)))).collect();
-    let order = |a: &(&String, i64), b: &(&String, i64)| b.1.cmp(&a.1).then_with(|| a.0.cmp(b.0));
+    let mut v: Vec<(&str, i64)> = entries.map(|(k, s)| (k, total_order(s.score(last)))).collect();
+    let order = |a: &(&str, i64), b: &(&str, i64)| b.1.cmp(&a.1).then_with(|| a.0.cmp(b.0));
     if v.len() > top {
         v.select_nth_unstable_by(top, order);
         v.truncate(top);
@@ -1127,7 +1213,7 @@ fn ranked<'m>(entries: impl Iterator<Item = (&'m String, &'m Seen)>, last: u64, 
     // Keys are distinct, so no two entries tie and an unstable sort gives
     // the stable one's order.
     v.sort_unstable_by(order);
-    v.into_iter().map(|(k, _)| k.as_str()).collect()
+    v.into_iter().map(|(k, _)| k).collect()
 }
 
 /// Items joined by `sep` into lines of at most about `width` characters, in
@@ -1535,7 +1621,8 @@ mod tests {
             ("other_thing", 2.0),
             ("filter.map", 1.0),
         ] {
-            count(&mut f.symbols, s, w, 10);
+            let n = f.names.name(s);
+            f.symbols.add(&n, w, 10);
         }
         assert_eq!(f.symbol_lines(1000), vec!["state.todos.filter, Foo::bar, other_thing, filter.map"]);
     }
@@ -1787,6 +1874,34 @@ mod tests {
         assert_eq!(bound.reads(), msgs.len());
     }
 
+    /// Ids follow the order names are first seen, which differs between
+    /// threads reading a session's messages: a summarizer that handed them
+    /// out in reverse (as if the last message had been read first) answers
+    /// the same, with and without a previous summary to absorb.
+    #[test]
+    fn answers_do_not_depend_on_the_order_names_got_their_ids() {
+        let msgs = session();
+        let ops = FileOps::default();
+        let all: Vec<&Message> = msgs.iter().collect();
+        let later: Vec<&Message> = msgs[4..].iter().collect();
+        let plain = Extractive.summarize(&request(&all, None, false, &ops)).unwrap();
+        let first = SessionExtractive::new(&msgs);
+        assert_eq!(first.summarize(&request(&all, None, false, &ops)).unwrap(), plain);
+        let mut seen: Vec<(u32, Arc<str>)> =
+            first.names.ids.lock().unwrap().iter().map(|(t, &(id, _))| (id, t.clone())).collect();
+        seen.sort_by_key(|&(id, _)| std::cmp::Reverse(id));
+        assert!(seen.len() >= 5, "{}", seen.len());
+        let reversed = SessionExtractive::new(&msgs);
+        for (_, t) in &seen {
+            reversed.names.name(t);
+        }
+        assert_eq!(reversed.names.name(&seen[0].1).id, 0);
+        assert_eq!(reversed.summarize(&request(&all, None, false, &ops)).unwrap(), plain);
+        let update = request(&later, Some(&plain.text), false, &ops);
+        assert_eq!(reversed.summarize(&update).unwrap(), Extractive.summarize(&update).unwrap());
+        assert!(plain.text.contains("parse_header"), "{}", plain.text);
+    }
+
     /// The mechanism behind an empty `## Goal` (seen in the fixtures'
     /// transcript): a priority-0 prose block larger than the room the skeleton
     /// leaves was skipped whole. It is clipped to the room instead.
@@ -1907,7 +2022,11 @@ mod tests {
         all.sort_by(|a, b| b.1.total_cmp(&a.1).then(a.0.cmp(b.0)));
         let full: Vec<&str> = all.iter().map(|(k, _)| k.as_str()).collect();
         for top in [0, 1, 37, 499, 500, 800] {
-            assert_eq!(ranked(map.iter(), 40, top), full[..top.min(full.len())], "top {top}");
+            assert_eq!(
+                ranked(map.iter().map(|(k, s)| (k.as_str(), s)), 40, top),
+                full[..top.min(full.len())],
+                "top {top}"
+            );
         }
     }
 
