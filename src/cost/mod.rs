@@ -239,14 +239,62 @@ fn pct(part: f64, whole: f64) -> f64 {
     if whole > 0.0 { crate::report::round4(part / whole * 100.0) } else { 0.0 }
 }
 
+/// The price family of each of a session's calls and of its summarizer,
+/// resolved once: `compare` and a sweep price the same session under every
+/// policy, and resolving a name matches it against every family's fragments.
+pub struct SessionModels {
+    /// Per call of the session: its family and why.
+    calls: Vec<(usize, ModelSource)>,
+    /// For a row whose call is not the session's (no recorded model).
+    unknown: (usize, ModelSource),
+    /// The family `summarizer_model` names, if it names one.
+    summarizer: Option<usize>,
+}
+
+impl SessionModels {
+    pub fn of(session: &Session, settings: &CostSettings) -> SessionModels {
+        let table = &settings.table;
+        let model_override = settings.model_override.as_deref();
+        // Resolution per distinct model name (a session has a handful).
+        let mut memo: Vec<(Option<&str>, (usize, ModelSource))> = Vec::new();
+        let mut calls = Vec::with_capacity(session.calls.len());
+        for model in session.calls.iter().map(|c| c.model.as_deref()) {
+            let r = match memo.iter().find(|m| m.0 == model) {
+                Some(&(_, r)) => r,
+                None => {
+                    let r = table.resolve(model, model_override);
+                    memo.push((model, r));
+                    r
+                }
+            };
+            calls.push(r);
+        }
+        let unknown = table.resolve(None, model_override);
+        let summarizer = settings.summarizer_model.as_deref().and_then(|m| table.find(m));
+        SessionModels { calls, unknown, summarizer }
+    }
+}
+
 /// Price one replay. `trace.calls[k].call` indexes `session.calls` (model names,
 /// recorded usage); rows whose index is out of range are priced as the fallback.
 pub fn session_cost(session: &Session, trace: &SessionTrace, settings: &CostSettings) -> SessionCost {
+    session_cost_with(session, trace, settings, &SessionModels::of(session, settings), true)
+}
+
+/// [`session_cost`] with the session's models resolved beforehand (`models`,
+/// of the same session and settings). `call_errors`: keep the per-call errors
+/// of the recorded-usage check, and their median and p90; without them (a
+/// sweep keeps only totals) they are empty and `None`.
+pub fn session_cost_with(
+    session: &Session,
+    trace: &SessionTrace,
+    settings: &CostSettings,
+    models: &SessionModels,
+    call_errors: bool,
+) -> SessionCost {
     let table = &settings.table;
     let ttl = settings.ttl;
     let mut out = SessionCost { ttl: Some(ttl), ..SessionCost::default() };
-    // Resolution per distinct model name (a session has a handful).
-    let mut memo: Vec<(Option<&str>, usize, ModelSource)> = Vec::new();
     let mut family_calls: Vec<u64> = vec![0; table.families.len()];
     let mut sources: Vec<ModelSource> = Vec::new();
     let mut prev_ts: Option<i64> = None;
@@ -254,15 +302,7 @@ pub fn session_cost(session: &Session, trace: &SessionTrace, settings: &CostSett
     let (mut rec_read, mut rec_total, mut sim_read, mut sim_total) = (0u64, 0u64, 0u64, 0u64);
     for (k, row) in trace.calls.iter().enumerate() {
         let call = session.calls.get(row.call);
-        let recorded_model = call.and_then(|c| c.model.as_deref());
-        let (fi, source) = match memo.iter().find(|m| m.0 == recorded_model) {
-            Some(&(_, i, s)) => (i, s),
-            None => {
-                let (i, s) = table.resolve(recorded_model, settings.model_override.as_deref());
-                memo.push((recorded_model, i, s));
-                (i, s)
-            }
-        };
+        let (fi, source) = models.calls.get(row.call).copied().unwrap_or(models.unknown);
         family_calls[fi] += 1;
         sources.push(source);
         out.fallback_calls += u64::from(source == ModelSource::Fallback);
@@ -290,7 +330,7 @@ pub fn session_cost(session: &Session, trace: &SessionTrace, settings: &CostSett
                 check.calls += 1;
                 check.recorded_usd += rec_usd;
                 check.simulated_usd += base_usd;
-                if rec_usd > 0.0 {
+                if call_errors && rec_usd > 0.0 {
                     check.call_errors.push((base_usd - rec_usd).abs() / rec_usd * 100.0);
                 }
                 rec_read += rec.cache_read;
@@ -303,7 +343,7 @@ pub fn session_cost(session: &Session, trace: &SessionTrace, settings: &CostSett
     // Summaries: uncached input + output at the summarizer's price.
     let dominant = family_calls.iter().enumerate().max_by_key(|&(i, n)| (*n, std::cmp::Reverse(i))).map(|(i, _)| i);
     let session_family = dominant.filter(|&i| family_calls[i] > 0).unwrap_or(table.fallback);
-    let summ_family = settings.summarizer_model.as_deref().and_then(|m| table.find(m)).unwrap_or(session_family);
+    let summ_family = models.summarizer.unwrap_or(session_family);
     let sp = &table.families[summ_family].prices;
     for c in &trace.compactions {
         let u = &c.summarizer_usage;
@@ -434,9 +474,10 @@ pub fn attach(
     let names: Vec<String> = report.policies.iter().map(|p| p.name.clone()).collect();
     for r in results {
         let Some(session) = by_key.get(&(r.session_id.as_str(), r.source_path.as_path())) else { continue };
+        let models = SessionModels::of(session, settings);
         for (name, trace) in names.iter().zip(&r.traces) {
             let Ok(trace) = trace else { continue };
-            let c = session_cost(session, trace, settings);
+            let c = session_cost_with(session, trace, settings, &models, true);
             costs.insert((r.session_id.clone(), r.source_path.display().to_string(), name.clone()), c);
         }
     }

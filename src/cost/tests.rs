@@ -244,6 +244,49 @@ fn the_baseline_is_checked_against_recorded_cache_usage() {
     assert_eq!(totals.recorded.map(|r| r.calls), Some(4));
 }
 
+/// Models resolved once per session (what `compare` and a sweep do) price as
+/// `session_cost` does, a row outside the session's calls included; without
+/// the per-call errors only those (and their median and p90) are left out.
+#[test]
+fn models_resolved_beforehand_price_alike() {
+    let u = |uncached, read, write| Usage {
+        uncached_input: uncached,
+        cache_read: read,
+        cache_write: write,
+        output: 100,
+        reasoning: 0,
+        provenance: UsageProvenance::Anthropic,
+    };
+    let s = session(
+        &[Some("claude-sonnet-4-5"), Some("gpt-5-codex"), None],
+        &[Some(u(0, 0, 10_000)), Some(u(0, 9_000, 3_000)), Some(u(500, 0, 0))],
+    );
+    // Row 3 names call 7, which the session does not have.
+    let t = trace(vec![
+        row(0, Some(T0), (10_000, 0), (10_000, 0)),
+        row(1, Some(T0 + MIN), (12_000, 10_000), (12_000, 10_000)),
+        row(2, Some(T0 + 2 * MIN), (12_500, 12_000), (9_000, 0)),
+        row(7, Some(T0 + 3 * MIN), (13_000, 12_500), (9_500, 9_000)),
+    ]);
+    for (model_override, source, fallbacks) in
+        [(None, ModelSource::Fallback, 2), (Some("claude-opus-4-1"), ModelSource::Override, 0)]
+    {
+        let mut st = settings(CacheTtl::FiveMinutes);
+        st.model_override = model_override.map(Into::into);
+        st.summarizer_model = Some("gpt-5-mini".into());
+        let models = SessionModels::of(&s, &st);
+        let full = session_cost(&s, &t, &st);
+        assert_eq!((full.fallback_calls, full.model_source), (fallbacks, Some(source)));
+        assert_eq!(session_cost_with(&s, &t, &st, &models, true), full);
+        let mut expect = full.clone();
+        let r = expect.recorded.as_mut().expect("checked");
+        assert_eq!((r.calls, r.call_errors.len()), (2, 2));
+        assert!(r.median_abs_error_pct.is_some() && r.p90_abs_error_pct.is_some());
+        (r.call_errors, r.median_abs_error_pct, r.p90_abs_error_pct) = (Vec::new(), None, None);
+        assert_eq!(session_cost_with(&s, &t, &st, &models, false), expect);
+    }
+}
+
 #[test]
 fn model_names_resolve_to_families() {
     let t = PriceTable::builtin();

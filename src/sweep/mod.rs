@@ -26,7 +26,7 @@ mod tests;
 
 pub use grid::{Axis, Grid, GridError, MAX_POINTS};
 
-use crate::cost::{CostSettings, session_cost};
+use crate::cost::{CostSettings, SessionModels, session_cost_with};
 use crate::model::Session;
 use crate::outcome::{OutcomeTotals, PreparedQuality, QualityHook, SessionOutcome};
 use crate::policy::Policy;
@@ -132,6 +132,7 @@ pub fn run(
     struct Prepared<'s> {
         counts: Vec<Vec<u64>>,
         facts: SessionFacts,
+        models: SessionModels,
         quality: Option<Box<dyn PreparedQuality + 's>>,
         memos: Vec<MemoSummarizer<'s>>,
     }
@@ -151,6 +152,7 @@ pub fn run(
                 let prep = Prepared {
                     counts: estimators.iter().map(|e| count_message_tokens(s, e.as_ref())).collect(),
                     facts: SessionFacts::of(s),
+                    models: SessionModels::of(s, cost),
                     quality: quality.map(|q| q.prepare(s)),
                     memos: summarizers.iter().map(|x| MemoSummarizer::new(x.as_ref(), &s.messages)).collect(),
                 };
@@ -170,12 +172,9 @@ pub fn run(
                                 options,
                             };
                             let trace = replay_session(s, policy, &ctx).ok()?;
-                            let mut c = session_cost(s, &trace, cost);
                             // The per-call check of the baseline is the replay
                             // report's business; a sweep keeps only totals.
-                            if let Some(r) = &mut c.recorded {
-                                r.call_errors = Vec::new();
-                            }
+                            let c = session_cost_with(s, &trace, cost, &prep.models, false);
                             let q = prep.quality.as_ref().map(|p| p.evaluate(policy, &trace));
                             Some(SessionOutcome { metrics: trace.metrics, cost: c, quality: q })
                         })();
