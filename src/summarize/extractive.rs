@@ -20,8 +20,9 @@
 //! Each replaced message is read into [`Step`]s (a request, a constraint, a
 //! file touched, identifier occurrences…) that are then applied at its
 //! position. A sweep or `compare` replaces the same messages under many
-//! policies: [`SessionExtractive`] reads each of a session's messages once and
-//! applies the kept steps at every compaction.
+//! policies: [`SessionExtractive`] reads each of a session's messages once
+//! (naming each identifier and symbol once, by id) and applies the kept steps
+//! at every compaction.
 
 use super::{
     SummarizeError, Summarizer, SummarizerUsage, Summary, SummaryPart, SummaryRequest, head_chars, tool_result_text,
@@ -271,8 +272,9 @@ struct Facts {
     earlier: Recent,
     /// Identifiers (paths, URLs, hashes, versions, codes) and code symbols,
     /// with where they were seen.
-    /// Hash maps, not ordered ones: looked up once per occurrence, and
-    /// [`ranked`] orders them totally (score, then name).
+    /// Tallied by name id, in the order first counted: [`ranked`] orders
+    /// them totally (score, then name), so neither that order nor the ids
+    /// show in a summary.
     idents: Tally,
     symbols: Tally,
     /// Where the ids of `idents` and `symbols` come from: the session's
