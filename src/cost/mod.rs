@@ -282,7 +282,8 @@ pub fn session_cost(session: &Session, trace: &SessionTrace, settings: &CostSett
 }
 
 /// [`session_cost`] with the session's models resolved beforehand (`models`,
-/// of the same session and settings). `call_errors`: keep the per-call errors
+/// of the same session and settings; a family index another table gave is
+/// priced as the fallback, never out of bounds). `call_errors`: keep the per-call errors
 /// of the recorded-usage check, and their median and p90; without them (a
 /// sweep keeps only totals) they are empty and `None`.
 pub fn session_cost_with(
@@ -303,6 +304,7 @@ pub fn session_cost_with(
     for (k, row) in trace.calls.iter().enumerate() {
         let call = session.calls.get(row.call);
         let (fi, source) = models.calls.get(row.call).copied().unwrap_or(models.unknown);
+        let fi = if fi < table.families.len() { fi } else { table.fallback };
         family_calls[fi] += 1;
         sources.push(source);
         out.fallback_calls += u64::from(source == ModelSource::Fallback);
@@ -343,7 +345,7 @@ pub fn session_cost_with(
     // Summaries: uncached input + output at the summarizer's price.
     let dominant = family_calls.iter().enumerate().max_by_key(|&(i, n)| (*n, std::cmp::Reverse(i))).map(|(i, _)| i);
     let session_family = dominant.filter(|&i| family_calls[i] > 0).unwrap_or(table.fallback);
-    let summ_family = models.summarizer.unwrap_or(session_family);
+    let summ_family = models.summarizer.filter(|&i| i < table.families.len()).unwrap_or(session_family);
     let sp = &table.families[summ_family].prices;
     for c in &trace.compactions {
         let u = &c.summarizer_usage;

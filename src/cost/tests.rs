@@ -287,6 +287,23 @@ fn models_resolved_beforehand_price_alike() {
     }
 }
 
+/// Models resolved against another table (a caller's mistake) price as the
+/// fallback family instead of indexing out of bounds.
+#[test]
+fn models_of_another_table_fall_back_not_panic() {
+    let s = session(&[Some("gpt-5-codex")], &[]);
+    let t = trace(vec![row(0, None, (4_000, 0), (4_000, 0))]);
+    let mut wide = settings(CacheTtl::FiveMinutes);
+    wide.summarizer_model = Some("gpt-5-mini".into());
+    let models = SessionModels::of(&s, &wide);
+    let mut narrow = wide.clone();
+    let fallback = narrow.table.families[narrow.table.fallback].clone();
+    narrow.table = PriceTable { families: vec![fallback], fallback: 0 };
+    let c = session_cost_with(&s, &t, &narrow, &models, true);
+    assert_eq!(c.family, narrow.table.families[0].name);
+    assert!(c.policy.usd > 0.0);
+}
+
 #[test]
 fn model_names_resolve_to_families() {
     let t = PriceTable::builtin();
