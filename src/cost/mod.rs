@@ -242,6 +242,7 @@ fn pct(part: f64, whole: f64) -> f64 {
 /// The price family of each of a session's calls and of its summarizer,
 /// resolved once: `compare` and a sweep price the same session under every
 /// policy, and resolving a name matches it against every family's fragments.
+#[derive(Debug, Clone)]
 pub struct SessionModels {
     /// Per call of the session: its family and why.
     calls: Vec<(usize, ModelSource)>,
@@ -276,7 +277,8 @@ impl SessionModels {
 }
 
 /// Price one replay. `trace.calls[k].call` indexes `session.calls` (model names,
-/// recorded usage); rows whose index is out of range are priced as the fallback.
+/// recorded usage); a row whose index is out of range is priced as a call with
+/// no recorded model (the fallback family, or `--model`'s).
 pub fn session_cost(session: &Session, trace: &SessionTrace, settings: &CostSettings) -> SessionCost {
     session_cost_with(session, trace, settings, &SessionModels::of(session, settings), true)
 }
