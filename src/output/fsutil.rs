@@ -58,7 +58,9 @@ pub fn ensure_dir(dir: &Path) -> std::io::Result<()> {
 ///
 /// On Linux the temporary file is anonymous (`O_TMPFILE`) while it is written
 /// and only gets a name once complete, so even a run killed with SIGKILL
-/// leaves no partial file behind, not even a hidden one. Elsewhere (or on a file
+/// leaves no partial file behind, and, when `path` is new, not even a hidden
+/// one (replacing an existing `path` links a hidden sibling first and renames
+/// it, a window of two system calls). Elsewhere (or on a file
 /// system without `O_TMPFILE`) it is a hidden `.NAME.tmp-PID-N` sibling, which a
 /// SIGKILL mid-write can leave (never under the target's name).
 pub fn atomic_write(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
@@ -189,21 +191,21 @@ mod anonymous {
         if sync && let Err(e) = f.sync_all() {
             return Some(Err(e));
         }
-        // Linking the descriptor needs a name that does not exist yet; the
-        // complete file then replaces the target in one rename.
-        let tmp = super::unique_tmp(dir, name);
-        let linked = (|| {
-            let src = std::ffi::CString::new(format!("/proc/self/fd/{}", f.as_raw_fd())).ok()?;
-            let dst = std::ffi::CString::new(tmp.as_os_str().as_bytes()).ok()?;
-            // SAFETY: two valid NUL-terminated paths; AT_FDCWD; no pointers kept.
-            let r = unsafe {
-                libc::linkat(libc::AT_FDCWD, src.as_ptr(), libc::AT_FDCWD, dst.as_ptr(), libc::AT_SYMLINK_FOLLOW)
-            };
-            (r == 0).then_some(())
-        })();
-        if linked.is_none() {
+        // `linkat` only makes new names. A target that does not exist yet (a
+        // fresh --out) gets the complete file's name directly, so no instant
+        // exists at which a kill leaves anything else behind; an existing
+        // target is replaced through a hidden sibling and one rename (a kill
+        // between the two can leave that sibling, complete, never a partial
+        // file under the target's name).
+        match link(&f, path) {
+            Ok(()) => return Some(Ok(())),
+            Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {}
             // No way to name it (no /proc): `fill` is spent, so its bytes are
             // copied to a named temporary file instead.
+            Err(_) => return Some(copy_to_named(f, dir, name, path, sync)),
+        }
+        let tmp = super::unique_tmp(dir, name);
+        if link(&f, &tmp).is_err() {
             return Some(copy_to_named(f, dir, name, path, sync));
         }
         let renamed = std::fs::rename(&tmp, path);
@@ -211,6 +213,17 @@ mod anonymous {
             let _ = std::fs::remove_file(&tmp);
         }
         Some(renamed)
+    }
+
+    /// Give the anonymous file `f` the name `dst` (which must not exist).
+    fn link(f: &std::fs::File, dst: &Path) -> std::io::Result<()> {
+        let src = std::ffi::CString::new(format!("/proc/self/fd/{}", f.as_raw_fd())).map_err(std::io::Error::other)?;
+        let dst = std::ffi::CString::new(dst.as_os_str().as_bytes()).map_err(std::io::Error::other)?;
+        // SAFETY: two valid NUL-terminated paths; AT_FDCWD; no pointers kept.
+        let r = unsafe {
+            libc::linkat(libc::AT_FDCWD, src.as_ptr(), libc::AT_FDCWD, dst.as_ptr(), libc::AT_SYMLINK_FOLLOW)
+        };
+        if r == 0 { Ok(()) } else { Err(std::io::Error::last_os_error()) }
     }
 
     fn copy_to_named(mut f: std::fs::File, dir: &Path, name: &str, path: &Path, sync: bool) -> std::io::Result<()> {
@@ -271,6 +284,63 @@ mod tests {
         assert_eq!(std::fs::read(&p).unwrap(), b"two");
         let names: Vec<_> = std::fs::read_dir(dir.path()).unwrap().map(|e| e.unwrap().file_name()).collect();
         assert_eq!(names.len(), 1);
+    }
+
+    /// The names created in a directory while `act` runs, in order (inotify:
+    /// creations and renames into it).
+    #[cfg(target_os = "linux")]
+    fn names_created_in(dir: &Path, act: impl FnOnce()) -> Vec<String> {
+        use std::os::unix::ffi::OsStrExt;
+        // SAFETY: plain system calls on a descriptor this function owns and
+        // closes; the buffer outlives the reads into it.
+        unsafe {
+            let fd = libc::inotify_init1(libc::IN_NONBLOCK | libc::IN_CLOEXEC);
+            assert!(fd >= 0);
+            let c = std::ffi::CString::new(dir.as_os_str().as_bytes()).unwrap();
+            assert!(libc::inotify_add_watch(fd, c.as_ptr(), libc::IN_CREATE | libc::IN_MOVED_TO) >= 0);
+            act();
+            let mut names = Vec::new();
+            let mut buf = vec![0u8; 1 << 16];
+            loop {
+                let n = libc::read(fd, buf.as_mut_ptr().cast(), buf.len());
+                if n <= 0 {
+                    break;
+                }
+                let mut at = 0usize;
+                let head = std::mem::size_of::<libc::inotify_event>();
+                while at + head <= n as usize {
+                    let ev: libc::inotify_event = std::ptr::read_unaligned(buf.as_ptr().add(at).cast());
+                    let raw = &buf[at + head..at + head + ev.len as usize];
+                    let end = raw.iter().position(|&b| b == 0).unwrap_or(raw.len());
+                    names.push(String::from_utf8_lossy(&raw[..end]).into_owned());
+                    at += head + ev.len as usize;
+                }
+            }
+            libc::close(fd);
+            names
+        }
+    }
+
+    /// A new file gets no name but its own, at no moment: a run killed at any
+    /// instant (SIGKILL) leaves nothing hidden in a fresh --out. Replacing a
+    /// file goes through one hidden sibling, renamed over it.
+    #[test]
+    #[cfg(target_os = "linux")]
+    fn a_new_file_is_only_ever_named_as_itself() {
+        use std::os::unix::fs::OpenOptionsExt;
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("t.jsonl");
+        if std::fs::OpenOptions::new().write(true).custom_flags(libc::O_TMPFILE).open(dir.path()).is_err() {
+            eprintln!("skipped: this file system has no O_TMPFILE (the named fallback is used)");
+            return;
+        }
+        let created = names_created_in(dir.path(), || atomic_write_unsynced(&p, b"{}\n").unwrap());
+        assert_eq!(created, ["t.jsonl"]);
+        let created = names_created_in(dir.path(), || atomic_write(&p, b"{\"a\":1}\n").unwrap());
+        assert_eq!(created.len(), 2, "{created:?}");
+        assert!(created[0].starts_with(".t.jsonl.tmp-"), "{created:?}");
+        assert_eq!(created[1], "t.jsonl");
+        assert_eq!(std::fs::read(&p).unwrap(), b"{\"a\":1}\n");
     }
 
     proptest! {
