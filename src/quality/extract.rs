@@ -230,6 +230,11 @@ pub(crate) fn fold_ws_into(out: &mut String, s: &str) {
 
 /// At most `n` characters of `s`.
 pub(crate) fn truncate_chars(s: &str, n: usize) -> &str {
+    // No more bytes than `n`: no more characters either (most commands and
+    // values are short, and counting characters walks them all).
+    if s.len() <= n {
+        return s;
+    }
     match s.char_indices().nth(n) {
         Some((i, _)) => &s[..i],
         None => s,
@@ -667,13 +672,20 @@ pub(crate) fn read_by_line(text: &str) -> bool {
     text.len() <= SCAN_HEAD + SCAN_TAIL && !text.split('\n').any(|l| l.trim_start().starts_with("```"))
 }
 
-/// What [`scan_text`] finds on one line of a prose text that
-/// [`read_by_line`] accepts, but exit codes.
+/// [`scan_prose_line_in`], asking [`list_items`] itself.
+#[cfg(test)]
 pub(crate) fn scan_prose_line(line: &str, cwd: Option<&str>) -> Vec<Found> {
+    scan_prose_line_in(line, list_items(line), cwd)
+}
+
+/// What [`scan_text`] finds on one line of a prose text that
+/// [`read_by_line`] accepts, but exit codes; `items` are the line's
+/// [`list_items`].
+pub(crate) fn scan_prose_line_in(line: &str, items: ListItems<'_>, cwd: Option<&str>) -> Vec<Found> {
     // A checkpoint packs its code symbols and identifiers into lines that
     // differ from one summary to the next while the items recur: most of the
     // new lines a sweep's summaries bring. Their items are scanned, each once.
-    let Some((list, sep)) = list_items(line) else { return scan_item(line, cwd) };
+    let Some((list, sep)) = items else { return scan_item(line, cwd) };
     static ITEMS: LazyLock<LineMemo<Found>> = LazyLock::new(Default::default);
     let mut v = Vec::new();
     for item in super::words::split_str(list, sep) {
@@ -689,6 +701,10 @@ fn scan_item(item: &str, cwd: Option<&str>) -> Vec<Found> {
     v
 }
 
+/// A list line's items and their separator ([`list_items`]); `None` for any
+/// other line.
+pub(crate) type ListItems<'a> = Option<(&'a str, &'static str)>;
+
 /// Separators of a list's items: code symbols, identifiers.
 const SYMBOL_SEP: &str = ", ";
 const IDENT_SEP: &str = " · ";
@@ -700,7 +716,7 @@ const IDENT_SEP: &str = " · ";
 /// as at a text's, and no match can start in them; what the checks read next
 /// to a match (`/`, `(`, `.` and a digit, `\`, `%`…) they find neither in a
 /// separator nor at the end of a text.
-fn list_items(line: &str) -> Option<(&str, &'static str)> {
+pub(crate) fn list_items(line: &str) -> ListItems<'_> {
     let list = line.strip_prefix("- ")?;
     if symbol_list(list) {
         Some((list, SYMBOL_SEP))
@@ -734,14 +750,24 @@ fn symbol_list(list: &str) -> bool {
 /// tails run to the end of the line) matches a backtick, so every match is
 /// within one span, and each item is the same code span either way.
 fn ident_list(list: &str) -> bool {
-    const ERROR_WORDS: [&[u8]; 4] = [b"error", b"fatal", b"exception", b"panicked"];
-    let b = list.as_bytes();
-    if ERROR_WORDS.iter().any(|w| b.windows(w.len()).any(|x| x.eq_ignore_ascii_case(w))) {
+    if has_error_word(list.as_bytes()) {
         return false;
     }
     super::words::split_str(list, IDENT_SEP).all(|item| {
         let inner = item.strip_prefix('`').and_then(|i| i.strip_suffix('`'));
         inner.is_some_and(|i| !i.contains('`'))
+    })
+}
+
+/// Whether `b` holds `error`, `fatal`, `exception` or `panicked`, in any
+/// case. One pass that only looks closer at an `e`, `f` or `p`: every line of
+/// every summary is asked (searching for each word in turn cost four passes).
+fn has_error_word(b: &[u8]) -> bool {
+    const WORDS: [&[u8]; 4] = [b"error", b"fatal", b"exception", b"panicked"];
+    b.iter().enumerate().any(|(i, &c)| {
+        // `| 0x20` lower-cases a letter; only `E`/`e` become `e` (and so on).
+        matches!(c | 0x20, b'e' | b'f' | b'p')
+            && WORDS.iter().any(|w| b.get(i..i + w.len()).is_some_and(|x| x.eq_ignore_ascii_case(w)))
     })
 }
 
@@ -1159,6 +1185,31 @@ struct Token {
     free_text: bool,
 }
 
+/// A token as [`normalize_simple`] reads it: a lexed [`Token`], or a word of
+/// a line the lexer would only split at its spaces (never free text).
+trait Word {
+    fn text(&self) -> &str;
+    fn free_text(&self) -> bool;
+}
+
+impl Word for Token {
+    fn text(&self) -> &str {
+        &self.text
+    }
+    fn free_text(&self) -> bool {
+        self.free_text
+    }
+}
+
+impl Word for &str {
+    fn text(&self) -> &str {
+        self
+    }
+    fn free_text(&self) -> bool {
+        false
+    }
+}
+
 /// Pipeline filters: what they do to output is not a command worth keeping.
 const FILTERS: &[&str] = &[
     "head", "tail", "grep", "rg", "sort", "uniq", "wc", "less", "more", "cut", "tr", "sed", "awk", "xargs", "tee",
@@ -1257,6 +1308,74 @@ pub(crate) fn normalize_commands(raw: &str, cwd: Option<&str>) -> Vec<String> {
         }
     }
     out
+}
+
+/// [`line_as_commands_in`], asking [`list_items`] itself.
+#[cfg(test)]
+pub(crate) fn line_as_commands(line: &str, cwd: Option<&str>) -> Vec<String> {
+    line_as_commands_in(line, list_items(line), cwd)
+}
+
+/// The commands of a line of free text read as a command line: without its
+/// bullet or prompt (`-`, `*`, `$`, `>`, `•`) and without backticks; `items`
+/// are the line's [`list_items`].
+pub(crate) fn line_as_commands_in(line: &str, items: ListItems<'_>, cwd: Option<&str>) -> Vec<String> {
+    match list_words(items) {
+        Some(words) => normalize_simple(&words, false, cwd).into_iter().collect(),
+        None => line_as_commands_lexed(line, cwd),
+    }
+}
+
+/// [`line_as_commands_in`] through the lexer, for any line.
+fn line_as_commands_lexed(line: &str, cwd: Option<&str>) -> Vec<String> {
+    let l = line.trim_start_matches(|c: char| c.is_whitespace() || matches!(c, '-' | '*' | '$' | '>' | '•'));
+    normalize_commands(&l.replace('`', ""), cwd)
+}
+
+/// The tokens [`line_as_commands_in`] would lex from a packed list line
+/// ([`list_items`]: code symbols, or identifiers in code spans) whose items
+/// are plain words: no whitespace, quote, backslash or shell operator in
+/// them, no `<<`, no shell as the first. Such a line, its bullet and
+/// backticks dropped, is one simple command whose tokens are its
+/// space-separated words (the `·` separators among them), and no shell
+/// wraps it; lexing it character by character was most of the cost of
+/// reading a summary's new lines in a sweep.
+fn list_words(items: ListItems<'_>) -> Option<Vec<&str>> {
+    let (list, sep) = items?;
+    if list.len() > MAX_COMMAND_INPUT || list.contains("<<") {
+        return None;
+    }
+    let plain = |w: &str| {
+        w.bytes().all(plain_byte)
+            || w.chars().all(|c| if c.is_ascii() { plain_byte(c as u8) } else { !c.is_whitespace() })
+    };
+    let mut words = Vec::new();
+    if sep == IDENT_SEP {
+        for (k, item) in super::words::split_str(list, sep).enumerate() {
+            let inner = item.strip_prefix('`').and_then(|x| x.strip_suffix('`'))?;
+            if inner.is_empty() || !plain(inner) {
+                return None;
+            }
+            if k > 0 {
+                words.push("·");
+            }
+            words.push(inner);
+        }
+    } else {
+        // Code symbols hold no space: the words are the items, each but the
+        // last with the comma after it.
+        for w in list.split(' ') {
+            if w.is_empty() || !plain(w) {
+                return None;
+            }
+            words.push(w);
+        }
+    }
+    let first = words.first()?;
+    if matches!(basename(first), "bash" | "sh" | "zsh" | "dash") {
+        return None;
+    }
+    Some(words)
 }
 
 /// `bash -lc '…'` / `sh -c "…"` → the inner script.
@@ -1520,23 +1639,24 @@ fn is_assignment(t: &str) -> bool {
     }
 }
 
-fn normalize_simple(tokens: &[Token], after_pipe: bool, cwd: Option<&str>) -> Option<String> {
+fn normalize_simple<W: Word>(tokens: &[W], after_pipe: bool, cwd: Option<&str>) -> Option<String> {
     let mut i = 0;
-    while i < tokens.len() && (is_assignment(&tokens[i].text) || PREFIXES.contains(&tokens[i].text.as_str())) {
+    while i < tokens.len() && (is_assignment(tokens[i].text()) || PREFIXES.contains(&tokens[i].text())) {
         i += 1;
     }
     let argv0 = tokens.get(i)?;
-    if argv0.free_text || argv0.text.is_empty() || argv0.text.starts_with(['-', '$', '>', '<', '#']) {
+    let argv0_text = argv0.text();
+    if argv0.free_text() || argv0_text.is_empty() || argv0_text.starts_with(['-', '$', '>', '<', '#']) {
         return None;
     }
-    let prog = basename(&argv0.text);
+    let prog = basename(argv0_text);
     if TRIVIAL.contains(&prog) || (after_pipe && FILTERS.contains(&prog)) {
         return None;
     }
     let mut parts = Parts::new();
-    match argv0.text.contains('/').then(|| normalize_path(&argv0.text, cwd)).flatten() {
+    match argv0_text.contains('/').then(|| normalize_path(argv0_text, cwd)).flatten() {
         Some(p) => parts.push(&p),
-        None => parts.push(&argv0.text),
+        None => parts.push(argv0_text),
     }
     let mut skip_next = false;
     for t in &tokens[i + 1..] {
@@ -1544,8 +1664,8 @@ fn normalize_simple(tokens: &[Token], after_pipe: bool, cwd: Option<&str>) -> Op
             skip_next = false;
             continue;
         }
-        let s = t.text.as_str();
-        if t.free_text || s.is_empty() || s.starts_with('$') || s.starts_with('#') {
+        let s = t.text();
+        if t.free_text() || s.is_empty() || s.starts_with('$') || s.starts_with('#') {
             continue;
         }
         if s.starts_with(['>', '<']) || s.starts_with("2>") || s.starts_with("1>") || s.starts_with("&>") {
@@ -2017,6 +2137,119 @@ mod fast_path_tests {
             for _ in 0..2 {
                 prop_assert_eq!(&sorted(super::scan_prose_line(&line, cwd)), &whole, "{:?}", line);
             }
+        }
+    }
+
+    /// Identifier items that read as command words: programs, prefixes,
+    /// assignments, flags, redirections, paths, and the near misses the
+    /// list's words must leave to the lexer (quotes, operators, a heredoc,
+    /// Unicode spaces, a shell, an empty span).
+    const COMMAND_IDENT_ITEMS: &[&str] = &[
+        "`cargo`",
+        "`test`",
+        "`-p`",
+        "`-m`",
+        "`--message`",
+        "`>`",
+        "`2>`",
+        "`>out.txt`",
+        "`FOO=1`",
+        "`sudo`",
+        "`env`",
+        "`cd`",
+        "`ls`",
+        "`git`",
+        "`status`",
+        "`src/a.rs`",
+        "`/w/b.ts`",
+        "`$HOME`",
+        "`#x`",
+        "`é·x`",
+        "`·`",
+        "`a.rs`",
+        "`x.y`",
+        "`-`",
+        "`.`",
+    ];
+    const NOT_COMMAND_IDENT_ITEMS: &[&str] = &[
+        "`bash`",
+        "`sh`",
+        "`/bin/zsh`",
+        "`a<<b`",
+        "`x'y`",
+        "`a\"b`",
+        "`a\u{a0}b`",
+        "`a\u{2003}b`",
+        "`a|b`",
+        "`a;b`",
+        "`(x)`",
+        "`\\n`",
+        "`a&b`",
+        "``",
+        "`a b`",
+    ];
+    const COMMAND_SYMBOL_ITEMS: &[&str] =
+        &["time", "env", "cd", "ls", "git", "status", "sh", "bash", "a.rs", "x.y.z", "Foo::bar", "_x", "9a"];
+
+    proptest! {
+        #![proptest_config(ProptestConfig { cases: 1024, ..ProptestConfig::default() })]
+
+        /// A packed list line read as a command from its words gives what
+        /// lexing it gives; a line the words cannot stand for is lexed.
+        #[test]
+        fn a_list_line_reads_as_the_command_the_lexer_reads(
+            line in prop_oneof![
+                list_line(COMMAND_SYMBOL_ITEMS, NOT_SYMBOL_ITEMS, ", "),
+                list_line(SYMBOL_ITEMS, COMMAND_SYMBOL_ITEMS, ", "),
+                list_line(COMMAND_IDENT_ITEMS, NOT_COMMAND_IDENT_ITEMS, " · "),
+                list_line(IDENT_ITEMS, NOT_IDENT_ITEMS, " · "),
+            ],
+            cwd in prop::option::of(Just("/w")),
+        ) {
+            prop_assert_eq!(super::line_as_commands(&line, cwd), super::line_as_commands_lexed(&line, cwd), "{:?}", line);
+        }
+    }
+
+    /// The one-pass error-word test answers as searching for each word does,
+    /// in any case, at either end of a text or inside a word.
+    #[test]
+    fn error_words_are_found_in_one_pass() {
+        const WORDS: [&[u8]; 4] = [b"error", b"fatal", b"exception", b"panicked"];
+        let each = |b: &[u8]| WORDS.iter().any(|w| b.windows(w.len()).any(|x| x.eq_ignore_ascii_case(w)));
+        for text in [
+            "error",
+            "`IOError`",
+            "x FATAL",
+            "NullPointerException",
+            "thread panicked at",
+            "PaNiCkEd",
+            "eRrOr",
+            "erro",
+            "fata",
+            "panic",
+            "xception",
+            "exceptio",
+            "ferror",
+            "",
+            "e",
+            "p",
+            "f",
+            "·error·",
+            "err or",
+        ] {
+            assert_eq!(super::has_error_word(text.as_bytes()), each(text.as_bytes()), "{text:?}");
+        }
+    }
+
+    /// The words stand for the lexer on the lists a checkpoint writes, and
+    /// leave it what they cannot stand for.
+    #[test]
+    fn list_words_take_plain_lists_only() {
+        let words = |line| super::list_words(super::list_items(line));
+        assert_eq!(words("- `cargo` · `src/a.rs`"), Some(vec!["cargo", "·", "src/a.rs"]));
+        assert_eq!(words("- parse_args, Foo::bar"), Some(vec!["parse_args,", "Foo::bar"]));
+        for line in ["- `a b` · `c`", "- `bash` · `-c`", "- `x'y`", "- `a<<b`", "- ``", "- a:b, c", "ran tests"] {
+            assert_eq!(words(line), None, "{line:?}");
         }
     }
 

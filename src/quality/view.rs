@@ -415,7 +415,8 @@ fn command_candidates(text: &str, cwd: Option<&str>, out: &mut HashSet<String>) 
     // (cwd, line), process-wide.
     static MEMO: LazyLock<LineMemo> = LazyLock::new(Default::default);
     for line in text.lines().take(COMMAND_LINES) {
-        let commands = MEMO.get(cwd, line, extract::MEMO_MIN_LINE, || line_commands(line, cwd));
+        let commands =
+            MEMO.get(cwd, line, extract::MEMO_MIN_LINE, || line_commands(line, extract::list_items(line), cwd));
         out.extend(commands.iter().map(|c| c.to_string()));
     }
 }
@@ -434,9 +435,11 @@ struct LineView {
 
 impl LineView {
     fn of(line: &str, cwd: Option<&str>) -> LineView {
+        // Both reads ask whether it is a packed list: asked once.
+        let items = extract::list_items(line);
         LineView {
-            found: extract::scan_prose_line(line, cwd),
-            commands: line_commands(line, cwd),
+            found: extract::scan_prose_line_in(line, items, cwd),
+            commands: line_commands(line, items, cwd),
             constraints: extract::constraints_of_line(line),
         }
     }
@@ -444,11 +447,8 @@ impl LineView {
 
 /// The commands one line of free text names: the line itself read as a command
 /// (bullets and prompts stripped, backticks removed), and each code span.
-fn line_commands(line: &str, cwd: Option<&str>) -> Vec<Box<str>> {
-    let mut out: Vec<Box<str>> = Vec::new();
-    let l = line.trim_start_matches(|c: char| c.is_whitespace() || matches!(c, '-' | '*' | '$' | '>' | '•'));
-    let l = l.replace('`', "");
-    out.extend(extract::normalize_commands(&l, cwd).into_iter().map(Box::from));
+fn line_commands(line: &str, items: extract::ListItems<'_>, cwd: Option<&str>) -> Vec<Box<str>> {
+    let mut out: Vec<Box<str>> = extract::line_as_commands_in(line, items, cwd).into_iter().map(Box::from).collect();
     // A checkpoint's lines are new from one summary to the next, but its code
     // spans (paths, ids, commands) recur in many of them: each is read once.
     static SPANS: LazyLock<LineMemo> = LazyLock::new(Default::default);
