@@ -760,10 +760,19 @@ impl PreparedEvent<'_, '_> {
         }
         // Result ordinal of the first kept message, to know which are masked.
         let mut seen_results: usize = costs[..first].iter().map(|&(m, _)| results_of(m)).sum();
+        // Atoms added so far, weak and strong: an atom recurs all over a
+        // long history, and adding it again changes nothing in the view but
+        // a duplicate in its atom list (sorted away at the end, after a sort
+        // of every occurrence).
+        let (mut added_weak, mut added_strong) = (Bits::with_len(0), Bits::with_len(0));
         for &(m, cost) in &costs[first..] {
             tokens += cost;
-            let entries = self.atoms.entries_of(m);
+            // Sorted by (block, atom): each block's are the next run.
+            let mut entries = self.atoms.entries_of(m);
             for (bi, block) in msgs[m].blocks.iter().enumerate() {
+                let here = entries.iter().take_while(|e| e.block as usize <= bi).count();
+                let (in_block, rest) = entries.split_at(here);
+                entries = rest;
                 if matches!(block, Block::ToolResult { .. }) {
                     seen_results += 1;
                     if seen_results <= masked {
@@ -772,10 +781,13 @@ impl PreparedEvent<'_, '_> {
                     }
                 }
                 chars += block.text_chars() as u64;
-                for e in entries.iter().filter(|e| e.block as usize == bi) {
+                for e in in_block.iter().filter(|e| e.block as usize == bi) {
+                    let strong = e.flags & flag::STRONG != 0;
+                    if !(if strong { &mut added_strong } else { &mut added_weak }).insert(e.atom) {
+                        continue;
+                    }
                     let def = &self.atoms.defs[e.atom as usize];
-                    let kind = self.atoms.kind_of(e.atom, e.flags);
-                    view.add_key(kind, &def.key, e.flags & flag::STRONG != 0);
+                    view.add_key(self.atoms.kind_of(e.atom, e.flags), &def.key, strong);
                 }
                 visit_block_text(block, &mut |t| view.add_tokens(t));
             }
