@@ -438,39 +438,34 @@ fn human_text(m: &Message) -> String {
         .join("\n")
 }
 
-/// The accepted identifiers of a text, one entry per occurrence, in order. A
-/// pure function of the text, memoized: the same tool outputs are scanned again
-/// at every compaction and by every policy of a sweep.
-fn idents_of(text: &str) -> Arc<[Box<str>]> {
-    static MEMO: LazyLock<super::text_memo::TextMemo> = LazyLock::new(Default::default);
-    MEMO.get(text, |text| {
-        let Some(r) = IDENTS.as_ref() else { return Vec::new() };
-        let mut out = Vec::new();
-        for m in r.find_iter(text) {
-            let s = m.as_str().trim_end_matches(['.', ',', ':', ';']);
-            // `response.json()` is a method call, not a file; `@file.txt` and
-            // `x.file.txt` are not the file `file.txt`.
-            let glued = !s.contains('/')
-                && text[..m.start()].chars().next_back().is_some_and(|c| c.is_alphanumeric() || "@.-_$".contains(c));
-            if !plausible_ident(s) || glued || text[m.end()..].starts_with('(') {
-                continue;
-            }
-            out.push(Box::from(s));
+/// The accepted identifiers of a text, one entry per occurrence, in order.
+/// Not memoized by text: a session's messages are read once each
+/// ([`SessionExtractive`]; a single replay's compactions replace each message
+/// once), so hashing every text to look it up found next to nothing, at the
+/// price of a tenth of the summarizer's reading.
+fn idents_of(text: &str) -> Vec<Box<str>> {
+    let Some(r) = IDENTS.as_ref() else { return Vec::new() };
+    let mut out = Vec::new();
+    for m in r.find_iter(text) {
+        let s = m.as_str().trim_end_matches(['.', ',', ':', ';']);
+        // `response.json()` is a method call, not a file; `@file.txt` and
+        // `x.file.txt` are not the file `file.txt`.
+        let glued = !s.contains('/')
+            && text[..m.start()].chars().next_back().is_some_and(|c| c.is_alphanumeric() || "@.-_$".contains(c));
+        if !plausible_ident(s) || glued || text[m.end()..].starts_with('(') {
+            continue;
         }
-        out
-    })
+        out.push(Box::from(s));
+    }
+    out
 }
 
 /// The accepted code symbols of a text (the shapes of quality.md §c.2, as
-/// atom extraction matches them), one entry per occurrence, in order:
-/// memoized like [`idents_of`] (matching symbols was the summarizer's largest
-/// cost when a sweep or `compare` re-reads the same messages).
-fn symbols_of(text: &str) -> Arc<[Box<str>]> {
-    static MEMO: LazyLock<super::text_memo::TextMemo> = LazyLock::new(Default::default);
-    MEMO.get(text, |text| {
-        let words = Words::of(text);
-        words.symbols().filter_map(|(start, end)| accept_symbol(&text[start..end])).map(Box::from).collect()
-    })
+/// atom extraction matches them), one entry per occurrence, in order; not
+/// memoized either (see [`idents_of`]).
+fn symbols_of(text: &str) -> Vec<Box<str>> {
+    let words = Words::of(text);
+    words.symbols().filter_map(|(start, end)| accept_symbol(&text[start..end])).map(Box::from).collect()
 }
 
 /// An identifier or code symbol, with its id among its [`Names`].
