@@ -222,6 +222,9 @@ impl<'a> SessionAtoms<'a> {
     }
 
     fn build(&mut self, excluded: &[Range<usize>]) {
+        // What a block names, one block after the other (one buffer: a
+        // session has hundreds of thousands of blocks).
+        let mut found: Vec<Found> = Vec::new();
         // Command entries of each tool call, by tool_use id, so a failed result
         // can flag them.
         let mut pending: HashMap<String, Vec<usize>> = HashMap::new();
@@ -249,7 +252,7 @@ impl<'a> SessionAtoms<'a> {
             let mut failed_results: Vec<&str> = Vec::new();
             for (bi, block) in msg.blocks.iter().enumerate() {
                 let bi = u32::try_from(bi).unwrap_or(u32::MAX);
-                let mut found = Vec::new();
+                found.clear();
                 match block {
                     Block::Text { text } => {
                         extract::scan_text(text, text_ctx, cwd, &mut found);
@@ -324,7 +327,14 @@ impl<'a> SessionAtoms<'a> {
             }
         }
         self.msg_start.push(self.entries.len());
-        self.occ = vec![Vec::new(); self.defs.len()];
+        // Each atom's list sized to its count first: most atoms occur a few
+        // times, and growing hundreds of thousands of small lists one push at a
+        // time reallocated each of them several times.
+        let mut counts = vec![0usize; self.defs.len()];
+        for e in &self.entries {
+            counts[e.atom as usize] += 1;
+        }
+        self.occ = counts.into_iter().map(Vec::with_capacity).collect();
         for m in 0..self.messages.len() {
             for e in &self.entries[self.msg_start[m]..self.msg_start[m + 1]] {
                 let msg = u32::try_from(m).unwrap_or(u32::MAX);
