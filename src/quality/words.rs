@@ -116,10 +116,10 @@ struct Word {
 impl<'t> Words<'t> {
     pub(crate) fn of(text: &'t str) -> Words<'t> {
         let b = text.as_bytes();
-        // About a word per 8 bytes of text: sized once rather than grown push
-        // by push; capped, so a huge text with few words reserves little (one
-        // with many grows from there).
-        let mut words = Vec::with_capacity((b.len() / 8).min(1 << 16));
+        // About a word per 5 bytes of text (what logs hold): sized once rather
+        // than grown push by push; capped, so a huge text with few words
+        // reserves little (one with many grows from there).
+        let mut words = Vec::with_capacity((b.len() / 5).min(1 << 16));
         let mut i = 0;
         while i < b.len() {
             let c = class(b[i]);
