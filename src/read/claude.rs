@@ -63,10 +63,10 @@ pub fn read(path: &Path, data: &[u8]) -> Vec<Session> {
 /// as a `serde_json::Value`, the reference the fast path is tested against).
 fn read_with(path: &Path, data: &[u8], typed: bool) -> Vec<Session> {
     // A record a line: sized from the line count (a fast count) rather than
-    // grown, which copied a big session's records over and over; capped, so
-    // a file of empty or broken lines reserves little (a longer session grows
-    // from there).
-    let lines = (memchr::memchr_iter(b'\n', data).count() + 1).min(1 << 16);
+    // grown, which copied a big session's records over and over; at most 16 K
+    // records, so a file of empty or broken lines reserves a few MB at most
+    // (a longer session grows from there).
+    let lines = (memchr::memchr_iter(b'\n', data).count() + 1).min(1 << 14);
     let mut recs: Vec<Rec> = Vec::with_capacity(lines);
     // Raw byte length of each record, for the per-session byte counts.
     let mut rec_bytes: Vec<u64> = Vec::with_capacity(lines);
