@@ -222,8 +222,8 @@ impl<'a> SessionAtoms<'a> {
     }
 
     fn build(&mut self, excluded: &[Range<usize>]) {
-        // What a block names, one block after the other (one buffer: a
-        // session has hundreds of thousands of blocks).
+        // What a block names, one block after the other: one buffer for all
+        // of a session's blocks, not a new one grown for each.
         let mut found: Vec<Found> = Vec::new();
         // Command entries of each tool call, by tool_use id, so a failed result
         // can flag them.
@@ -328,8 +328,8 @@ impl<'a> SessionAtoms<'a> {
         }
         self.msg_start.push(self.entries.len());
         // Each atom's list sized to its count first: most atoms occur a few
-        // times, and growing hundreds of thousands of small lists one push at a
-        // time reallocated each of them several times.
+        // times, and growing a session's thousands of small lists one push at
+        // a time reallocated each of them several times.
         let mut counts = vec![0usize; self.defs.len()];
         for e in &self.entries {
             counts[e.atom as usize] += 1;
