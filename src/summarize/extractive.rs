@@ -443,7 +443,7 @@ fn human_text(m: &Message) -> String {
 /// ([`SessionExtractive`]; a single replay's compactions replace each message
 /// once), so hashing every text to look it up found next to nothing, at the
 /// price of a tenth of the summarizer's reading.
-fn idents_of(text: &str) -> Vec<Box<str>> {
+fn idents_of(text: &str) -> Vec<&str> {
     let Some(r) = IDENTS.as_ref() else { return Vec::new() };
     let mut out = Vec::new();
     for m in r.find_iter(text) {
@@ -455,7 +455,7 @@ fn idents_of(text: &str) -> Vec<Box<str>> {
         if !plausible_ident(s) || glued || text[m.end()..].starts_with('(') {
             continue;
         }
-        out.push(Box::from(s));
+        out.push(s);
     }
     out
 }
@@ -463,9 +463,9 @@ fn idents_of(text: &str) -> Vec<Box<str>> {
 /// The accepted code symbols of a text (the shapes of quality.md §c.2, as
 /// atom extraction matches them), one entry per occurrence, in order; not
 /// memoized either (see [`idents_of`]).
-fn symbols_of(text: &str) -> Vec<Box<str>> {
+fn symbols_of(text: &str) -> Vec<&str> {
     let words = Words::of(text);
-    words.symbols().filter_map(|(start, end)| accept_symbol(&text[start..end])).map(Box::from).collect()
+    words.symbols().filter_map(|(start, end)| accept_symbol(&text[start..end])).collect()
 }
 
 /// An identifier or code symbol, with its id among its [`Names`].
@@ -489,8 +489,9 @@ struct Names {
 }
 
 impl Names {
-    /// The names of `texts`, in order.
-    fn all(&self, texts: &[Box<str>]) -> Arc<[Name]> {
+    /// The names of `texts`, in order (borrowed from the text they were
+    /// found in: only a name seen for the first time is copied).
+    fn all(&self, texts: &[&str]) -> Arc<[Name]> {
         // A poisoned lock (a panic elsewhere) still holds whole entries.
         let mut ids = self.ids.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
         texts.iter().map(|t| Self::intern(&mut ids, t)).collect()
