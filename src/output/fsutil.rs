@@ -80,7 +80,16 @@ pub fn atomic_write_with(path: &Path, fill: impl FnOnce(&mut dyn Write) -> std::
 /// cost a disk flush per session and policy, and the reports (report.json
 /// last) are still synced, so a run whose report.json is on disk is complete.
 pub fn atomic_write_unsynced(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
-    write_in_place(path, |w| w.write_all(bytes), false)
+    atomic_write_unsynced_with(path, |w| w.write_all(bytes))
+}
+
+/// [`atomic_write_unsynced`] for content produced piece by piece (see
+/// [`atomic_write_with`]).
+pub fn atomic_write_unsynced_with(
+    path: &Path,
+    fill: impl FnOnce(&mut dyn Write) -> std::io::Result<()>,
+) -> std::io::Result<()> {
+    write_in_place(path, fill, false)
 }
 
 fn write_in_place(

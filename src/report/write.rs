@@ -11,9 +11,10 @@
 //! the same bytes under the same names.
 
 use super::html::{ChartKeeper, Charts, DEFAULT_MAX_SESSIONS};
-use super::{Report, csv_out, markdown, to_json, transcript_jsonl};
+use super::{Report, csv_out, markdown, to_json, write_transcript};
 use crate::output::fsutil::{
-    atomic_write, atomic_write_unsynced, atomic_write_with, ensure_dir, fnv1a, pending_path, safe_stem, scratch_file,
+    atomic_write, atomic_write_unsynced_with, atomic_write_with, ensure_dir, fnv1a, pending_path, safe_stem,
+    scratch_file,
 };
 use crate::replay::{SessionKey, SessionResults};
 use std::collections::HashSet;
@@ -90,7 +91,7 @@ pub fn write_all(
                 let stem = names.stem(pi, &r.session_id, &r.source_path);
                 let path = dir.join(format!("{stem}.jsonl"));
                 interrupted()?;
-                atomic_write_unsynced(&path, &transcript_jsonl(trace))?;
+                atomic_write_unsynced_with(&path, |w| write_transcript(w, trace))?;
                 written.push(path);
             }
         }
@@ -222,7 +223,7 @@ impl SessionWriter {
                 interrupted()?;
                 let stem = self.claim(pi, key)?;
                 let path = transcript_dir(&self.out, policy).join(format!("{stem}.jsonl"));
-                atomic_write_unsynced(&path, &transcript_jsonl(trace))?;
+                atomic_write_unsynced_with(&path, |w| write_transcript(w, trace))?;
                 written.transcripts.push((pi, path));
             }
         }
