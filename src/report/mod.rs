@@ -381,9 +381,9 @@ mod tests {
     use super::*;
     use proptest::prelude::*;
 
-    /// A transcript is written in chunks of about 100 KB (plus
-    /// the message that crosses the mark), whose bytes are the JSONL of its
-    /// messages, one a line, in order.
+    /// A transcript is written in chunks of about 100 KB (plus the message
+    /// that crosses the mark), whose bytes are the JSONL of its messages, one
+    /// a line, in order.
     #[test]
     fn a_long_transcript_is_written_in_bounded_chunks() {
         use crate::model::{Block, Message, Origin, Role};
