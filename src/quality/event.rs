@@ -783,7 +783,8 @@ impl PreparedEvent<'_, '_> {
                 chars += block.text_chars() as u64;
                 for e in in_block.iter().filter(|e| e.block as usize == bi) {
                     let strong = e.flags & flag::STRONG != 0;
-                    if !(if strong { &mut added_strong } else { &mut added_weak }).insert(e.atom) {
+                    let added = if strong { &mut added_strong } else { &mut added_weak };
+                    if !added.insert(e.atom) {
                         continue;
                     }
                     let def = &self.atoms.defs[e.atom as usize];
