@@ -63,6 +63,40 @@ const fn classes() -> [u8; 256] {
     t
 }
 
+/// What [`Words::of`] learns of a word, OR-ed over its bytes (one operation
+/// a byte): bits for a byte that is no hex digit, one that is no decimal
+/// digit, a capital, `_`; and [`WORD`] for a word byte (not OR-ed).
+const NOT_HEX: u8 = 2;
+const NOT_DIGIT: u8 = 4;
+const CAP: u8 = 8;
+const UNDER: u8 = 16;
+
+static SEEN: [u8; 256] = seen();
+
+const fn seen() -> [u8; 256] {
+    let mut t = [0u8; 256];
+    let mut i = 0;
+    while i < 256 {
+        let c = CLASS[i];
+        let mut s = c & WORD;
+        if c & HEX == 0 {
+            s |= NOT_HEX;
+        }
+        if c & DIGIT == 0 {
+            s |= NOT_DIGIT;
+        }
+        if c & UPPER != 0 {
+            s |= CAP;
+        }
+        if c & UNDERSCORE != 0 {
+            s |= UNDER;
+        }
+        t[i] = s;
+        i += 1;
+    }
+    t
+}
+
 fn class(x: u8) -> u8 {
     CLASS[usize::from(x)]
 }
@@ -96,8 +130,11 @@ pub(crate) fn pathish(text: &str) -> impl Iterator<Item = (usize, usize)> + '_ {
     })
 }
 
-/// The words of a text: maximal runs of `(?-u:\b)` word bytes, read once for
-/// the three patterns that start at a word boundary.
+/// The words of a text that can start a match of one of the three patterns
+/// that start at a word boundary (maximal runs of `(?-u:\b)` word bytes),
+/// read once for the three. A word none of them can match (most words of
+/// prose and output: lower-case, not followed by `.`, `:` or `(`) is not
+/// kept, so each pattern walks only the candidates.
 #[derive(Debug)]
 pub(crate) struct Words<'t> {
     text: &'t [u8],
@@ -108,55 +145,56 @@ pub(crate) struct Words<'t> {
 struct Word {
     start: usize,
     end: usize,
-    /// The classes every byte of the word is in, and those any byte is in.
-    all: u8,
-    any: u8,
+    /// The [`SEEN`] bits of its bytes, OR-ed.
+    seen: u8,
 }
 
 impl<'t> Words<'t> {
     pub(crate) fn of(text: &'t str) -> Words<'t> {
         let b = text.as_bytes();
-        // About a word per 5 bytes of text (what logs hold): sized once rather
-        // than grown push by push; capped, so a huge text with few words
-        // reserves little (one with many grows from there).
-        let mut words = Vec::with_capacity((b.len() / 5).min(1 << 16));
+        // About a candidate per 10 bytes of text (what logs hold): sized once
+        // rather than grown push by push; capped, so a huge text with few
+        // words reserves little (one with many grows from there).
+        let mut words = Vec::with_capacity((b.len() / 10).min(1 << 15));
         let mut i = 0;
         while i < b.len() {
-            let c = class(b[i]);
+            let first = SEEN[usize::from(b[i])];
             i += 1;
-            if c & WORD == 0 {
+            if first & WORD == 0 {
                 continue;
             }
             let start = i - 1;
-            let (mut all, mut any) = (c, c);
-            while i < b.len() {
-                let c = class(b[i]);
-                if c & WORD == 0 {
+            let mut seen = first;
+            while let Some(&x) = b.get(i) {
+                let s = SEEN[usize::from(x)];
+                if s & WORD == 0 {
                     break;
                 }
-                all &= c;
-                any |= c;
+                seen |= s;
                 i += 1;
             }
-            words.push(Word { start, end: i, all, any });
+            // What `hex`, `numbers` and `symbols` ask of a word, in one
+            // cheap test (6 to 64 hex digits covers both lengths): most
+            // words fail all three, and are not kept.
+            let w = Word { start, end: i, seen };
+            let shaped = seen & (CAP | UNDER) != 0 || matches!(b.get(i), Some(b'.' | b':' | b'('));
+            if shaped || (seen & NOT_HEX == 0 && (6..=64).contains(&(i - start))) {
+                words.push(w);
+            }
+            // The byte that ended the word is no word byte: skipped.
+            i += 1;
         }
         Words { text: b, words }
     }
 
     /// `\b[0-9A-Fa-f]{7,64}\b`: a whole word of 7 to 64 hex digits.
     pub(crate) fn hex(&self) -> impl Iterator<Item = (usize, usize)> + '_ {
-        self.whole(HEX, 7..=64)
+        self.words.iter().filter(|w| w.hex()).map(|w| (w.start, w.end))
     }
 
     /// `\b\d{6,20}\b`: a whole word of 6 to 20 decimal digits.
     pub(crate) fn numbers(&self) -> impl Iterator<Item = (usize, usize)> + '_ {
-        self.whole(DIGIT, 6..=20)
-    }
-
-    /// The words made only of `class` bytes with a length in `len`: with a
-    /// boundary on both sides a match can only be a whole word.
-    fn whole(&self, c: u8, len: std::ops::RangeInclusive<usize>) -> impl Iterator<Item = (usize, usize)> + '_ {
-        self.words.iter().filter(move |w| w.all & c != 0 && len.contains(&(w.end - w.start))).map(|w| (w.start, w.end))
+        self.words.iter().filter(|w| w.number()).map(|w| (w.start, w.end))
     }
 
     /// The code-symbol pattern, alternatives in priority order:
@@ -183,14 +221,37 @@ impl<'t> Words<'t> {
             if w.start < from {
                 return None;
             }
-            let shaped = w.any & (UPPER | UNDERSCORE) != 0 || matches!(b.get(w.end), Some(b'.' | b':' | b'('));
-            if !shaped {
+            if !w.shaped(b) {
                 return None;
             }
             let m = symbol_at(b, w.start, w.end)?;
             from = m;
             Some((w.start, m))
         })
+    }
+}
+
+impl Word {
+    /// The words made only of one class (no byte `not` of it) with a length
+    /// in a range: with a boundary on both sides a match can only be a whole
+    /// word.
+    fn whole(&self, not: u8, len: std::ops::RangeInclusive<usize>) -> bool {
+        self.seen & not == 0 && len.contains(&(self.end - self.start))
+    }
+
+    fn hex(&self) -> bool {
+        self.whole(NOT_HEX, 7..=64)
+    }
+
+    fn number(&self) -> bool {
+        self.whole(NOT_DIGIT, 6..=20)
+    }
+
+    /// Whether the word (of the text `b`) can start a code symbol: only a
+    /// word with a capital or `_`, or followed by `.`, `:` or `(`, matches
+    /// one of the alternatives of [`Words::symbols`].
+    fn shaped(&self, b: &[u8]) -> bool {
+        self.seen & (CAP | UNDER) != 0 || matches!(b.get(self.end), Some(b'.' | b':' | b'('))
     }
 }
 
