@@ -501,7 +501,11 @@ fn accept_symbol(m: &str) -> Option<&str> {
         return None;
     }
     let qualified_dot = s.contains('.');
-    if qualified_dot || s.contains("::") {
+    // `::` found from its first byte (a vector search), not by the two-way
+    // string search, whose set-up costs more than these short words.
+    let b = s.as_bytes();
+    let qualified_colons = || memchr::memchr_iter(b':', b).any(|i| b.get(i + 1) == Some(&b':'));
+    if qualified_dot || qualified_colons() {
         let (mut short, mut last) = (true, None);
         for seg in s.split(['.', ':']).filter(|x| !x.is_empty()) {
             short &= seg.len() <= 2;
@@ -2257,6 +2261,25 @@ mod fast_path_tests {
         }
         for ext in super::KNOWN_EXT {
             assert!(super::known_ext(&ext.to_ascii_uppercase()), "{ext}");
+        }
+    }
+
+    /// A symbol qualified by `::` (anywhere, even after a single `:`) is read
+    /// segment by segment, as one qualified by `.` is; single colons are not a
+    /// qualifier.
+    #[test]
+    fn double_colons_qualify_a_symbol_wherever_they_are() {
+        for (m, want) in [
+            ("ab::cd", None),
+            ("a:b::cd", None),
+            ("abc::de", Some("abc::de")),
+            ("Foo::bar(", Some("Foo::bar")),
+            ("ab:cd", Some("ab:cd")),
+            ("ab:", Some("ab:")),
+            ("ab::", None),
+            ("x::config.json", None),
+        ] {
+            assert_eq!(super::accept_symbol(m), want, "{m:?}");
         }
     }
 
