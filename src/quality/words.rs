@@ -65,7 +65,7 @@ const fn classes() -> [u8; 256] {
 
 /// What [`Words::of`] learns of a word, OR-ed over its bytes (one operation
 /// a byte): bits for a byte that is no hex digit, one that is no decimal
-/// digit, a capital, `_`; and [`WORD`] for a word byte (not OR-ed).
+/// digit, a capital, `_`; and [`WORD`], which every byte of a word has.
 const NOT_HEX: u8 = 2;
 const NOT_DIGIT: u8 = 4;
 const CAP: u8 = 8;
@@ -173,12 +173,11 @@ impl<'t> Words<'t> {
                 seen |= s;
                 i += 1;
             }
-            // What `hex`, `numbers` and `symbols` ask of a word, in one
-            // cheap test (6 to 64 hex digits covers both lengths): most
-            // words fail all three, and are not kept.
+            // What `hex`, `numbers` and `symbols` ask of a word, in two
+            // tests (a number is hex digits too, and 6 to 64 of them covers
+            // both lengths): most words fail all three, and are not kept.
             let w = Word { start, end: i, seen };
-            let shaped = seen & (CAP | UNDER) != 0 || matches!(b.get(i), Some(b'.' | b':' | b'('));
-            if shaped || (seen & NOT_HEX == 0 && (6..=64).contains(&(i - start))) {
+            if w.shaped(b) || w.whole(NOT_HEX, 6..=64) {
                 words.push(w);
             }
             // The byte that ended the word is no word byte: skipped.
