@@ -64,7 +64,7 @@ const MAX_ENTRIES_PER_MESSAGE: usize = 20_000;
 #[derive(Debug, Clone)]
 pub(crate) struct AtomDef {
     pub class: usize,
-    pub key: Box<str>,
+    pub key: Arc<str>,
     /// Display value when it differs from the key (the sentence of a constraint).
     pub display: Option<Box<str>>,
     /// Keywords of a constraint.
@@ -100,7 +100,7 @@ pub struct SessionAtoms<'a> {
     pub(crate) messages: &'a [Message],
     pub(crate) cwd: Option<String>,
     pub(crate) defs: Vec<AtomDef>,
-    lookup: Vec<HashMap<Box<str>, u32>>,
+    lookup: Vec<HashMap<Arc<str>, u32>>,
     /// Hex ids by their first 7 digits (short and full SHAs of one commit).
     hex7: HashMap<String, Vec<u32>>,
     pub(crate) entries: Vec<Entry>,
@@ -363,8 +363,11 @@ impl<'a> SessionAtoms<'a> {
             return id;
         }
         let id = u32::try_from(self.defs.len()).unwrap_or(u32::MAX);
-        self.defs.push(AtomDef { class, key: key.into(), display: None, keywords: Box::new([]) });
-        self.lookup[class].insert(key.into(), id);
+        // One copy of the key, shared by the definition and the lookup (a
+        // session interns a new atom every few hundred bytes of text).
+        let shared: Arc<str> = Arc::from(key);
+        self.lookup[class].insert(shared.clone(), id);
+        self.defs.push(AtomDef { class, key: shared, display: None, keywords: Box::new([]) });
         if class == 4 && extract::is_hex_value(key) {
             self.hex7.entry(key[..7].to_string()).or_default().push(id);
         }
