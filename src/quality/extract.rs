@@ -20,8 +20,8 @@
 //! - constraints and asks: lower-cased keyword sets without stop words.
 
 use super::AtomKind;
+use super::line_memo::LineMemo;
 use super::words;
-use crate::summarize::text_memo::LineMemo;
 use memchr::memmem;
 use regex::{Captures, Regex};
 use serde_json::Value;

@@ -36,6 +36,7 @@ mod aggregate;
 mod event;
 mod extract;
 mod index;
+pub(crate) mod line_memo;
 mod prune;
 mod replay;
 mod score;

@@ -20,8 +20,8 @@
 //! - constraint: share of its keywords present in S ≥ 0.75 → 1, ≥ 0.5 → 0.5.
 
 use super::extract::{self, Found};
+use super::line_memo::LineMemo;
 use super::{AtomKind, CLASSES};
-use crate::summarize::text_memo::LineMemo;
 use foldhash::HashSet;
 use std::borrow::Cow;
 use std::sync::{Arc, LazyLock, OnceLock};

@@ -8,7 +8,6 @@
 //! through the engine.
 
 pub mod extractive;
-pub mod text_memo;
 pub mod truncate;
 
 use crate::filetrack::FileOps;
