@@ -11,7 +11,10 @@
 #   (h) compactor sweep, grids/default.toml    (72 points) on the real corpus
 #       (../shared/corpus); target < 3x the time of one `replay --preset
 #       default` of the same sessions (every output written), both on all
-#       cores (the sweep's points run in parallel); also shown at --jobs 1
+#       cores (the sweep's points run in parallel); also shown at --jobs 1;
+#       and, for information, the sweep against a replay of the policy its
+#       points vary (the default preset under the grid's [base], whose smaller
+#       context window makes every point compact many times more often)
 # and, for information, (e') the counting of (e) with compactor's own o200k
 # estimator (it remembers the count of each pre-tokenized piece).
 # Steps whose compactor command is not built yet are reported as skipped.
@@ -156,12 +159,17 @@ sweep_step() {
     row "(h) sweep $label" "-" "-" "skipped: compactor sweep not built" "-"
     return
   fi
-  local cb ts=() tr=() src=0
+  local cb ts=() tr=() tb=() src=0 base=()
   cb=$(corpus_bytes "$corpus")
   cat_corpus "$corpus"
+  mapfile -t base < <(grid_base_flags grids/default.toml)
   for ((i = 0; i < n; i++)); do
     run_step sweep-replay "$compactor" replay "$corpus" --preset default "${jobs[@]}" --quiet --out "$work/out-h-replay"
     tr+=("$secs")
+    src=$((src + rc))
+    run_step sweep-replay-base "$compactor" replay "$corpus" --preset default "${base[@]}" "${jobs[@]}" --quiet \
+      --out "$work/out-h-replay-base"
+    tb+=("$secs")
     src=$((src + rc))
     run_step sweep "$compactor" sweep "$corpus" --grid grids/default.toml "${jobs[@]}" --quiet --out "$work/out-h-sweep"
     ts+=("$secs")
@@ -172,13 +180,31 @@ sweep_step() {
     notes+=("(h) failed: $(tail -n 3 "$work/sweep.log" | tr '\n' ' ') $(tail -n 3 "$work/sweep-replay.log" | tr '\n' ' ')")
     return
   fi
-  local mr ms
-  mr=$(printf '%s\n' "${tr[@]}" | sort -g | awk '{ a[NR] = $1 } END { print a[int((NR + 1) / 2)] }')
-  ms=$(printf '%s\n' "${ts[@]}" | sort -g | awk '{ a[NR] = $1 } END { print a[int((NR + 1) / 2)] }')
+  local mr mb ms
+  mr=$(median "${tr[@]}")
+  mb=$(median "${tb[@]}")
+  ms=$(median "${ts[@]}")
   row "(h) replay default, real corpus, $label" "$mr" "$(mbs "$cb" "$mr")" "median of $n" "-"
+  row "(h) replay default + grid [base], $label" "$mb" "$(mbs "$cb" "$mb")" "median of $n (info)" "-"
   row "(h) sweep 72 points, real corpus, $label" "$ms" "$(mbs "$cb" "$ms")" \
     "$(awk -v a="$ms" -v b="$mr" 'BEGIN { r = a / b; printf "%.2fx time of replay (< 3) %s", r, (r < 3 ? "ok" : "MISS") }')" "$rss"
-  notes+=("(h) $label runs (s), replay: ${tr[*]}; sweep: ${ts[*]}")
+  row "(h) sweep vs replay + grid [base], $label" "-" "-" \
+    "$(awk -v a="$ms" -v b="$mb" 'BEGIN { printf "%.2fx time of that replay (info)", a / b }')" "-"
+  notes+=("(h) $label runs (s), replay: ${tr[*]}; replay + grid [base] (${base[*]}): ${tb[*]}; sweep: ${ts[*]}")
+}
+
+# median X...: the middle value (the upper one of an even count).
+median() { printf '%s\n' "$@" | sort -g | awk '{ a[NR] = $1 } END { print a[int((NR + 1) / 2)] }'; }
+
+# grid_base_flags FILE: the [base] table of a grid file as `--set key=value`
+# lines, one word a line (quotes dropped): the policy every point starts from.
+grid_base_flags() {
+  awk '/^[[:space:]]*\[/ { inbase = ($0 ~ /^[[:space:]]*\[base\][[:space:]]*$/); next }
+    inbase && /=/ && !/^[[:space:]]*#/ {
+      key = $0; sub(/[[:space:]]*=.*/, "", key); gsub(/["[:space:]]/, "", key)
+      val = $0; sub(/^[^=]*=[[:space:]]*/, "", val); sub(/[[:space:]]*(#.*)?$/, "", val); gsub(/"/, "", val)
+      print "--set"; print key "=" val
+    }' "$1"
 }
 
 cat_corpus() { find "$1" \( -name '*.jsonl' -o -name '*.json' \) -print0 | xargs -0 cat >/dev/null; }
