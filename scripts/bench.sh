@@ -9,12 +9,14 @@
 #   (f) compactor compare with 5 presets       --jobs 1; target ≤ 1.5x the time of (c)
 #   (g) (c) with --jobs 2                      target ≥ 1.8x speed-up over (c)
 #   (h) compactor sweep, grids/default.toml    (72 points) on the real corpus
-#       (../shared/corpus); target < 3x the time of one `replay --preset
-#       default` of the same sessions (every output written), both on all
-#       cores (the sweep's points run in parallel); also shown at --jobs 1;
-#       and, for information, the sweep against a replay of the policy its
-#       points vary (the default preset under the grid's [base], whose smaller
-#       context window makes every point compact many times more often)
+#       (../shared/corpus); target < 3x the time of one single-preset replay
+#       of the same sessions (every output written) that is one of the
+#       sweep's points: the default preset under the grid's [base] (the step
+#       checks that its totals equal a row of sweep.csv, and says which);
+#       both on all cores (the sweep's points run in parallel); also shown
+#       at --jobs 1; and, for information, the sweep against `replay
+#       --preset default` at the preset's own 200K window, a policy outside
+#       the grid under which the corpus compacts far less
 # and, for information, (e') the counting of (e) with compactor's own o200k
 # estimator (it remembers the count of each pre-tokenized piece).
 # Steps whose compactor command is not built yet are reported as skipped.
@@ -180,17 +182,34 @@ sweep_step() {
     notes+=("(h) failed: $(tail -n 3 "$work/sweep.log" | tr '\n' ' ') $(tail -n 3 "$work/sweep-replay.log" | tr '\n' ' ')")
     return
   fi
-  local mr mb ms
+  local mr mb ms point points verdict
   mr=$(median "${tr[@]}")
   mb=$(median "${tb[@]}")
   ms=$(median "${ts[@]}")
-  row "(h) replay default, real corpus, $label" "$mr" "$(mbs "$cb" "$mr")" "median of $n" "-"
-  row "(h) replay default + grid [base], $label" "$mb" "$(mbs "$cb" "$mb")" "median of $n (info)" "-"
-  row "(h) sweep 72 points, real corpus, $label" "$ms" "$(mbs "$cb" "$ms")" \
-    "$(awk -v a="$ms" -v b="$mr" 'BEGIN { r = a / b; printf "%.2fx time of replay (< 3) %s", r, (r < 3 ? "ok" : "MISS") }')" "$rss"
-  row "(h) sweep vs replay + grid [base], $label" "-" "-" \
-    "$(awk -v a="$ms" -v b="$mb" 'BEGIN { printf "%.2fx time of that replay (info)", a / b }')" "-"
-  notes+=("(h) $label runs (s), replay: ${tr[*]}; replay + grid [base] (${base[*]}): ${tb[*]}; sweep: ${ts[*]}")
+  point=$(grid_point_of "$work/out-h-replay-base/sessions.csv" "$work/out-h-sweep/sweep.csv")
+  points=$(($(wc -l <"$work/out-h-sweep/sweep.csv") - 1))
+  if [[ -n $point ]]; then
+    verdict=$(awk -v a="$ms" -v b="$mb" -v p="$point" \
+      'BEGIN { r = a / b; printf "%.2fx time of point %s (< 3) %s", r, p, (r < 3 ? "ok" : "MISS") }')
+  else
+    verdict="n/a: that replay is no point of the grid"
+  fi
+  row "(h) replay default + grid [base], $label" "$mb" "$(mbs "$cb" "$mb")" "median of $n; = point ${point:-none}" "-"
+  row "(h) sweep $points points, real corpus, $label" "$ms" "$(mbs "$cb" "$ms")" "$verdict" "$rss"
+  row "(h) replay default (200K), $label" "$mr" "$(mbs "$cb" "$mr")" \
+    "$(awk -v a="$ms" -v b="$mr" 'BEGIN { printf "sweep: %.2fx its time (info)", a / b }')" "-"
+  notes+=("(h) $label runs (s), replay + grid [base] (${base[*]}): ${tb[*]}; sweep: ${ts[*]}; replay default: ${tr[*]}")
+}
+
+# grid_point_of SESSIONS_CSV SWEEP_CSV: the sweep points whose totals (calls,
+# billed input under the policy, compactions) equal the replay's sessions
+# summed, joined by "/" (points that differ only where no session is
+# affected tie), or nothing. Columns are found by their header names.
+grid_point_of() {
+  awk -F, 'FNR == 1 { split("", col); for (i = 1; i <= NF; i++) col[$i] = i; next }
+    FILENAME == ARGV[1] { c += $col["calls"]; t += $col["input_tokens_policy"]; k += $col["compactions"]; next }
+    $col["calls"] == c && $col["input_tokens_policy"] == t && $col["compactions"] == k { m = m (m == "" ? "" : "/") $col["point"] }
+    END { if (m != "") print m }' "$1" "$2"
 }
 
 # median X...: the middle value (the upper one of an even count).
