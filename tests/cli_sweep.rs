@@ -187,7 +187,8 @@ fn cost_flags_change_the_price_and_reject_bad_values() {
 }
 
 /// The sweep on the real corpus with the grid kept in the repository: every
-/// point runs, and the recommendation does not overflow more than the base.
+/// point runs, a recommendation is written, and the default preset (which
+/// this grid tuned) is one of its points.
 #[test]
 fn corpus_sweep_with_the_default_grid() {
     let Some(corpus) = compactor::testing::corpus_dir() else { return };
@@ -207,4 +208,46 @@ fn corpus_sweep_with_the_default_grid() {
     // The last column is the error: empty on every row.
     assert!(csv.lines().skip(1).all(|l| l.ends_with(',')), "a grid point failed:\n{csv}");
     assert!(out.path().join("recommended.toml").is_file());
+
+    // The default preset is one of the points of the grid that tuned it: its
+    // replay under the grid's [base] comes to the totals of a row of
+    // sweep.csv. (`scripts/bench.sh --sweep` times the sweep against that
+    // replay, and checks the same.)
+    let grid: toml::Table = std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("grids/default.toml"))
+        .unwrap()
+        .parse()
+        .unwrap();
+    let mut replay = cargo_bin_cmd!("compactor");
+    replay.current_dir(env!("CARGO_MANIFEST_DIR")).arg("replay").arg(&corpus);
+    replay.args(["--preset", "default", "--quiet", "--out"]).arg(out.path().join("replay"));
+    for (key, value) in grid["base"].as_table().unwrap() {
+        let value = match value {
+            toml::Value::String(s) => s.clone(),
+            v => v.to_string(),
+        };
+        replay.arg("--set").arg(format!("{key}={value}"));
+    }
+    let o = replay.output().unwrap();
+    assert_eq!(o.status.code(), Some(0), "{}", String::from_utf8_lossy(&o.stderr));
+    const TOTALS: [&str; 3] = ["calls", "input_tokens_policy", "compactions"];
+    let sessions = csv_rows(&out.path().join("replay/sessions.csv"));
+    let replayed: Vec<u64> =
+        TOTALS.iter().map(|c| sessions.iter().map(|r| r[*c].parse::<u64>().unwrap()).sum()).collect();
+    let points = csv_rows(&out.path().join("sweep.csv"));
+    let same: Vec<&str> = points
+        .iter()
+        .filter(|r| TOTALS.iter().zip(&replayed).all(|(c, v)| r[*c].parse::<u64>().unwrap() == *v))
+        .map(|r| r["point"].as_str())
+        .collect();
+    assert!(!same.is_empty(), "no point of the grid has the totals {replayed:?} of the default preset's replay");
+}
+
+/// The records of a CSV file, each as header → field.
+fn csv_rows(path: &Path) -> Vec<std::collections::HashMap<String, String>> {
+    let mut reader = csv::Reader::from_path(path).unwrap();
+    let headers = reader.headers().unwrap().clone();
+    reader
+        .records()
+        .map(|r| headers.iter().map(String::from).zip(r.unwrap().iter().map(String::from)).collect())
+        .collect()
 }
