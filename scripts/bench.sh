@@ -204,7 +204,9 @@ sweep_step() {
 # grid_point_of SESSIONS_CSV SWEEP_CSV: the sweep points whose totals (calls,
 # billed input under the policy, compactions) equal the replay's sessions
 # summed, joined by "/" (points that differ only where no session is
-# affected tie), or nothing. Columns are found by their header names.
+# affected tie), or nothing. Columns are found by their header names; fields
+# are split at every comma, so a quoted comma (a session path holding one)
+# misaligns its row, and the sums then match no point.
 grid_point_of() {
   awk -F, 'FNR == 1 { split("", col); for (i = 1; i <= NF; i++) col[$i] = i; next }
     FILENAME == ARGV[1] { c += $col["calls"]; t += $col["input_tokens_policy"]; k += $col["compactions"]; next }
