@@ -234,12 +234,9 @@ fn corpus_sweep_with_the_default_grid() {
     let replayed: Vec<u64> =
         TOTALS.iter().map(|c| sessions.iter().map(|r| r[*c].parse::<u64>().unwrap()).sum()).collect();
     let points = csv_rows(&out.path().join("sweep.csv"));
-    let same: Vec<&str> = points
-        .iter()
-        .filter(|r| TOTALS.iter().zip(&replayed).all(|(c, v)| r[*c].parse::<u64>().unwrap() == *v))
-        .map(|r| r["point"].as_str())
-        .collect();
-    assert!(!same.is_empty(), "no point of the grid has the totals {replayed:?} of the default preset's replay");
+    let is_a_point =
+        points.iter().any(|r| TOTALS.iter().zip(&replayed).all(|(c, v)| r[*c].parse::<u64>().unwrap() == *v));
+    assert!(is_a_point, "no point of the grid has the totals {replayed:?} of the default preset's replay");
 }
 
 /// The records of a CSV file, each as header → field.
