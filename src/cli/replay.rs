@@ -98,6 +98,9 @@ impl Estimator for StaticEstimator {
     fn tokens_of_chars(&self, chars: u64) -> Option<u64> {
         self.0.tokens_of_chars(chars)
     }
+    fn adds_up_over_lines(&self) -> bool {
+        self.0.adds_up_over_lines()
+    }
     fn message_tokens(&self, m: &compactor::model::Message) -> u64 {
         self.0.message_tokens(m)
     }

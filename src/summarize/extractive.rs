@@ -1544,8 +1544,11 @@ impl<'a> Doc<'a> {
         // estimator counts characters only.
         let tokens_of = |admitted: &[bool]| -> Option<u64> { est.tokens_of_chars(chars_of(admitted)?) };
         let mut text = build(&admitted);
-        // The size of `text`, counted once per rebuild.
-        let mut size = est.text_tokens(&text);
+        // The size of `text`, counted once per rebuild; with a BPE estimator,
+        // each of its lines once per render (a rebuild changes a line or two,
+        // and counting the whole again was an eighth of an o200k replay).
+        let mut whole = crate::tokens::SegmentCounter::new(est);
+        let mut size = whole.count(&text);
         // Per-line costs round up, so the joined text is usually smaller than
         // their sum: offer the next lines in order again against the real size
         // (a bounded number of tries, each one a rebuild, or with a
@@ -1565,7 +1568,7 @@ impl<'a> Doc<'a> {
                 }
                 None => {
                     let t = build(&admitted);
-                    let t_size = est.text_tokens(&t);
+                    let t_size = whole.count(&t);
                     if t_size <= budget {
                         text = t;
                         size = t_size;
@@ -1584,7 +1587,7 @@ impl<'a> Doc<'a> {
             admitted[by_prio[k]] = false;
             k += 1;
             text = build(&admitted);
-            size = est.text_tokens(&text);
+            size = whole.count(&text);
         }
         if size > budget {
             // Not even one line fits: cut the text itself, at a line or word

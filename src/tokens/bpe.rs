@@ -116,6 +116,9 @@ impl Estimator for O200k {
     fn kind(&self) -> EstimatorKind {
         EstimatorKind::O200k
     }
+    fn adds_up_over_lines(&self) -> bool {
+        true
+    }
     fn text_tokens(&self, text: &str) -> u64 {
         count(Vocab::O200k, text)
     }
@@ -134,6 +137,9 @@ pub struct Cl100k;
 impl Estimator for Cl100k {
     fn kind(&self) -> EstimatorKind {
         EstimatorKind::Cl100k
+    }
+    fn adds_up_over_lines(&self) -> bool {
+        true
     }
     fn text_tokens(&self, text: &str) -> u64 {
         count(Vocab::Cl100k, text)
@@ -173,6 +179,42 @@ mod tests {
             for _ in 0..2 {
                 proptest::prop_assert_eq!(O200k.text_tokens(&text), bpe_openai::o200k_base().count(text.as_str()) as u64);
                 proptest::prop_assert_eq!(Cl100k.text_tokens(&text), bpe_openai::cl100k_base().count(text.as_str()) as u64);
+            }
+        }
+    }
+
+    proptest::proptest! {
+        /// A BPE count adds up over `line_segments` (what
+        /// `adds_up_over_lines` promises), on lines full of what could join
+        /// a piece across a newline: whitespace of every kind, slashes,
+        /// punctuation runs, contractions, digits, letters of any script.
+        #[test]
+        fn bpe_counts_add_up_over_line_segments(
+            lines in proptest::collection::vec(
+                r#"([ \t\r\n/]|\u{a0}|\u{85}|\u{2028}|'s|'T|[a-z]{1,6}|[A-Z][a-z]+|[0-9]{1,5}|[`#*.,;:'"\\()\[\]{}<>=-]{1,3}|\PC){0,12}"#,
+                0..8,
+            ),
+            end in "[\n]{0,2}",
+        ) {
+            let text = lines.join("\n") + &end;
+            let segments: Vec<&str> = crate::tokens::line_segments(&text).collect();
+            proptest::prop_assert_eq!(segments.concat(), text.clone());
+            for est in [&O200k as &dyn Estimator, &Cl100k] {
+                let sum: u64 = segments.iter().map(|s| est.text_tokens(s)).sum();
+                proptest::prop_assert_eq!(sum, est.text_tokens(&text), "{:?}", segments);
+            }
+        }
+    }
+
+    #[test]
+    fn a_segment_counter_counts_what_the_estimator_counts() {
+        let summary = "## Goal\nfix the parser\n\n## Files\n- `src/a.rs`\n/abs/path.rs\n  indented\n- don't stop\n";
+        for est in [&O200k as &dyn Estimator, &Cl100k] {
+            assert!(est.adds_up_over_lines());
+            let mut counter = crate::tokens::SegmentCounter::new(est);
+            // Twice: the second time from the memo.
+            for text in [summary, summary, &summary[..40], "", "x"] {
+                assert_eq!(counter.count(text), est.text_tokens(text), "{text:?}");
             }
         }
     }

@@ -132,6 +132,16 @@ pub trait Estimator: Send + Sync {
         let _ = chars;
         None
     }
+    /// Whether [`Estimator::text_tokens`] adds up over [`line_segments`]:
+    /// the count of a text is the sum of the counts of its segments. True of
+    /// the BPE estimators, whose pre-tokenizers never carry a piece across a
+    /// newline into a next character that is neither whitespace nor `/`;
+    /// false (the default) of chars/4, which rounds the whole. A caller that
+    /// counts many texts made of the same lines ([`SegmentCounter`]) then
+    /// counts each line once.
+    fn adds_up_over_lines(&self) -> bool {
+        false
+    }
     /// Tokens of one message as it would be sent. Not always the sum of
     /// [`Estimator::block_tokens`]: chars/4 rounds per message, BPE adds a
     /// per-message overhead.
@@ -160,6 +170,71 @@ pub fn estimator(kind: EstimatorKind) -> &'static dyn Estimator {
         EstimatorKind::O200k => &O200K,
         EstimatorKind::Cl100k => &CL100K,
         EstimatorKind::Calibrated => &CALIBRATED,
+    }
+}
+
+/// The segments of a text, cut after each `\n` that is followed by a
+/// character other than whitespace and `/`. Neither o200k's nor cl100k's
+/// pre-tokenizer makes a piece that holds such a newline and the character
+/// after it: the only pieces that hold a newline are runs of whitespace and a
+/// punctuation run with its trailing newlines (and, in o200k, slashes). So a
+/// BPE count of the text is the sum of the counts of its segments
+/// ([`Estimator::adds_up_over_lines`]; a property test checks it on both
+/// vocabularies).
+pub fn line_segments(text: &str) -> impl Iterator<Item = &str> {
+    let b = text.as_bytes();
+    let mut start = 0;
+    let mut from = 0;
+    std::iter::from_fn(move || {
+        while let Some(i) = memchr::memchr(b'\n', &b[from..]).map(|i| from + i) {
+            from = i + 1;
+            // A cut after the newline when the next character is neither
+            // whitespace nor `/`; `text[from..]` starts at a character
+            // boundary, a newline being one byte.
+            let next = text[from..].chars().next();
+            if next.is_some_and(|c| !c.is_whitespace() && c != '/') {
+                let seg = &text[start..from];
+                start = from;
+                return Some(seg);
+            }
+        }
+        (start < text.len()).then(|| {
+            let seg = &text[start..];
+            start = text.len();
+            seg
+        })
+    })
+}
+
+/// Counts texts that share most of their lines (a summary rebuilt with one
+/// line more or less, try after try): with an estimator that
+/// [adds up over lines](Estimator::adds_up_over_lines), each segment is
+/// counted once and remembered; with any other, each text is counted whole.
+pub struct SegmentCounter<'e> {
+    est: &'e dyn Estimator,
+    memo: Option<foldhash::HashMap<Box<str>, u64>>,
+}
+
+impl<'e> SegmentCounter<'e> {
+    pub fn new(est: &'e dyn Estimator) -> SegmentCounter<'e> {
+        SegmentCounter { est, memo: est.adds_up_over_lines().then(Default::default) }
+    }
+
+    /// What `est.text_tokens(text)` returns.
+    pub fn count(&mut self, text: &str) -> u64 {
+        let Some(memo) = &mut self.memo else { return self.est.text_tokens(text) };
+        let mut n = 0u64;
+        for seg in line_segments(text) {
+            n += match memo.get(seg) {
+                Some(&k) => k,
+                None => {
+                    let k = self.est.text_tokens(seg);
+                    memo.insert(seg.into(), k);
+                    k
+                }
+            };
+        }
+        n
     }
 }
 
@@ -335,6 +410,31 @@ mod tests {
         assert_eq!("cl100k_base".parse::<EstimatorKind>(), Ok(EstimatorKind::Cl100k));
         let err = "gpt2".parse::<EstimatorKind>().unwrap_err();
         assert!(err.to_string().contains("gpt2") && err.to_string().contains("per_block"));
+    }
+
+    #[test]
+    fn line_segments_cut_only_before_a_character_that_starts_a_piece() {
+        fn cut(t: &str) -> Vec<&str> {
+            line_segments(t).collect()
+        }
+        assert_eq!(cut("a\nb\n- c"), ["a\n", "b\n", "- c"]);
+        // Not before whitespace, a newline or a slash: a piece may go on there.
+        assert_eq!(cut("a\n b\n\nc\n/d\n\u{a0}e"), ["a\n b\n\n", "c\n/d\n\u{a0}e"]);
+        assert_eq!(cut("a\n"), ["a\n"]);
+        assert_eq!(cut("\nb"), ["\n", "b"]);
+        assert!(cut("").is_empty());
+        // Multi-byte characters on either side of a cut.
+        assert_eq!(cut("é\nü\n"), ["é\n", "ü\n"]);
+    }
+
+    #[test]
+    fn chars4_counts_whole_texts_in_a_segment_counter() {
+        // chars/4 rounds the whole: "a\n" and "b" are a token each, "a\nb" is
+        // one. It must not claim to add up over lines.
+        assert!(!Chars4.adds_up_over_lines() && !PerBlock.adds_up_over_lines());
+        let mut counter = SegmentCounter::new(&Chars4);
+        assert_eq!(counter.count("a\nb"), 1);
+        assert_eq!(Chars4.text_tokens("a\n") + Chars4.text_tokens("b"), 2);
     }
 
     #[test]
