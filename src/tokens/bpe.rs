@@ -69,13 +69,11 @@ fn count(vocab: Vocab, text: &str) -> u64 {
     cache.with(|cache| {
         let mut cache = cache.borrow_mut();
         let mut n = 0u64;
-        // Most of a log is ASCII: o200k's pieces of an ASCII text are cut by
+        // Most of a log is ASCII: the pieces of an ASCII text are cut by
         // hand, the same pieces as the tokenizer's regex at a fraction of its
         // cost (one anchored regex search a piece was most of counting).
-        let pieces: Box<dyn Iterator<Item = &str>> = match vocab {
-            Vocab::O200k if text.is_ascii() => Box::new(O200kAsciiPieces { text, at: 0 }),
-            _ => Box::new(tok.split(text)),
-        };
+        let pieces: Box<dyn Iterator<Item = &str>> =
+            if text.is_ascii() { Box::new(AsciiPieces { vocab, text, at: 0 }) } else { Box::new(tok.split(text)) };
         for piece in pieces {
             if piece.len() > MAX_CACHED_PIECE {
                 n += tok.bpe.count(piece.as_bytes()) as u64;
@@ -97,31 +95,35 @@ fn count(vocab: Vocab, text: &str) -> u64 {
     })
 }
 
-/// o200k's pre-tokenizer on an ASCII text: the pieces `Tokenizer::split`
-/// makes, cut by hand. Its pattern, in order of preference at each start
-/// (leftmost-first), restricted to ASCII (`\p{L}` = `[A-Za-z]`, `\p{N}` =
-/// `[0-9]`, `\s` = `[\t\n\x0B\x0C\r ]`; no ASCII character is `\p{Lt}`,
-/// `\p{Lm}`, `\p{Lo}` or `\p{M}`):
+/// The pre-tokenizer of o200k or cl100k on an ASCII text: the pieces
+/// `Tokenizer::split` makes, cut by hand. The patterns, alternatives in order
+/// of preference at each start (leftmost-first), restricted to ASCII
+/// (`\p{L}` = `[A-Za-z]`, `\p{N}` = `[0-9]`, `\s` = `[\t\n\x0B\x0C\r ]`; no
+/// ASCII character is `\p{Lt}`, `\p{Lm}`, `\p{Lo}` or `\p{M}`), `C` for
+/// `(?i:'s|'t|'re|'ve|'m|'ll|'d)`:
 ///
 /// ```text
-/// [^\r\n\p{L}\p{N}]?[\p{Lu}…]*[\p{Ll}…]+(?i:'s|'t|'re|'ve|'m|'ll|'d)?   1
-/// [^\r\n\p{L}\p{N}]?[\p{Lu}…]+[\p{Ll}…]*(?i:'s|'t|'re|'ve|'m|'ll|'d)?   2
-/// \p{N}{1,3}                                                             3
-///  ?[^\s\p{L}\p{N}]+[\r\n/]*                                             4
-/// \s*[\r\n]+                                                             5
-/// \s+$                                                                  6
-/// \s+(?!\S)   (bpe-openai: `\s+\s`, the last character given back)       7
-/// \s+                                                                   8
+/// o200k                                          cl100k
+/// [^\r\n\p{L}\p{N}]?[\p{Lu}…]*[\p{Ll}…]+C?        C
+/// [^\r\n\p{L}\p{N}]?[\p{Lu}…]+[\p{Ll}…]*C?        [^\r\n\p{L}\p{N}]?\p{L}+
+/// \p{N}{1,3}                                      \p{N}{1,3}
+///  ?[^\s\p{L}\p{N}]+[\r\n/]*                      ?[^\s\p{L}\p{N}]+[\r\n]*
+/// then, both:
+/// \s*[\r\n]+
+/// \s+$
+/// \s+(?!\S)   (bpe-openai: `\s+\s`, the last character given back)
+/// \s+
 /// ```
 ///
-/// Property tests compare the pieces with the tokenizer's on random ASCII
+/// Property tests compare the pieces with the tokenizers' on random ASCII
 /// text and exhaustively on every short string of a small alphabet.
-struct O200kAsciiPieces<'t> {
+struct AsciiPieces<'t> {
+    vocab: Vocab,
     text: &'t str,
     at: usize,
 }
 
-impl<'t> Iterator for O200kAsciiPieces<'t> {
+impl<'t> Iterator for AsciiPieces<'t> {
     type Item = &'t str;
 
     fn next(&mut self) -> Option<&'t str> {
@@ -129,7 +131,7 @@ impl<'t> Iterator for O200kAsciiPieces<'t> {
         if start >= self.text.len() {
             return None;
         }
-        let end = o200k_ascii_piece_end(self.text.as_bytes(), start);
+        let end = ascii_piece_end(self.vocab, self.text.as_bytes(), start);
         self.at = end;
         // ASCII: every byte is a character boundary.
         self.text.get(start..end)
@@ -146,8 +148,8 @@ fn ascii_other(b: u8) -> bool {
 }
 
 /// Where the piece that starts at `s` (< `b.len()`) ends (see
-/// [`O200kAsciiPieces`] for the alternatives).
-fn o200k_ascii_piece_end(b: &[u8], s: usize) -> usize {
+/// [`AsciiPieces`] for the alternatives).
+fn ascii_piece_end(vocab: Vocab, b: &[u8], s: usize) -> usize {
     let n = b.len();
     let run = |mut i: usize, f: fn(u8) -> bool| {
         while i < n && f(b[i]) {
@@ -156,34 +158,48 @@ fn o200k_ascii_piece_end(b: &[u8], s: usize) -> usize {
         i
     };
     let c = b[s];
-    // 1 and 2. The optional first character is taken when it can be (no
-    // letter can follow a letter start's "first character" otherwise).
+    // The optional first character of a word is taken when it can be (a
+    // letter cannot follow otherwise: `c` is no letter then).
     let t = if c != b'\r' && c != b'\n' && !c.is_ascii_alphanumeric() { s + 1 } else { s };
-    let upper = run(t, |x| x.is_ascii_uppercase());
-    let lower = run(upper, |x| x.is_ascii_lowercase());
-    // 1 needs a lower-case letter after the capitals (giving capitals back
-    // cannot help: they are not lower-case); else 2 needs a capital.
-    if lower > upper || upper > t {
-        return contraction(b, lower);
-    }
-    // 3.
+    let after_punct: fn(u8) -> bool = match vocab {
+        Vocab::O200k => {
+            let upper = run(t, |x| x.is_ascii_uppercase());
+            let lower = run(upper, |x| x.is_ascii_lowercase());
+            // The first needs a lower-case letter after the capitals (giving
+            // capitals back cannot help: they are not lower-case); else the
+            // second needs a capital.
+            if lower > upper || upper > t {
+                return contraction(b, lower);
+            }
+            |x| matches!(x, b'\r' | b'\n' | b'/')
+        }
+        Vocab::Cl100k => {
+            let e = contraction(b, s);
+            if e > s {
+                return e;
+            }
+            let e = run(t, |x| x.is_ascii_alphabetic());
+            if e > t {
+                return e;
+            }
+            |x| matches!(x, b'\r' | b'\n')
+        }
+    };
     if c.is_ascii_digit() {
         return run(s, |x| x.is_ascii_digit()).min(s + 3);
     }
-    // 4.
     let t = if c == b' ' { s + 1 } else { s };
     if t < n && ascii_other(b[t]) {
         let e = run(t, ascii_other);
-        return run(e, |x| matches!(x, b'\r' | b'\n' | b'/'));
+        return run(e, after_punct);
     }
-    // Whitespace from here on: `c` is neither a letter (1, 2), a digit (3)
-    // nor other (4).
+    // Whitespace from here on: `c` is neither a letter, a digit nor other.
     let r = run(s, ascii_space);
-    // 5: up to the run's last line break.
+    // `\s*[\r\n]+`: up to the run's last line break.
     if let Some(j) = b[s..r].iter().rposition(|&x| x == b'\r' || x == b'\n') {
         return s + j + 1;
     }
-    // 6, 7, 8.
+    // `\s+$`, `\s+(?!\S)`, `\s+`.
     if r == n || r - s == 1 { r } else { r - 1 }
 }
 
@@ -316,25 +332,30 @@ mod tests {
         }
     }
 
-    fn ascii_pieces(text: &str) -> Vec<&str> {
-        O200kAsciiPieces { text, at: 0 }.collect()
+    /// The hand-cut pieces of an ASCII text and the tokenizer's, per vocabulary.
+    fn both_ways(text: &str) -> Vec<(Vec<&str>, Vec<&str>)> {
+        [Vocab::O200k, Vocab::Cl100k]
+            .into_iter()
+            .map(|vocab| (AsciiPieces { vocab, text, at: 0 }.collect(), vocab.tokenizer().split(text).collect()))
+            .collect()
     }
 
     proptest::proptest! {
         /// The hand-cut pieces of an ASCII text are the tokenizer's own.
         #[test]
-        fn o200k_ascii_pieces_are_the_tokenizers(
+        fn ascii_pieces_are_the_tokenizers(
             text in r#"([a-z]{1,6}|[A-Z]{1,3}[a-z]{0,4}|[0-9]{1,5}|[ \t\n\r\x0B\x0C]{1,4}|'([sStTmMdD]|re|VE|Ll|x)|[\x00-\x7F]|[/\\(){}.,;:`"'#*=-]{1,3}){0,40}"#
         ) {
-            let want: Vec<&str> = bpe_openai::o200k_base().split(&text).collect();
-            proptest::prop_assert_eq!(ascii_pieces(&text), want);
+            for (mine, want) in both_ways(&text) {
+                proptest::prop_assert_eq!(mine, want);
+            }
         }
     }
 
     /// Every string of up to 5 characters of an alphabet with a member of each
-    /// class the pattern tells apart: the same pieces as the tokenizer's.
+    /// class the patterns tell apart: the same pieces as the tokenizers'.
     #[test]
-    fn o200k_ascii_pieces_on_every_short_string() {
+    fn ascii_pieces_on_every_short_string() {
         let alphabet = [b'a', b's', b'B', b'1', b' ', b'\t', b'\n', b'\r', b'\'', b'/', b'.', 0x01];
         let mut text = Vec::new();
         let mut checked = 0;
@@ -346,8 +367,9 @@ mod tests {
                     code /= alphabet.len();
                 }
                 let t = std::str::from_utf8(&text).unwrap();
-                let want: Vec<&str> = bpe_openai::o200k_base().split(t).collect();
-                assert_eq!(ascii_pieces(t), want, "{t:?}");
+                for (mine, want) in both_ways(t) {
+                    assert_eq!(mine, want, "{t:?}");
+                }
                 checked += 1;
             }
         }
@@ -355,7 +377,7 @@ mod tests {
     }
 
     #[test]
-    fn o200k_ascii_pieces_on_real_text() {
+    fn ascii_pieces_on_real_text() {
         // The ASCII lines of this file and of every fixture (code, prose,
         // JSON lines of every log format), one text per file.
         let mut files = vec![std::path::PathBuf::from(concat!(env!("CARGO_MANIFEST_DIR"), "/src/tokens/bpe.rs"))];
@@ -371,8 +393,9 @@ mod tests {
             let Ok(t) = std::fs::read_to_string(f) else { continue };
             let ascii: Vec<&str> = t.split_inclusive('\n').filter(|l| l.is_ascii()).collect();
             let text = ascii.concat();
-            let want: Vec<&str> = bpe_openai::o200k_base().split(&text).collect();
-            assert_eq!(ascii_pieces(&text), want, "{}", f.display());
+            for (mine, want) in both_ways(&text) {
+                assert_eq!(mine, want, "{}", f.display());
+            }
             bytes += text.len();
         }
         assert!(bytes > 100_000, "{bytes} bytes of ASCII text in {} files", files.len());
