@@ -69,12 +69,7 @@ fn count(vocab: Vocab, text: &str) -> u64 {
     cache.with(|cache| {
         let mut cache = cache.borrow_mut();
         let mut n = 0u64;
-        // Most of a log is ASCII: the pieces of an ASCII text are cut by
-        // hand, the same pieces as the tokenizer's regex at a fraction of its
-        // cost (one anchored regex search a piece was most of counting).
-        let pieces: Box<dyn Iterator<Item = &str>> =
-            if text.is_ascii() { Box::new(AsciiPieces { vocab, text, at: 0 }) } else { Box::new(tok.split(text)) };
-        for piece in pieces {
+        for piece in pieces(vocab, text) {
             if piece.len() > MAX_CACHED_PIECE {
                 n += tok.bpe.count(piece.as_bytes()) as u64;
                 continue;
@@ -92,6 +87,40 @@ fn count(vocab: Vocab, text: &str) -> u64 {
             n += k as u64;
         }
         n
+    })
+}
+
+/// The pieces `Tokenizer::split` cuts `text` into. Most of a log is ASCII:
+/// the pieces of ASCII text are cut by hand ([`AsciiPieces`]), the same
+/// pieces as the tokenizer's regex at a fraction of its cost (one anchored
+/// regex search a piece was most of counting). A text with a few non-ASCII
+/// characters is cut into [`line_segments`](super::line_segments), whose
+/// pieces are the text's (no piece spans a cut), and only the runs of
+/// segments that are not ASCII go through the regex.
+fn pieces(vocab: Vocab, text: &str) -> impl Iterator<Item = &str> {
+    let groups: Vec<(bool, &str)> = if text.is_ascii() {
+        vec![(true, text)]
+    } else {
+        let mut groups: Vec<(bool, &str)> = Vec::new();
+        let mut start = 0;
+        for seg in super::line_segments(text) {
+            let ascii = seg.is_ascii();
+            // Segments are contiguous: a group is a range of the text.
+            let end = start + seg.len();
+            match groups.last_mut() {
+                Some((kind, group)) if *kind == ascii => *group = &text[end - group.len() - seg.len()..end],
+                _ => groups.push((ascii, &text[start..end])),
+            }
+            start = end;
+        }
+        groups
+    };
+    groups.into_iter().flat_map(move |(ascii, group)| -> Box<dyn Iterator<Item = &str>> {
+        if ascii {
+            Box::new(AsciiPieces { vocab, text: group, at: 0 })
+        } else {
+            Box::new(vocab.tokenizer().split(group))
+        }
     })
 }
 
@@ -347,6 +376,34 @@ mod tests {
             text in r#"([a-z]{1,6}|[A-Z]{1,3}[a-z]{0,4}|[0-9]{1,5}|[ \t\n\r\x0B\x0C]{1,4}|'([sStTmMdD]|re|VE|Ll|x)|[\x00-\x7F]|[/\\(){}.,;:`"'#*=-]{1,3}){0,40}"#
         ) {
             for (mine, want) in both_ways(&text) {
+                proptest::prop_assert_eq!(mine, want);
+            }
+        }
+    }
+
+    proptest::proptest! {
+        /// The pieces of a text with non-ASCII lines, cut line segment by line
+        /// segment, are the tokenizer's own.
+        #[test]
+        fn pieces_of_mixed_text_are_the_tokenizers(
+            lines in proptest::collection::vec(
+                r##"([a-z]{1,6}|[A-Z][a-z]{0,4}|[0-9]{1,4}|[ \t\r/]{1,3}|'s|[.,:;(){}`"#*=-]{1,2}|é|ü|→|—|日本|\u{a0}|\u{85}|\u{300}|\PC){0,12}"##,
+                0..8,
+            )
+        ) {
+            // Lines that start with what may continue a piece across a
+            // newline ('/', whitespace) and end with what may carry one
+            // (punctuation), ASCII next to non-ASCII.
+            let ends = ["", "/", " ", ".", "`", "\t", "é"];
+            let text = lines
+                .iter()
+                .enumerate()
+                .map(|(i, l)| [ends[i % ends.len()], l.as_str(), ends[(i * 3 + 1) % ends.len()]].concat())
+                .collect::<Vec<_>>()
+                .join("\n");
+            for vocab in [Vocab::O200k, Vocab::Cl100k] {
+                let mine: Vec<&str> = pieces(vocab, &text).collect();
+                let want: Vec<&str> = vocab.tokenizer().split(&text).collect();
                 proptest::prop_assert_eq!(mine, want);
             }
         }
