@@ -91,44 +91,42 @@ fn count(vocab: Vocab, text: &str) -> u64 {
 }
 
 /// The pieces `Tokenizer::split` cuts `text` into. Most of a log is ASCII:
-/// the pieces of ASCII text are cut by hand ([`AsciiPieces`]), the same
+/// the pieces of ASCII text are cut by hand ([`HandPieces`]), the same
 /// pieces as the tokenizer's regex at a fraction of its cost (one anchored
-/// regex search a piece was most of counting). A text with a few non-ASCII
-/// characters is cut into [`line_segments`](super::line_segments), whose
+/// regex search a piece was most of counting), and so are those of text
+/// whose other characters are a few common symbols ([`known_symbol`]). Any
+/// other text is cut into [`line_segments`](super::line_segments), whose
 /// pieces are the text's (no piece spans a cut), and only the runs of
-/// segments that are not ASCII go through the regex.
+/// segments the hand cut does not know go through the regex.
 fn pieces(vocab: Vocab, text: &str) -> impl Iterator<Item = &str> {
-    let groups: Vec<(bool, &str)> = if text.is_ascii() {
+    let groups: Vec<(bool, &str)> = if hand_cuttable(text) {
         vec![(true, text)]
     } else {
         let mut groups: Vec<(bool, &str)> = Vec::new();
         let mut start = 0;
         for seg in super::line_segments(text) {
-            let ascii = seg.is_ascii();
+            let hand = hand_cuttable(seg);
             // Segments are contiguous: a group is a range of the text.
             let end = start + seg.len();
             match groups.last_mut() {
-                Some((kind, group)) if *kind == ascii => *group = &text[end - group.len() - seg.len()..end],
-                _ => groups.push((ascii, &text[start..end])),
+                Some((kind, group)) if *kind == hand => *group = &text[end - group.len() - seg.len()..end],
+                _ => groups.push((hand, &text[start..end])),
             }
             start = end;
         }
         groups
     };
-    groups.into_iter().flat_map(move |(ascii, group)| -> Box<dyn Iterator<Item = &str>> {
-        if ascii {
-            Box::new(AsciiPieces { vocab, text: group, at: 0 })
-        } else {
-            Box::new(vocab.tokenizer().split(group))
-        }
+    groups.into_iter().flat_map(move |(hand, group)| -> Box<dyn Iterator<Item = &str>> {
+        if hand { Box::new(HandPieces { vocab, text: group, at: 0 }) } else { Box::new(vocab.tokenizer().split(group)) }
     })
 }
 
-/// The pre-tokenizer of o200k or cl100k on an ASCII text: the pieces
-/// `Tokenizer::split` makes, cut by hand. The patterns, alternatives in order
-/// of preference at each start (leftmost-first), restricted to ASCII
-/// (`\p{L}` = `[A-Za-z]`, `\p{N}` = `[0-9]`, `\s` = `[\t\n\x0B\x0C\r ]`; no
-/// ASCII character is `\p{Lt}`, `\p{Lm}`, `\p{Lo}` or `\p{M}`), `C` for
+/// The pre-tokenizer of o200k or cl100k on a [`hand_cuttable`] text: the
+/// pieces `Tokenizer::split` makes, cut by hand. The patterns, alternatives in
+/// order of preference at each start (leftmost-first), restricted to such
+/// text (`\p{L}` = `[A-Za-z]`, `\p{N}` = `[0-9]`, `\s` = `[\t\n\x0B\x0C\r ]`;
+/// no character of it is `\p{Lt}`, `\p{Lm}`, `\p{Lo}` or `\p{M}`, and every
+/// byte of a [`known_symbol`] reads as `[^\s\p{L}\p{N}]`), `C` for
 /// `(?i:'s|'t|'re|'ve|'m|'ll|'d)`:
 ///
 /// ```text
@@ -144,15 +142,15 @@ fn pieces(vocab: Vocab, text: &str) -> impl Iterator<Item = &str> {
 /// \s+
 /// ```
 ///
-/// Property tests compare the pieces with the tokenizers' on random ASCII
-/// text and exhaustively on every short string of a small alphabet.
-struct AsciiPieces<'t> {
+/// Property tests compare the pieces with the tokenizers' on random text and
+/// exhaustively on every short string of a small alphabet.
+struct HandPieces<'t> {
     vocab: Vocab,
     text: &'t str,
     at: usize,
 }
 
-impl<'t> Iterator for AsciiPieces<'t> {
+impl<'t> Iterator for HandPieces<'t> {
     type Item = &'t str;
 
     fn next(&mut self) -> Option<&'t str> {
@@ -160,10 +158,79 @@ impl<'t> Iterator for AsciiPieces<'t> {
         if start >= self.text.len() {
             return None;
         }
-        let end = ascii_piece_end(self.vocab, self.text.as_bytes(), start);
+        let end = piece_end(self.vocab, self.text.as_bytes(), start);
         self.at = end;
-        // ASCII: every byte is a character boundary.
+        // A piece ends after an ASCII byte or a whole symbol (runs of
+        // "other" stop at an ASCII byte): a character boundary.
         self.text.get(start..end)
+    }
+}
+
+/// Whether [`HandPieces`] cuts `text` as the tokenizers do: its characters
+/// are ASCII or [`known_symbol`]s.
+fn hand_cuttable(text: &str) -> bool {
+    text.is_ascii() || text.chars().all(|c| c.is_ascii() || known_symbol(c))
+}
+
+/// Symbols and punctuation common in agent logs (Claude Code numbers the
+/// lines of a file it reads with `→`; tests print `✓`), all of general
+/// categories Sm, So, Sc, Pd, Po, Pi, Pf: `[^\s\p{L}\p{N}]` and no mark, as
+/// each of their bytes reads in [`piece_end`]. The tests cut every one of
+/// them in every context of the patterns.
+fn known_symbol(c: char) -> bool {
+    matches!(
+        c,
+        '→' | '←'
+            | '↑'
+            | '↓'
+            | '✓'
+            | '✔'
+            | '✗'
+            | '✘'
+            | '✅'
+            | '❌'
+            | '⚠'
+            | '—'
+            | '–'
+            | '…'
+            | '•'
+            | '·'
+            | '×'
+            | '°'
+            | '─'
+            | '│'
+            | '└'
+            | '├'
+            | '┌'
+            | '┐'
+            | '┘'
+            | '┤'
+            | '═'
+            | '║'
+            | '▶'
+            | '►'
+            | '★'
+            | '“'
+            | '”'
+            | '‘'
+            | '’'
+            | '«'
+            | '»'
+            | '©'
+            | '®'
+            | '™'
+            | '€'
+            | '£'
+    )
+}
+
+/// The UTF-8 length of the character whose first byte is `b`.
+fn utf8_len(b: u8) -> usize {
+    match b {
+        0x00..=0x7F => 1,
+        0xC0..=0xDF => 2,
+        0xE0..=0xEF => 3,
+        _ => 4,
     }
 }
 
@@ -171,14 +238,15 @@ fn ascii_space(b: u8) -> bool {
     matches!(b, b' ' | b'\t' | b'\n' | 0x0B | 0x0C | b'\r')
 }
 
-/// `[^\s\p{L}\p{N}]` in ASCII: punctuation, symbols and control characters.
+/// `[^\s\p{L}\p{N}]`: ASCII punctuation, symbols and control characters, and
+/// every byte of a [`known_symbol`].
 fn ascii_other(b: u8) -> bool {
     !ascii_space(b) && !b.is_ascii_alphanumeric()
 }
 
-/// Where the piece that starts at `s` (< `b.len()`) ends (see
-/// [`AsciiPieces`] for the alternatives).
-fn ascii_piece_end(vocab: Vocab, b: &[u8], s: usize) -> usize {
+/// Where the piece that starts at `s` (< `b.len()`, a character boundary of
+/// a [`hand_cuttable`] text) ends (see [`HandPieces`] for the alternatives).
+fn piece_end(vocab: Vocab, b: &[u8], s: usize) -> usize {
     let n = b.len();
     let run = |mut i: usize, f: fn(u8) -> bool| {
         while i < n && f(b[i]) {
@@ -189,7 +257,7 @@ fn ascii_piece_end(vocab: Vocab, b: &[u8], s: usize) -> usize {
     let c = b[s];
     // The optional first character of a word is taken when it can be (a
     // letter cannot follow otherwise: `c` is no letter then).
-    let t = if c != b'\r' && c != b'\n' && !c.is_ascii_alphanumeric() { s + 1 } else { s };
+    let t = if c != b'\r' && c != b'\n' && !c.is_ascii_alphanumeric() { s + utf8_len(c) } else { s };
     let after_punct: fn(u8) -> bool = match vocab {
         Vocab::O200k => {
             let upper = run(t, |x| x.is_ascii_uppercase());
@@ -365,15 +433,16 @@ mod tests {
     fn both_ways(text: &str) -> Vec<(Vec<&str>, Vec<&str>)> {
         [Vocab::O200k, Vocab::Cl100k]
             .into_iter()
-            .map(|vocab| (AsciiPieces { vocab, text, at: 0 }.collect(), vocab.tokenizer().split(text).collect()))
+            .map(|vocab| (HandPieces { vocab, text, at: 0 }.collect(), vocab.tokenizer().split(text).collect()))
             .collect()
     }
 
     proptest::proptest! {
-        /// The hand-cut pieces of an ASCII text are the tokenizer's own.
+        /// The hand-cut pieces of a text of ASCII and known symbols are the
+        /// tokenizer's own.
         #[test]
-        fn ascii_pieces_are_the_tokenizers(
-            text in r#"([a-z]{1,6}|[A-Z]{1,3}[a-z]{0,4}|[0-9]{1,5}|[ \t\n\r\x0B\x0C]{1,4}|'([sStTmMdD]|re|VE|Ll|x)|[\x00-\x7F]|[/\\(){}.,;:`"'#*=-]{1,3}){0,40}"#
+        fn hand_pieces_are_the_tokenizers(
+            text in r#"([a-z]{1,6}|[A-Z]{1,3}[a-z]{0,4}|[0-9]{1,5}|[ \t\n\r\x0B\x0C]{1,4}|'([sStTmMdD]|re|VE|Ll|x)|[\x00-\x7F]|[/\\(){}.,;:`"'#*=-]{1,3}|[→✓—’│]{1,2}){0,40}"#
         ) {
             for (mine, want) in both_ways(&text) {
                 proptest::prop_assert_eq!(mine, want);
@@ -412,9 +481,9 @@ mod tests {
     /// Every string of up to 5 characters of an alphabet with a member of each
     /// class the patterns tell apart: the same pieces as the tokenizers'.
     #[test]
-    fn ascii_pieces_on_every_short_string() {
-        let alphabet = [b'a', b's', b'B', b'1', b' ', b'\t', b'\n', b'\r', b'\'', b'/', b'.', 0x01];
-        let mut text = Vec::new();
+    fn hand_pieces_on_every_short_string() {
+        let alphabet = ['a', 's', 'B', '1', ' ', '\t', '\n', '\r', '\'', '/', '.', '\u{1}', '→'];
+        let mut text = String::new();
         let mut checked = 0;
         for len in 0..=5u32 {
             for mut code in 0..alphabet.len().pow(len) {
@@ -423,18 +492,41 @@ mod tests {
                     text.push(alphabet[code % alphabet.len()]);
                     code /= alphabet.len();
                 }
-                let t = std::str::from_utf8(&text).unwrap();
-                for (mine, want) in both_ways(t) {
-                    assert_eq!(mine, want, "{t:?}");
+                for (mine, want) in both_ways(&text) {
+                    assert_eq!(mine, want, "{text:?}");
                 }
                 checked += 1;
             }
         }
-        assert_eq!(checked, (0..=5).map(|l| 12usize.pow(l)).sum::<usize>());
+        assert_eq!(checked, (0..=5).map(|l| 13usize.pow(l)).sum::<usize>());
+    }
+
+    /// Each known symbol next to each class of character, where each pattern
+    /// could take it: the same pieces as the tokenizers'. A letter, a digit,
+    /// a mark or a space among them would fail here.
+    #[test]
+    fn every_known_symbol_in_every_context() {
+        let symbols: Vec<char> = (0x80u32..0x3_0000).filter_map(char::from_u32).filter(|&c| known_symbol(c)).collect();
+        assert_eq!(symbols.len(), 42);
+        let contexts = [
+            "#", "a#", "#a", "#Ab", "#AB", " #", " #a", "##", ".#", "#.", "#\n/", "\t#x", "1#2", "'#s", "#'s", "#'S",
+            "# \n", "  #", "#/", "a #\n\nb", "#\r\n",
+        ];
+        for c in symbols {
+            assert!(hand_cuttable(&c.to_string()));
+            for ctx in contexts {
+                let text = ctx.replace('#', &c.to_string());
+                for (mine, want) in both_ways(&text) {
+                    assert_eq!(mine, want, "{text:?}");
+                }
+            }
+        }
+        // Anything else goes through the regex.
+        assert!(!hand_cuttable("é") && !hand_cuttable("\u{a0}") && !hand_cuttable("✅\u{fe0f}"));
     }
 
     #[test]
-    fn ascii_pieces_on_real_text() {
+    fn hand_pieces_on_real_text() {
         // The ASCII lines of this file and of every fixture (code, prose,
         // JSON lines of every log format), one text per file.
         let mut files = vec![std::path::PathBuf::from(concat!(env!("CARGO_MANIFEST_DIR"), "/src/tokens/bpe.rs"))];
