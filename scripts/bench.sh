@@ -378,17 +378,26 @@ if supports replay "${replay_flags[@]}"; then
   if ((pairs > 0 && rc_d == 0)); then
     pair_ratios=()
     pair_runs=()
+    pair_rc=0
     for ((i = 0; i < pairs; i++)); do
       run_step o200k-pair "$bench" count-o200k "$corpus"
       te=$secs
+      pair_rc=$((pair_rc + rc))
       run_step replay-d-pair "${replay[@]}" --estimator o200k --jobs 1 --out "$work/out-d" "$corpus"
+      pair_rc=$((pair_rc + rc))
       pair_ratios+=("$(awk -v e="$te" -v d="$secs" 'BEGIN { printf "%.2f", e / d }')")
       pair_runs+=("$te/$secs")
     done
-    pm=$(median "${pair_ratios[@]}")
-    row "(d') (d) and (e) back to back, $pairs pairs" "-" "-" \
-      "$(awk -v r="$pm" 'BEGIN { printf "median %.2fx of (e) (>= 0.8) %s", r, (r >= 0.8 ? "ok" : "MISS") }')" "-"
-    notes+=("(d') pairs, (e) s / (d) s: ${pair_runs[*]}; ratios: ${pair_ratios[*]}")
+    if ((pair_rc != 0)); then
+      # A failed run's time is no measurement: no ratio from it.
+      row "(d') (d) and (e) back to back, $pairs pairs" "-" "-" "FAILED" "-"
+      notes+=("(d') failed: $(tail -n 3 "$work/o200k-pair.log" | tr '\n' ' ') $(tail -n 3 "$work/replay-d-pair.log" | tr '\n' ' ')")
+    else
+      pm=$(median "${pair_ratios[@]}")
+      row "(d') (d) and (e) back to back, $pairs pairs" "-" "-" \
+        "$(awk -v r="$pm" 'BEGIN { printf "median %.2fx of (e) (>= 0.8) %s", r, (r >= 0.8 ? "ok" : "MISS") }')" "-"
+      notes+=("(d') pairs, (e) s / (d) s: ${pair_runs[*]}; ratios: ${pair_ratios[*]}")
+    fi
   fi
   if ((rc_c == 0)); then
     run_step replay-g "${replay[@]}" --estimator chars4 --jobs 2 --out "$work/out-g" "$corpus"

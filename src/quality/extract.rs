@@ -22,6 +22,7 @@
 use super::AtomKind;
 use super::line_memo::LineMemo;
 use super::words;
+use crate::tokens::ascii_space;
 use memchr::memmem;
 use regex::{Captures, Regex};
 use serde_json::Value;
@@ -1525,12 +1526,6 @@ fn split_simple_commands(s: &str) -> Vec<(Vec<Token>, bool)> {
         cmds.push((tokens, after_pipe));
     }
     cmds
-}
-
-/// An ASCII whitespace character, as `char::is_whitespace` has them (with
-/// the vertical tab, which `u8::is_ascii_whitespace` leaves out).
-fn ascii_space(b: u8) -> bool {
-    matches!(b, b'\t' | b'\n' | 0x0B | 0x0C | b'\r' | b' ')
 }
 
 /// An ASCII character that, outside quotes, only joins the current token.

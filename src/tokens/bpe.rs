@@ -9,7 +9,7 @@
 //! Claude's tokenizer is not public: on Claude logs these counts approximate the
 //! provider's, which is exactly what `compactor inspect` measures.
 
-use super::{Estimator, EstimatorKind, IMAGE_TOKENS, tool_input_text};
+use super::{Estimator, EstimatorKind, IMAGE_TOKENS, ascii_space, tool_input_text};
 use crate::model::{Block, Message};
 use bpe_openai::Tokenizer;
 
@@ -232,10 +232,6 @@ fn utf8_len(b: u8) -> usize {
         0xE0..=0xEF => 3,
         _ => 4,
     }
-}
-
-fn ascii_space(b: u8) -> bool {
-    matches!(b, b' ' | b'\t' | b'\n' | 0x0B | 0x0C | b'\r')
 }
 
 /// `[^\s\p{L}\p{N}]`: ASCII punctuation, symbols and control characters, and
