@@ -867,7 +867,7 @@ fn scan_piece(text: &str, ctx: Ctx, cwd: Option<&str>, exits: Exits, out: &mut V
         claimed.commit();
     }
 
-    for m in p.hostport.find_iter(hay(has.hostport())) {
+    for m in p.hostport.find_iter(hay(has.hostport() && hostport_near(text.as_bytes()))) {
         let s = m.as_str();
         let host = s.rsplit_once(':').map_or(s, |(h, _)| h);
         let tld = host.rsplit('.').next().unwrap_or(host);
@@ -914,7 +914,7 @@ fn scan_piece(text: &str, ctx: Ctx, cwd: Option<&str>, exits: Exits, out: &mut V
     }
     claimed.commit();
 
-    for m in p.semver.find_iter(hay(has.semver())) {
+    for m in p.semver.find_iter(hay(has.semver() && semver_near(text.as_bytes()))) {
         let after = &text.as_bytes()[m.end()..];
         let ip_like = after.len() >= 2 && after[0] == b'.' && after[1].is_ascii_digit();
         if !ip_like && !claimed.overlaps(m.start(), m.end()) {
@@ -971,6 +971,51 @@ static DRIVE: LazyLock<memmem::Finder<'static>> = LazyLock::new(|| memmem::Finde
 static ERROR_WORD: LazyLock<memmem::Finder<'static>> = LazyLock::new(|| memmem::Finder::new("Error"));
 static EXCEPTION_WORD: LazyLock<memmem::Finder<'static>> = LazyLock::new(|| memmem::Finder::new("Exception"));
 
+/// The places three patterns must pass through, looked for with a vector
+/// search before the pattern's own: the patterns start with a class, so their
+/// search walks every byte of a long tool output with the lazy DFA, and most
+/// outputs hold no version, no `host:port` and no exception class at all.
+/// Each is a necessary condition of its pattern (a property test checks it),
+/// so a text that fails one is one the pattern finds nothing in.
+///
+/// `semver` (`1.2.3`): a `.` between digits, whose digits run on to another
+/// `.` and a digit.
+fn semver_near(b: &[u8]) -> bool {
+    memchr::memchr_iter(b'.', b).any(|i| {
+        let digits = b.get(i + 1..).map_or(0, |rest| rest.iter().take_while(|x| x.is_ascii_digit()).count());
+        let next = i + 1 + digits;
+        i > 0
+            && b[i - 1].is_ascii_digit()
+            && digits > 0
+            && b.get(next) == Some(&b'.')
+            && b.get(next + 1).is_some_and(u8::is_ascii_digit)
+    })
+}
+
+/// `hostport`: a `:` after a host's last character (a letter, digit or `-`)
+/// and before two digits.
+fn hostport_near(b: &[u8]) -> bool {
+    memchr::memchr_iter(b':', b).any(|i| {
+        i > 0
+            && (b[i - 1].is_ascii_alphanumeric() || b[i - 1] == b'-')
+            && b.get(i + 1).is_some_and(u8::is_ascii_digit)
+            && b.get(i + 2).is_some_and(u8::is_ascii_digit)
+    })
+}
+
+/// `err_class`: `Error` or `Exception` ending a word (no word byte after it)
+/// that has at least one name character before it (`TypeError`, `x.IOError`).
+fn err_class_near(b: &[u8]) -> bool {
+    let ends_class = |f: &memmem::Finder<'_>, len: usize| {
+        f.find_iter(b).any(|i| {
+            i > 0
+                && (b[i - 1].is_ascii_alphanumeric() || matches!(b[i - 1], b'_' | b'.'))
+                && !b.get(i + len).is_some_and(|&x| x.is_ascii_alphanumeric() || x == b'_')
+        })
+    };
+    ends_class(&ERROR_WORD, "Error".len()) || ends_class(&EXCEPTION_WORD, "Exception".len())
+}
+
 /// `error::usage`, `Error::Invalid`: a path into a module or enum (a list of
 /// code symbols), not an error message.
 fn is_code_path(m: &str) -> bool {
@@ -980,8 +1025,7 @@ fn is_code_path(m: &str) -> bool {
 fn scan_errors(p: &Patterns, text: &str, has: &Chars, out: &mut Vec<Found>) {
     // A class name ends in one of two words: looking for them first skips
     // the search on most long tool outputs (where every byte test passes).
-    let class_word = || ERROR_WORD.find(text.as_bytes()).is_some() || EXCEPTION_WORD.find(text.as_bytes()).is_some();
-    for m in p.err_class.find_iter(searched(has.err_class() && class_word(), text)) {
+    for m in p.err_class.find_iter(searched(has.err_class() && err_class_near(text.as_bytes()), text)) {
         if !is_code_path(m.as_str()) {
             out.push(Found::new(AtomKind::Error, fingerprint(m.as_str())));
         }
@@ -1961,16 +2005,44 @@ mod fast_path_tests {
         "-",
     ];
 
+    /// Fragments of near misses of the gated patterns: a version's, a
+    /// `host:port`'s and an exception class's parts, apart or glued.
+    const NEAR: &[&str] = &[
+        "1",
+        "22",
+        ".",
+        ":",
+        "a",
+        "Z",
+        "-",
+        "_",
+        "v",
+        "Error",
+        "Exception",
+        "Err",
+        " ",
+        "\n",
+        "é",
+        "a.",
+        ".Error",
+        "a-:",
+        "x.y-",
+    ];
+
     fn text() -> impl Strategy<Value = String> {
-        prop_oneof!["[ -~\n]{0,80}", prop::collection::vec(prop::sample::select(PIECES), 0..8).prop_map(|v| v.concat()),]
+        prop_oneof![
+            "[ -~\n]{0,80}",
+            prop::collection::vec(prop::sample::select(PIECES), 0..8).prop_map(|v| v.concat()),
+            prop::collection::vec(prop::sample::select(NEAR), 0..16).prop_map(|v| v.concat()),
+        ]
     }
 
     proptest! {
         #![proptest_config(ProptestConfig { cases: 512, ..ProptestConfig::default() })]
 
-        /// Each test of `Chars` is a necessary condition of its pattern: when a
-        /// pattern matches, its test passes (so skipping a search on a failed
-        /// test loses nothing).
+        /// Each test of `Chars`, and each gate (`semver_near` …), is a
+        /// necessary condition of its pattern: when a pattern matches, its test
+        /// passes (so skipping a search on a failed test loses nothing).
         #[test]
         fn a_pattern_matches_only_texts_its_test_admits(text in text()) {
             let p = Patterns::build().map_err(|e| TestCaseError::fail(e.to_string()))?;
@@ -1987,6 +2059,54 @@ mod fast_path_tests {
             ];
             for (name, re, admitted) in cases {
                 prop_assert!(admitted || !re.is_match(&text), "{name} matches {text:?} but its test fails");
+            }
+            let b = text.as_bytes();
+            let near = [
+                ("semver", &p.semver, super::semver_near(b)),
+                ("hostport", &p.hostport, super::hostport_near(b)),
+                ("err_class", &p.err_class, super::err_class_near(b)),
+            ];
+            for (name, re, admitted) in near {
+                prop_assert!(admitted || !re.is_match(&text), "{name} matches {text:?} but its gate fails");
+            }
+        }
+    }
+
+    /// The gates on the edges of their patterns: each admits the shortest
+    /// texts its pattern matches, and turns away near misses.
+    #[test]
+    fn the_gates_admit_the_shortest_matches_and_turn_away_near_misses() {
+        let p = Patterns::build().expect("the patterns compile");
+        let cases: [(&str, &regex::Regex, fn(&[u8]) -> bool, &[&str], &[&str]); 3] = [
+            (
+                "semver",
+                &p.semver,
+                super::semver_near,
+                &["1.2.3", "v10.20.30-rc.1", "x 0.0.0 y"],
+                &["1.2", "1.2.x", "1..2.3", ".1.2", "1.2."],
+            ),
+            (
+                "hostport",
+                &p.hostport,
+                super::hostport_near,
+                &["localhost:80", "10.0.0.1:8080", "a.b-:12", "api.example.com:443"],
+                &["a:1", "a :12", "a: 12", ":12", "a:b12"],
+            ),
+            (
+                "err_class",
+                &p.err_class,
+                super::err_class_near,
+                &["TypeError", "a.Error", "_Exception: boom", "x9Error."],
+                &["Error", "Errors", "a.Errors", "ErrorKind", " Exception", "IOExceptional"],
+            ),
+        ];
+        for (name, re, gate, hits, misses) in cases {
+            for t in hits {
+                assert!(re.is_match(t), "{name} should match {t:?}");
+                assert!(gate(t.as_bytes()), "{name}'s gate turns away {t:?}, which it matches");
+            }
+            for t in misses {
+                assert!(!gate(t.as_bytes()), "{name}'s gate admits the near miss {t:?}");
             }
         }
     }
