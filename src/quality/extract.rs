@@ -2076,8 +2076,10 @@ mod fast_path_tests {
     /// texts its pattern matches, and turns away near misses.
     #[test]
     fn the_gates_admit_the_shortest_matches_and_turn_away_near_misses() {
+        /// A pattern's name, the pattern, its gate, texts it matches, near misses.
+        type Case<'a> = (&'a str, &'a regex::Regex, fn(&[u8]) -> bool, &'a [&'a str], &'a [&'a str]);
         let p = Patterns::build().expect("the patterns compile");
-        let cases: [(&str, &regex::Regex, fn(&[u8]) -> bool, &[&str], &[&str]); 3] = [
+        let cases: [Case<'_>; 3] = [
             (
                 "semver",
                 &p.semver,
