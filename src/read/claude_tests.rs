@@ -720,3 +720,23 @@ mod robustness {
         assert_eq!(m.tool_uses().map(|(_, n, _)| n).collect::<Vec<_>>(), ["Read", "Bash"]);
     }
 }
+
+/// A line that is not UTF-8 never takes the typed path, wherever its bad
+/// bytes are (a field it reads, a field it skips, a key), and reads as the
+/// `Value` path reads it: a malformed record, reported. A UTF-8 line with
+/// escapes and non-ASCII text does take it.
+#[test]
+fn a_line_that_is_not_utf8_is_left_to_the_value_path() {
+    let lines: [&[u8]; 3] = [
+        b"{\"type\":\"user\",\"uuid\":\"u1\",\"junk\":\"\xff\xfe\",\"message\":{\"role\":\"user\",\"content\":\"hi\"}}",
+        b"{\"type\":\"user\",\"uuid\":\"u1\",\"message\":{\"role\":\"user\",\"content\":\"h\xffi\"}}",
+        b"{\"type\":\"user\",\"uuid\":\"u1\",\"k\xff\":1,\"message\":{\"role\":\"user\",\"content\":\"hi\"}}",
+    ];
+    for line in lines {
+        assert!(rec::Rec::typed(1, line).is_none());
+        assert!(crate::read::parse_line(line).is_err());
+        read_any("x.jsonl", line);
+    }
+    let good = r#"{"type":"user","uuid":"u1","message":{"role":"user","content":"h\u00e9 \"q\" é"}}"#;
+    assert!(rec::Rec::typed(1, good.as_bytes()).is_some());
+}

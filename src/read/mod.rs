@@ -350,7 +350,13 @@ pub fn find_byte(hay: &[u8], b: u8) -> Option<usize> {
 /// Parse one JSONL line, turning failure into a short reason for a diagnostic.
 /// The reason never quotes the line's content (logs may hold secrets).
 pub fn parse_line(line: &[u8]) -> Result<serde_json::Value, String> {
-    serde_json::from_slice(line).map_err(|e| {
+    // UTF-8 checked once for the line rather than string by string (see
+    // `claude::rec`); a line that is not UTF-8 gets the byte parser's error.
+    let parsed = match std::str::from_utf8(line) {
+        Ok(text) => serde_json::from_str(text),
+        Err(_) => serde_json::from_slice(line),
+    };
+    parsed.map_err(|e| {
         if e.is_eof() {
             format!("truncated JSON record ({} bytes): {}", line.len(), e)
         } else {
