@@ -24,10 +24,8 @@ use rayon::prelude::*;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
-// The CLI's allocator (src/main.rs), so the parse floor is measured with the
-// same one as the replay it is the floor of.
-#[global_allocator]
-static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
+#[path = "../allocator.rs"]
+mod allocator;
 
 #[path = "bench/quality.rs"]
 mod quality_bench;
@@ -91,6 +89,7 @@ fn parse_size(s: &str) -> Result<u64, String> {
 }
 
 fn main() -> std::process::ExitCode {
+    allocator::tune();
     match run(Cli::parse()) {
         Ok(()) => std::process::ExitCode::SUCCESS,
         Err(e) => {
