@@ -21,11 +21,11 @@ unsafe extern "C" {
 
 /// Keep freed memory instead of returning it to the OS ("purging") once it
 /// has been free for a while (1 s by default; mimalloc purges in bulk, 361
-/// times in a replay of 1.3 s). mimalloc backs its arenas with transparent huge pages, and a purge
-/// then a fault of a 2 MB page has the kernel zero all of it again: a chars4
-/// replay of the 50 MB synthetic corpus spent 0.18-0.24 s of 1.3 s in system
-/// time clearing pages, a 72-point sweep of the corpus 0.09-0.21 s of 1 s;
-/// never purging, 0.01-0.08 s. What was freed is reused, not returned, so peak
+/// times in a replay of 1.3 s). mimalloc backs its arenas with transparent
+/// huge pages, and a purge then a fault of a 2 MB page has the kernel zero
+/// all of it again: a chars4 replay of the 50 MB synthetic corpus spent
+/// 0.18-0.24 s of 1.3 s in system time clearing pages, a 72-point sweep of
+/// the corpus 0.09-0.21 s of 1 s; never purging, 0.01-0.08 s. What was freed is reused, not returned, so peak
 /// resident memory moves little: a chars4 replay of 200 MB peaked at 118 MB
 /// (110 before) at `--jobs 1` and 147 MB (165) at `--jobs 2`, and a 2 GB corpus
 /// at 405 MB. A purge delay set in the environment (`MIMALLOC_PURGE_DELAY`) is
