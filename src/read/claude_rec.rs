@@ -215,13 +215,10 @@ impl<'a> Rec<'a> {
         if raw.iter().find(|b| !b.is_ascii_whitespace()) != Some(&b'{') {
             return None;
         }
-        // The line checked as UTF-8 once, whole, then parsed without checking
-        // each string again (a fifth of the parse, in many short calls). A
-        // line that is not UTF-8 never parsed typed anyway: bad bytes can only
-        // sit in a string, and every string is checked, the skipped ones by
+        // A line that is not UTF-8 fails here: bad bytes can only sit in a
+        // string, and every string is checked, the skipped ones by
         // `Validate`. The `Value` path then reports it.
-        let text = std::str::from_utf8(raw).ok()?;
-        let mut f: Fields<'a> = serde_json::from_str(text).ok()?;
+        let mut f: Fields<'a> = crate::read::from_json_line(raw).ok()?;
         let msg = match f.message.take() {
             None => None,
             Some(m) => {

@@ -347,16 +347,22 @@ pub fn find_byte(hay: &[u8], b: u8) -> Option<usize> {
     chunks.remainder().iter().position(|&x| x == b).map(|p| i + p)
 }
 
+/// Deserialize one JSONL line. The line is checked as UTF-8 once, whole, and
+/// parsed as text: serde_json's byte parser checks every string it reads with
+/// a call of its own (a fifth of a parse, in many short calls). A line that
+/// is not UTF-8 goes to the byte parser, for its error or, for a type that
+/// skips fields unchecked, its value.
+pub(crate) fn from_json_line<'a, T: serde::Deserialize<'a>>(line: &'a [u8]) -> serde_json::Result<T> {
+    match std::str::from_utf8(line) {
+        Ok(text) => serde_json::from_str(text),
+        Err(_) => serde_json::from_slice(line),
+    }
+}
+
 /// Parse one JSONL line, turning failure into a short reason for a diagnostic.
 /// The reason never quotes the line's content (logs may hold secrets).
 pub fn parse_line(line: &[u8]) -> Result<serde_json::Value, String> {
-    // UTF-8 checked once for the line rather than string by string (see
-    // `claude::rec`); a line that is not UTF-8 gets the byte parser's error.
-    let parsed = match std::str::from_utf8(line) {
-        Ok(text) => serde_json::from_str(text),
-        Err(_) => serde_json::from_slice(line),
-    };
-    parsed.map_err(|e| {
+    from_json_line(line).map_err(|e| {
         if e.is_eof() {
             format!("truncated JSON record ({} bytes): {}", line.len(), e)
         } else {

@@ -176,13 +176,8 @@ pub fn for_each_record(data: &[u8], mut f: impl FnMut(&Record<'_>)) -> (u64, u64
     let (mut lines, mut bad) = (0, 0);
     for (_, line) in crate::read::lines(data) {
         lines += 1;
-        // As the reader parses (`read::claude::rec`): UTF-8 checked once per
-        // line, not once per string; bytes as they are when not UTF-8.
-        let record = match std::str::from_utf8(line) {
-            Ok(text) => serde_json::from_str::<Record>(text),
-            Err(_) => serde_json::from_slice::<Record>(line),
-        };
-        match record {
+        // As the reader parses its lines.
+        match crate::read::from_json_line::<Record>(line) {
             Ok(r) => f(&r),
             Err(_) => bad += 1,
         }

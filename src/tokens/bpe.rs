@@ -99,26 +99,32 @@ fn count(vocab: Vocab, text: &str) -> u64 {
 /// pieces are the text's (no piece spans a cut), and only the runs of
 /// segments the hand cut does not know go through the regex.
 fn pieces(vocab: Vocab, text: &str) -> impl Iterator<Item = &str> {
-    let groups: Vec<(bool, &str)> = if hand_cuttable(text) {
-        vec![(true, text)]
+    // Runs of segments cut the same way, as ranges of the text (segments are
+    // contiguous).
+    let mut groups: Vec<(bool, std::ops::Range<usize>)> = Vec::new();
+    if hand_cuttable(text) {
+        groups.push((true, 0..text.len()));
     } else {
-        let mut groups: Vec<(bool, &str)> = Vec::new();
         let mut start = 0;
         for seg in super::line_segments(text) {
             let hand = hand_cuttable(seg);
-            // Segments are contiguous: a group is a range of the text.
             let end = start + seg.len();
             match groups.last_mut() {
-                Some((kind, group)) if *kind == hand => *group = &text[end - group.len() - seg.len()..end],
-                _ => groups.push((hand, &text[start..end])),
+                Some((kind, range)) if *kind == hand => range.end = end,
+                _ => groups.push((hand, start..end)),
             }
             start = end;
         }
-        groups
-    };
-    groups.into_iter().flat_map(move |(hand, group)| -> Box<dyn Iterator<Item = &str>> {
-        if hand { Box::new(HandPieces { vocab, text: group, at: 0 }) } else { Box::new(vocab.tokenizer().split(group)) }
-    })
+    }
+    groups.into_iter().filter_map(|(hand, range)| Some((hand, text.get(range)?))).flat_map(
+        move |(hand, group)| -> Box<dyn Iterator<Item = &str>> {
+            if hand {
+                Box::new(HandPieces { vocab, text: group, at: 0 })
+            } else {
+                Box::new(vocab.tokenizer().split(group))
+            }
+        },
+    )
 }
 
 /// The pre-tokenizer of o200k or cl100k on a [`hand_cuttable`] text: the
