@@ -12,6 +12,8 @@
 use super::{Estimator, EstimatorKind, IMAGE_TOKENS, ascii_space, tool_input_text};
 use crate::model::{Block, Message};
 use bpe_openai::Tokenizer;
+use bpe_openai::byte_pair_encoding::BytePairEncoding;
+use std::ops::Range;
 
 /// Tokens of chat-format framing per message (role and separators): OpenAI's
 /// "How to count tokens with tiktoken" cookbook uses `tokens_per_message = 3` for
@@ -45,11 +47,17 @@ const MAX_CACHED_PIECES: usize = 1 << 17;
 /// most [`MAX_CACHED_PIECE`] bytes, the table is bounded and starts over at
 /// [`MAX_CACHED_PIECES`], and foldhash is seeded per process: hostile input
 /// cannot build long probe chains worth the name.
-type PieceCache = std::cell::RefCell<foldhash::HashMap<Box<str>, u32>>;
+#[derive(Default)]
+struct PieceCache {
+    /// Pieces of at most 15 bytes, keyed by [`short_key`].
+    short: foldhash::HashMap<u128, u32>,
+    /// Longer pieces, up to [`MAX_CACHED_PIECE`] bytes.
+    long: foldhash::HashMap<Box<[u8]>, u32>,
+}
 
 thread_local! {
-    static O200K_PIECES: PieceCache = Default::default();
-    static CL100K_PIECES: PieceCache = Default::default();
+    static O200K_PIECES: std::cell::RefCell<PieceCache> = Default::default();
+    static CL100K_PIECES: std::cell::RefCell<PieceCache> = Default::default();
 }
 
 /// Tokens of `text`: what `Tokenizer::count` returns, which is the sum of the BPE
@@ -61,36 +69,87 @@ fn count(vocab: Vocab, text: &str) -> u64 {
     if text.is_empty() {
         return 0;
     }
-    let tok = vocab.tokenizer();
     let cache = match vocab {
         Vocab::O200k => &O200K_PIECES,
         Vocab::Cl100k => &CL100K_PIECES,
     };
+    let bpe = &vocab.tokenizer().bpe;
     cache.with(|cache| {
         let mut cache = cache.borrow_mut();
         let mut n = 0u64;
-        for piece in pieces(vocab, text) {
-            if piece.len() > MAX_CACHED_PIECE {
-                n += tok.bpe.count(piece.as_bytes()) as u64;
-                continue;
+        // The hand-cut groups are cut in a plain loop, not through
+        // [`pieces`]' boxed iterators: a piece is ~4 bytes, so the cost of
+        // each step of an iterator chain is paid per 4 bytes of a log.
+        for_each_group(text, |hand, group| {
+            let b = group.as_bytes();
+            if hand {
+                let mut at = 0;
+                while at < b.len() {
+                    let end = piece_end(vocab, b, at);
+                    n += cache.count(bpe, b, at..end);
+                    at = end;
+                }
+            } else {
+                for piece in vocab.tokenizer().split(group) {
+                    n += cache.count(bpe, piece.as_bytes(), 0..piece.len());
+                }
             }
-            if let Some(&k) = cache.get(piece) {
-                n += u64::from(k);
-                continue;
-            }
-            let k = tok.bpe.count(piece.as_bytes());
-            if cache.len() >= MAX_CACHED_PIECES {
-                cache.clear();
-            }
-            // A piece of at most 64 bytes has at most 64 tokens.
-            cache.insert(piece.into(), k as u32);
-            n += k as u64;
-        }
+        });
         n
     })
 }
 
-/// The pieces `Tokenizer::split` cuts `text` into. Most of a log is ASCII:
+impl PieceCache {
+    /// The BPE count of the piece `b[piece]`, remembered if it is short.
+    fn count(&mut self, bpe: &BytePairEncoding, b: &[u8], piece: Range<usize>) -> u64 {
+        let Some(bytes) = b.get(piece.clone()) else { return 0 };
+        if bytes.len() > MAX_CACHED_PIECE {
+            return bpe.count(bytes) as u64;
+        }
+        let short = short_key(b, piece);
+        let hit = match short {
+            Some(key) => self.short.get(&key),
+            None => self.long.get(bytes),
+        };
+        if let Some(&k) = hit {
+            return u64::from(k);
+        }
+        let k = bpe.count(bytes);
+        if self.short.len() + self.long.len() >= MAX_CACHED_PIECES {
+            self.short.clear();
+            self.long.clear();
+        }
+        // A piece of at most 64 bytes has at most 64 tokens.
+        match short {
+            Some(key) => self.short.insert(key, k as u32),
+            None => self.long.insert(bytes.into(), k as u32),
+        };
+        k as u64
+    }
+}
+
+/// A piece `b[piece]` of at most 15 bytes as one number: its bytes from
+/// the lowest byte up, its length in the highest (so `a` and `a\0` differ).
+/// Most pieces are this short; hashing and comparing one `u128` is cheaper
+/// than hashing and comparing a string, and the key needs no allocation.
+/// Where 16 bytes of `b` start at the piece, they are read at once and the
+/// bytes past the piece masked off.
+fn short_key(b: &[u8], piece: Range<usize>) -> Option<u128> {
+    let len = piece.len();
+    if len > 15 {
+        return None;
+    }
+    let bytes = match b.get(piece.start..piece.start + 16) {
+        Some(window) => {
+            let word = u128::from_le_bytes(window.try_into().ok()?);
+            word & ((1u128 << (8 * len)) - 1)
+        }
+        None => b.get(piece)?.iter().rev().fold(0u128, |acc, &x| (acc << 8) | u128::from(x)),
+    };
+    Some(bytes | (len as u128) << 120)
+}
+
+/// How [`count`] cuts `text` into the pieces `Tokenizer::split` makes. Most of a log is ASCII:
 /// the pieces of ASCII text are cut by hand ([`HandPieces`]), the same
 /// pieces as the tokenizer's regex at a fraction of its cost (one anchored
 /// regex search a piece was most of counting), and so are those of text
@@ -98,64 +157,53 @@ fn count(vocab: Vocab, text: &str) -> u64 {
 /// other text is cut into [`line_segments`](super::line_segments), whose
 /// pieces are the text's (no piece spans a cut), and only the runs of
 /// segments the hand cut does not know go through the regex.
-fn pieces(vocab: Vocab, text: &str) -> impl Iterator<Item = &str> {
-    // Runs of segments cut the same way, as ranges of the text (segments are
-    // contiguous).
-    let mut groups: Vec<(bool, std::ops::Range<usize>)> = Vec::new();
+///
+/// Calls `f` with each run of `text`'s line segments that is cut the same
+/// way (by hand, or by the tokenizer's regex), in order, with whether it is
+/// cut by hand. The runs are contiguous and make up `text`.
+fn for_each_group<'t>(text: &'t str, mut f: impl FnMut(bool, &'t str)) {
     if hand_cuttable(text) {
-        groups.push((true, 0..text.len()));
-    } else {
-        let mut start = 0;
-        for seg in super::line_segments(text) {
-            let hand = hand_cuttable(seg);
-            let end = start + seg.len();
-            match groups.last_mut() {
-                Some((kind, range)) if *kind == hand => range.end = end,
-                _ => groups.push((hand, start..end)),
-            }
+        return f(true, text);
+    }
+    let (mut start, mut end, mut kind) = (0, 0, None);
+    for seg in super::line_segments(text) {
+        let hand = hand_cuttable(seg);
+        if kind.is_some_and(|k| k != hand) {
+            f(kind == Some(true), text.get(start..end).unwrap_or_default());
             start = end;
         }
+        kind = Some(hand);
+        end += seg.len();
     }
-    groups.into_iter().filter_map(|(hand, range)| Some((hand, text.get(range)?))).flat_map(
-        move |(hand, group)| -> Box<dyn Iterator<Item = &str>> {
-            if hand {
-                Box::new(HandPieces { vocab, text: group, at: 0 })
-            } else {
-                Box::new(vocab.tokenizer().split(group))
-            }
-        },
-    )
+    if let Some(hand) = kind {
+        f(hand, text.get(start..end).unwrap_or_default());
+    }
 }
 
-/// The pre-tokenizer of o200k or cl100k on a [`hand_cuttable`] text: the
-/// pieces `Tokenizer::split` makes, cut by hand. The patterns, alternatives in
-/// order of preference at each start (leftmost-first), restricted to such
-/// text (`\p{L}` = `[A-Za-z]`, `\p{N}` = `[0-9]`, `\s` = `[\t\n\x0B\x0C\r ]`;
-/// no character of it is `\p{Lt}`, `\p{Lm}`, `\p{Lo}` or `\p{M}`, and every
-/// byte of a [`known_symbol`] reads as `[^\s\p{L}\p{N}]`), `C` for
-/// `(?i:'s|'t|'re|'ve|'m|'ll|'d)`:
-///
-/// ```text
-/// o200k                                          cl100k
-/// [^\r\n\p{L}\p{N}]?[\p{Lu}…]*[\p{Ll}…]+C?        C
-/// [^\r\n\p{L}\p{N}]?[\p{Lu}…]+[\p{Ll}…]*C?        [^\r\n\p{L}\p{N}]?\p{L}+
-/// \p{N}{1,3}                                      \p{N}{1,3}
-///  ?[^\s\p{L}\p{N}]+[\r\n/]*                      ?[^\s\p{L}\p{N}]+[\r\n]*
-/// then, both:
-/// \s*[\r\n]+
-/// \s+$
-/// \s+(?!\S)   (bpe-openai: `\s+\s`, the last character given back)
-/// \s+
-/// ```
-///
-/// Property tests compare the pieces with the tokenizers' on random text and
-/// exhaustively on every short string of a small alphabet.
+/// The pieces [`count`] counts, as strings: the tests compare them with
+/// `Tokenizer::split`'s.
+#[cfg(test)]
+fn pieces(vocab: Vocab, text: &str) -> Vec<&str> {
+    let mut out = Vec::new();
+    for_each_group(text, |hand, group| {
+        if hand {
+            out.extend(HandPieces { vocab, text: group, at: 0 });
+        } else {
+            out.extend(vocab.tokenizer().split(group));
+        }
+    });
+    out
+}
+
+/// The pieces [`piece_end`] cuts a [`hand_cuttable`] text into.
+#[cfg(test)]
 struct HandPieces<'t> {
     vocab: Vocab,
     text: &'t str,
     at: usize,
 }
 
+#[cfg(test)]
 impl<'t> Iterator for HandPieces<'t> {
     type Item = &'t str;
 
@@ -240,66 +288,124 @@ fn utf8_len(b: u8) -> usize {
     }
 }
 
-/// `[^\s\p{L}\p{N}]`: ASCII punctuation, symbols and control characters, and
-/// every byte of a [`known_symbol`].
-fn ascii_other(b: u8) -> bool {
-    !ascii_space(b) && !b.is_ascii_alphanumeric()
-}
-
-/// Where the piece that starts at `s` (< `b.len()`, a character boundary of
-/// a [`hand_cuttable`] text) ends (see [`HandPieces`] for the alternatives).
+/// The pre-tokenizer of o200k or cl100k on a [`hand_cuttable`] text, cut by
+/// hand: where the piece that starts at `s` (< `b.len()`, a character
+/// boundary of such a text) ends, as `Tokenizer::split` would cut it. The patterns, alternatives in
+/// order of preference at each start (leftmost-first), restricted to such
+/// text (`\p{L}` = `[A-Za-z]`, `\p{N}` = `[0-9]`, `\s` = `[\t\n\x0B\x0C\r ]`;
+/// no character of it is `\p{Lt}`, `\p{Lm}`, `\p{Lo}` or `\p{M}`, and every
+/// byte of a [`known_symbol`] reads as `[^\s\p{L}\p{N}]`), `C` for
+/// `(?i:'s|'t|'re|'ve|'m|'ll|'d)`:
+///
+/// ```text
+/// o200k                                          cl100k
+/// [^\r\n\p{L}\p{N}]?[\p{Lu}…]*[\p{Ll}…]+C?        C
+/// [^\r\n\p{L}\p{N}]?[\p{Lu}…]+[\p{Ll}…]*C?        [^\r\n\p{L}\p{N}]?\p{L}+
+/// \p{N}{1,3}                                      \p{N}{1,3}
+///  ?[^\s\p{L}\p{N}]+[\r\n/]*                      ?[^\s\p{L}\p{N}]+[\r\n]*
+/// then, both:
+/// \s*[\r\n]+
+/// \s+$
+/// \s+(?!\S)   (bpe-openai: `\s+\s`, the last character given back)
+/// \s+
+/// ```
+///
+/// Property tests compare the pieces with the tokenizers' on random text and
+/// exhaustively on every short string of a small alphabet.
 fn piece_end(vocab: Vocab, b: &[u8], s: usize) -> usize {
     let n = b.len();
-    let run = |mut i: usize, f: fn(u8) -> bool| {
-        while i < n && f(b[i]) {
+    // A run of bytes of the classes in `mask` from `i`: a table lookup a
+    // byte, a piece being mostly one or two such runs.
+    let run = |mut i: usize, mask: u8| {
+        while i < n && class(b[i]) & mask != 0 {
             i += 1;
         }
         i
     };
     let c = b[s];
+    let cc = class(c);
     // The optional first character of a word is taken when it can be (a
     // letter cannot follow otherwise: `c` is no letter then).
-    let t = if c != b'\r' && c != b'\n' && !c.is_ascii_alphanumeric() { s + utf8_len(c) } else { s };
-    let after_punct: fn(u8) -> bool = match vocab {
+    let t = if cc & (BREAK | LETTER | DIGIT) == 0 { s + utf8_len(c) } else { s };
+    let after_punct = match vocab {
         Vocab::O200k => {
-            let upper = run(t, |x| x.is_ascii_uppercase());
-            let lower = run(upper, |x| x.is_ascii_lowercase());
+            let upper = run(t, UPPER);
+            let lower = run(upper, LOWER);
             // The first needs a lower-case letter after the capitals (giving
             // capitals back cannot help: they are not lower-case); else the
             // second needs a capital.
             if lower > upper || upper > t {
                 return contraction(b, lower);
             }
-            |x| matches!(x, b'\r' | b'\n' | b'/')
+            BREAK | SLASH
         }
         Vocab::Cl100k => {
             let e = contraction(b, s);
             if e > s {
                 return e;
             }
-            let e = run(t, |x| x.is_ascii_alphabetic());
+            let e = run(t, LETTER);
             if e > t {
                 return e;
             }
-            |x| matches!(x, b'\r' | b'\n')
+            BREAK
         }
     };
-    if c.is_ascii_digit() {
-        return run(s, |x| x.is_ascii_digit()).min(s + 3);
+    if cc & DIGIT != 0 {
+        return run(s, DIGIT).min(s + 3);
     }
     let t = if c == b' ' { s + 1 } else { s };
-    if t < n && ascii_other(b[t]) {
-        let e = run(t, ascii_other);
+    if t < n && class(b[t]) & OTHER != 0 {
+        let e = run(t, OTHER);
         return run(e, after_punct);
     }
     // Whitespace from here on: `c` is neither a letter, a digit nor other.
-    let r = run(s, ascii_space);
+    let r = run(s, SPACE);
     // `\s*[\r\n]+`: up to the run's last line break.
     if let Some(j) = b[s..r].iter().rposition(|&x| x == b'\r' || x == b'\n') {
         return s + j + 1;
     }
     // `\s+$`, `\s+(?!\S)`, `\s+`.
     if r == n || r - s == 1 { r } else { r - 1 }
+}
+
+/// Byte classes of [`piece_end`], as bits of [`CLASSES`].
+const UPPER: u8 = 1;
+const LOWER: u8 = 2;
+const LETTER: u8 = UPPER | LOWER;
+const DIGIT: u8 = 4;
+/// `\s`: `[\t\n\x0B\x0C\r ]`.
+const SPACE: u8 = 8;
+/// `[^\s\p{L}\p{N}]`: ASCII punctuation, symbols and control characters, and
+/// every byte of a [`known_symbol`] (every byte from 0x80 up).
+const OTHER: u8 = 16;
+const BREAK: u8 = 32;
+const SLASH: u8 = 64;
+
+/// The classes of each byte.
+static CLASSES: [u8; 256] = {
+    let mut t = [0u8; 256];
+    let mut i = 0;
+    while i < 256 {
+        let b = i as u8;
+        t[i] = if b.is_ascii_uppercase() {
+            UPPER
+        } else if b.is_ascii_lowercase() {
+            LOWER
+        } else if b.is_ascii_digit() {
+            DIGIT
+        } else if ascii_space(b) {
+            SPACE | if matches!(b, b'\r' | b'\n') { BREAK } else { 0 }
+        } else {
+            OTHER | if b == b'/' { SLASH } else { 0 }
+        };
+        i += 1;
+    }
+    t
+};
+
+fn class(b: u8) -> u8 {
+    CLASSES[b as usize]
 }
 
 /// `(?i:'s|'t|'re|'ve|'m|'ll|'d)?` at `i`: where it ends.
@@ -473,7 +579,7 @@ mod tests {
                 .collect::<Vec<_>>()
                 .join("\n");
             for vocab in [Vocab::O200k, Vocab::Cl100k] {
-                let mine: Vec<&str> = pieces(vocab, &text).collect();
+                let mine = pieces(vocab, &text);
                 let want: Vec<&str> = vocab.tokenizer().split(&text).collect();
                 proptest::prop_assert_eq!(mine, want);
             }
@@ -549,13 +655,37 @@ mod tests {
                 assert_eq!(mine, want, "{}", f.display());
             }
             for vocab in [Vocab::O200k, Vocab::Cl100k] {
-                let mine: Vec<&str> = pieces(vocab, &t).collect();
+                let mine = pieces(vocab, &t);
                 let want: Vec<&str> = vocab.tokenizer().split(&t).collect();
                 assert_eq!(mine, want, "{}", f.display());
             }
             bytes += text.len();
         }
         assert!(bytes > 100_000, "{bytes} bytes of hand-cut text in {} files", files.len());
+    }
+
+    proptest::proptest! {
+        /// Two pieces share a short key only if they are the same bytes,
+        /// whether the key is read from a window of 16 bytes or byte by
+        /// byte at the end of a text, and NUL bytes included.
+        #[test]
+        fn short_keys_tell_pieces_apart(
+            a in proptest::collection::vec(proptest::prop_oneof![proptest::strategy::Just(0u8), proptest::strategy::Just(b'a'), proptest::num::u8::ANY], 0..18),
+            b in proptest::collection::vec(proptest::prop_oneof![proptest::strategy::Just(0u8), proptest::strategy::Just(b'a'), proptest::num::u8::ANY], 0..18),
+            pad in 0usize..20,
+        ) {
+            let in_text = |p: &[u8]| {
+                let mut text = p.to_vec();
+                text.extend(std::iter::repeat_n(b'z', pad));
+                short_key(&text, 0..p.len())
+            };
+            let (ka, kb) = (in_text(&a), in_text(&b));
+            proptest::prop_assert_eq!(ka.is_some(), a.len() <= 15);
+            proptest::prop_assert_eq!(ka, short_key(&a, 0..a.len()));
+            if let (Some(ka), Some(kb)) = (ka, kb) {
+                proptest::prop_assert_eq!(ka == kb, a == b);
+            }
+        }
     }
 
     #[test]

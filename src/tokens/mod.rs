@@ -241,7 +241,7 @@ impl<'e> SegmentCounter<'e> {
 /// An ASCII whitespace character, as `char::is_whitespace` and the
 /// tokenizers' `\s` have them (with the vertical tab, which
 /// `u8::is_ascii_whitespace` leaves out).
-pub(crate) fn ascii_space(b: u8) -> bool {
+pub(crate) const fn ascii_space(b: u8) -> bool {
     matches!(b, b'\t' | b'\n' | 0x0B | 0x0C | b'\r' | b' ')
 }
 
