@@ -228,6 +228,10 @@ impl<'a> SessionAtoms<'a> {
         // Command entries of each tool call, by tool_use id, so a failed result
         // can flag them.
         let mut pending: HashMap<String, Vec<usize>> = HashMap::new();
+        // A message's (atom, block) flags: one map for all messages, drained
+        // after each, so it is not grown again from nothing per message.
+        let mut local: HashMap<(u32, u32), u8> = HashMap::new();
+        let mut items: Vec<((u32, u32), u8)> = Vec::new();
         let cwd = self.cwd.clone();
         let cwd = cwd.as_deref();
         let messages = self.messages;
@@ -247,7 +251,6 @@ impl<'a> SessionAtoms<'a> {
             }
             let base = if assistant { flag::USE } else { 0 };
             let text_ctx = if msg.origin == Origin::ToolResult { Ctx::Code } else { Ctx::Prose };
-            let mut local: HashMap<(u32, u32), u8> = HashMap::new();
             let mut tool_ids: Vec<(u32, &str)> = Vec::new();
             let mut failed_results: Vec<&str> = Vec::new();
             for (bi, block) in msg.blocks.iter().enumerate() {
@@ -304,11 +307,12 @@ impl<'a> SessionAtoms<'a> {
                     Block::Image { .. } | Block::Other { .. } => {}
                 }
             }
-            let mut items: Vec<((u32, u32), u8)> = local.into_iter().collect();
+            items.clear();
+            items.extend(local.drain());
             items.sort_unstable_by_key(|&((atom, block), _)| (block, atom));
             items.truncate(MAX_ENTRIES_PER_MESSAGE);
             let first = self.entries.len();
-            for ((atom, block), flags) in items {
+            for &((atom, block), flags) in &items {
                 self.entries.push(Entry { atom, block, flags });
             }
             for &(bi, id) in &tool_ids {
