@@ -82,9 +82,9 @@ fn count(vocab: Vocab, text: &str) -> u64 {
     cache.with(|cache| {
         let mut cache = cache.borrow_mut();
         let mut n = 0u64;
-        // The hand-cut groups are cut in a plain loop, not through
-        // [`pieces`]' boxed iterators: a piece is ~4 bytes, so the cost of
-        // each step of an iterator chain is paid per 4 bytes of a log.
+        // Hand-cut groups in a plain loop, not a chain of (boxed)
+        // iterators: a piece is ~4 bytes, so whatever a step costs is paid
+        // per 4 bytes of a log.
         for_each_group(text, |hand, group| {
             let b = group.as_bytes();
             if hand {
@@ -194,14 +194,15 @@ fn short_key(b: &[u8], piece: Range<usize>) -> Option<u128> {
     Some(bytes | (len as u128) << 120)
 }
 
-/// How [`count`] cuts `text` into the pieces `Tokenizer::split` makes. Most of a log is ASCII:
-/// the pieces of ASCII text are cut by hand ([`HandPieces`]), the same
-/// pieces as the tokenizer's regex at a fraction of its cost (one anchored
-/// regex search a piece was most of counting), and so are those of text
-/// whose other characters are a few common symbols ([`known_symbol`]). Any
-/// other text is cut into [`line_segments`](super::line_segments), whose
-/// pieces are the text's (no piece spans a cut), and only the runs of
-/// segments the hand cut does not know go through the regex.
+/// How [`count`] cuts `text` into the pieces `Tokenizer::split` makes. Most
+/// of a log is ASCII: the pieces of ASCII text are cut by hand
+/// ([`piece_end`]), the same pieces as the tokenizer's regex at a fraction
+/// of its cost (one anchored regex search a piece was most of counting),
+/// and so are those of text whose other characters are a few common
+/// symbols ([`known_symbol`]). Any other text is cut into
+/// [`line_segments`](super::line_segments), whose pieces are the text's (no
+/// piece spans a cut), and only the runs of segments the hand cut does not
+/// know go through the regex.
 ///
 /// Calls `f` with each run of `text`'s line segments that is cut the same
 /// way (by hand, or by the tokenizer's regex), in order, with whether it is
@@ -335,8 +336,9 @@ fn utf8_len(b: u8) -> usize {
 
 /// The pre-tokenizer of o200k or cl100k on a [`hand_cuttable`] text, cut by
 /// hand: where the piece that starts at `s` (< `b.len()`, a character
-/// boundary of such a text) ends, as `Tokenizer::split` would cut it. The patterns, alternatives in
-/// order of preference at each start (leftmost-first), restricted to such
+/// boundary of such a text) ends, as `Tokenizer::split` would cut it. The
+/// patterns, alternatives in order of preference at each start
+/// (leftmost-first), restricted to such
 /// text (`\p{L}` = `[A-Za-z]`, `\p{N}` = `[0-9]`, `\s` = `[\t\n\x0B\x0C\r ]`;
 /// no character of it is `\p{Lt}`, `\p{Lm}`, `\p{Lo}` or `\p{M}`, and every
 /// byte of a [`known_symbol`] reads as `[^\s\p{L}\p{N}]`), `C` for
