@@ -269,7 +269,35 @@ impl<'t> Iterator for HandPieces<'t> {
 /// Whether [`HandPieces`] cuts `text` as the tokenizers do: its characters
 /// are ASCII or [`known_symbol`]s.
 fn hand_cuttable(text: &str) -> bool {
-    text.is_ascii() || text.chars().all(|c| c.is_ascii() || known_symbol(c))
+    // From one character that is not ASCII to the next, eight bytes at a
+    // time: a text with an arrow on every line (a file Claude Code read) is
+    // not decoded character by character.
+    let mut at = 0;
+    while let Some(off) = text.as_bytes().get(at..).and_then(first_non_ascii) {
+        let Some(c) = text.get(at + off..).and_then(|rest| rest.chars().next()) else { return false };
+        if !known_symbol(c) {
+            return false;
+        }
+        at += off + c.len_utf8();
+    }
+    true
+}
+
+/// Position of the first byte of `b` from 0x80 up.
+fn first_non_ascii(b: &[u8]) -> Option<usize> {
+    const HI: u64 = 0x8080_8080_8080_8080;
+    let mut chunks = b.chunks_exact(8);
+    let mut i = 0;
+    for c in &mut chunks {
+        let mut w = [0u8; 8];
+        w.copy_from_slice(c);
+        let high = u64::from_le_bytes(w) & HI;
+        if high != 0 {
+            return Some(i + (high.trailing_zeros() / 8) as usize);
+        }
+        i += 8;
+    }
+    chunks.remainder().iter().position(|&x| x >= 0x80).map(|p| i + p)
 }
 
 /// Symbols and punctuation common in agent logs (Claude Code numbers the
@@ -630,6 +658,18 @@ mod tests {
                 let want: Vec<&str> = vocab.tokenizer().split(&text).collect();
                 proptest::prop_assert_eq!(mine, want);
             }
+        }
+    }
+
+    proptest::proptest! {
+        /// Whether a text is cut by hand: its characters are all ASCII or
+        /// known symbols, at any position and next to each other.
+        #[test]
+        fn hand_cuttable_is_ascii_or_known_symbols(
+            text in r"([a-z \n.]{0,9}|[→✓—’│]|é|日|\u{a0}|\PC){0,24}"
+        ) {
+            let want = text.chars().all(|c| c.is_ascii() || known_symbol(c));
+            proptest::prop_assert_eq!(hand_cuttable(&text), want);
         }
     }
 
