@@ -25,7 +25,7 @@ use super::view::{Target, TextView};
 use super::{Atom, AtomKind};
 use crate::model::Block;
 use crate::tokens::Estimator;
-use foldhash::HashSet;
+use foldhash::{HashMap, HashSet};
 use serde::{Deserialize, Serialize};
 use std::borrow::Cow;
 use std::ops::Range;
@@ -194,9 +194,12 @@ struct Grounding<'s> {
     touched: Bits,
     basenames: HashSet<&'s str>,
     touched_basenames: HashSet<&'s str>,
-    /// Path keys of P ∪ T, and those a tool call touched.
-    paths: Vec<&'s str>,
-    touched_paths: Vec<&'s str>,
+    /// Path keys of P ∪ T, and those a tool call touched, by basename: a
+    /// summary path can only be related to a path of its own basename
+    /// ([`related_path`]), and a long session knows thousands of paths,
+    /// each summary path once checked against all of them.
+    paths: HashMap<&'s str, Vec<&'s str>>,
+    touched_paths: HashMap<&'s str, Vec<&'s str>>,
     stems: HashSet<&'s str>,
     errors: Vec<&'s str>,
     hex: Vec<&'s str>,
@@ -483,12 +486,12 @@ impl<'a> SessionAtoms<'a> {
                     g.basenames.insert(base);
                     let stem = base.split('.').next().unwrap_or(base);
                     g.stems.insert(stem);
-                    g.paths.push(key);
+                    g.paths.entry(base).or_default().push(key);
                 }
                 if flags & flag::ARG != 0 {
                     g.touched.insert(id);
                     g.touched_basenames.insert(base);
-                    g.touched_paths.push(key);
+                    g.touched_paths.entry(base).or_default().push(key);
                 }
             }
             2 => g.errors.push(key),
@@ -952,14 +955,13 @@ impl PreparedEvent<'_, '_> {
 /// A summary path names a known file when it is that file's bare name, or one
 /// path is the other with a directory prefix (`parser.rs`, `src/parser.rs` and
 /// `/abs/repo/src/parser.rs`), but not when it puts the name in another
-/// directory (`lib/parser.rs`).
-fn related_path(value: &str, basenames: &HashSet<&str>, known: &[&str]) -> bool {
+/// directory (`lib/parser.rs`). `known` holds the known paths by basename:
+/// one path ending in the other after a `/` has the other's basename.
+fn related_path(value: &str, basenames: &HashSet<&str>, known: &HashMap<&str, Vec<&str>>) -> bool {
     if !value.contains('/') {
         return basenames.contains(value);
     }
-    if !basenames.contains(extract::basename(value)) {
-        return false;
-    }
+    let Some(known) = known.get(extract::basename(value)) else { return false };
     known.iter().any(|k| {
         (k.len() > value.len() && k.ends_with(value) && k.as_bytes()[k.len() - value.len() - 1] == b'/')
             || (value.len() > k.len() && value.ends_with(*k) && value.as_bytes()[value.len() - k.len() - 1] == b'/')
