@@ -196,8 +196,9 @@ struct Grounding<'s> {
     touched_basenames: HashSet<&'s str>,
     /// Path keys of P ∪ T, and those a tool call touched, by basename: a
     /// summary path can only be related to a path of its own basename
-    /// ([`related_path`]), and a long session knows thousands of paths,
-    /// each summary path once checked against all of them.
+    /// ([`related_path`]). A long session knows thousands of paths;
+    /// checking each summary path against all of them made an event's
+    /// scoring grow with the session.
     paths: HashMap<&'s str, Vec<&'s str>>,
     touched_paths: HashMap<&'s str, Vec<&'s str>>,
     stems: HashSet<&'s str>,
@@ -1024,6 +1025,46 @@ mod bits_tests {
             for id in (0..400).chain([probe]) {
                 prop_assert_eq!(bits.contains(id), set.contains(&id), "{}", id);
             }
+        }
+    }
+}
+
+#[cfg(test)]
+mod related_path_tests {
+    use super::{HashMap, HashSet, extract, related_path};
+    use proptest::prelude::*;
+
+    /// What `related_path` answered when it read every known path.
+    fn over_all(value: &str, known: &[&str]) -> bool {
+        let basenames: HashSet<&str> = known.iter().map(|k| extract::basename(k)).collect();
+        if !value.contains('/') {
+            return basenames.contains(value);
+        }
+        basenames.contains(extract::basename(value))
+            && known.iter().any(|k| {
+                (k.len() > value.len() && k.ends_with(value) && k.as_bytes()[k.len() - value.len() - 1] == b'/')
+                    || (value.len() > k.len()
+                        && value.ends_with(*k)
+                        && value.as_bytes()[value.len() - k.len() - 1] == b'/')
+            })
+    }
+
+    proptest! {
+        /// Indexing the known paths by basename changes no answer, for
+        /// paths with a prefix, a suffix or a name in common, leading and
+        /// trailing slashes, and empty components.
+        #[test]
+        fn known_paths_by_basename_answer_as_all_of_them(
+            known in proptest::collection::vec("/?((a|src|lib|p.rs|q.rs|)/){0,3}(p.rs|q.rs|a|)/?", 0..8),
+            value in "/?((a|src|lib|p.rs|q.rs|)/){0,3}(p.rs|q.rs|a|)/?",
+        ) {
+            let known: Vec<&str> = known.iter().map(String::as_str).collect();
+            let basenames: HashSet<&str> = known.iter().map(|k| extract::basename(k)).collect();
+            let mut by_base: HashMap<&str, Vec<&str>> = HashMap::default();
+            for k in &known {
+                by_base.entry(extract::basename(k)).or_default().push(k);
+            }
+            prop_assert_eq!(related_path(&value, &basenames, &by_base), over_all(&value, &known));
         }
     }
 }
