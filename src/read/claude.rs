@@ -31,6 +31,8 @@ use std::collections::hash_map::DefaultHasher;
 // random per process, as SipHash's is).
 use foldhash::{HashMap, HashMapExt as _, HashSet, HashSetExt as _};
 use std::collections::BinaryHeap;
+// std's set, for the public `drop_replayed_responses` (its callers build it).
+use std::collections::HashSet as StdHashSet;
 use std::hash::{Hash, Hasher};
 use std::path::Path;
 
@@ -202,8 +204,7 @@ pub fn link_across_files(sessions: &mut [Session]) {
         }
     }
 
-    let owned: std::collections::HashSet<String> =
-        sessions.iter().flat_map(|s| owned_response_ids(s).map(str::to_string)).collect();
+    let owned: StdHashSet<String> = sessions.iter().flat_map(|s| owned_response_ids(s).map(str::to_string)).collect();
     for s in sessions.iter_mut() {
         drop_replayed_responses(s, &owned);
     }
@@ -225,7 +226,7 @@ pub fn owned_response_ids(s: &Session) -> impl Iterator<Item = &str> {
 /// Drop from a linked sub-agent session the responses that `owned` (the ids of
 /// every top-level session, [`owned_response_ids`]) says it replays. Other
 /// sessions are left alone.
-pub fn drop_replayed_responses(s: &mut Session, owned: &std::collections::HashSet<String>) {
+pub fn drop_replayed_responses(s: &mut Session, owned: &StdHashSet<String>) {
     if !owned.is_empty() && is_linked_subagent(s) {
         drop_replayed(s, owned);
     }
@@ -241,7 +242,7 @@ pub fn is_agent_file(path: &Path) -> bool {
 /// replays from its parent: the assistant messages whose response id the parent
 /// owns, the tool results answering them, and every non-assistant message before
 /// the last replayed response (the copied parent context).
-fn drop_replayed(s: &mut Session, owned: &std::collections::HashSet<String>) {
+fn drop_replayed(s: &mut Session, owned: &StdHashSet<String>) {
     let dup: HashSet<usize> = s
         .calls
         .iter()

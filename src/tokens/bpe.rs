@@ -105,7 +105,8 @@ fn count(vocab: Vocab, text: &str) -> u64 {
 }
 
 impl PieceCache {
-    /// The BPE count of the piece `b[piece]`, remembered if it is short.
+    /// The BPE count of the piece `b[piece]`, remembered if it is at most
+    /// [`MAX_CACHED_PIECE`] bytes long.
     #[inline]
     fn count(&mut self, bpe: &BytePairEncoding, b: &[u8], piece: Range<usize>) -> u64 {
         let Some(key) = short_key(b, piece.clone()) else {
