@@ -39,6 +39,7 @@ mod index;
 pub(crate) mod line_memo;
 mod prune;
 mod replay;
+mod runs;
 mod score;
 mod view;
 pub(crate) mod words;

@@ -21,6 +21,7 @@
 
 use super::extract::{self, Found};
 use super::line_memo::LineMemo;
+use super::runs::{RunLookup, Runs, contains_bounded, ident_inner, word_char};
 use super::{AtomKind, CLASSES};
 use foldhash::HashSet;
 use std::borrow::Cow;
@@ -49,8 +50,12 @@ pub(crate) struct TextView {
     pub commands: HashSet<String>,
     pub constraints: Vec<(String, Vec<String>)>,
     /// Normalized text for substring matches; empty when the view was built from
-    /// already-extracted atoms (observation masking).
-    pub text: String,
+    /// already-extracted atoms (observation masking). Set once, when the view
+    /// is read.
+    text: String,
+    /// The identifier and path questions asked of `text`.
+    text_idents: RunLookup,
+    text_paths: RunLookup,
 }
 
 impl TextView {
@@ -203,12 +208,11 @@ impl TextView {
     }
 
     /// Is `v` an identifier token of the texts read: a maximal run of ASCII
-    /// letters, digits and `_`, at least 2 long? Answered by a bounded search,
-    /// not a set of every token: a view is asked about a few atoms, while
-    /// hashing each token of a summary, or of all of P for observation
-    /// masking, was most of the cost of reading it.
+    /// letters, digits and `_`, at least 2 long? Answered by a bounded search
+    /// (not a set of every token: most views are asked about a few atoms),
+    /// then from an index once the view has been asked many ([`runs`]).
     pub fn has_ident(&self, v: &str) -> bool {
-        v.len() >= 2 && v.bytes().all(ident_inner) && contains_bounded(&self.tokens.raw, v, ident_inner, ident_inner)
+        v.len() >= 2 && v.bytes().all(ident_inner) && self.tokens.idents.contains(Runs::Ident, &self.tokens.raw, v)
     }
 
     /// Is `w` one of the lower-cased word tokens ([`extract::word_tokens`]) of
@@ -218,12 +222,7 @@ impl TextView {
             return false;
         }
         let lower = self.tokens.lower.get_or_init(|| extract::words_text(&self.tokens.raw));
-        memchr::memmem::find_iter(lower.as_bytes(), w.as_bytes()).any(|i| {
-            // A valid UTF-8 needle matches at character boundaries only; were
-            // it not so, `get` declines the match rather than panic.
-            let (Some(head), Some(tail)) = (lower.get(..i), lower.get(i + w.len()..)) else { return false };
-            !head.chars().next_back().is_some_and(word_char) && !tail.chars().next().is_some_and(word_char)
-        })
+        self.tokens.words.contains(Runs::Word, lower, w)
     }
 
     /// Sort and deduplicate the atom list (determinism).
@@ -248,7 +247,7 @@ impl TextView {
         match t.kind {
             AtomKind::Path | AtomKind::ModifiedPath => {
                 if self.keys[0].contains(v)
-                    || contains_bounded(&self.text, v, path_inner, path_inner_after)
+                    || self.text_paths.contains(Runs::Path, &self.text, v)
                     || (!v.contains('/') && self.basenames.contains(v))
                 {
                     1.0
@@ -261,7 +260,7 @@ impl TextView {
             AtomKind::Symbol => {
                 if self.keys[1].contains(v)
                     || self.has_ident(v)
-                    || contains_bounded(&self.text, v, ident_inner, ident_inner)
+                    || self.text_idents.contains(Runs::Ident, &self.text, v)
                 {
                     1.0
                 } else {
@@ -301,7 +300,7 @@ impl TextView {
             AtomKind::Id => {
                 if extract::is_hex_value(v) {
                     if self.hex.iter().any(|h| extract::hex_compatible(h, v)) { 1.0 } else { 0.0 }
-                } else if self.keys[4].contains(v) || contains_bounded(&self.text, v, ident_inner, ident_inner) {
+                } else if self.keys[4].contains(v) || self.text_idents.contains(Runs::Ident, &self.text, v) {
                     1.0
                 } else {
                     0.0
@@ -342,6 +341,10 @@ struct TokenText {
     /// `raw` as [`extract::word_tokens`] lower-cases it, made at the first word
     /// query (most views are asked none).
     lower: OnceLock<String>,
+    /// The identifier questions asked of `raw`, and the word questions of
+    /// `lower`.
+    idents: RunLookup,
+    words: RunLookup,
 }
 
 impl TokenText {
@@ -354,12 +357,9 @@ impl TokenText {
         }
         self.raw.push_str(piece);
         self.lower = OnceLock::new();
+        self.idents = RunLookup::default();
+        self.words = RunLookup::default();
     }
-}
-
-/// A character of a word token.
-fn word_char(c: char) -> bool {
-    c.is_alphanumeric() || c == '_'
 }
 
 /// The exception class or error head of a fingerprint (`TypeError` of
@@ -370,39 +370,8 @@ fn error_class(fp: &str) -> Option<&str> {
     (head.len() >= 5 && !generic.iter().any(|g| g.eq_ignore_ascii_case(head))).then_some(head)
 }
 
-fn path_inner(b: u8) -> bool {
-    b.is_ascii_alphanumeric() || b"_@+-/.".contains(&b)
-}
-
-/// After a path a `.` may end the sentence.
-fn path_inner_after(b: u8) -> bool {
-    b.is_ascii_alphanumeric() || b"_@+-/".contains(&b)
-}
-
-fn ident_inner(b: u8) -> bool {
-    b.is_ascii_alphanumeric() || b == b'_'
-}
-
 fn cmd_inner(b: u8) -> bool {
     b.is_ascii_alphanumeric() || b == b'_' || b == b'-'
-}
-
-/// `needle` occurs in `hay` with no inner character right before or after it.
-pub(crate) fn contains_bounded(hay: &str, needle: &str, before: fn(u8) -> bool, after: fn(u8) -> bool) -> bool {
-    if needle.is_empty() || hay.len() < needle.len() {
-        return false;
-    }
-    let bytes = hay.as_bytes();
-    // memmem, not `str::match_indices`: a summary is searched for every atom
-    // an event needs that is not one of its keys, and the SIMD search is
-    // several times faster on texts of kilobytes. Same matches: leftmost,
-    // non-overlapping.
-    memchr::memmem::find_iter(bytes, needle.as_bytes()).any(|i| {
-        let end = i + needle.len();
-        let ok_before = i == 0 || !before(bytes[i - 1]);
-        let ok_after = end == bytes.len() || !after(bytes[end]);
-        ok_before && ok_after
-    })
 }
 
 /// Commands a summary names: each line (bullets, prompts and backticks removed)
