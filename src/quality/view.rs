@@ -572,3 +572,68 @@ mod tests {
         }
     }
 }
+
+#[cfg(test)]
+mod index_tests {
+    use super::{Target, TextView};
+    use crate::quality::AtomKind;
+    use proptest::prelude::*;
+
+    /// Pieces of a summary and of the atoms asked about it: paths with dots,
+    /// identifiers, dotted and qualified symbols, a command, an error, ids.
+    const PIECES: &[&str] = &[
+        "src/a.rs",
+        "src/a",
+        "a.rs",
+        "parse_args",
+        "Foo::bar",
+        "state.todos",
+        "cargo test -p core",
+        "TypeError: bad",
+        "abc1234",
+        "ticket-42",
+        " ",
+        "\n",
+        "- ",
+        "`",
+        ". ",
+        "/w/",
+        "é",
+    ];
+    const KINDS: &[AtomKind] =
+        &[AtomKind::Path, AtomKind::ModifiedPath, AtomKind::Symbol, AtomKind::Error, AtomKind::Command, AtomKind::Id];
+
+    proptest! {
+        #![proptest_config(ProptestConfig { cases: 256, ..ProptestConfig::default() })]
+
+        /// A view scores an atom the same whether it searches its texts (its
+        /// first questions) or answers from their token index (after many).
+        #[test]
+        fn a_view_scores_the_same_before_and_after_it_indexes(
+            text in proptest::collection::vec(proptest::sample::select(PIECES), 0..24).prop_map(|p| p.concat()),
+            asked in proptest::collection::vec(
+                (proptest::sample::select(KINDS), proptest::collection::vec(proptest::sample::select(PIECES), 1..4)),
+                1..16),
+        ) {
+            let targets: Vec<Target> = asked
+                .into_iter()
+                .map(|(kind, parts)| Target { kind, value: parts.concat().trim().to_string(), keywords: Vec::new() })
+                .collect();
+            let warm = TextView::from_text(&text, Some("/w"), false);
+            // Enough questions of every kind for each of the view's texts to
+            // be indexed.
+            for _ in 0..=crate::quality::runs::SEARCHES {
+                for t in &targets {
+                    warm.match_score(t);
+                }
+                for kind in KINDS {
+                    warm.match_score(&Target { kind: *kind, value: "zz_unknown".into(), keywords: Vec::new() });
+                }
+            }
+            for t in &targets {
+                let cold = TextView::from_text(&text, Some("/w"), false);
+                prop_assert_eq!(warm.match_score(t), cold.match_score(t), "{:?} in {:?}", t, text);
+            }
+        }
+    }
+}
