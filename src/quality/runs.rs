@@ -12,7 +12,7 @@
 //! A bounded occurrence of a needle made only of a class's inner bytes is a
 //! run of that class (or, for paths, a run cut before a `.`), so the index of
 //! the runs answers exactly what the search does. A needle with other bytes is
-//! always searched.
+//! searched, unless one of its own runs is missing from the index.
 
 use std::hash::BuildHasher;
 use std::sync::OnceLock;

@@ -210,7 +210,7 @@ impl TextView {
     /// Is `v` an identifier token of the texts read: a maximal run of ASCII
     /// letters, digits and `_`, at least 2 long? Answered by a bounded search
     /// (not a set of every token: most views are asked about a few atoms),
-    /// then from an index once the view has been asked many ([`runs`]).
+    /// then from an index once the view has been asked many (`quality::runs`).
     pub fn has_ident(&self, v: &str) -> bool {
         v.len() >= 2 && v.bytes().all(ident_inner) && self.tokens.idents.contains(Runs::Ident, &self.tokens.raw, v)
     }
