@@ -14,6 +14,7 @@
 //! the runs answers exactly what the search does. A needle with other bytes is
 //! searched, unless one of its own runs is missing from the index.
 
+use super::words;
 use std::hash::BuildHasher;
 use std::sync::OnceLock;
 use std::sync::atomic::{AtomicU32, Ordering};
@@ -69,74 +70,55 @@ impl Runs {
     /// Each bounded token of `text` as a byte range, repeats included.
     fn each(self, text: &str, f: &mut impl FnMut(usize, usize)) {
         // Byte classes tell identifiers and paths, and the words of an ASCII
-        // text: one table lookup per byte, in the loop that is most of the
-        // cost of an index.
-        let table = match self {
-            Runs::Ident => &IDENT_BYTES,
-            Runs::Path => &PATH_BYTES,
-            Runs::Word if text.is_ascii() => &IDENT_BYTES,
-            Runs::Word => return self.each_char(text, f),
-        };
+        // text (a word's ASCII characters are identifier bytes). Each class
+        // gets its own copy of the loop, which is most of the cost of an
+        // index: one table lookup per byte, not a call.
         let b = text.as_bytes();
-        let mut i = 0;
-        while i < b.len() {
-            if !table[usize::from(b[i])] {
-                i += 1;
-                continue;
-            }
-            let start = i;
-            i += 1;
-            while let Some(&byte) = b.get(i).filter(|&&byte| table[usize::from(byte)]) {
-                if byte == b'.' && self == Runs::Path {
-                    f(start, i);
-                }
-                i += 1;
-            }
-            f(start, i);
-        }
-    }
-
-    /// [`Runs::each`] character by character, for any text.
-    fn each_char(self, text: &str, f: &mut impl FnMut(usize, usize)) {
-        let b = text.as_bytes();
-        let mut i = 0;
-        while i < b.len() {
-            let width = self.inner_at(text, i);
-            if width == 0 {
-                // Not inner: the next character (a UTF-8 continuation byte
-                // is not inner either, and is skipped byte by byte).
-                i += 1;
-                continue;
-            }
-            let start = i;
-            i += width;
-            loop {
-                let w = self.inner_at(text, i);
-                if w == 0 {
-                    break;
-                }
-                if self == Runs::Path && b[i] == b'.' {
-                    f(start, i);
-                }
-                i += w;
-            }
-            f(start, i);
-        }
-    }
-
-    /// The byte width of the inner character at `i`, 0 when there is none.
-    fn inner_at(self, text: &str, i: usize) -> usize {
-        let Some(&byte) = text.as_bytes().get(i) else { return 0 };
         match self {
-            Runs::Ident => usize::from(ident_inner(byte)),
-            Runs::Path => usize::from(path_inner(byte)),
-            Runs::Word if byte.is_ascii() => usize::from(ident_inner(byte)),
-            // A lead byte starts a character; `get` declines a continuation.
-            Runs::Word => match text.get(i..).and_then(|s| s.chars().next()) {
-                Some(c) if word_char(c) => c.len_utf8(),
-                _ => 0,
-            },
+            Runs::Ident => each_run(b, ident_inner, false, f),
+            Runs::Path => each_run(b, path_inner, true, f),
+            Runs::Word if text.is_ascii() => each_run(b, ident_inner, false, f),
+            Runs::Word => each_word(text, f),
         }
+    }
+}
+
+/// The maximal runs of `inner` bytes of `b` (and, with `dots`, each run's
+/// head before each of its `.`), as byte ranges.
+fn each_run(b: &[u8], inner: impl Fn(u8) -> bool, dots: bool, f: &mut impl FnMut(usize, usize)) {
+    let mut i = 0;
+    while i < b.len() {
+        if !inner(b[i]) {
+            i += 1;
+            continue;
+        }
+        let start = i;
+        i += 1;
+        while let Some(&byte) = b.get(i).filter(|&&byte| inner(byte)) {
+            if dots && byte == b'.' {
+                f(start, i);
+            }
+            i += 1;
+        }
+        f(start, i);
+    }
+}
+
+/// The word tokens ([`word_char`] runs) of any text, as byte ranges.
+fn each_word(text: &str, f: &mut impl FnMut(usize, usize)) {
+    let mut start = None;
+    for (i, c) in text.char_indices() {
+        match (word_char(c), start) {
+            (true, None) => start = Some(i),
+            (false, Some(s)) => {
+                f(s, i);
+                start = None;
+            }
+            _ => {}
+        }
+    }
+    if let Some(s) = start {
+        f(s, text.len());
     }
 }
 
@@ -226,8 +208,8 @@ pub(crate) fn word_char(c: char) -> bool {
     c.is_alphanumeric() || c == '_'
 }
 
-pub(crate) const fn path_inner(b: u8) -> bool {
-    b.is_ascii_alphanumeric() || matches!(b, b'_' | b'@' | b'+' | b'-' | b'/' | b'.')
+pub(crate) fn path_inner(b: u8) -> bool {
+    words::is_path_byte(b)
 }
 
 /// After a path a `.` may end the sentence.
@@ -235,22 +217,8 @@ pub(crate) fn path_inner_after(b: u8) -> bool {
     b.is_ascii_alphanumeric() || b"_@+-/".contains(&b)
 }
 
-pub(crate) const fn ident_inner(b: u8) -> bool {
-    b.is_ascii_alphanumeric() || b == b'_'
-}
-
-static IDENT_BYTES: [bool; 256] = byte_table(false);
-static PATH_BYTES: [bool; 256] = byte_table(true);
-
-/// [`ident_inner`] (or [`path_inner`]) of each byte.
-const fn byte_table(path: bool) -> [bool; 256] {
-    let mut t = [false; 256];
-    let mut i = 0;
-    while i < 256 {
-        t[i] = if path { path_inner(i as u8) } else { ident_inner(i as u8) };
-        i += 1;
-    }
-    t
+pub(crate) fn ident_inner(b: u8) -> bool {
+    words::is_word_byte(b)
 }
 
 /// `needle` occurs in `hay` with no inner character right before or after it.

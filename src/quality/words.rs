@@ -101,6 +101,16 @@ fn class(x: u8) -> u8 {
     CLASS[usize::from(x)]
 }
 
+/// `[A-Za-z0-9_]`: a byte of an identifier (and of a `(?-u:\b)` word).
+pub(crate) fn is_word_byte(x: u8) -> bool {
+    class(x) & WORD != 0
+}
+
+/// `[A-Za-z0-9_@+\-./]`: a byte of a path.
+pub(crate) fn is_path_byte(x: u8) -> bool {
+    class(x) & PATH != 0
+}
+
 /// Whether the byte at `i` (none past the end) is in `class`.
 fn is(b: &[u8], i: usize, c: u8) -> bool {
     b.get(i).is_some_and(|&x| class(x) & c != 0)
