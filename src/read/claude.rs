@@ -992,7 +992,8 @@ fn convert_block(v: Value) -> Block {
 }
 
 /// Identity of a block for merging a response's lines: a tool call by its id, any
-/// other block by its content.
+/// other block by its compact JSON. Used for the blocks the typed structs cannot
+/// read (`claude_rec::RawBlock::hash` gives the others their typed identity).
 fn block_hash(v: &Value) -> u64 {
     let mut h = DefaultHasher::new();
     match (v.get("type").and_then(Value::as_str), v.get("id").and_then(Value::as_str)) {

@@ -358,11 +358,13 @@ impl<'a> Content<'a> {
 
 impl RawBlock<'_> {
     /// Identity of a block for merging a response's lines: a tool call by its id,
-    /// any other block by its content.
+    /// any other block by its content. One identity whichever path read the line:
+    /// a response's lines can take different paths (one line has a field of an
+    /// odd type), and a block repeated across them must still be kept once.
     pub fn hash(&self) -> u64 {
         match self {
             RawBlock::Typed(b) => typed_hash(b),
-            RawBlock::Value(v) => super::block_hash(v),
+            RawBlock::Value(v) => value_hash(v),
         }
     }
 
@@ -380,15 +382,22 @@ impl TContent<'_> {
     fn representable(&self) -> bool {
         match self {
             TContent::Text(_) => true,
-            TContent::Blocks(bs) => bs.iter().all(|b| match b {
-                TBlock::Str(_) => true,
-                TBlock::Obj(o) => match o.kind.as_deref() {
-                    Some("text") => o.text.is_some(),
-                    Some("thinking" | "redacted_thinking" | "tool_use" | "image") => true,
-                    Some("tool_result") => o.content.as_ref().is_none_or(TContent::representable),
-                    _ => false,
-                },
-            }),
+            TContent::Blocks(bs) => bs.iter().all(TBlock::representable),
+        }
+    }
+}
+
+impl TBlock<'_> {
+    /// The typed conversion reads this block exactly as the `Value` path would.
+    fn representable(&self) -> bool {
+        match self {
+            TBlock::Str(_) => true,
+            TBlock::Obj(o) => match o.kind.as_deref() {
+                Some("text") => o.text.is_some(),
+                Some("thinking" | "redacted_thinking" | "tool_use" | "image") => true,
+                Some("tool_result") => o.content.as_ref().is_none_or(TContent::representable),
+                _ => false,
+            },
         }
     }
 }
@@ -435,6 +444,17 @@ fn typed_block(b: TBlock<'_>) -> Block {
         }
         // "text" (with text, see `representable`); nothing else reaches here.
         _ => Block::Text { text: owned(o.text) },
+    }
+}
+
+/// Identity of a block read on the `Value` path: the typed identity whenever
+/// the typed path could have read the block, else its compact JSON. A block's
+/// identity so depends on the block, not on whether some other field of its line
+/// sent the line down the `Value` path.
+fn value_hash(v: &Value) -> u64 {
+    match TBlock::deserialize(v) {
+        Ok(b) if b.representable() => typed_hash(&b),
+        _ => super::block_hash(v),
     }
 }
 

@@ -216,6 +216,27 @@ fn duplicated_uuids_are_kept_once() {
     assert_eq!(lines, [1, 2, 3, 6], "the earliest copy is kept");
 }
 
+/// A response whose lines took different paths (the second carries a status of
+/// an odd type, so it is read as a `Value`) still keeps a block it repeats once,
+/// on both paths: a block's identity does not depend on the rest of its line.
+#[test]
+fn a_block_repeated_on_a_line_read_as_a_value_is_kept_once() {
+    let typed = r#"{"type":"assistant","message":{"id":"m1","content":[{"type":"text","text":"same"},{"type":"thinking","thinking":"t","signature":"c2ln"}]}}"#;
+    // The same blocks, one with a key the reader ignores, plus a new block.
+    let value = r#"{"type":"assistant","apiErrorStatus":429.0,"message":{"id":"m1","content":[{"type":"thinking","thinking":"t","signature":"c2ln"},{"type":"text","text":"same","citations":null},"new"]}}"#;
+    assert!(rec::Rec::typed(1, typed.as_bytes()).is_some());
+    assert!(rec::Rec::typed(2, value.as_bytes()).is_none(), "the second line must take the Value path");
+    for data in [format!("{typed}\n{value}\n"), format!("{value}\n{typed}\n")] {
+        read_any("x.jsonl", data.as_bytes());
+        let s = &read(Path::new("x.jsonl"), data.as_bytes())[0];
+        assert_eq!(s.messages.len(), 1);
+        let texts: Vec<&str> = s.messages[0].blocks.iter().map(text_of).filter(|t| !t.is_empty()).collect();
+        assert_eq!(texts.len(), 2, "{:?}", s.messages[0].blocks);
+        assert!(texts.contains(&"same") && texts.contains(&"new"));
+        assert_eq!(s.messages[0].blocks.len(), 3, "one thinking block, two texts");
+    }
+}
+
 #[test]
 fn dag_order_dangling_parent_and_cycle() {
     let s = &read_fixture("dag-order.jsonl")[0];
