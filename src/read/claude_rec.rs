@@ -452,10 +452,16 @@ fn typed_block(b: TBlock<'_>) -> Block {
 /// identity so depends on the block, not on whether some other field of its line
 /// sent the line down the `Value` path.
 fn value_hash(v: &Value) -> u64 {
-    match TBlock::deserialize(v) {
-        Ok(b) if b.representable() => typed_hash(&b),
-        _ => super::block_hash(v),
+    // A tool call with an id is its id on both paths: hashed without reading
+    // it as typed, which would copy its input (a whole file, for a write).
+    let call = v.get("type").and_then(Value::as_str) == Some("tool_use") && v.get("id").is_some_and(Value::is_string);
+    if !call
+        && let Ok(b) = TBlock::deserialize(v)
+        && b.representable()
+    {
+        return typed_hash(&b);
     }
+    super::block_hash(v)
 }
 
 /// Identity of a typed block: every field it was read with, so two lines

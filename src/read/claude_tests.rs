@@ -221,9 +221,14 @@ fn duplicated_uuids_are_kept_once() {
 /// on both paths: a block's identity does not depend on the rest of its line.
 #[test]
 fn a_block_repeated_on_a_line_read_as_a_value_is_kept_once() {
-    let typed = r#"{"type":"assistant","message":{"id":"m1","content":[{"type":"text","text":"same"},{"type":"thinking","thinking":"t","signature":"c2ln"}]}}"#;
+    let call = r#"{"type":"tool_use","id":"t1","name":"Bash","input":{"command":"ls"}}"#;
+    let typed = format!(
+        r#"{{"type":"assistant","message":{{"id":"m1","content":[{{"type":"text","text":"same"}},{{"type":"thinking","thinking":"t","signature":"c2ln"}},{call}]}}}}"#
+    );
     // The same blocks, one with a key the reader ignores, plus a new block.
-    let value = r#"{"type":"assistant","apiErrorStatus":429.0,"message":{"id":"m1","content":[{"type":"thinking","thinking":"t","signature":"c2ln"},{"type":"text","text":"same","citations":null},"new"]}}"#;
+    let value = format!(
+        r#"{{"type":"assistant","apiErrorStatus":429.0,"message":{{"id":"m1","content":[{call},{{"type":"thinking","thinking":"t","signature":"c2ln"}},{{"type":"text","text":"same","citations":null}},"new"]}}}}"#
+    );
     assert!(rec::Rec::typed(1, typed.as_bytes()).is_some());
     assert!(rec::Rec::typed(2, value.as_bytes()).is_none(), "the second line must take the Value path");
     for data in [format!("{typed}\n{value}\n"), format!("{value}\n{typed}\n")] {
@@ -233,7 +238,8 @@ fn a_block_repeated_on_a_line_read_as_a_value_is_kept_once() {
         let texts: Vec<&str> = s.messages[0].blocks.iter().map(text_of).filter(|t| !t.is_empty()).collect();
         assert_eq!(texts.len(), 2, "{:?}", s.messages[0].blocks);
         assert!(texts.contains(&"same") && texts.contains(&"new"));
-        assert_eq!(s.messages[0].blocks.len(), 3, "one thinking block, two texts");
+        assert_eq!(s.messages[0].tool_uses().count(), 1);
+        assert_eq!(s.messages[0].blocks.len(), 4, "one thinking block, one call, two texts");
     }
 }
 
