@@ -45,7 +45,7 @@
 #                        a busy machine, where wall time is noisy); default "time"
 #   COMPACTOR_CORPUS     the real corpus of step (h) (default ../shared/corpus)
 #   BENCH_REPEAT         runs of each command in step (h); the median is kept (default 5)
-#   BENCH_PAIRS          back-to-back pairs in steps (d') and (g') (default 3; 0: none)
+#   BENCH_PAIRS          back-to-back pairs in steps (d') and (g'), in alternating order (default 4; 0: none)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -220,7 +220,10 @@ grid_point_of() {
 }
 
 # median X...: the middle value (the upper one of an even count).
-median() { printf '%s\n' "$@" | sort -g | awk '{ a[NR] = $1 } END { print a[int((NR + 1) / 2)] }'; }
+# median X...: the middle value; for an even count, the mean of the two middle ones.
+median() {
+  printf '%s\n' "$@" | sort -g | awk '{ a[NR] = $1 } END { if (NR % 2) print a[(NR + 1) / 2]; else print (a[NR / 2] + a[NR / 2 + 1]) / 2 }'
+}
 
 # grid_base_flags FILE: the [base] table of a grid file as `--set key=value`
 # lines, one word a line (quotes dropped): the policy every point starts from.
@@ -363,21 +366,34 @@ ratio_row() {
 }
 
 # pairs_row LABEL TARGET UNIT WHAT BASE_STEP OWN_STEP: BENCH_PAIRS times, the
-# command in pair_base then the one in pair_own, back to back (two runs back to
+# command in pair_base and the one in pair_own, back to back (two runs back to
 # back meet the same load on a shared host); the row is the median of the
 # pairs' ratios, base time / own time, against TARGET (at least).
 pairs_row() {
   local label=$1 target=$2 unit=$3 what=$4 base_step=$5 own_step=$6
-  local pairs=${BENCH_PAIRS:-3} i tb prc=0 pm ratios=() runs=()
+  local pairs=${BENCH_PAIRS:-4} i tb to prc=0 pm ratios=() runs=()
   ((pairs > 0)) || return 0
   for ((i = 0; i < pairs; i++)); do
-    run_step "$base_step" "${pair_base[@]}"
-    tb=$secs
+    # Which runs first alternates: a run right after a long one of the other
+    # kind can be slower (measured: (d) took 5.3-6.1 s right after (e), and
+    # 4.9-5.4 s right after another (d)), and one fixed order would tilt
+    # every pair the same way.
+    if ((i % 2 == 0)); then
+      run_step "$base_step" "${pair_base[@]}"
+      tb=$secs
+      prc=$((prc + rc))
+      run_step "$own_step" "${pair_own[@]}"
+      to=$secs
+    else
+      run_step "$own_step" "${pair_own[@]}"
+      to=$secs
+      prc=$((prc + rc))
+      run_step "$base_step" "${pair_base[@]}"
+      tb=$secs
+    fi
     prc=$((prc + rc))
-    run_step "$own_step" "${pair_own[@]}"
-    prc=$((prc + rc))
-    ratios+=("$(awk -v b="$tb" -v o="$secs" 'BEGIN { printf "%.2f", b / o }')")
-    runs+=("$tb/$secs")
+    ratios+=("$(awk -v b="$tb" -v o="$to" 'BEGIN { printf "%.2f", b / o }')")
+    runs+=("$tb/$to")
   done
   if ((prc != 0)); then
     # A failed run's time is no measurement: no ratio from it.
