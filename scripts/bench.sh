@@ -6,12 +6,11 @@
 #   (c) compactor replay, chars4, extractive   --jobs 1; target ≥ 0.6x (b)
 #   (d) the same with --estimator o200k        --jobs 1; target ≥ 0.8x (e)
 #   (e) compactor-bench count-o200k            raw o200k counting of the same text
-#   (d') (e) and (d) again, BENCH_PAIRS times back to back; the median of the
-#       pairs' ratios (one pair is noise on a shared host)
+#   (d') (e) and (d) again, BENCH_PAIRS times back to back, in alternating order;
+#       the median of the pairs' ratios (one pair is noise on a shared host)
 #   (f) compactor compare with 5 presets       --jobs 1; target ≤ 1.5x the time of (c)
 #   (g) (c) with --jobs 2                      target ≥ 1.8x speed-up over (c)
-#   (g') (c) and (g) again, BENCH_PAIRS times back to back; the median of the
-#       pairs' speed-ups
+#   (g') (c) and (g) again, the same way; the median of the pairs' speed-ups
 #   (h) compactor sweep, grids/default.toml    (72 points) on the real corpus
 #       (../shared/corpus); target < 3x the time of one single-preset replay
 #       of the same sessions (every output written) that is one of the
@@ -219,7 +218,6 @@ grid_point_of() {
     END { if (m != "") print m }' "$1" "$2"
 }
 
-# median X...: the middle value (the upper one of an even count).
 # median X...: the middle value; for an even count, the mean of the two middle ones.
 median() {
   printf '%s\n' "$@" | sort -g | awk '{ a[NR] = $1 } END { if (NR % 2) print a[(NR + 1) / 2]; else print (a[NR / 2] + a[NR / 2 + 1]) / 2 }'
