@@ -208,13 +208,13 @@ pub(crate) fn word_char(c: char) -> bool {
     c.is_alphanumeric() || c == '_'
 }
 
-pub(crate) fn path_inner(b: u8) -> bool {
+fn path_inner(b: u8) -> bool {
     words::is_path_byte(b)
 }
 
-/// After a path a `.` may end the sentence.
-pub(crate) fn path_inner_after(b: u8) -> bool {
-    b.is_ascii_alphanumeric() || b"_@+-/".contains(&b)
+/// After a path a `.` may end the sentence: a path byte but `.`.
+fn path_inner_after(b: u8) -> bool {
+    b != b'.' && words::is_path_byte(b)
 }
 
 pub(crate) fn ident_inner(b: u8) -> bool {
