@@ -225,11 +225,13 @@ impl TextView {
         self.tokens.words.contains(Runs::Word, lower, w)
     }
 
-    /// Sort and deduplicate the atom list (determinism).
+    /// Sort and deduplicate the atom list (determinism). Unstable sorts: equal
+    /// entries are identical, so the order is the same, without the stable
+    /// sort's buffer (a masking view holds thousands of atoms).
     pub fn finish(&mut self) {
-        self.atoms.sort();
+        self.atoms.sort_unstable();
         self.atoms.dedup();
-        self.hex.sort();
+        self.hex.sort_unstable();
         self.hex.dedup();
     }
 
