@@ -394,7 +394,7 @@ fn sentences(text: &str) -> impl Iterator<Item = &str> {
 /// The pieces of a line, each ending right after a `. ` or a `? ` (or at the
 /// line's end): what `split_inclusive(". ")` and then `split_inclusive("? ")`
 /// give, found by looking for spaces rather than by two substring searchers
-/// per line (a tenth of the summarizer's reading of assistant text).
+/// per line (0.7 % of a chars4 replay of the 200 MB benchmark corpus).
 fn sentence_pieces(line: &str) -> impl Iterator<Item = &str> {
     let b = line.as_bytes();
     let mut start = 0;
@@ -972,7 +972,7 @@ impl Facts {
     fn ranked_idents(&self) -> Vec<&str> {
         // One hashed set of the listed files, made per checkpoint: each of
         // thousands of identifiers was two B-tree searches of string
-        // compares, about 1 % of a replay.
+        // compares (0.85 % of a chars4 replay of 50 MB).
         let ops = &self.file_ops;
         let mut listed = HashSet::with_capacity(ops.read.len() + ops.modified.len());
         listed.extend(ops.read.iter().chain(&ops.modified).map(String::as_str));
