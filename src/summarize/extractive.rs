@@ -1651,6 +1651,20 @@ mod tests {
         assert_eq!(f.symbol_lines(1000), vec!["state.todos.filter, Foo::bar, other_thing, filter.map"]);
     }
 
+    /// The identifier list leaves out the files the file lists already name
+    /// (read or modified), and keeps the rest, best first.
+    #[test]
+    fn identifiers_the_file_lists_name_are_left_out() {
+        let mut f = Facts { pos: 10, ..Facts::default() };
+        for (s, w) in [("src/read.rs", 5.0), ("https://x.io/a", 4.0), ("src/edit.rs", 3.0), ("v1.2.3", 2.0)] {
+            let n = f.names.name(s);
+            f.idents.add(&n, w, 10);
+        }
+        f.file_ops.read.insert("src/read.rs".to_string());
+        f.file_ops.modified.insert("src/edit.rs".to_string());
+        assert_eq!(f.ranked_idents(), vec!["https://x.io/a", "v1.2.3"]);
+    }
+
     fn user(t: &str) -> Message {
         Message::new(Role::User, Origin::Human, vec![Block::text(t)])
     }
