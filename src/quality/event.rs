@@ -19,6 +19,7 @@
 //! Weights: `type weight × 1/(1 + Δturns/20) × 1.5 when used as a tool-call
 //! argument`, Δturns = assistant messages in F before the first use.
 
+use super::block_tokens::BlockSelection;
 use super::extract;
 use super::index::{SessionAtoms, flag};
 use super::view::{Target, TextView};
@@ -769,8 +770,20 @@ impl PreparedEvent<'_, '_> {
         // a duplicate in its atom list (sorted away at the end, after a sort
         // of every occurrence).
         let (mut added_weak, mut added_strong) = (Bits::with_len(0), Bits::with_len(0));
+        // The tokens of blocks other than tool results: named from the
+        // session's index (each event of each policy asks P's), or, past its
+        // ids, copied into the view as the results' are.
+        let index = self.atoms.block_tokens();
+        let mut held: Vec<Range<u32>> = Vec::new();
         for &(m, cost) in &costs[first..] {
             tokens += cost;
+            if let Some(index) = &index {
+                let blocks = index.blocks_of(m);
+                match held.last_mut() {
+                    Some(last) if last.end == blocks.start => last.end = blocks.end,
+                    _ => held.push(blocks),
+                }
+            }
             // Sorted by (block, atom): each block's are the next run.
             let mut entries = self.atoms.entries_of(m);
             for (bi, block) in msgs[m].blocks.iter().enumerate() {
@@ -794,8 +807,13 @@ impl PreparedEvent<'_, '_> {
                     let def = &self.atoms.defs[e.atom as usize];
                     view.add_key(self.atoms.kind_of(e.atom, e.flags), &def.key, strong);
                 }
-                visit_block_text(block, &mut |t| view.add_tokens(t));
+                if index.is_none() || matches!(block, Block::ToolResult { .. }) {
+                    visit_block_text(block, &mut |t| view.add_tokens(t));
+                }
             }
+        }
+        if let Some(index) = index {
+            view.add_blocks(BlockSelection { index, ranges: held });
         }
         view.finish();
         self.score_view(name, &view, tokens, chars).0
@@ -984,7 +1002,7 @@ fn composite(parts: &[(f64, Option<f64>)]) -> Option<f64> {
 
 /// Every piece of text in a block (tool-call string arguments, tool-result
 /// text), for word and identifier tokens.
-fn visit_block_text(block: &Block, f: &mut dyn FnMut(&str)) {
+pub(super) fn visit_block_text(block: &Block, f: &mut dyn FnMut(&str)) {
     match block {
         Block::Text { text } | Block::Thinking { text, .. } => f(text),
         Block::ToolUse { name, input, .. } => {

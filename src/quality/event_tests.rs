@@ -619,4 +619,22 @@ proptest! {
         let loss = atoms.pruning_loss(&[0..msgs.len()], &[&summary], &pruned, b..msgs.len());
         prop_assert!(loss.needed_lost <= loss.lost_atoms);
     }
+
+    /// Observation masking scores the same whether its views copy P's text
+    /// or name P's blocks from the session's token index (several policies).
+    #[test]
+    fn masking_rows_do_not_depend_on_the_session_token_index(
+        msgs in prop::collection::vec(arb_message(), 0..14),
+        cut in (0usize..16, 0usize..16, 0usize..16),
+        keep in 0usize..4,
+        budget in prop::option::of(0u64..400),
+    ) {
+        let copied = SessionAtoms::new(&msgs, Some("/w"));
+        let mut named = SessionAtoms::new(&msgs, Some("/w"));
+        named.share_block_tokens(true);
+        let (a, b, c) = cut;
+        let p = CompactionPoint::new(0..a, a..b, b..c.max(b));
+        let row = |atoms: &SessionAtoms<'_>| atoms.prepare(&p, &Chars4).masking_within(REF_MASKING, keep, budget);
+        prop_assert_eq!(row(&named), row(&copied));
+    }
 }

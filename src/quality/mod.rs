@@ -33,6 +33,7 @@
 //! input, so every scan is bounded and every regex is linear-time.
 
 mod aggregate;
+mod block_tokens;
 mod event;
 mod extract;
 mod index;

@@ -806,7 +806,9 @@ impl QualityPlan {
             // Nothing to score: skip the atom extraction.
             return traces.iter().map(|t| t.as_ref().ok().map(|t| self.empty(session, t))).collect();
         }
-        let atoms = SessionAtoms::from_session(session);
+        let mut atoms = SessionAtoms::from_session(session);
+        let compacting = traces.iter().filter(|t| t.as_ref().is_ok_and(|t| !t.compactions.is_empty())).count();
+        atoms.share_block_tokens(compacting >= 3);
         for (est, c) in self.estimators.iter().zip(counts) {
             if let (Some(est), Some(c)) = (est, c) {
                 atoms.seed_token_counts(est.kind(), c);

@@ -68,7 +68,7 @@ impl Runs {
     }
 
     /// Each bounded token of `text` as a byte range, repeats included.
-    fn each(self, text: &str, f: &mut impl FnMut(usize, usize)) {
+    pub(crate) fn each(self, text: &str, f: &mut impl FnMut(usize, usize)) {
         // Byte classes tell identifiers and paths, and the words of an ASCII
         // text (a word's ASCII characters are identifier bytes). Each class
         // gets its own copy of the loop, which is most of the cost of an

@@ -19,6 +19,7 @@
 //!   or bounded substring → 1;
 //! - constraint: share of its keywords present in S ≥ 0.75 → 1, ≥ 0.5 → 0.5.
 
+use super::block_tokens::BlockSelection;
 use super::extract::{self, Found};
 use super::line_memo::LineMemo;
 use super::runs::{RunLookup, Runs, contains_bounded, ident_inner, word_char};
@@ -47,6 +48,10 @@ pub(crate) struct TextView {
     /// The texts read for identifier and word tokens ([`TextView::has_ident`],
     /// [`TextView::has_word`]).
     tokens: TokenText,
+    /// Session blocks whose tokens the view also has, read from the
+    /// session's token index rather than copied into `tokens` (observation
+    /// masking's P).
+    blocks: Vec<BlockSelection>,
     pub commands: HashSet<String>,
     pub constraints: Vec<(String, Vec<String>)>,
     /// Normalized text for substring matches; empty when the view was built from
@@ -196,6 +201,7 @@ impl TextView {
         self.hex.extend(other.hex.iter().cloned());
         self.basenames.extend(other.basenames.iter().cloned());
         self.tokens.push(&other.tokens.raw);
+        self.blocks.extend(other.blocks.iter().cloned());
         self.commands.extend(other.commands.iter().cloned());
         self.constraints.extend(other.constraints.iter().cloned());
     }
@@ -207,12 +213,21 @@ impl TextView {
         }
     }
 
+    /// Identifier and word tokens of the session's blocks in `blocks`, as
+    /// [`TextView::add_tokens`] of each of their texts adds them.
+    pub(crate) fn add_blocks(&mut self, blocks: BlockSelection) {
+        self.blocks.push(blocks);
+    }
+
     /// Is `v` an identifier token of the texts read: a maximal run of ASCII
     /// letters, digits and `_`, at least 2 long? Answered by a bounded search
     /// (not a set of every token: most views are asked about a few atoms),
     /// then from an index once the view has been asked many (`quality::runs`).
     pub fn has_ident(&self, v: &str) -> bool {
-        v.len() >= 2 && v.bytes().all(ident_inner) && self.tokens.idents.contains(Runs::Ident, &self.tokens.raw, v)
+        v.len() >= 2
+            && v.bytes().all(ident_inner)
+            && (self.tokens.idents.contains(Runs::Ident, &self.tokens.raw, v)
+                || self.blocks.iter().any(|b| b.has_ident(v)))
     }
 
     /// Is `w` one of the lower-cased word tokens ([`extract::word_tokens`]) of
@@ -220,6 +235,9 @@ impl TextView {
     pub fn has_word(&self, w: &str) -> bool {
         if w.is_empty() || !w.chars().all(word_char) {
             return false;
+        }
+        if self.blocks.iter().any(|b| b.has_word(w)) {
+            return true;
         }
         let lower = self.tokens.lower.get_or_init(|| extract::words_text(&self.tokens.raw));
         self.tokens.words.contains(Runs::Word, lower, w)
