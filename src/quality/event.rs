@@ -805,7 +805,7 @@ impl PreparedEvent<'_, '_> {
                         continue;
                     }
                     let def = &self.atoms.defs[e.atom as usize];
-                    view.add_key(self.atoms.kind_of(e.atom, e.flags), &def.key, strong);
+                    view.add_shared_key(self.atoms.kind_of(e.atom, e.flags), &def.key, strong);
                 }
                 if index.is_none() || matches!(block, Block::ToolResult { .. }) {
                     visit_block_text(block, &mut |t| view.add_tokens(t));
@@ -847,7 +847,7 @@ impl PreparedEvent<'_, '_> {
         let (mut paths, mut touched) = (0u32, 0u32);
         for (kind, value) in &view.atoms {
             if !self.grounded(*kind, value) {
-                hallucinated.push(Atom { kind: *kind, value: value.clone() });
+                hallucinated.push(Atom { kind: *kind, value: value.to_string() });
             }
             if *kind == AtomKind::Path {
                 paths += 1;

@@ -40,9 +40,9 @@ pub(crate) struct Target {
 #[derive(Debug, Default, Clone)]
 pub(crate) struct TextView {
     /// All occurrences (strong and weak) by class.
-    pub keys: [HashSet<String>; CLASSES],
+    pub keys: [HashSet<Arc<str>>; CLASSES],
     /// Strong path, symbol, error and id atoms, for hallucination and precision.
-    pub atoms: Vec<(AtomKind, String)>,
+    pub atoms: Vec<(AtomKind, Arc<str>)>,
     pub hex: Vec<String>,
     pub basenames: HashSet<String>,
     /// The texts read for identifier and word tokens ([`TextView::has_ident`],
@@ -88,10 +88,10 @@ impl TextView {
         };
         v.add_tokens(text);
         for c in &v.commands {
-            v.keys[3].insert(c.clone());
+            v.keys[3].insert(Arc::from(c.as_str()));
         }
         for (sentence, kw) in constraint_list {
-            v.keys[5].insert(extract::constraint_key(&kw));
+            v.keys[5].insert(Arc::from(extract::constraint_key(&kw)));
             v.constraints.push((sentence, kw));
         }
         let mut norm = String::with_capacity(text.len().min(extract::SCAN_HEAD + extract::SCAN_TAIL) + 1);
@@ -160,15 +160,34 @@ impl TextView {
     }
 
     pub fn add_key(&mut self, kind: AtomKind, value: &str, strong: bool) {
+        self.add_key_with(kind, value, strong, || Arc::from(value));
+    }
+
+    /// [`TextView::add_key`] of an interned value (a session atom's key):
+    /// the view shares it rather than copying it (an observation-masking
+    /// view holds every atom of P).
+    pub(crate) fn add_shared_key(&mut self, kind: AtomKind, value: &Arc<str>, strong: bool) {
+        self.add_key_with(kind, value, strong, || value.clone());
+    }
+
+    /// `shared()` gives `value` as the view keeps it (called at most once).
+    fn add_key_with(&mut self, kind: AtomKind, value: &str, strong: bool, shared: impl FnOnce() -> Arc<str>) {
         let Some(class) = kind.class() else { return };
-        if self.keys[class].contains(value) {
-            // Its basename, hex entry or command went in with it (a line
-            // names the same atoms as the lines before it, mostly).
-            if !strong {
-                return;
-            }
-        } else {
-            self.keys[class].insert(value.to_string());
+        let new = !self.keys[class].contains(value);
+        let listed = strong
+            && matches!(
+                kind,
+                AtomKind::Path | AtomKind::ModifiedPath | AtomKind::Symbol | AtomKind::Error | AtomKind::Id
+            );
+        // A key seen before brought its basename, hex entry or command with
+        // it (a line names the same atoms as the lines before it, mostly).
+        if !new && !listed {
+            return;
+        }
+        // One allocation at most, for the key and the atom list both.
+        let kept = shared();
+        if new {
+            self.keys[class].insert(kept.clone());
             match kind {
                 AtomKind::Path | AtomKind::ModifiedPath => {
                     self.basenames.insert(extract::basename(value).to_string());
@@ -180,14 +199,9 @@ impl TextView {
                 _ => {}
             }
         }
-        if strong
-            && matches!(
-                kind,
-                AtomKind::Path | AtomKind::ModifiedPath | AtomKind::Symbol | AtomKind::Error | AtomKind::Id
-            )
-        {
+        if listed {
             let k = if kind == AtomKind::ModifiedPath { AtomKind::Path } else { kind };
-            self.atoms.push((k, value.to_string()));
+            self.atoms.push((k, kept));
         }
     }
 
@@ -260,7 +274,7 @@ impl TextView {
         let folded;
         let v = if t.value.contains(char::is_whitespace) {
             folded = extract::fold_ws(&t.value);
-            if self.keys.iter().any(|k| k.contains(&t.value)) { t.value.as_str() } else { folded.as_str() }
+            if self.keys.iter().any(|k| k.contains(t.value.as_str())) { t.value.as_str() } else { folded.as_str() }
         } else {
             t.value.as_str()
         };
@@ -327,7 +341,7 @@ impl TextView {
                 }
             }
             AtomKind::Constraint => {
-                if self.keys[5].contains(&extract::constraint_key(&t.keywords)) {
+                if self.keys[5].contains(extract::constraint_key(&t.keywords).as_str()) {
                     return 1.0;
                 }
                 let share = self.keyword_share(&t.keywords);
