@@ -267,6 +267,17 @@ impl TextView {
         self.hex.dedup();
     }
 
+    /// [`TextView::finish`] for a view whose atoms are only counted, never
+    /// listed (observation masking's, thousands of atoms): duplicates dropped
+    /// by hash, in first-seen order, without sorting the strings.
+    pub(crate) fn finish_unordered(&mut self) {
+        let mut seen: HashSet<(AtomKind, Arc<str>)> = HashSet::default();
+        seen.reserve(self.atoms.len());
+        self.atoms.retain(|(kind, value)| seen.insert((*kind, value.clone())));
+        self.hex.sort_unstable();
+        self.hex.dedup();
+    }
+
     /// `match(a, S)`: 1 exact, 0.5 partial, 0 otherwise (see the module docs).
     pub fn match_score(&self, t: &Target) -> f64 {
         // The view's text is whitespace-folded; so must the needle be (a path
@@ -668,6 +679,33 @@ mod index_tests {
                 let cold = TextView::from_text(&text, Some("/w"), false);
                 prop_assert_eq!(warm.match_score(t), cold.match_score(t), "{:?} in {:?}", t, text);
             }
+        }
+    }
+
+    proptest! {
+        /// The unordered finish keeps the atoms the sorted one keeps, each
+        /// once, in the order first added.
+        #[test]
+        fn the_unordered_finish_keeps_the_same_atoms(
+            atoms in proptest::collection::vec((0usize..7, "[ab/.]{0,3}", any::<bool>()), 0..40),
+        ) {
+            let mut view = TextView::default();
+            for (kind, value, strong) in &atoms {
+                view.add_key(crate::quality::AtomKind::SCORED[*kind], value, *strong);
+            }
+            let mut first_seen = Vec::new();
+            for a in &view.atoms {
+                if !first_seen.contains(a) {
+                    first_seen.push(a.clone());
+                }
+            }
+            let (mut sorted, mut unordered) = (view.clone(), view);
+            sorted.finish();
+            unordered.finish_unordered();
+            prop_assert_eq!(&unordered.atoms, &first_seen);
+            first_seen.sort();
+            prop_assert_eq!(first_seen, sorted.atoms);
+            prop_assert_eq!(unordered.hex, sorted.hex);
         }
     }
 }
