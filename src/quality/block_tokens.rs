@@ -96,8 +96,8 @@ impl Reading {
         let id = match self.ids.get(token) {
             Some(&id) => id,
             None => {
-                // Wraps only past 4 G distinct tokens, so in a text past
-                // 4 GB, which `BlockTokens::of` then declines.
+                // No wrap: there are fewer distinct tokens than bytes
+                // read, which `BlockTokens::of` keeps within `u32`.
                 let id = self.ids.len() as u32;
                 self.ids.insert(token.into(), id);
                 self.last.push(u32::MAX);
@@ -119,8 +119,9 @@ impl Reading {
 }
 
 impl BlockTokens {
-    /// Read every block of `messages`. `None` past `u32` ids (blocks, or a
-    /// session text of 4 GB): the caller then copies the text as before.
+    /// Read every block of `messages` (but tool results). `None` past `u32`
+    /// ids (blocks, or 4 GB of text read): the caller then copies the text
+    /// as before.
     pub(crate) fn of(messages: &[Message]) -> Option<BlockTokens> {
         let mut first_block = Vec::with_capacity(messages.len() + 1);
         let (mut idents, mut words) = (Reading::default(), Reading::default());
@@ -142,21 +143,24 @@ impl BlockTokens {
                             joined.push_str(piece);
                         }
                     });
-                    bytes = bytes.saturating_add(joined.len());
+                    let lower = extract::words_text(&joined);
+                    // A token is a byte at least: with the texts' bytes
+                    // checked before their tokens are counted, token ids
+                    // and list offsets fit in `u32`.
+                    bytes = bytes.saturating_add(joined.len()).saturating_add(lower.len());
+                    u32::try_from(bytes).ok()?;
                     // Identifiers of one character are never asked.
                     Runs::Ident.each(&joined, &mut |s, e| {
                         if e - s >= 2 {
                             idents.add(&joined[s..e], block);
                         }
                     });
-                    let lower = extract::words_text(&joined);
                     Runs::Word.each(&lower, &mut |s, e| words.add(&lower[s..e], block));
                 }
                 block = block.checked_add(1)?;
             }
         }
         first_block.push(block);
-        u32::try_from(bytes).ok()?;
         Some(BlockTokens { first_block, idents: idents.finish(), words: words.finish() })
     }
 

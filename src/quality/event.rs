@@ -767,8 +767,8 @@ impl PreparedEvent<'_, '_> {
         let mut seen_results: usize = costs[..first].iter().map(|&(m, _)| results_of(m)).sum();
         // Atoms added so far, weak and strong: an atom recurs all over a
         // long history, and adding it again changes nothing in the view but
-        // a duplicate in its atom list (sorted away at the end, after a sort
-        // of every occurrence).
+        // a duplicate in its atom list (dropped at the end, after hashing
+        // every occurrence).
         let (mut added_weak, mut added_strong) = (Bits::with_len(0), Bits::with_len(0));
         // The tokens of blocks other than tool results: named from the
         // session's index (each event of each policy asks P's), or, past its

@@ -120,8 +120,8 @@ pub struct SessionAtoms<'a> {
     /// Whether masking views name their blocks from `block_tokens` (see
     /// [`SessionAtoms::share_block_tokens`]).
     share_block_tokens: bool,
-    /// The tokens of every block, read at the first masking view
-    /// ([`SessionAtoms::block_tokens`]).
+    /// The tokens of every block but the tool results, read at the first
+    /// masking view ([`SessionAtoms::block_tokens`]).
     block_tokens: OnceLock<Option<Arc<BlockTokens>>>,
 }
 
@@ -225,9 +225,9 @@ impl<'a> SessionAtoms<'a> {
     /// index of the session's ([`SessionAtoms::block_tokens`]) instead of
     /// each copying P's text. The index reads every block but the tool
     /// results once, at about 2.5 times a view's cost per byte (callgrind,
-    /// 50 MB synthetic corpus: a one-policy replay cost 8 % more with it, a
-    /// five-preset compare 4 % less), so it pays from three policies scored
-    /// on the session.
+    /// 50 MB synthetic corpus: a one-policy replay ran 8 % more instructions
+    /// with it, a five-preset compare 4.5 % fewer), so it pays from three
+    /// policies scored on the session.
     pub(crate) fn share_block_tokens(&mut self, on: bool) {
         self.share_block_tokens = on;
     }
