@@ -23,6 +23,7 @@
 
 use super::extract;
 use super::runs::Runs;
+use super::view::push_piece;
 use crate::model::{Block, Message};
 use foldhash::HashMap;
 use std::ops::Range;
@@ -31,16 +32,27 @@ use std::sync::Arc;
 /// Where each token of a session's blocks (not tool results) occurs. Blocks
 /// have ids in session order: message `m`'s are
 /// `first_block[m]..first_block[m + 1]`.
-#[derive(Debug)]
 pub(crate) struct BlockTokens {
     first_block: Vec<u32>,
     idents: Postings,
     words: Postings,
 }
 
+/// Sizes, not contents: a view that holds the index is printed whole by
+/// `{:?}` (a failed assertion), and the index is a whole session's tokens.
+impl std::fmt::Debug for BlockTokens {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("BlockTokens")
+            .field("blocks", &self.first_block.last().copied().unwrap_or(0))
+            .field("idents", &self.idents.ids.len())
+            .field("words", &self.words.ids.len())
+            .finish()
+    }
+}
+
 /// One kind of token: each token's id, and for each id the blocks holding
 /// it, ascending.
-#[derive(Debug, Default)]
+#[derive(Default)]
 struct Postings {
     ids: HashMap<Box<str>, u32>,
     blocks: Lists,
@@ -48,7 +60,7 @@ struct Postings {
 
 /// Ascending block lists, one per token id, in one buffer: list `t` is
 /// `blocks[start[t]..start[t + 1]]`.
-#[derive(Debug, Default)]
+#[derive(Default)]
 struct Lists {
     start: Vec<u32>,
     blocks: Vec<u32>,
@@ -136,11 +148,8 @@ impl BlockTokens {
                 if !matches!(b, Block::ToolResult { .. }) {
                     joined.clear();
                     super::event::visit_block_text(b, &mut |text| {
-                        for piece in extract::pieces(text).into_iter().filter(|p| !p.is_empty()) {
-                            if !joined.is_empty() {
-                                joined.push('\n');
-                            }
-                            joined.push_str(piece);
+                        for piece in extract::pieces(text) {
+                            push_piece(&mut joined, piece);
                         }
                     });
                     let lower = extract::words_text(&joined);

@@ -227,8 +227,9 @@ impl TextView {
         }
     }
 
-    /// Identifier and word tokens of the session's blocks in `blocks`, as
-    /// [`TextView::add_tokens`] of each of their texts adds them.
+    /// Identifier and word tokens of the session's blocks in `blocks` (tool
+    /// results aside), as [`TextView::add_tokens`] of each of their texts
+    /// adds them.
     pub(crate) fn add_blocks(&mut self, blocks: BlockSelection) {
         self.blocks.push(blocks);
     }
@@ -397,14 +398,24 @@ impl TokenText {
         if piece.is_empty() {
             return;
         }
-        if !self.raw.is_empty() {
-            self.raw.push('\n');
-        }
-        self.raw.push_str(piece);
+        push_piece(&mut self.raw, piece);
         self.lower = OnceLock::new();
         self.idents = RunLookup::default();
         self.words = RunLookup::default();
     }
+}
+
+/// Append a text's scanned piece to a token text, after a newline when it
+/// is not the first (no token spans two pieces); an empty piece adds nothing.
+/// The session's token index joins a block's pieces the same way.
+pub(super) fn push_piece(raw: &mut String, piece: &str) {
+    if piece.is_empty() {
+        return;
+    }
+    if !raw.is_empty() {
+        raw.push('\n');
+    }
+    raw.push_str(piece);
 }
 
 /// The exception class or error head of a fingerprint (`TypeError` of
