@@ -26,7 +26,6 @@ use super::view::{Target, TextView};
 use super::{Atom, AtomKind};
 use crate::model::Block;
 use crate::tokens::Estimator;
-use foldhash::{HashMap, HashSet};
 use serde::{Deserialize, Serialize};
 use std::borrow::Cow;
 use std::ops::Range;
@@ -185,26 +184,24 @@ pub struct CompactionAudit {
     pub hallucinated: Vec<Atom>,
 }
 
-/// Atoms of P ∪ T (and extra texts), against which a summary's atoms are
-/// checked for hallucination and precision. Built at every event from all the
-/// entries of P ∪ T: ids are bits and names are borrowed from the session's
-/// atom table, so building it hashes each atom once and copies nothing.
+/// Atoms of P ∪ T, against which a summary's atoms are checked for
+/// hallucination and precision: ids as bits, one bit set per entry of P ∪ T.
+/// What else a check asks (known paths of a basename, errors, hex ids) is
+/// the session's [`GroundKeys`](super::index::GroundKeys) filtered by these.
 #[derive(Default)]
-struct Grounding<'s> {
+struct Grounding {
     ids: Bits,
+    /// Those a tool call of P ∪ T took as an argument.
     touched: Bits,
-    basenames: HashSet<&'s str>,
-    touched_basenames: HashSet<&'s str>,
-    /// Path keys of P ∪ T, and those a tool call touched, by basename: a
-    /// summary path can only be related to a path of its own basename
-    /// ([`related_path`]). A long session knows thousands of paths;
-    /// checking each summary path against all of them made an event's
-    /// scoring grow with the session.
-    paths: HashMap<&'s str, Vec<&'s str>>,
-    touched_paths: HashMap<&'s str, Vec<&'s str>>,
-    stems: HashSet<&'s str>,
-    errors: Vec<&'s str>,
-    hex: Vec<&'s str>,
+}
+
+impl Grounding {
+    fn add(&mut self, id: u32, flags: u8) {
+        self.ids.insert(id);
+        if flags & flag::ARG != 0 {
+            self.touched.insert(id);
+        }
+    }
 }
 
 /// The candidate atoms of an event, with the flags of their occurrences.
@@ -270,7 +267,7 @@ pub struct PreparedEvent<'s, 'a> {
     constraints: Vec<Target>,
     dead_ends: Vec<Target>,
     ask: Option<Target>,
-    grounding: Grounding<'s>,
+    grounding: Grounding,
     extra_views: Vec<Cow<'s, TextView>>,
     replaced_tokens: u64,
     kept_tokens: u64,
@@ -320,18 +317,15 @@ impl<'a> SessionAtoms<'a> {
         });
 
         // Candidates of P, in session order (ids are assigned in first-seen order).
-        let mut grounding = Grounding {
-            ids: Bits::with_len(self.defs.len()),
-            touched: Bits::with_len(self.defs.len()),
-            ..Grounding::default()
-        };
+        let mut grounding =
+            Grounding { ids: Bits::with_len(self.defs.len()), touched: Bits::with_len(self.defs.len()) };
         // Flags by atom id (0: not a candidate) and the ids, sorted before
         // use: one array write per entry of P, not a tree insert.
         let mut cand = Cand { flags: vec![0; self.defs.len()], ids: Vec::new() };
         for r in &replaced {
             for m in r.clone() {
                 for e in self.entries_of(m) {
-                    self.ground(&mut grounding, e.atom, e.flags);
+                    grounding.add(e.atom, e.flags);
                     if e.flags & flag::STRONG != 0 {
                         cand.add(e.atom, e.flags);
                     }
@@ -341,7 +335,7 @@ impl<'a> SessionAtoms<'a> {
         for r in &kept {
             for m in r.clone() {
                 for e in self.entries_of(m) {
-                    self.ground(&mut grounding, e.atom, e.flags);
+                    grounding.add(e.atom, e.flags);
                 }
             }
         }
@@ -365,11 +359,6 @@ impl<'a> SessionAtoms<'a> {
                 add(AtomKind::Constraint, &extract::constraint_key(kw));
             }
         }
-        grounding.errors.sort();
-        grounding.errors.dedup();
-        grounding.hex.sort();
-        grounding.hex.dedup();
-
         let mut needed: Vec<(NeededAtom, Target)> = Vec::new();
         let mut modified = Vec::new();
         let mut constraints = Vec::new();
@@ -470,36 +459,6 @@ impl<'a> SessionAtoms<'a> {
         let mut rows: Vec<CompactionQuality> = candidates.iter().map(|c| prepared.score(c.name, c.summary)).collect();
         rows.extend(prepared.reference_rows(refs));
         rows
-    }
-
-    fn ground<'s>(&'s self, g: &mut Grounding<'s>, id: u32, flags: u8) {
-        // Seen before: only a first tool-call use still adds something.
-        let first_seen = g.ids.insert(id);
-        let first_touch = flags & flag::ARG != 0 && !g.touched.contains(id);
-        if !first_seen && !first_touch {
-            return;
-        }
-        let def = &self.defs[id as usize];
-        let key: &'s str = &def.key;
-        match def.class {
-            0 => {
-                let base = extract::basename(key);
-                if first_seen {
-                    g.basenames.insert(base);
-                    let stem = base.split('.').next().unwrap_or(base);
-                    g.stems.insert(stem);
-                    g.paths.entry(base).or_default().push(key);
-                }
-                if flags & flag::ARG != 0 {
-                    g.touched.insert(id);
-                    g.touched_basenames.insert(base);
-                    g.touched_paths.entry(base).or_default().push(key);
-                }
-            }
-            2 => g.errors.push(key),
-            4 if extract::is_hex_value(key) => g.hex.push(key),
-            _ => {}
-        }
     }
 
     fn trivially_available(
@@ -951,16 +910,31 @@ impl PreparedEvent<'_, '_> {
                 return true;
             }
         }
+        let keys = self.atoms.ground_keys();
+        let defs = &self.atoms.defs;
+        let key = |id: &u32| &*defs[*id as usize].key;
+        let known = |ids: &[u32]| ids.iter().any(|&id| g.ids.contains(id));
         match kind {
-            AtomKind::Path | AtomKind::ModifiedPath => related_path(value, &g.basenames, &g.paths),
-            AtomKind::Symbol => g.stems.contains(value) || g.basenames.contains(value),
-            AtomKind::Id => extract::is_hex_value(value) && g.hex.iter().any(|h| extract::hex_compatible(h, value)),
+            AtomKind::Path | AtomKind::ModifiedPath => {
+                related_path(value, |base| keys.with_basename(base).iter().filter(|&&id| g.ids.contains(id)).map(key))
+            }
+            AtomKind::Symbol => known(keys.with_stem(value)) || known(keys.with_basename(value)),
+            AtomKind::Id => {
+                extract::is_hex_value(value)
+                    && keys
+                        .hex
+                        .iter()
+                        .filter(|&&id| g.ids.contains(id))
+                        .any(|id| extract::hex_compatible(key(id), value))
+            }
             // A shortened or reworded error that carries a known code or
             // fingerprint (`error: E0308 mismatched types`) is not invented.
-            AtomKind::Error => g
+            AtomKind::Error => keys
                 .errors
                 .iter()
-                .any(|e| (value.len() >= 8 && e.starts_with(value)) || (e.len() >= 5 && value.contains(*e))),
+                .filter(|&&id| g.ids.contains(id))
+                .map(key)
+                .any(|e| (value.len() >= 8 && e.starts_with(value)) || (e.len() >= 5 && value.contains(e))),
             _ => false,
         }
     }
@@ -968,24 +942,28 @@ impl PreparedEvent<'_, '_> {
     /// Did a tool call of P ∪ T touch this path (read, edit, write, list…)?
     fn touched(&self, path: &str) -> bool {
         let g = &self.grounding;
+        let defs = &self.atoms.defs;
+        let keys = self.atoms.ground_keys();
         self.atoms.id_of(AtomKind::Path, path).is_some_and(|id| g.touched.contains(id))
-            || related_path(path, &g.touched_basenames, &g.touched_paths)
+            || related_path(path, |base| {
+                keys.with_basename(base).iter().filter(|&&id| g.touched.contains(id)).map(|&id| &*defs[id as usize].key)
+            })
     }
 }
 
 /// A summary path names a known file when it is that file's bare name, or one
 /// path is the other with a directory prefix (`parser.rs`, `src/parser.rs` and
 /// `/abs/repo/src/parser.rs`), but not when it puts the name in another
-/// directory (`lib/parser.rs`). `known` holds the known paths by basename:
-/// one path ending in the other after a `/` has the other's basename.
-fn related_path(value: &str, basenames: &HashSet<&str>, known: &HashMap<&str, Vec<&str>>) -> bool {
+/// directory (`lib/parser.rs`). `known(base)` lists the known paths whose
+/// basename is `base`: one path ending in the other after a `/` has the
+/// other's basename.
+fn related_path<'k, I: Iterator<Item = &'k str>>(value: &str, known: impl Fn(&str) -> I) -> bool {
     if !value.contains('/') {
-        return basenames.contains(value);
+        return known(value).next().is_some();
     }
-    let Some(known) = known.get(extract::basename(value)) else { return false };
-    known.iter().any(|k| {
+    known(extract::basename(value)).any(|k| {
         (k.len() > value.len() && k.ends_with(value) && k.as_bytes()[k.len() - value.len() - 1] == b'/')
-            || (value.len() > k.len() && value.ends_with(*k) && value.as_bytes()[value.len() - k.len() - 1] == b'/')
+            || (value.len() > k.len() && value.ends_with(k) && value.as_bytes()[value.len() - k.len() - 1] == b'/')
     })
 }
 
@@ -1051,7 +1029,8 @@ mod bits_tests {
 
 #[cfg(test)]
 mod related_path_tests {
-    use super::{HashMap, HashSet, extract, related_path};
+    use super::{extract, related_path};
+    use foldhash::{HashMap, HashSet};
     use proptest::prelude::*;
 
     /// What `related_path` answered when it read every known path.
@@ -1079,12 +1058,12 @@ mod related_path_tests {
             value in "/?((a|src|lib|p.rs|q.rs|)/){0,3}(p.rs|q.rs|a|)/?",
         ) {
             let known: Vec<&str> = known.iter().map(String::as_str).collect();
-            let basenames: HashSet<&str> = known.iter().map(|k| extract::basename(k)).collect();
             let mut by_base: HashMap<&str, Vec<&str>> = HashMap::default();
             for k in &known {
                 by_base.entry(extract::basename(k)).or_default().push(k);
             }
-            prop_assert_eq!(related_path(&value, &basenames, &by_base), over_all(&value, &known));
+            let of_base = |b: &str| by_base.get(b).into_iter().flatten().copied();
+            prop_assert_eq!(related_path(&value, of_base), over_all(&value, &known));
         }
     }
 }

@@ -638,3 +638,34 @@ proptest! {
         prop_assert_eq!(row(&named), row(&copied));
     }
 }
+
+/// A summary atom is grounded by spelling (a path's bare name or stem, a
+/// shortened error, a short SHA) only in what P ∪ T hold: the same names
+/// seen only later, in F, are invented. The session's name tables cover F
+/// too, so each answer must be filtered by the event's own atoms.
+#[test]
+fn grounding_by_spelling_reads_p_and_t_only() {
+    let mut msgs = session();
+    msgs.push(assistant(vec![call("t9", "Bash", json!({"command": "cargo build"}))]));
+    msgs.push(result(
+        "t9",
+        "error[E0499]: cannot borrow `state` as mutable more than once\n --> src/later_mod.rs:3:1\n\
+         commit 4b825dc642cb6eb9a060e54bf8d69288fbee4904",
+        true,
+    ));
+    let atoms = SessionAtoms::new(&msgs, Some(CWD));
+    let invented = |summary: &str| -> Vec<String> {
+        let (_, audit) = atoms.prepare(&point(), &Chars4).score_with_audit("test", summary);
+        audit.hallucinated.iter().map(|a| format!("{}:{}", a.kind, a.value)).collect()
+    };
+    // Known in P: the bare name and stem of src/parser.rs, a prefix of its
+    // error, a short form of its SHA.
+    let known = "See parser.rs and `parser`; error[E0308]: mismatched; commit 9fceb02.\n";
+    assert_eq!(invented(known), Vec::<String>::new());
+    // The same shapes of what only F holds.
+    let later = "See later_mod.rs and `later_mod`; error[E0499]: cannot borrow; commit 4b825dc.\n";
+    let got = invented(later);
+    for name in ["later_mod.rs", "later_mod", "E0499", "4B825DC"] {
+        assert!(got.iter().any(|g| g.contains(name)), "{name} not invented: {got:?}");
+    }
+}

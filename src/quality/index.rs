@@ -123,6 +123,58 @@ pub struct SessionAtoms<'a> {
     /// The tokens of every block but the tool results, read at the first
     /// masking view ([`SessionAtoms::block_tokens`]).
     block_tokens: OnceLock<Option<Arc<BlockTokens>>>,
+    /// The session's path, error and hex atoms by what an event's grounding
+    /// asks of them, built at the first event ([`SessionAtoms::ground_keys`]).
+    ground_keys: OnceLock<GroundKeys>,
+}
+
+/// The atoms a summary atom can be grounded in by spelling rather than by
+/// id (`PreparedEvent::grounded`): paths by basename and by stem, errors,
+/// hex ids. An event asks which of them are in its P ∪ T, a set of ids;
+/// building its own maps of those names, from every entry of P ∪ T, was a
+/// third of preparing an event.
+#[derive(Debug, Default)]
+pub(crate) struct GroundKeys {
+    /// Path atoms by basename.
+    by_basename: HashMap<Box<str>, Vec<u32>>,
+    /// Path atoms by stem (the basename up to its first `.`).
+    by_stem: HashMap<Box<str>, Vec<u32>>,
+    /// Error atoms.
+    pub errors: Vec<u32>,
+    /// Hex id atoms.
+    pub hex: Vec<u32>,
+}
+
+impl GroundKeys {
+    fn of(defs: &[AtomDef]) -> GroundKeys {
+        let mut keys = GroundKeys::default();
+        for (id, def) in defs.iter().enumerate() {
+            // Ids come from `intern`, which bounds them by `u32`.
+            let id = u32::try_from(id).unwrap_or(u32::MAX);
+            match def.class {
+                0 => {
+                    let base = extract::basename(&def.key);
+                    let stem = base.split('.').next().unwrap_or(base);
+                    keys.by_basename.entry(base.into()).or_default().push(id);
+                    keys.by_stem.entry(stem.into()).or_default().push(id);
+                }
+                2 => keys.errors.push(id),
+                4 if extract::is_hex_value(&def.key) => keys.hex.push(id),
+                _ => {}
+            }
+        }
+        keys
+    }
+
+    /// Path atoms whose basename is `base`.
+    pub fn with_basename(&self, base: &str) -> &[u32] {
+        self.by_basename.get(base).map_or(&[], Vec::as_slice)
+    }
+
+    /// Path atoms whose stem is `stem`.
+    pub fn with_stem(&self, stem: &str) -> &[u32] {
+        self.by_stem.get(stem).map_or(&[], Vec::as_slice)
+    }
 }
 
 impl<'a> SessionAtoms<'a> {
@@ -161,6 +213,7 @@ impl<'a> SessionAtoms<'a> {
             token_prefix: Mutex::default(),
             share_block_tokens: false,
             block_tokens: OnceLock::new(),
+            ground_keys: OnceLock::new(),
         };
         s.build(excluded);
         s
@@ -241,6 +294,11 @@ impl<'a> SessionAtoms<'a> {
             return None;
         }
         self.block_tokens.get_or_init(|| BlockTokens::of(self.messages).map(Arc::new)).clone()
+    }
+
+    /// Path, error and hex atoms by name (see [`GroundKeys`]).
+    pub(crate) fn ground_keys(&self) -> &GroundKeys {
+        self.ground_keys.get_or_init(|| GroundKeys::of(&self.defs))
     }
 
     /// Number of messages indexed.
