@@ -22,7 +22,7 @@
 use super::block_tokens::BlockSelection;
 use super::extract;
 use super::index::{SessionAtoms, flag};
-use super::view::{Target, TextView};
+use super::view::{HeldKeys, Target, TextView};
 use super::{Atom, AtomKind};
 use crate::model::Block;
 use crate::tokens::Estimator;
@@ -248,6 +248,69 @@ impl Bits {
 
     fn contains(&self, id: u32) -> bool {
         self.0.get(id as usize / 64).is_some_and(|w| w & (1u64 << (id % 64)) != 0)
+    }
+
+    /// The ids in the set, ascending.
+    fn iter(&self) -> impl Iterator<Item = u32> + '_ {
+        self.0.iter().zip(0u32..).flat_map(|(&word, w)| {
+            let mut rest = word;
+            std::iter::from_fn(move || {
+                (rest != 0).then(|| {
+                    let bit = rest.trailing_zeros();
+                    rest &= rest - 1;
+                    w * 64 + bit
+                })
+            })
+        })
+    }
+}
+
+/// Observation masking's view of P's atoms as session atom ids: what the
+/// view's key sets and atom list would hold had each key been added to them
+/// (a masking view holds every atom of P, and hashing thousands of keys
+/// into fresh sets at each event was most of building it).
+struct HeldAtoms<'s, 'a> {
+    atoms: &'s SessionAtoms<'a>,
+    /// Every atom of the blocks kept, strong or weak (the key sets).
+    keys: Bits,
+    /// The strong path, symbol, error and id atoms among them (the atom list).
+    listed: Bits,
+}
+
+impl HeldAtoms<'_, '_> {
+    fn add(&mut self, id: u32, flags: u8) {
+        self.keys.insert(id);
+        let class = self.atoms.defs.get(id as usize).map(|d| d.class);
+        if flags & flag::STRONG != 0 && matches!(class, Some(0 | 1 | 2 | 4)) {
+            self.listed.insert(id);
+        }
+    }
+
+    /// Is this atom (as a view lists it) one of the listed ones?
+    fn lists(&self, kind: AtomKind, value: &str) -> bool {
+        self.atoms.id_of(kind, value).is_some_and(|id| self.listed.contains(id))
+    }
+
+    fn key(&self, id: u32) -> &str {
+        &self.atoms.defs[id as usize].key
+    }
+}
+
+impl HeldKeys for HeldAtoms<'_, '_> {
+    fn has_key(&self, class: usize, v: &str) -> bool {
+        self.atoms.id_in(class, v).is_some_and(|id| self.keys.contains(id))
+    }
+
+    fn has_basename(&self, v: &str) -> bool {
+        self.atoms.ground_keys().with_basename(v).iter().any(|&id| self.keys.contains(id))
+    }
+
+    fn any_hex(&self, f: &mut dyn FnMut(&str) -> bool) -> bool {
+        self.atoms.ground_keys().hex.iter().filter(|&&id| self.keys.contains(id)).any(|&id| f(self.key(id)))
+    }
+
+    fn any_command(&self, f: &mut dyn FnMut(&str) -> bool) -> bool {
+        self.atoms.ground_keys().commands.iter().filter(|&&id| self.keys.contains(id)).any(|&id| f(self.key(id)))
     }
 }
 
@@ -616,7 +679,7 @@ impl PreparedEvent<'_, '_> {
     ) -> (CompactionQuality, CompactionAudit) {
         let tokens = self.est.text_tokens(summary);
         let chars = summary.chars().count() as u64;
-        self.score_view(name, view, tokens, chars)
+        self.score_view(name, view, None, tokens, chars)
     }
 
     /// The oracle summary: every needed atom, one per line (the FRR upper bound
@@ -724,11 +787,10 @@ impl PreparedEvent<'_, '_> {
         }
         // Result ordinal of the first kept message, to know which are masked.
         let mut seen_results: usize = costs[..first].iter().map(|&(m, _)| results_of(m)).sum();
-        // Atoms added so far, weak and strong: an atom recurs all over a
-        // long history, and adding it again changes nothing in the view but
-        // a duplicate in its atom list (dropped at the end, after hashing
-        // every occurrence).
-        let (mut added_weak, mut added_strong) = (Bits::with_len(0), Bits::with_len(0));
+        // P's atoms, by id.
+        let n_atoms = self.atoms.defs.len();
+        let mut p_atoms =
+            HeldAtoms { atoms: self.atoms, keys: Bits::with_len(n_atoms), listed: Bits::with_len(n_atoms) };
         // The tokens of blocks other than tool results: named from the
         // session's index (each event of each policy asks P's), or, past its
         // ids, copied into the view as the results' are.
@@ -758,13 +820,7 @@ impl PreparedEvent<'_, '_> {
                 }
                 chars += block.text_chars() as u64;
                 for e in in_block.iter().filter(|e| e.block as usize == bi) {
-                    let strong = e.flags & flag::STRONG != 0;
-                    let added = if strong { &mut added_strong } else { &mut added_weak };
-                    if !added.insert(e.atom) {
-                        continue;
-                    }
-                    let def = &self.atoms.defs[e.atom as usize];
-                    view.add_shared_key(self.atoms.kind_of(e.atom, e.flags), &def.key, strong);
+                    p_atoms.add(e.atom, e.flags);
                 }
                 if index.is_none() || matches!(block, Block::ToolResult { .. }) {
                     visit_block_text(block, &mut |t| view.add_tokens(t));
@@ -777,10 +833,20 @@ impl PreparedEvent<'_, '_> {
         // Its atoms are counted (the audit, which would list them, is
         // dropped): no sort needed.
         view.finish_unordered();
-        self.score_view(name, &view, tokens, chars).0
+        self.score_view(name, &view, Some(&p_atoms), tokens, chars).0
     }
 
-    fn score_view(&self, name: &str, view: &TextView, tokens: u64, chars: u64) -> (CompactionQuality, CompactionAudit) {
+    /// Score a view, with `held` the atoms it names by session id (a masking
+    /// view's P).
+    fn score_view(
+        &self,
+        name: &str,
+        view: &TextView,
+        held: Option<&HeldAtoms<'_, '_>>,
+        tokens: u64,
+        chars: u64,
+    ) -> (CompactionQuality, CompactionAudit) {
+        let held_keys = held.map(|h| h as &dyn HeldKeys);
         let kinds = AtomKind::SCORED;
         let mut need_w = [0.0f64; 7];
         let mut hit_w = [0.0f64; 7];
@@ -788,7 +854,7 @@ impl PreparedEvent<'_, '_> {
         let mut audit = Vec::with_capacity(self.needed.len());
         let (mut total_w, mut total_hit) = (0.0, 0.0);
         for (n, t) in self.needed.iter().zip(&self.targets) {
-            let s = view.match_score(t);
+            let s = view.match_score_with(t, held_keys);
             let k = kinds.iter().position(|&k| k == n.kind).unwrap_or(0);
             need_w[k] += n.weight;
             hit_w[k] += n.weight * s;
@@ -800,13 +866,20 @@ impl PreparedEvent<'_, '_> {
         let ratio = |hit: f64, w: f64| (w > 0.0).then(|| (hit / w).clamp(0.0, 1.0));
         let recall = |k: usize| ratio(hit_w[k], need_w[k]);
         let mean_score = |ts: &[Target]| {
-            (!ts.is_empty()).then(|| ts.iter().map(|t| view.match_score(t)).sum::<f64>() / ts.len() as f64)
+            (!ts.is_empty())
+                .then(|| ts.iter().map(|t| view.match_score_with(t, held_keys)).sum::<f64>() / ts.len() as f64)
         };
 
         // Hallucination and artifact precision over S's own atoms.
         let mut hallucinated = Vec::new();
         let (mut paths, mut touched) = (0u32, 0u32);
+        let mut summary_atoms = 0u32;
         for (kind, value) in &view.atoms {
+            // Counted with the held ones.
+            if held.is_some_and(|h| h.lists(*kind, value)) {
+                continue;
+            }
+            summary_atoms += 1;
             if !self.grounded(*kind, value) {
                 hallucinated.push(Atom { kind: *kind, value: value.to_string() });
             }
@@ -817,7 +890,23 @@ impl PreparedEvent<'_, '_> {
                 }
             }
         }
-        let summary_atoms = view.atoms.len() as u32;
+        if let Some(h) = held {
+            for id in h.listed.iter() {
+                summary_atoms += 1;
+                let kind = AtomKind::of_class(self.atoms.defs[id as usize].class);
+                let value = h.key(id);
+                // An atom of P ∪ T is grounded by its id, as `grounded` finds.
+                if !self.grounding.ids.contains(id) && !self.grounded(kind, value) {
+                    hallucinated.push(Atom { kind, value: value.to_string() });
+                }
+                if kind == AtomKind::Path {
+                    paths += 1;
+                    if self.grounding.touched.contains(id) || self.touched(value) {
+                        touched += 1;
+                    }
+                }
+            }
+        }
         let hallucination_rate = (summary_atoms > 0).then(|| hallucinated.len() as f64 / f64::from(summary_atoms));
 
         let (ask_keywords, ask_coverage, ask_covered) = match &self.ask {
@@ -1022,6 +1111,86 @@ mod bits_tests {
             }
             for id in (0..400).chain([probe]) {
                 prop_assert_eq!(bits.contains(id), set.contains(&id), "{}", id);
+            }
+            let mut sorted: Vec<u32> = set.into_iter().collect();
+            sorted.sort_unstable();
+            prop_assert_eq!(bits.iter().collect::<Vec<_>>(), sorted);
+        }
+    }
+}
+
+#[cfg(test)]
+mod held_tests {
+    use super::super::event_tests::arb_message;
+    use super::{AtomKind, CompactionPoint, HeldAtoms, SessionAtoms, flag};
+    use crate::quality::view::{HeldKeys, Target, TextView};
+    use crate::tokens::Chars4;
+    use proptest::prelude::*;
+
+    proptest! {
+        #![proptest_config(ProptestConfig { cases: 256, ..ProptestConfig::default() })]
+
+        /// A view holding some of the session's atoms by id (observation
+        /// masking's P) scores and matches as the view with those atoms'
+        /// keys added to it, beside a text of its own (a previous summary)
+        /// that may name the same atoms: every row field, and every match of
+        /// the session's atoms, their partial forms (a basename under another
+        /// directory, a short SHA, a command's first two words) and the
+        /// event's targets.
+        #[test]
+        fn held_atoms_answer_as_added_keys(
+            msgs in prop::collection::vec(arb_message(), 0..12),
+            cut in (0usize..14, 0usize..14, 0usize..14),
+            summary in "[a-zA-Z0-9_/. :#()`'\\-\\n]{0,80}",
+            pick in prop::collection::vec(any::<bool>(), 1..8),
+            quote in any::<bool>(),
+        ) {
+            let atoms = SessionAtoms::new(&msgs, Some("/w"));
+            let (a, b, c) = cut;
+            let p = CompactionPoint::new(0..a, a..b, b..c.max(b));
+            let prepared = atoms.prepare(&p, &Chars4);
+            // Half the time the summary quotes the session, so that it lists
+            // atoms the held ones list too (counted once).
+            let mut summary = summary;
+            if quote {
+                for m in &msgs {
+                    m.blocks.iter().for_each(|b| super::visit_block_text(b, &mut |t| summary.push_str(t)));
+                }
+            }
+            let base = TextView::from_text(&summary, Some("/w"), true);
+            let mut copied = base.clone();
+            let mut named = base.clone();
+            let n = atoms.defs.len();
+            let mut held = HeldAtoms { atoms: &atoms, keys: super::Bits::with_len(n), listed: super::Bits::with_len(n) };
+            let entries = (0..msgs.len()).flat_map(|m| atoms.entries_of(m).iter());
+            for (e, take) in entries.zip(pick.iter().cycle()) {
+                if *take {
+                    let strong = e.flags & flag::STRONG != 0;
+                    copied.add_key(atoms.kind_of(e.atom, e.flags), &atoms.defs[e.atom as usize].key, strong);
+                    held.add(e.atom, e.flags);
+                }
+            }
+            copied.finish_unordered();
+            named.finish_unordered();
+            prop_assert_eq!(
+                prepared.score_view("m", &named, Some(&held), 7, 9).0,
+                prepared.score_view("m", &copied, None, 7, 9).0
+            );
+            let mut targets: Vec<Target> = prepared.targets.clone();
+            for def in &atoms.defs {
+                let kind = AtomKind::of_class(def.class);
+                let target = |value: String| Target { kind, value, keywords: def.keywords.to_vec() };
+                targets.push(target(def.key.to_string()));
+                targets.push(target(format!("elsewhere/{}", def.key)));
+                targets.push(target(def.key.chars().take(7).collect()));
+                let words: Vec<&str> = def.key.split(' ').collect();
+                if words.len() >= 2 {
+                    targets.push(target(format!("{} {} zz", words[0], words[1])));
+                }
+            }
+            let held_keys: &dyn HeldKeys = &held;
+            for t in &targets {
+                prop_assert_eq!(named.match_score_with(t, Some(held_keys)), copied.match_score(t), "{:?}", t);
             }
         }
     }

@@ -543,7 +543,7 @@ fn out_of_range_points_are_clamped() {
 // Property test: arbitrary text and message shapes never panic, and every ratio
 // stays in [0, 1].
 
-fn arb_block() -> impl Strategy<Value = Block> {
+pub(super) fn arb_block() -> impl Strategy<Value = Block> {
     let text = prop_oneof![
         any::<String>(),
         "[a-zA-Z0-9_/. :#()\\[\\]`'\"\\-\n]{0,80}",
@@ -567,7 +567,7 @@ fn arb_block() -> impl Strategy<Value = Block> {
     ]
 }
 
-fn arb_message() -> impl Strategy<Value = Message> {
+pub(super) fn arb_message() -> impl Strategy<Value = Message> {
     let role = prop_oneof![Just(Role::User), Just(Role::Assistant), Just(Role::System)];
     let origin =
         prop_oneof![Just(Origin::Human), Just(Origin::ToolResult), Just(Origin::Model), Just(Origin::Injected)];

@@ -130,7 +130,7 @@ pub struct SessionAtoms<'a> {
 
 /// The atoms a summary atom can be grounded in by spelling rather than by
 /// id (`PreparedEvent::grounded`): paths by basename and by stem, errors,
-/// hex ids. An event asks which of them are in its P ∪ T, a set of ids;
+/// hex ids; and commands, which a masking view's partial match lists. An event asks which of them are in its P ∪ T, a set of ids;
 /// building its own maps of those names, from every entry of P ∪ T, was a
 /// third of preparing an event.
 #[derive(Debug, Default)]
@@ -143,6 +143,8 @@ pub(crate) struct GroundKeys {
     pub errors: Vec<u32>,
     /// Hex id atoms.
     pub hex: Vec<u32>,
+    /// Command atoms.
+    pub commands: Vec<u32>,
 }
 
 impl GroundKeys {
@@ -159,6 +161,7 @@ impl GroundKeys {
                     keys.by_stem.entry(stem.into()).or_default().push(id);
                 }
                 2 => keys.errors.push(id),
+                3 => keys.commands.push(id),
                 4 if extract::is_hex_value(&def.key) => keys.hex.push(id),
                 _ => {}
             }
@@ -477,6 +480,11 @@ impl<'a> SessionAtoms<'a> {
         def.display = Some(sentence.into());
         def.keywords = keywords.into_boxed_slice();
         id
+    }
+
+    /// Id of an atom by lookup class ([`AtomKind::class`]) and key.
+    pub(crate) fn id_in(&self, class: usize, key: &str) -> Option<u32> {
+        self.lookup.get(class)?.get(key).copied()
     }
 
     /// Id of an atom by kind and normalized value.

@@ -36,6 +36,21 @@ pub(crate) struct Target {
     pub keywords: Vec<String>,
 }
 
+/// Atoms a view names without holding them in its own key sets:
+/// observation masking's P, held as session atom ids
+/// (`event::HeldAtoms`) rather than as a copy of each key. Answers what the
+/// view's sets would, had its keys been added to them.
+pub(crate) trait HeldKeys {
+    /// Is `v` a key of class `class` ([`AtomKind::class`])?
+    fn has_key(&self, class: usize, v: &str) -> bool;
+    /// Is `v` the basename of a path key?
+    fn has_basename(&self, v: &str) -> bool;
+    /// Does `f` hold for a hex id key?
+    fn any_hex(&self, f: &mut dyn FnMut(&str) -> bool) -> bool;
+    /// Does `f` hold for a command key?
+    fn any_command(&self, f: &mut dyn FnMut(&str) -> bool) -> bool;
+}
+
 /// Everything a text names.
 #[derive(Debug, Default, Clone)]
 pub(crate) struct TextView {
@@ -160,18 +175,6 @@ impl TextView {
     }
 
     pub fn add_key(&mut self, kind: AtomKind, value: &str, strong: bool) {
-        self.add_key_with(kind, value, strong, || Arc::from(value));
-    }
-
-    /// [`TextView::add_key`] of an interned value (a session atom's key):
-    /// the view shares it rather than copying it (an observation-masking
-    /// view holds every atom of P).
-    pub(crate) fn add_shared_key(&mut self, kind: AtomKind, value: &Arc<str>, strong: bool) {
-        self.add_key_with(kind, value, strong, || value.clone());
-    }
-
-    /// `shared()` gives `value` as the view keeps it (called at most once).
-    fn add_key_with(&mut self, kind: AtomKind, value: &str, strong: bool, shared: impl FnOnce() -> Arc<str>) {
         let Some(class) = kind.class() else { return };
         let new = !self.keys[class].contains(value);
         let listed = strong
@@ -185,7 +188,7 @@ impl TextView {
             return;
         }
         // One allocation at most, for the key and the atom list both.
-        let kept = shared();
+        let kept: Arc<str> = Arc::from(value);
         if new {
             self.keys[class].insert(kept.clone());
             match kind {
@@ -281,33 +284,38 @@ impl TextView {
 
     /// `match(a, S)`: 1 exact, 0.5 partial, 0 otherwise (see the module docs).
     pub fn match_score(&self, t: &Target) -> f64 {
+        self.match_score_with(t, None)
+    }
+
+    /// [`TextView::match_score`] of this view together with `held`, atoms it
+    /// names without holding them in its own sets.
+    pub(crate) fn match_score_with(&self, t: &Target, held: Option<&dyn HeldKeys>) -> f64 {
+        let has_key = |class: usize, v: &str| self.keys[class].contains(v) || held.is_some_and(|h| h.has_key(class, v));
+        let has_basename = |v: &str| self.basenames.contains(v) || held.is_some_and(|h| h.has_basename(v));
         // The view's text is whitespace-folded; so must the needle be (a path
         // argument may hold a run of spaces).
         let folded;
         let v = if t.value.contains(char::is_whitespace) {
             folded = extract::fold_ws(&t.value);
-            if self.keys.iter().any(|k| k.contains(t.value.as_str())) { t.value.as_str() } else { folded.as_str() }
+            if (0..CLASSES).any(|c| has_key(c, &t.value)) { t.value.as_str() } else { folded.as_str() }
         } else {
             t.value.as_str()
         };
         match t.kind {
             AtomKind::Path | AtomKind::ModifiedPath => {
-                if self.keys[0].contains(v)
+                if has_key(0, v)
                     || self.text_paths.contains(Runs::Path, &self.text, v)
-                    || (!v.contains('/') && self.basenames.contains(v))
+                    || (!v.contains('/') && has_basename(v))
                 {
                     1.0
-                } else if v.contains('/') && self.basenames.contains(extract::basename(v)) {
+                } else if v.contains('/') && has_basename(extract::basename(v)) {
                     0.5
                 } else {
                     0.0
                 }
             }
             AtomKind::Symbol => {
-                if self.keys[1].contains(v)
-                    || self.has_ident(v)
-                    || self.text_idents.contains(Runs::Ident, &self.text, v)
-                {
+                if has_key(1, v) || self.has_ident(v) || self.text_idents.contains(Runs::Ident, &self.text, v) {
                     1.0
                 } else {
                     let last = v.rsplit(['.', ':']).next().unwrap_or(v);
@@ -315,7 +323,7 @@ impl TextView {
                 }
             }
             AtomKind::Error => {
-                if self.keys[2].contains(v)
+                if has_key(2, v)
                     || (!self.text.is_empty() && memchr::memmem::find(self.text.as_bytes(), v.as_bytes()).is_some())
                 {
                     1.0
@@ -327,7 +335,10 @@ impl TextView {
                 }
             }
             AtomKind::Command => {
-                if self.commands.contains(v) || contains_bounded(&self.text, v, cmd_inner, cmd_inner) {
+                if self.commands.contains(v)
+                    || held.is_some_and(|h| h.has_key(3, v))
+                    || contains_bounded(&self.text, v, cmd_inner, cmd_inner)
+                {
                     1.0
                 } else {
                     let mut it = v.splitn(3, ' ');
@@ -335,7 +346,9 @@ impl TextView {
                         (Some(a), Some(b), Some(_)) => {
                             let head = format!("{a} {b}");
                             let spaced = format!("{head} ");
-                            let hit = self.commands.iter().any(|c| c == &head || c.starts_with(&spaced))
+                            let named = |c: &str| c == head || c.starts_with(&spaced);
+                            let hit = self.commands.iter().any(|c| named(c))
+                                || held.is_some_and(|h| h.any_command(&mut |c| named(c)))
                                 || contains_bounded(&self.text, &head, cmd_inner, cmd_inner);
                             if hit { 0.5 } else { 0.0 }
                         }
@@ -345,15 +358,18 @@ impl TextView {
             }
             AtomKind::Id => {
                 if extract::is_hex_value(v) {
-                    if self.hex.iter().any(|h| extract::hex_compatible(h, v)) { 1.0 } else { 0.0 }
-                } else if self.keys[4].contains(v) || self.text_idents.contains(Runs::Ident, &self.text, v) {
+                    let compatible = |h: &str| extract::hex_compatible(h, v);
+                    let hit = self.hex.iter().any(|h| compatible(h))
+                        || held.is_some_and(|h| h.any_hex(&mut |x| compatible(x)));
+                    if hit { 1.0 } else { 0.0 }
+                } else if has_key(4, v) || self.text_idents.contains(Runs::Ident, &self.text, v) {
                     1.0
                 } else {
                     0.0
                 }
             }
             AtomKind::Constraint => {
-                if self.keys[5].contains(extract::constraint_key(&t.keywords).as_str()) {
+                if has_key(5, extract::constraint_key(&t.keywords).as_str()) {
                     return 1.0;
                 }
                 let share = self.keyword_share(&t.keywords);
