@@ -162,16 +162,18 @@ fn push_i64(out: &mut Vec<u8>, n: i64) {
 const LO: u64 = 0x0101_0101_0101_0101;
 const HI: u64 = 0x8080_8080_8080_8080;
 
-/// Some byte of `w` is a control character, `"` or `\` (each test is exact:
-/// the "has a zero / smaller byte" tricks only err on bytes above the first
-/// match, which do not change the answer).
-fn needs_escape(w: u64) -> bool {
+/// The bytes of `w` (little-endian) that are a control character, `"` or `\`,
+/// as the high bit of each: the lowest set bit is exact (the "has a zero /
+/// smaller byte" tricks only err on bytes above the first match), so
+/// `trailing_zeros() / 8` is the offset of the first byte to escape, and 0
+/// means none.
+fn escape_mask(w: u64) -> u64 {
     let lt_space = w.wrapping_sub(LO * 0x20) & !w & HI;
     let q = w ^ (LO * u64::from(b'"'));
     let bs = w ^ (LO * u64::from(b'\\'));
     let quote = q.wrapping_sub(LO) & !q & HI;
     let backslash = bs.wrapping_sub(LO) & !bs & HI;
-    (lt_space | quote | backslash) != 0
+    lt_space | quote | backslash
 }
 
 /// Append `s` as a JSON string escaped as serde_json escapes it: `"`, `\`, and
@@ -186,10 +188,14 @@ pub fn push_str(out: &mut Vec<u8>, s: &str) {
         if let Some(chunk) = b.get(i..i + 8) {
             let mut w = [0u8; 8];
             w.copy_from_slice(chunk);
-            if !needs_escape(u64::from_le_bytes(w)) {
+            let mask = escape_mask(u64::from_le_bytes(w));
+            if mask == 0 {
                 i += 8;
                 continue;
             }
+            // Straight to the first byte to escape: a tool output's newline
+            // every line would otherwise be reached a byte at a time.
+            i += (mask.trailing_zeros() / 8) as usize;
         }
         let c = b[i];
         let esc: &[u8] = match c {
