@@ -807,6 +807,7 @@ impl PreparedEvent<'_, '_> {
             }
             // Sorted by (block, atom): each block's are the next run.
             let mut entries = self.atoms.entries_of(m);
+            let block_chars = self.atoms.block_chars(m);
             for (bi, block) in msgs[m].blocks.iter().enumerate() {
                 let here = entries.iter().take_while(|e| e.block as usize <= bi).count();
                 let (in_block, rest) = entries.split_at(here);
@@ -818,7 +819,7 @@ impl PreparedEvent<'_, '_> {
                         continue;
                     }
                 }
-                chars += block.text_chars() as u64;
+                chars += block_chars.get(bi).copied().unwrap_or_else(|| block.text_chars() as u64);
                 for e in in_block.iter().filter(|e| e.block as usize == bi) {
                     p_atoms.add(e.atom, e.flags);
                 }

@@ -588,6 +588,18 @@ proptest! {
         let _ = extract_tool_call_atoms("apply_patch", &json!(text), cwd.as_deref());
     }
 
+    /// The session's block sizes, counted once for masking views, are each
+    /// message's own, past the end included.
+    #[test]
+    fn block_chars_are_each_messages_own(msgs in prop::collection::vec(arb_message(), 0..14)) {
+        let atoms = SessionAtoms::new(&msgs, Some("/w"));
+        for m in 0..msgs.len() + 2 {
+            let want: Vec<u64> =
+                msgs.get(m).map_or(Vec::new(), |msg| msg.blocks.iter().map(|b| b.text_chars() as u64).collect());
+            prop_assert_eq!(atoms.block_chars(m), &want[..], "message {}", m);
+        }
+    }
+
     #[test]
     fn evaluation_never_panics_and_ratios_stay_in_unit(
         msgs in prop::collection::vec(arb_message(), 0..14),

@@ -126,6 +126,9 @@ pub struct SessionAtoms<'a> {
     /// The session's path, error and hex atoms by what an event's grounding
     /// asks of them, built at the first event ([`SessionAtoms::ground_keys`]).
     ground_keys: OnceLock<GroundKeys>,
+    /// [`Block::text_chars`] of every block, message after message, and where
+    /// each message's start ([`SessionAtoms::block_chars`]).
+    block_chars: OnceLock<(Vec<u32>, Vec<u64>)>,
 }
 
 /// The atoms a summary atom can be grounded in by spelling rather than by
@@ -217,6 +220,7 @@ impl<'a> SessionAtoms<'a> {
             share_block_tokens: false,
             block_tokens: OnceLock::new(),
             ground_keys: OnceLock::new(),
+            block_chars: OnceLock::new(),
         };
         s.build(excluded);
         s
@@ -302,6 +306,28 @@ impl<'a> SessionAtoms<'a> {
     /// Path, error and hex atoms by name (see [`GroundKeys`]).
     pub(crate) fn ground_keys(&self) -> &GroundKeys {
         self.ground_keys.get_or_init(|| GroundKeys::of(&self.defs))
+    }
+
+    /// [`Block::text_chars`] of each block of message `m` (empty past the
+    /// end): counted once per session, not at each masking view that keeps
+    /// the message (a tool call's arguments are measured by serializing them).
+    pub(crate) fn block_chars(&self, m: usize) -> &[u64] {
+        let (starts, chars) = self.block_chars.get_or_init(|| {
+            let mut starts = Vec::with_capacity(self.messages.len() + 1);
+            let mut chars = Vec::new();
+            for msg in self.messages {
+                // A session's blocks number far below u32::MAX (each is a
+                // line's worth of JSON at least); saturate rather than wrap.
+                starts.push(u32::try_from(chars.len()).unwrap_or(u32::MAX));
+                chars.extend(msg.blocks.iter().map(|b| b.text_chars() as u64));
+            }
+            starts.push(u32::try_from(chars.len()).unwrap_or(u32::MAX));
+            (starts, chars)
+        });
+        match (starts.get(m), starts.get(m + 1)) {
+            (Some(&a), Some(&b)) => chars.get(a as usize..b as usize).unwrap_or(&[]),
+            _ => &[],
+        }
     }
 
     /// Number of messages indexed.
