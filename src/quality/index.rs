@@ -126,14 +126,15 @@ pub struct SessionAtoms<'a> {
     /// The session's path, error and hex atoms by what an event's grounding
     /// asks of them, built at the first event ([`SessionAtoms::ground_keys`]).
     ground_keys: OnceLock<GroundKeys>,
-    /// [`Block::text_chars`] of every block, message after message, and where
-    /// each message's start ([`SessionAtoms::block_chars`]).
-    block_chars: OnceLock<(Vec<u32>, Vec<u64>)>,
+    /// [`Block::text_chars`] of every block, message after message, and the
+    /// offset of each message's first ([`SessionAtoms::block_chars`]).
+    block_chars: OnceLock<(Vec<usize>, Vec<u64>)>,
 }
 
 /// The atoms a summary atom can be grounded in by spelling rather than by
 /// id (`PreparedEvent::grounded`): paths by basename and by stem, errors,
-/// hex ids; and commands, which a masking view's partial match lists. An event asks which of them are in its P ∪ T, a set of ids;
+/// hex ids; and commands, which a masking view's partial command match
+/// scans. An event asks which of them are in its P ∪ T, a set of ids;
 /// building its own maps of those names, from every entry of P ∪ T, was a
 /// third of preparing an event.
 #[derive(Debug, Default)]
@@ -303,7 +304,7 @@ impl<'a> SessionAtoms<'a> {
         self.block_tokens.get_or_init(|| BlockTokens::of(self.messages).map(Arc::new)).clone()
     }
 
-    /// Path, error and hex atoms by name (see [`GroundKeys`]).
+    /// Path, error, hex and command atoms by name (see [`GroundKeys`]).
     pub(crate) fn ground_keys(&self) -> &GroundKeys {
         self.ground_keys.get_or_init(|| GroundKeys::of(&self.defs))
     }
@@ -316,16 +317,14 @@ impl<'a> SessionAtoms<'a> {
             let mut starts = Vec::with_capacity(self.messages.len() + 1);
             let mut chars = Vec::new();
             for msg in self.messages {
-                // A session's blocks number far below u32::MAX (each is a
-                // line's worth of JSON at least); saturate rather than wrap.
-                starts.push(u32::try_from(chars.len()).unwrap_or(u32::MAX));
+                starts.push(chars.len());
                 chars.extend(msg.blocks.iter().map(|b| b.text_chars() as u64));
             }
-            starts.push(u32::try_from(chars.len()).unwrap_or(u32::MAX));
+            starts.push(chars.len());
             (starts, chars)
         });
         match (starts.get(m), starts.get(m + 1)) {
-            (Some(&a), Some(&b)) => chars.get(a as usize..b as usize).unwrap_or(&[]),
+            (Some(&a), Some(&b)) => chars.get(a..b).unwrap_or(&[]),
             _ => &[],
         }
     }
