@@ -306,11 +306,19 @@ impl HeldKeys for HeldAtoms<'_, '_> {
     }
 
     fn any_hex(&self, f: &mut dyn FnMut(&str) -> bool) -> bool {
-        self.atoms.ground_keys().hex.iter().filter(|&&id| self.keys.contains(id)).any(|&id| f(self.key(id)))
+        self.atoms.keys_among(&self.atoms.ground_keys().hex, &self.keys).any(f)
     }
 
     fn any_command(&self, f: &mut dyn FnMut(&str) -> bool) -> bool {
-        self.atoms.ground_keys().commands.iter().filter(|&&id| self.keys.contains(id)).any(|&id| f(self.key(id)))
+        self.atoms.keys_among(&self.atoms.ground_keys().commands, &self.keys).any(f)
+    }
+}
+
+impl SessionAtoms<'_> {
+    /// The keys of those atoms of `ids` (a [`GroundKeys`](super::index::GroundKeys)
+    /// list) that `set` holds: the session's names, filtered by an event's ids.
+    fn keys_among<'k>(&'k self, ids: &'k [u32], set: &'k Bits) -> impl Iterator<Item = &'k str> + 'k {
+        ids.iter().filter(|&&id| set.contains(id)).map(|&id| &*self.defs[id as usize].key)
     }
 }
 
@@ -1001,29 +1009,21 @@ impl PreparedEvent<'_, '_> {
             }
         }
         let keys = self.atoms.ground_keys();
-        let defs = &self.atoms.defs;
-        let key = |id: &u32| &*defs[*id as usize].key;
-        let known = |ids: &[u32]| ids.iter().any(|&id| g.ids.contains(id));
+        let known = |ids: &[u32]| self.atoms.keys_among(ids, &g.ids).next().is_some();
         match kind {
             AtomKind::Path | AtomKind::ModifiedPath => {
-                related_path(value, |base| keys.with_basename(base).iter().filter(|&&id| g.ids.contains(id)).map(key))
+                related_path(value, |base| self.atoms.keys_among(keys.with_basename(base), &g.ids))
             }
             AtomKind::Symbol => known(keys.with_stem(value)) || known(keys.with_basename(value)),
             AtomKind::Id => {
                 extract::is_hex_value(value)
-                    && keys
-                        .hex
-                        .iter()
-                        .filter(|&&id| g.ids.contains(id))
-                        .any(|id| extract::hex_compatible(key(id), value))
+                    && self.atoms.keys_among(&keys.hex, &g.ids).any(|h| extract::hex_compatible(h, value))
             }
             // A shortened or reworded error that carries a known code or
             // fingerprint (`error: E0308 mismatched types`) is not invented.
-            AtomKind::Error => keys
-                .errors
-                .iter()
-                .filter(|&&id| g.ids.contains(id))
-                .map(key)
+            AtomKind::Error => self
+                .atoms
+                .keys_among(&keys.errors, &g.ids)
                 .any(|e| (value.len() >= 8 && e.starts_with(value)) || (e.len() >= 5 && value.contains(e))),
             _ => false,
         }
@@ -1032,12 +1032,9 @@ impl PreparedEvent<'_, '_> {
     /// Did a tool call of P ∪ T touch this path (read, edit, write, list…)?
     fn touched(&self, path: &str) -> bool {
         let g = &self.grounding;
-        let defs = &self.atoms.defs;
         let keys = self.atoms.ground_keys();
         self.atoms.id_of(AtomKind::Path, path).is_some_and(|id| g.touched.contains(id))
-            || related_path(path, |base| {
-                keys.with_basename(base).iter().filter(|&&id| g.touched.contains(id)).map(|&id| &*defs[id as usize].key)
-            })
+            || related_path(path, |base| self.atoms.keys_among(keys.with_basename(base), &g.touched))
     }
 }
 
