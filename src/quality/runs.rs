@@ -15,7 +15,7 @@
 //! searched, unless one of its own runs is missing from the index.
 
 use super::words;
-use std::hash::BuildHasher;
+use std::hash::{BuildHasherDefault, Hasher};
 use std::sync::OnceLock;
 use std::sync::atomic::{AtomicU32, Ordering};
 
@@ -104,6 +104,29 @@ fn each_run(b: &[u8], inner: impl Fn(u8) -> bool, dots: bool, f: &mut impl FnMut
     }
 }
 
+/// [`each_run`], with each run's [`token_hash`], made as the run is walked
+/// (hashing each token again once found was a quarter of an index's cost).
+fn each_run_hashed(b: &[u8], inner: impl Fn(u8) -> bool, dots: bool, f: &mut impl FnMut(usize, usize, u64)) {
+    let mut i = 0;
+    while i < b.len() {
+        if !inner(b[i]) {
+            i += 1;
+            continue;
+        }
+        let start = i;
+        let mut h = hash_step(HASH_START, b[i]);
+        i += 1;
+        while let Some(&byte) = b.get(i).filter(|&&byte| inner(byte)) {
+            if dots && byte == b'.' {
+                f(start, i, hash_finish(h));
+            }
+            h = hash_step(h, byte);
+            i += 1;
+        }
+        f(start, i, hash_finish(h));
+    }
+}
+
 /// The word tokens ([`word_char`] runs) of any text, as byte ranges.
 fn each_word(text: &str, f: &mut impl FnMut(usize, usize)) {
     let mut start = None;
@@ -166,19 +189,50 @@ impl RunLookup {
 /// occurs: one hash probe and one compare per question instead of a scan.
 #[derive(Debug, Clone)]
 struct RunIndex {
-    first: foldhash::HashMap<u64, (u32, u32)>,
+    first: TokenMap,
+}
+
+/// Token hashes to where each first occurs. The keys are [`token_hash`]es,
+/// already spread over all 64 bits: the map uses them as they are.
+type TokenMap = std::collections::HashMap<u64, (u32, u32), BuildHasherDefault<KeyIsHash>>;
+
+/// The [`Hasher`] of a map whose `u64` keys are hashes already.
+#[derive(Default)]
+struct KeyIsHash(u64);
+
+impl Hasher for KeyIsHash {
+    fn write(&mut self, bytes: &[u8]) {
+        // Not called for `u64` keys; any bytes still hash.
+        self.0 = bytes.iter().fold(self.0, |h, &b| hash_step(h, b));
+    }
+
+    fn write_u64(&mut self, n: u64) {
+        self.0 = n;
+    }
+
+    fn finish(&self) -> u64 {
+        self.0
+    }
 }
 
 impl RunIndex {
     /// `None` for a text past `u32` offsets (4 GB), which is searched.
     fn of(runs: Runs, text: &str) -> Option<RunIndex> {
         u32::try_from(text.len()).ok()?;
-        let mut first = foldhash::HashMap::default();
+        // About a token per 8 bytes of text, a third of them new: sized once
+        // rather than grown (and rehashed) insert by insert.
+        let mut first = TokenMap::with_capacity_and_hasher(text.len() / 24, Default::default());
         let bytes = text.as_bytes();
-        runs.each(text, &mut |start, end| {
-            // In range: the text's length fits in `u32`.
-            first.entry(token_hash(&bytes[start..end])).or_insert((start as u32, end as u32));
-        });
+        // In range: the text's length fits in `u32`.
+        let mut add = |start: usize, end: usize, hash: u64| {
+            first.entry(hash).or_insert((start as u32, end as u32));
+        };
+        match runs {
+            Runs::Ident => each_run_hashed(bytes, ident_inner, false, &mut add),
+            Runs::Path => each_run_hashed(bytes, path_inner, true, &mut add),
+            Runs::Word if text.is_ascii() => each_run_hashed(bytes, ident_inner, false, &mut add),
+            Runs::Word => each_word(text, &mut |start, end| add(start, end, token_hash(&bytes[start..end]))),
+        }
         Some(RunIndex { first })
     }
 
@@ -197,10 +251,27 @@ impl RunIndex {
     }
 }
 
-/// The hash of a token, with a fixed seed: an index is made and asked for one
-/// text.
+/// The hash of a token: FNV-1a over its bytes, which an index computes as it
+/// walks each run ([`each_run_hashed`]), then a finalizer (MurmurHash3's)
+/// that spreads it over all 64 bits. A collision costs a search, never a
+/// wrong answer: a found token's bytes are compared, and a missing one is
+/// only ever ruled out by its hash being absent.
 fn token_hash(token: &[u8]) -> u64 {
-    foldhash::fast::FixedState::with_seed(0x9e37_79b9_7f4a_7c15).hash_one(token)
+    hash_finish(token.iter().fold(HASH_START, |h, &b| hash_step(h, b)))
+}
+
+const HASH_START: u64 = 0xcbf2_9ce4_8422_2325;
+
+fn hash_step(h: u64, b: u8) -> u64 {
+    (h ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3)
+}
+
+fn hash_finish(mut h: u64) -> u64 {
+    h ^= h >> 33;
+    h = h.wrapping_mul(0xff51_afd7_ed55_8ccd);
+    h ^= h >> 33;
+    h = h.wrapping_mul(0xc4ce_b9fe_1a85_ec53);
+    h ^ (h >> 33)
 }
 
 /// A character of a word token.
