@@ -658,13 +658,17 @@ impl PreparedEvent<'_, '_> {
 
     /// Score one summary text.
     pub fn score(&self, name: &str, summary: &str) -> CompactionQuality {
-        self.score_with_audit(name, summary).0
+        let view = TextView::from_text(summary, self.atoms.cwd.as_deref(), true);
+        self.score_text_view(name, summary, &view)
     }
 
     /// Score one summary text and list what it kept and invented.
     pub fn score_with_audit(&self, name: &str, summary: &str) -> (CompactionQuality, CompactionAudit) {
         let view = TextView::from_text(summary, self.atoms.cwd.as_deref(), true);
-        self.score_text_view(name, summary, &view)
+        let mut audit = CompactionAudit { summarizer: name.to_string(), needed: Vec::new(), hallucinated: Vec::new() };
+        let (tokens, chars) = self.size_of(summary);
+        let q = self.score_view_into(name, &view, None, tokens, chars, Some(&mut audit));
+        (q, audit)
     }
 
     /// Modified paths of P that a summary does not name in full (a basename
@@ -679,15 +683,14 @@ impl PreparedEvent<'_, '_> {
     }
 
     /// Score a summary whose view is already built ([`SessionAtoms::text_view`]).
-    pub(crate) fn score_text_view(
-        &self,
-        name: &str,
-        summary: &str,
-        view: &TextView,
-    ) -> (CompactionQuality, CompactionAudit) {
-        let tokens = self.est.text_tokens(summary);
-        let chars = summary.chars().count() as u64;
+    pub(crate) fn score_text_view(&self, name: &str, summary: &str, view: &TextView) -> CompactionQuality {
+        let (tokens, chars) = self.size_of(summary);
         self.score_view(name, view, None, tokens, chars)
+    }
+
+    /// A summary's size: tokens, characters.
+    fn size_of(&self, summary: &str) -> (u64, u64) {
+        (self.est.text_tokens(summary), summary.chars().count() as u64)
     }
 
     /// The oracle summary: every needed atom, one per line (the FRR upper bound
@@ -842,7 +845,7 @@ impl PreparedEvent<'_, '_> {
         // Its atoms are counted (the audit, which would list them, is
         // dropped): no sort needed.
         view.finish_unordered();
-        self.score_view(name, &view, Some(&p_atoms), tokens, chars).0
+        self.score_view(name, &view, Some(&p_atoms), tokens, chars)
     }
 
     /// Score a view, with `held` the atoms it names by session id (a masking
@@ -854,13 +857,31 @@ impl PreparedEvent<'_, '_> {
         held: Option<&HeldAtoms<'_, '_>>,
         tokens: u64,
         chars: u64,
-    ) -> (CompactionQuality, CompactionAudit) {
+    ) -> CompactionQuality {
+        self.score_view_into(name, view, held, tokens, chars, None)
+    }
+
+    /// [`PreparedEvent::score_view`], listing each needed atom's score and
+    /// each hallucinated atom in `audit` when given. Only an audit asks for
+    /// them: every row of a replay would copy each needed atom's value once
+    /// more, to drop it.
+    fn score_view_into(
+        &self,
+        name: &str,
+        view: &TextView,
+        held: Option<&HeldAtoms<'_, '_>>,
+        tokens: u64,
+        chars: u64,
+        mut audit: Option<&mut CompactionAudit>,
+    ) -> CompactionQuality {
         let held_keys = held.map(|h| h as &dyn HeldKeys);
         let kinds = AtomKind::SCORED;
         let mut need_w = [0.0f64; 7];
         let mut hit_w = [0.0f64; 7];
         let mut count = [0u32; 7];
-        let mut audit = Vec::with_capacity(self.needed.len());
+        if let Some(a) = audit.as_deref_mut() {
+            a.needed.reserve(self.needed.len());
+        }
         let (mut total_w, mut total_hit) = (0.0, 0.0);
         for (n, t) in self.needed.iter().zip(&self.targets) {
             let s = view.match_score_with(t, held_keys);
@@ -870,7 +891,9 @@ impl PreparedEvent<'_, '_> {
             count[k] += 1;
             total_w += n.weight;
             total_hit += n.weight * s;
-            audit.push(AuditAtom { kind: n.kind, value: n.value.clone(), weight: n.weight, score: s });
+            if let Some(a) = audit.as_deref_mut() {
+                a.needed.push(AuditAtom { kind: n.kind, value: n.value.clone(), weight: n.weight, score: s });
+            }
         }
         let ratio = |hit: f64, w: f64| (w > 0.0).then(|| (hit / w).clamp(0.0, 1.0));
         let recall = |k: usize| ratio(hit_w[k], need_w[k]);
@@ -880,7 +903,13 @@ impl PreparedEvent<'_, '_> {
         };
 
         // Hallucination and artifact precision over S's own atoms.
-        let mut hallucinated = Vec::new();
+        let mut hallucinated = 0u32;
+        let mut invented = |kind: AtomKind, value: &str| {
+            hallucinated += 1;
+            if let Some(a) = audit.as_deref_mut() {
+                a.hallucinated.push(Atom { kind, value: value.to_string() });
+            }
+        };
         let (mut paths, mut touched) = (0u32, 0u32);
         let mut summary_atoms = 0u32;
         for (kind, value) in &view.atoms {
@@ -890,7 +919,7 @@ impl PreparedEvent<'_, '_> {
             }
             summary_atoms += 1;
             if !self.grounded(*kind, value) {
-                hallucinated.push(Atom { kind: *kind, value: value.to_string() });
+                invented(*kind, value);
             }
             if *kind == AtomKind::Path {
                 paths += 1;
@@ -906,7 +935,7 @@ impl PreparedEvent<'_, '_> {
                 let value = h.key(id);
                 // An atom of P ∪ T is grounded by its id, as `grounded` finds.
                 if !self.grounding.ids.contains(id) && !self.grounded(kind, value) {
-                    hallucinated.push(Atom { kind, value: value.to_string() });
+                    invented(kind, value);
                 }
                 if kind == AtomKind::Path {
                     paths += 1;
@@ -916,7 +945,7 @@ impl PreparedEvent<'_, '_> {
                 }
             }
         }
-        let hallucination_rate = (summary_atoms > 0).then(|| hallucinated.len() as f64 / f64::from(summary_atoms));
+        let hallucination_rate = (summary_atoms > 0).then(|| f64::from(hallucinated) / f64::from(summary_atoms));
 
         let (ask_keywords, ask_coverage, ask_covered) = match &self.ask {
             Some(a) => {
@@ -943,7 +972,7 @@ impl PreparedEvent<'_, '_> {
             (0.05, dead_end_retention),
             (0.10, hallucination_rate.map(|h| 1.0 - h)),
         ]);
-        let q = CompactionQuality {
+        CompactionQuality {
             summarizer: name.to_string(),
             summary_tokens: tokens,
             summary_chars: chars,
@@ -973,7 +1002,7 @@ impl PreparedEvent<'_, '_> {
             artifact_trail_recall,
             artifact_trail_precision: (paths > 0).then(|| f64::from(touched) / f64::from(paths)),
             summary_atoms,
-            hallucinated_atoms: hallucinated.len() as u32,
+            hallucinated_atoms: hallucinated,
             hallucination_rate,
             constraints: self.constraints.len() as u32,
             constraint_retention,
@@ -983,8 +1012,7 @@ impl PreparedEvent<'_, '_> {
             dead_ends: self.dead_ends.len() as u32,
             dead_end_retention,
             quality,
-        };
-        (q, CompactionAudit { summarizer: name.to_string(), needed: audit, hallucinated })
+        }
     }
 
     /// Does an atom of S name something in P ∪ T ∪ extra texts ∪ system prompt?
@@ -1171,8 +1199,8 @@ mod held_tests {
             copied.finish_unordered();
             named.finish_unordered();
             prop_assert_eq!(
-                prepared.score_view("m", &named, Some(&held), 7, 9).0,
-                prepared.score_view("m", &copied, None, 7, 9).0
+                prepared.score_view("m", &named, Some(&held), 7, 9),
+                prepared.score_view("m", &copied, None, 7, 9)
             );
             let mut targets: Vec<Target> = prepared.targets.clone();
             for def in &atoms.defs {

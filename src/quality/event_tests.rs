@@ -681,3 +681,29 @@ fn grounding_by_spelling_reads_p_and_t_only() {
         assert!(got.iter().any(|g| g.contains(name)), "{name} not invented: {got:?}");
     }
 }
+
+/// A score without its audit (every row of a replay) is the score with it,
+/// and the audit lists what the score counts: each needed atom with its
+/// match, and as many invented atoms as the row reports.
+#[test]
+fn a_score_is_the_same_with_or_without_its_audit() {
+    let msgs = session();
+    let atoms = SessionAtoms::new(&msgs, Some(CWD));
+    let prepared = atoms.prepare(&point(), &Chars4);
+    let summaries = [
+        "",
+        "Edited src/parser.rs; error[E0308]: mismatched types; commit 9fceb02.\n",
+        "- [path] `src/parser.rs`\n- invented `src/nowhere.rs` and deadbeef1234 and `made_up_fn()`\n",
+        &prepared.oracle_summary(),
+    ];
+    for summary in summaries {
+        let (audited, audit) = prepared.score_with_audit("s", summary);
+        assert_eq!(prepared.score("s", summary), audited, "{summary:?}");
+        assert_eq!(audit.needed.len(), audited.needed_atoms as usize, "{summary:?}");
+        assert_eq!(audit.hallucinated.len(), audited.hallucinated_atoms as usize, "{summary:?}");
+        let hit: f64 = audit.needed.iter().map(|a| a.weight * a.score).sum();
+        assert!((hit - audited.frr_hit_weight).abs() < 1e-9, "{summary:?}: {hit} vs {}", audited.frr_hit_weight);
+    }
+    let invented = prepared.score_with_audit("s", summaries[2]).1.hallucinated;
+    assert!(invented.iter().any(|a| a.value.contains("nowhere.rs")), "{invented:?}");
+}

@@ -355,7 +355,7 @@ pub fn evaluate_trace(
             let mut rows = Vec::with_capacity(5);
             let mut lost = Vec::new();
             if let Some(v) = own.as_ref().or_else(|| views.get(&ev.summary)) {
-                rows.push(prepared.score_text_view(CANDIDATE_POLICY, &ev.summary, v).0);
+                rows.push(prepared.score_text_view(CANDIDATE_POLICY, &ev.summary, v));
                 lost = prepared.missing_modified(v);
             }
             rows.extend(prepared.reference_rows(&ReferenceOptions {
@@ -533,7 +533,7 @@ pub fn score_trace_shared(
                 let prepared =
                     atoms.prepare_views(&tp.point, estimator, borrowed_views(&replaced), borrowed_views(&kept));
                 let own = shared.view(atoms, key.as_ref().map(|k| k.summary), summary);
-                let q = prepared.score_text_view(CANDIDATE_POLICY, summary, &own).0;
+                let q = prepared.score_text_view(CANDIDATE_POLICY, summary, &own);
                 let r =
                     PolicyRow { frr: q.frr, artifact: q.artifact_trail_recall, hallucination: q.hallucination_rate };
                 if let (Some(key), Ok(mut m)) = (key, shared.rows.lock()) {
