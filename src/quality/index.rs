@@ -205,13 +205,20 @@ impl<'a> SessionAtoms<'a> {
 
     fn build_excluding(messages: &'a [Message], cwd: Option<&str>, excluded: &[Range<usize>]) -> SessionAtoms<'a> {
         let cwd = cwd.and_then(extract::normalize_cwd);
+        // Sized once from the message count rather than grown (and rehashed)
+        // atom by atom: the 50 MB synthetic corpus has about 20 atoms per
+        // message (8 paths, 10 symbols), 30 entries. Capped at 16K
+        // messages (about 40 MB reserved, touched only as it fills), so a
+        // session of many short messages does not reserve for atoms it
+        // lacks; a longer one grows from there.
+        let m = messages.len().min(1 << 14);
         let mut s = SessionAtoms {
             messages,
             cwd,
-            defs: Vec::new(),
-            lookup: (0..CLASSES).map(|_| HashMap::new()).collect(),
+            defs: Vec::with_capacity(m * 16),
+            lookup: (0..CLASSES).map(|c| HashMap::with_capacity(m * [6, 8, 1, 1, 1, 0][c])).collect(),
             hex7: HashMap::new(),
-            entries: Vec::new(),
+            entries: Vec::with_capacity(m * 24),
             msg_start: Vec::with_capacity(messages.len() + 1),
             occ: Vec::new(),
             assistants: Vec::new(),
