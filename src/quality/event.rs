@@ -667,7 +667,7 @@ impl PreparedEvent<'_, '_> {
         let view = TextView::from_text(summary, self.atoms.cwd.as_deref(), true);
         let mut audit = CompactionAudit { summarizer: name.to_string(), needed: Vec::new(), hallucinated: Vec::new() };
         let (tokens, chars) = self.size_of(summary);
-        let q = self.score_view_into(name, &view, None, tokens, chars, Some(&mut audit));
+        let q = self.score_view(name, &view, None, tokens, chars, Some(&mut audit));
         (q, audit)
     }
 
@@ -685,7 +685,7 @@ impl PreparedEvent<'_, '_> {
     /// Score a summary whose view is already built ([`SessionAtoms::text_view`]).
     pub(crate) fn score_text_view(&self, name: &str, summary: &str, view: &TextView) -> CompactionQuality {
         let (tokens, chars) = self.size_of(summary);
-        self.score_view(name, view, None, tokens, chars)
+        self.score_view(name, view, None, tokens, chars, None)
     }
 
     /// A summary's size: tokens, characters.
@@ -845,27 +845,14 @@ impl PreparedEvent<'_, '_> {
         // Its atoms are counted (the audit, which would list them, is
         // dropped): no sort needed.
         view.finish_unordered();
-        self.score_view(name, &view, Some(&p_atoms), tokens, chars)
+        self.score_view(name, &view, Some(&p_atoms), tokens, chars, None)
     }
 
     /// Score a view, with `held` the atoms it names by session id (a masking
-    /// view's P).
+    /// view's P), listing each needed atom's score and each hallucinated
+    /// atom in `audit` when given. Only an audit asks for them: every row of
+    /// a replay would copy each needed atom's value once more, to drop it.
     fn score_view(
-        &self,
-        name: &str,
-        view: &TextView,
-        held: Option<&HeldAtoms<'_, '_>>,
-        tokens: u64,
-        chars: u64,
-    ) -> CompactionQuality {
-        self.score_view_into(name, view, held, tokens, chars, None)
-    }
-
-    /// [`PreparedEvent::score_view`], listing each needed atom's score and
-    /// each hallucinated atom in `audit` when given. Only an audit asks for
-    /// them: every row of a replay would copy each needed atom's value once
-    /// more, to drop it.
-    fn score_view_into(
         &self,
         name: &str,
         view: &TextView,
@@ -1199,8 +1186,8 @@ mod held_tests {
             copied.finish_unordered();
             named.finish_unordered();
             prop_assert_eq!(
-                prepared.score_view("m", &named, Some(&held), 7, 9),
-                prepared.score_view("m", &copied, None, 7, 9)
+                prepared.score_view("m", &named, Some(&held), 7, 9, None),
+                prepared.score_view("m", &copied, None, 7, 9, None)
             );
             let mut targets: Vec<Target> = prepared.targets.clone();
             for def in &atoms.defs {

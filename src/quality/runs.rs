@@ -86,27 +86,25 @@ impl Runs {
 /// The maximal runs of `inner` bytes of `b` (and, with `dots`, each run's
 /// head before each of its `.`), as byte ranges.
 fn each_run(b: &[u8], inner: impl Fn(u8) -> bool, dots: bool, f: &mut impl FnMut(usize, usize)) {
-    let mut i = 0;
-    while i < b.len() {
-        if !inner(b[i]) {
-            i += 1;
-            continue;
-        }
-        let start = i;
-        i += 1;
-        while let Some(&byte) = b.get(i).filter(|&&byte| inner(byte)) {
-            if dots && byte == b'.' {
-                f(start, i);
-            }
-            i += 1;
-        }
-        f(start, i);
-    }
+    walk_runs(b, inner, dots, (), |(), _| (), &mut |start, end, ()| f(start, end));
 }
 
 /// [`each_run`], with each run's [`token_hash`], made as the run is walked
 /// (hashing each token again once found was a quarter of an index's cost).
 fn each_run_hashed(b: &[u8], inner: impl Fn(u8) -> bool, dots: bool, f: &mut impl FnMut(usize, usize, u64)) {
+    walk_runs(b, inner, dots, HASH_START, hash_step, &mut |start, end, h| f(start, end, hash_finish(h)));
+}
+
+/// The runs of [`each_run`], each with the state `step` folds over its bytes
+/// from `init` (nothing, or a hash: each caller gets its own copy of the loop).
+fn walk_runs<S: Copy>(
+    b: &[u8],
+    inner: impl Fn(u8) -> bool,
+    dots: bool,
+    init: S,
+    step: impl Fn(S, u8) -> S,
+    f: &mut impl FnMut(usize, usize, S),
+) {
     let mut i = 0;
     while i < b.len() {
         if !inner(b[i]) {
@@ -114,16 +112,16 @@ fn each_run_hashed(b: &[u8], inner: impl Fn(u8) -> bool, dots: bool, f: &mut imp
             continue;
         }
         let start = i;
-        let mut h = hash_step(HASH_START, b[i]);
+        let mut state = step(init, b[i]);
         i += 1;
         while let Some(&byte) = b.get(i).filter(|&&byte| inner(byte)) {
             if dots && byte == b'.' {
-                f(start, i, hash_finish(h));
+                f(start, i, state);
             }
-            h = hash_step(h, byte);
+            state = step(state, byte);
             i += 1;
         }
-        f(start, i, hash_finish(h));
+        f(start, i, state);
     }
 }
 
