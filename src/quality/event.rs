@@ -842,8 +842,8 @@ impl PreparedEvent<'_, '_> {
         if let Some(index) = index {
             view.add_blocks(BlockSelection { index, ranges: held });
         }
-        // Its atoms are counted (the audit, which would list them, is
-        // dropped): no sort needed.
+        // Its atoms are counted, never listed (no audit is made of a
+        // masking row): no sort needed.
         view.finish_unordered();
         self.score_view(name, &view, Some(&p_atoms), tokens, chars, None)
     }

@@ -15,9 +15,10 @@
 //! searched, unless one of its own runs is missing from the index.
 
 use super::words;
-use std::hash::{BuildHasherDefault, Hasher};
-use std::sync::OnceLock;
+use std::collections::hash_map::RandomState;
+use std::hash::{BuildHasher, BuildHasherDefault, Hasher};
 use std::sync::atomic::{AtomicU32, Ordering};
+use std::sync::{LazyLock, OnceLock};
 
 /// Questions a text answers by search before it is indexed. A text asked
 /// this many is mostly asked many more (a view is asked about each needed
@@ -91,8 +92,8 @@ fn each_run(b: &[u8], inner: impl Fn(u8) -> bool, dots: bool, f: &mut impl FnMut
 
 /// [`each_run`], with each run's [`token_hash`], made as the run is walked
 /// (hashing each token again once found was a quarter of an index's cost).
-fn each_run_hashed(b: &[u8], inner: impl Fn(u8) -> bool, dots: bool, f: &mut impl FnMut(usize, usize, u64)) {
-    walk_runs(b, inner, dots, HASH_START, hash_step, &mut |start, end, h| f(start, end, hash_finish(h)));
+fn each_run_hashed(b: &[u8], inner: impl Fn(u8) -> bool, dots: bool, key: u64, f: &mut impl FnMut(usize, usize, u64)) {
+    walk_runs(b, inner, dots, HASH_START, hash_step, &mut |start, end, h| f(start, end, hash_finish(h, key)));
 }
 
 /// The runs of [`each_run`], each with the state `step` folds over its bytes
@@ -188,6 +189,8 @@ impl RunLookup {
 #[derive(Debug, Clone)]
 struct RunIndex {
     first: TokenMap,
+    /// The process's [`HASH_KEY`], read once.
+    key: u64,
 }
 
 /// Token hashes to where each first occurs. The keys are [`token_hash`]es,
@@ -218,45 +221,53 @@ impl RunIndex {
     fn of(runs: Runs, text: &str) -> Option<RunIndex> {
         u32::try_from(text.len()).ok()?;
         // About a token per 8 bytes of text, a third of them new: sized once
-        // rather than grown (and rehashed) insert by insert.
-        let mut first = TokenMap::with_capacity_and_hasher(text.len() / 24, Default::default());
+        // rather than grown (and rehashed) insert by insert, up to 64K
+        // tokens (a huge text of few distinct tokens reserves no more).
+        let mut first = TokenMap::with_capacity_and_hasher((text.len() / 24).min(1 << 16), Default::default());
+        let key = *HASH_KEY;
         let bytes = text.as_bytes();
         // In range: the text's length fits in `u32`.
         let mut add = |start: usize, end: usize, hash: u64| {
             first.entry(hash).or_insert((start as u32, end as u32));
         };
         match runs {
-            Runs::Ident => each_run_hashed(bytes, ident_inner, false, &mut add),
-            Runs::Path => each_run_hashed(bytes, path_inner, true, &mut add),
-            Runs::Word if text.is_ascii() => each_run_hashed(bytes, ident_inner, false, &mut add),
-            Runs::Word => each_word(text, &mut |start, end| add(start, end, token_hash(&bytes[start..end]))),
+            Runs::Ident => each_run_hashed(bytes, ident_inner, false, key, &mut add),
+            Runs::Path => each_run_hashed(bytes, path_inner, true, key, &mut add),
+            Runs::Word if text.is_ascii() => each_run_hashed(bytes, ident_inner, false, key, &mut add),
+            Runs::Word => each_word(text, &mut |start, end| add(start, end, token_hash(&bytes[start..end], key))),
         }
-        Some(RunIndex { first })
+        Some(RunIndex { first, key })
     }
 
     /// Is `token` possibly one of the text's tokens (a hash of one)?
     fn knows(&self, token: &str) -> bool {
-        self.first.contains_key(&token_hash(token.as_bytes()))
+        self.first.contains_key(&token_hash(token.as_bytes(), self.key))
     }
 
     /// `Some(answer)` when the index knows, `None` when only a search of
     /// `text` (the text indexed) can tell: the needle's hash is another
     /// token's.
     fn find(&self, text: &str, needle: &str) -> Option<bool> {
-        let Some(&(start, end)) = self.first.get(&token_hash(needle.as_bytes())) else { return Some(false) };
+        let Some(&(start, end)) = self.first.get(&token_hash(needle.as_bytes(), self.key)) else { return Some(false) };
         let token = text.as_bytes().get(start as usize..end as usize);
         (token == Some(needle.as_bytes())).then_some(true)
     }
 }
 
 /// The hash of a token: FNV-1a over its bytes, which an index computes as it
-/// walks each run ([`each_run_hashed`]), then a finalizer (MurmurHash3's)
-/// that spreads it over all 64 bits. A collision costs a search, never a
-/// wrong answer: a found token's bytes are compared, and a missing one is
-/// only ever ruled out by its hash being absent.
-fn token_hash(token: &[u8]) -> u64 {
-    hash_finish(token.iter().fold(HASH_START, |h, &b| hash_step(h, b)))
+/// walks each run ([`each_run_hashed`]), then `key` mixed in and a finalizer
+/// (MurmurHash3's) that spreads it over all 64 bits. A collision costs a
+/// search, never a wrong answer: a found token's bytes are compared, and a
+/// missing one is only ever ruled out by its hash being absent.
+fn token_hash(token: &[u8], key: u64) -> u64 {
+    hash_finish(token.iter().fold(HASH_START, |h, &b| hash_step(h, b)), key)
 }
+
+/// A key drawn once per process and mixed into every token hash. The map
+/// places tokens by their hash as it is, and a log is untrusted input: with a
+/// fixed hash its author could choose tokens that all fall in one bucket and
+/// make each index quadratic to build. The answers do not depend on it.
+static HASH_KEY: LazyLock<u64> = LazyLock::new(|| RandomState::new().build_hasher().finish());
 
 const HASH_START: u64 = 0xcbf2_9ce4_8422_2325;
 
@@ -264,7 +275,8 @@ fn hash_step(h: u64, b: u8) -> u64 {
     (h ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3)
 }
 
-fn hash_finish(mut h: u64) -> u64 {
+fn hash_finish(h: u64, key: u64) -> u64 {
+    let mut h = h ^ key;
     h ^= h >> 33;
     h = h.wrapping_mul(0xff51_afd7_ed55_8ccd);
     h ^= h >> 33;
