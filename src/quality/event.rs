@@ -658,16 +658,14 @@ impl PreparedEvent<'_, '_> {
 
     /// Score one summary text.
     pub fn score(&self, name: &str, summary: &str) -> CompactionQuality {
-        let view = TextView::from_text(summary, self.atoms.cwd.as_deref(), true);
-        self.score_text_view(name, summary, &view)
+        self.score_text_view(name, summary, &self.atoms.text_view(summary))
     }
 
     /// Score one summary text and list what it kept and invented.
     pub fn score_with_audit(&self, name: &str, summary: &str) -> (CompactionQuality, CompactionAudit) {
-        let view = TextView::from_text(summary, self.atoms.cwd.as_deref(), true);
         let mut audit = CompactionAudit { summarizer: name.to_string(), needed: Vec::new(), hallucinated: Vec::new() };
         let (tokens, chars) = self.size_of(summary);
-        let q = self.score_view(name, &view, None, tokens, chars, Some(&mut audit));
+        let q = self.score_view(name, &self.atoms.text_view(summary), None, tokens, chars, Some(&mut audit));
         (q, audit)
     }
 
@@ -1024,7 +1022,7 @@ impl PreparedEvent<'_, '_> {
             }
         }
         let keys = self.atoms.ground_keys();
-        let known = |ids: &[u32]| self.atoms.keys_among(ids, &g.ids).next().is_some();
+        let known = |ids: &[u32]| ids.iter().any(|&id| g.ids.contains(id));
         match kind {
             AtomKind::Path | AtomKind::ModifiedPath => {
                 related_path(value, |base| self.atoms.keys_among(keys.with_basename(base), &g.ids))

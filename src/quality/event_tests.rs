@@ -704,6 +704,8 @@ fn a_score_is_the_same_with_or_without_its_audit() {
         let hit: f64 = audit.needed.iter().map(|a| a.weight * a.score).sum();
         assert!((hit - audited.frr_hit_weight).abs() < 1e-9, "{summary:?}: {hit} vs {}", audited.frr_hit_weight);
     }
+    // The point has needed atoms, so the audit's list was checked non-empty.
+    assert!(prepared.score("s", "").needed_atoms > 0);
     let invented = prepared.score_with_audit("s", summaries[2]).1.hallucinated;
     assert!(invented.iter().any(|a| a.value.contains("nowhere.rs")), "{invented:?}");
 }

@@ -208,7 +208,7 @@ impl<'a> SessionAtoms<'a> {
         // Sized once from the message count rather than grown (and rehashed)
         // atom by atom: the 50 MB synthetic corpus has about 20 atoms per
         // message (8 paths, 10 symbols), 30 entries. Capped at 16K
-        // messages (about 40 MB reserved, touched only as it fills), so a
+        // messages (about 30 MB reserved, touched only as it fills), so a
         // session of many short messages does not reserve for atoms it
         // lacks; a longer one grows from there.
         let m = messages.len().min(1 << 14);
@@ -330,8 +330,8 @@ impl<'a> SessionAtoms<'a> {
             starts.push(chars.len());
             (starts, chars)
         });
-        match (starts.get(m), starts.get(m + 1)) {
-            (Some(&a), Some(&b)) => chars.get(a..b).unwrap_or(&[]),
+        match starts.get(m..).and_then(|s| s.get(..2)) {
+            Some(&[a, b]) => chars.get(a..b).unwrap_or(&[]),
             _ => &[],
         }
     }
