@@ -91,7 +91,10 @@ struct Patterns {
 }
 
 /// ASCII word boundary: the Unicode one would force the slower engines on
-/// non-ASCII text.
+/// non-ASCII text. Digits are ASCII (`[0-9]`, not `\d`) for the same reason
+/// and because the tests that skip a search ([`Chars`], the `_near` gates)
+/// look for ASCII digits: with `\d`, `v١.٢.3` was a version in a text that
+/// also held `1.2.3` (the gate let it through) and not in one that did not.
 const B: &str = r"(?-u:\b)";
 
 impl Patterns {
@@ -103,15 +106,15 @@ impl Patterns {
             diff: re(r"(?m)^(?:\+\+\+ b/|--- a/)([^\s]+)|^diff --git a/([^\s]+) b/([^\s]+)")?,
             winpath: re(r#"\B[A-Za-z]:\\[^\s"'<>|*?`]+"#)?,
             hostport: re(
-                r"\B(?:localhost|\d{1,3}(?:\.\d{1,3}){3}|[A-Za-z0-9][A-Za-z0-9-]*(?:\.[A-Za-z0-9-]+)+):\d{2,5}\B",
+                r"\B(?:localhost|[0-9]{1,3}(?:\.[0-9]{1,3}){3}|[A-Za-z0-9][A-Za-z0-9-]*(?:\.[A-Za-z0-9-]+)+):[0-9]{2,5}\B",
             )?,
-            semver: re(r"\Bv?\d+\.\d+\.\d+(?:-[0-9A-Za-z][0-9A-Za-z.\-]*)?\B")?,
-            issue: re(r"#\d{1,7}\B")?,
+            semver: re(r"\Bv?[0-9]+\.[0-9]+\.[0-9]+(?:-[0-9A-Za-z][0-9A-Za-z.\-]*)?\B")?,
+            issue: re(r"#[0-9]{1,7}\B")?,
             err_class: re(r"\B[A-Za-z_][A-Za-z0-9_.]*(?:Error|Exception)\B(?::[^\n]*)?")?,
             err_generic: re(r"(?i)\B(?:error|fatal)(?:\[[A-Za-z0-9_\-]{1,20}\])?:[^\n]*")?,
             err_panic: re(r"panicked at [^\n]*")?,
-            err_code: re(r"\B(?:E\d{3,5}|TS\d{4,5}|CS\d{4})\B")?,
-            exit: re(r#"(?i)\bexit(?:ed)?[ _]?(?:with[ _])?(?:code|status)"?\s*[:=]?\s*(\d{1,3})\B"#)?,
+            err_code: re(r"\B(?:E[0-9]{3,5}|TS[0-9]{4,5}|CS[0-9]{4})\B")?,
+            exit: re(r#"(?i)\bexit(?:ed)?[ _]?(?:with[ _])?(?:code|status)"?\s*[:=]?\s*([0-9]{1,3})\B"#)?,
             constraint: re(r"(?i)\B(?:must|never|always|only|don[’']?t|do not|make sure|should ?n[o’']t|avoid)\B")?,
         })
     }
@@ -833,7 +836,7 @@ fn scan_piece(text: &str, ctx: Ctx, cwd: Option<&str>, exits: Exits, out: &mut V
     }
     claimed.commit();
 
-    for m in p.uuid.find_iter(hay(has.uuid())) {
+    for m in p.uuid.find_iter(hay(has.uuid() && uuid_near(text.as_bytes()))) {
         if !claimed.overlaps(m.start(), m.end()) {
             out.push(Found::new(AtomKind::Id, m.as_str().to_ascii_uppercase()));
             claimed.claim(m.start(), m.end());
@@ -971,10 +974,11 @@ static DRIVE: LazyLock<memmem::Finder<'static>> = LazyLock::new(|| memmem::Finde
 static ERROR_WORD: LazyLock<memmem::Finder<'static>> = LazyLock::new(|| memmem::Finder::new("Error"));
 static EXCEPTION_WORD: LazyLock<memmem::Finder<'static>> = LazyLock::new(|| memmem::Finder::new("Exception"));
 
-/// The places three patterns must pass through, looked for with a vector
+/// The places four patterns must pass through, looked for with a vector
 /// search before the pattern's own: the patterns start with a class, so their
 /// search walks every byte of a long tool output with the lazy DFA, and most
-/// outputs hold no version, no `host:port` and no exception class at all.
+/// outputs hold no UUID, no version, no `host:port` and no exception class at
+/// all.
 /// Each is a necessary condition of its pattern (a property test checks it),
 /// so a text that fails one is one the pattern finds nothing in.
 ///
@@ -989,6 +993,18 @@ fn semver_near(b: &[u8]) -> bool {
             && digits > 0
             && b.get(next) == Some(&b'.')
             && b.get(next + 1).is_some_and(u8::is_ascii_digit)
+    })
+}
+
+/// `uuid`: a `-` with eight hex digits before it and four hex digits and a
+/// `-` after it (the pattern's first two groups). [`Chars`] sees no hex run
+/// in a long text, which it does not read.
+fn uuid_near(b: &[u8]) -> bool {
+    memchr::memchr_iter(b'-', b).any(|i| {
+        i >= 8
+            && b[i - 8..i].iter().all(u8::is_ascii_hexdigit)
+            && b.get(i + 1..i + 5).is_some_and(|g| g.iter().all(u8::is_ascii_hexdigit))
+            && b.get(i + 5) == Some(&b'-')
     })
 }
 
@@ -1016,6 +1032,30 @@ fn err_class_near(b: &[u8]) -> bool {
     ends_class(&ERROR_WORD, "Error".len()) || ends_class(&EXCEPTION_WORD, "Exception".len())
 }
 
+/// `err_generic`: a `:` right after `error` or `fatal` (in any case), or
+/// after a `]` that closes a bracket of at most 20 bytes right after one
+/// (`error[E0425]:`). ASCII case is the pattern's Unicode case for these
+/// letters: no other character folds to any of them (a test checks it).
+fn err_generic_near(b: &[u8]) -> bool {
+    let word_ends_at = |end: usize| {
+        end >= 5 && (b[end - 5..end].eq_ignore_ascii_case(b"error") || b[end - 5..end].eq_ignore_ascii_case(b"fatal"))
+    };
+    memchr::memchr_iter(b':', b).any(|i| {
+        word_ends_at(i)
+            || (i > 0
+                && b[i - 1] == b']'
+                && b[..i - 1].iter().rev().take(21).position(|&x| x == b'[').is_some_and(|k| word_ends_at(i - 2 - k)))
+    })
+}
+
+/// `err_code`: an `E` before three digits, or a `TS` or `CS` before four.
+fn err_code_near(b: &[u8]) -> bool {
+    let digits = |from: usize, n: usize| b.get(from..from + n).is_some_and(|d| d.iter().all(u8::is_ascii_digit));
+    memchr::memchr2_iter(b'E', b'S', b).any(|i| {
+        if b[i] == b'E' { digits(i + 1, 3) } else { i > 0 && matches!(b[i - 1], b'T' | b'C') && digits(i + 1, 4) }
+    })
+}
+
 /// `error::usage`, `Error::Invalid`: a path into a module or enum (a list of
 /// code symbols), not an error message.
 fn is_code_path(m: &str) -> bool {
@@ -1030,7 +1070,8 @@ fn scan_errors(p: &Patterns, text: &str, has: &Chars, out: &mut Vec<Found>) {
             out.push(Found::new(AtomKind::Error, fingerprint(m.as_str())));
         }
     }
-    for (re, ok) in [(&p.err_generic, has.err_generic()), (&p.err_panic, true)] {
+    let generic = has.err_generic() && err_generic_near(text.as_bytes());
+    for (re, ok) in [(&p.err_generic, generic), (&p.err_panic, true)] {
         for m in re.find_iter(searched(ok, text)) {
             if is_code_path(m.as_str()) {
                 continue;
@@ -1042,7 +1083,7 @@ fn scan_errors(p: &Patterns, text: &str, has: &Chars, out: &mut Vec<Found>) {
             }
         }
     }
-    for m in p.err_code.find_iter(searched(has.err_code(), text)) {
+    for m in p.err_code.find_iter(searched(has.err_code() && err_code_near(text.as_bytes()), text)) {
         out.push(Found::new(AtomKind::Error, m.as_str().to_string()));
     }
 }
@@ -2005,9 +2046,24 @@ mod fast_path_tests {
         "-",
     ];
 
-    /// Fragments of near misses of the gated patterns: a version's, a
-    /// `host:port`'s and an exception class's parts, apart or glued.
+    /// Fragments of near misses of the gated patterns: a UUID's, a version's,
+    /// a `host:port`'s, an exception class's, an `error:` line's and an error
+    /// code's parts, apart or glued; and a digit that is not ASCII.
     const NEAR: &[&str] = &[
+        "1234abcd",
+        "٣",
+        "error",
+        "FATAL",
+        "Fatal",
+        "[",
+        "]",
+        "E",
+        "TS",
+        "CS",
+        "S",
+        "e89b",
+        "12d3-",
+        "426614174000",
         "1",
         "22",
         ".",
@@ -2062,14 +2118,46 @@ mod fast_path_tests {
             }
             let b = text.as_bytes();
             let near = [
+                ("uuid", &p.uuid, super::uuid_near(b)),
                 ("semver", &p.semver, super::semver_near(b)),
                 ("hostport", &p.hostport, super::hostport_near(b)),
                 ("err_class", &p.err_class, super::err_class_near(b)),
+                ("err_generic", &p.err_generic, super::err_generic_near(b)),
+                ("err_code", &p.err_code, super::err_code_near(b)),
             ];
             for (name, re, admitted) in near {
                 prop_assert!(admitted || !re.is_match(&text), "{name} matches {text:?} but its gate fails");
             }
         }
+    }
+
+    /// The patterns' digits are ASCII, as the tests that skip their search
+    /// assume: a number in other digits is not an atom of any of them.
+    #[test]
+    fn the_patterns_read_ascii_digits_only() {
+        let p = Patterns::build().expect("the patterns compile");
+        let cases = [
+            ("hostport", &p.hostport, "localhost:٨0", "localhost:80"),
+            ("semver", &p.semver, "v١.٢.3", "v1.2.3"),
+            ("issue", &p.issue, "#١2", "#12"),
+            ("err_code", &p.err_code, "E٠٤2", "E042"),
+            ("exit", &p.exit, "exit code ١3", "exit code 13"),
+        ];
+        for (name, re, other, ascii) in cases {
+            assert!(!re.is_match(other), "{name} matches {other:?}");
+            assert!(re.is_match(ascii), "{name} misses {ascii:?}");
+        }
+    }
+
+    /// `err_generic_near` compares `error` and `fatal` in ASCII case: right
+    /// only while no character but the ASCII letters folds to their letters
+    /// under the pattern's Unicode `(?i)` (as the Kelvin sign folds to `k`).
+    #[test]
+    fn no_other_character_folds_to_the_letters_of_error_and_fatal() {
+        let letters = regex::Regex::new("(?i)[aeflort]").expect("the class compiles");
+        let others: String = ('\u{80}'..=char::MAX).collect();
+        assert!(letters.find(&others).is_none(), "{:?}", letters.find(&others).map(|m| m.as_str().to_string()));
+        assert!(regex::Regex::new("(?i)k").expect("the class compiles").is_match("\u{212A}"), "the check finds a fold");
     }
 
     /// The gates on the edges of their patterns: each admits the shortest
@@ -2079,7 +2167,20 @@ mod fast_path_tests {
         /// A pattern's name, the pattern, its gate, texts it matches, near misses.
         type Case<'a> = (&'a str, &'a regex::Regex, fn(&[u8]) -> bool, &'a [&'a str], &'a [&'a str]);
         let p = Patterns::build().expect("the patterns compile");
-        let cases: [Case<'_>; 3] = [
+        let cases: [Case<'_>; 6] = [
+            (
+                "uuid",
+                &p.uuid,
+                super::uuid_near,
+                &["123e4567-e89b-12d3-a456-426614174000", "x ABCDEF01-2345-6789-abcd-ef0123456789."],
+                &[
+                    "123e456-e89b-12d3-a456-426614174000",
+                    "123e4567-e89b12d3",
+                    "123e4567-e8g9-",
+                    "-e89b-",
+                    "123e4567-e89b",
+                ],
+            ),
             (
                 "semver",
                 &p.semver,
@@ -2100,6 +2201,20 @@ mod fast_path_tests {
                 super::err_class_near,
                 &["TypeError", "a.Error", "_Exception: boom", "x9Error."],
                 &["Error", "Errors", "a.Errors", "ErrorKind", " Exception", "IOExceptional"],
+            ),
+            (
+                "err_generic",
+                &p.err_generic,
+                super::err_generic_near,
+                &["error:", "FATAL: x", "Error[E0425]: y", "fatal[abcdefghijklmnopqrst]:"],
+                &["error", "errors:", "error :", "err:", "error[E1] :", "error[abcdefghijklmnopqrstu]:", "x]:"],
+            ),
+            (
+                "err_code",
+                &p.err_code,
+                super::err_code_near,
+                &["E042", "x TS2304 y", "CS0103", "E12345"],
+                &["E12", "e0425", "S1234", "TS123", "XS1234", "C S1234", "E 123"],
             ),
         ];
         for (name, re, gate, hits, misses) in cases {
