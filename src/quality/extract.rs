@@ -284,19 +284,23 @@ fn known_ext(ext: &str) -> bool {
     std::str::from_utf8(&lower[..b.len()]).is_ok_and(|l| SET.contains(l))
 }
 
-/// Extension of a file name: 1–10 alphanumerics with a letter, after a non-empty
-/// stem (or a dot-file).
+/// Extension of a file name: what follows its last `.`, if that is 1–10
+/// alphanumerics with a letter (after a stem, or none: a dot-file).
+///
+/// Read back from the end, at most 11 bytes: every path token of every text
+/// asks, and a search for the last `.` from the end cost twice the rest.
 fn extension(name: &str) -> Option<&str> {
-    let dot = name.rfind('.')?;
-    let ext = &name[dot + 1..];
-    if ext.is_empty()
-        || ext.len() > 10
-        || !ext.bytes().all(|b| b.is_ascii_alphanumeric())
-        || !ext.bytes().any(|b| b.is_ascii_alphabetic())
-    {
+    let b = name.as_bytes();
+    // Up to 10 alphanumerics end the name; the byte before them must be the
+    // dot (an 11th alphanumeric, or any other byte, leaves no extension).
+    let run = b.iter().rev().take(10).take_while(|x| x.is_ascii_alphanumeric()).count();
+    let dot = b.len().checked_sub(run + 1)?;
+    if b[dot] != b'.' {
         return None;
     }
-    Some(ext)
+    // After an ASCII `.`: a character boundary. Empty, it has no letter.
+    let ext = name.get(dot + 1..)?;
+    ext.bytes().any(|x| x.is_ascii_alphabetic()).then_some(ext)
 }
 
 /// Normalized working directory (no trailing `/`, `\` → `/`, drive upper-cased).
@@ -2014,6 +2018,39 @@ mod fast_path_tests {
     use super::{Chars, Patterns};
     use proptest::prelude::*;
 
+    /// [`super::extension`] as it reads: the tail after the last `.`.
+    fn extension_by_last_dot(name: &str) -> Option<&str> {
+        let ext = &name[name.rfind('.')? + 1..];
+        let ok = (1..=10).contains(&ext.len())
+            && ext.bytes().all(|b| b.is_ascii_alphanumeric())
+            && ext.bytes().any(|b| b.is_ascii_alphabetic());
+        ok.then_some(ext)
+    }
+
+    #[test]
+    fn extensions_at_their_edges() {
+        let cases = [
+            ("a.rs", Some("rs")),
+            (".bashrc", Some("bashrc")),
+            ("x.abcdefghij", Some("abcdefghij")),
+            ("x.abcdefghijk", None),
+            ("x.0123456789", None),
+            ("x.mp4", Some("mp4")),
+            ("a.b.c", Some("c")),
+            ("a.rs/", None),
+            ("a.", None),
+            ("rs", None),
+            ("a.r-s", None),
+            ("é.rs", Some("rs")),
+            ("a.ré", None),
+            ("", None),
+        ];
+        for (name, want) in cases {
+            assert_eq!(super::extension(name), want, "{name:?}");
+            assert_eq!(extension_by_last_dot(name), want, "{name:?} (the oracle)");
+        }
+    }
+
     const PIECES: &[&str] = &[
         "https://a.io/x",
         "550e8400-e29b-41d4-a716-446655440000",
@@ -2099,6 +2136,12 @@ mod fast_path_tests {
         /// Each test of `Chars`, and each gate (`semver_near` …), is a
         /// necessary condition of its pattern: when a pattern matches, its test
         /// passes (so skipping a search on a failed test loses nothing).
+        /// Reading back from the end finds the extension the last dot gives.
+        #[test]
+        fn the_extension_is_the_tail_after_the_last_dot(name in "[a-zA-Z0-9./_é-]{0,16}") {
+            prop_assert_eq!(super::extension(&name), extension_by_last_dot(&name));
+        }
+
         #[test]
         fn a_pattern_matches_only_texts_its_test_admits(text in text()) {
             let p = Patterns::build().map_err(|e| TestCaseError::fail(e.to_string()))?;
