@@ -300,15 +300,16 @@ pub struct RawLine<'a> {
     pub raw_len: u64,
 }
 
-/// Non-blank lines with their raw lengths. One pass, searching newlines a word
-/// at a time: splitting byte by byte was a tenth of a whole replay.
+/// Non-blank lines with their raw lengths. One pass, searching newlines with
+/// memchr's vector search: splitting byte by byte was a tenth of a whole
+/// replay, and a search eight bytes at a time still 1 % of one.
 pub fn raw_lines(data: &[u8]) -> impl Iterator<Item = RawLine<'_>> {
     let mut pos = 0usize;
     let mut number = 0u64;
     std::iter::from_fn(move || {
         while pos < data.len() {
             let start = pos;
-            let end = find_byte(&data[start..], b'\n').map_or(data.len(), |i| start + i);
+            let end = memchr::memchr(b'\n', &data[start..]).map_or(data.len(), |i| start + i);
             pos = end + 1;
             number += 1;
             let raw_len = (pos.min(data.len()) - start) as u64;
@@ -323,28 +324,6 @@ pub fn raw_lines(data: &[u8]) -> impl Iterator<Item = RawLine<'_>> {
         }
         None
     })
-}
-
-/// Position of the first `b` in `hay`, eight bytes at a time (the classic
-/// "has zero byte" test on the XOR with `b` repeated; the lowest flagged byte is
-/// exact, which is all a first-match search needs).
-pub fn find_byte(hay: &[u8], b: u8) -> Option<usize> {
-    const LO: u64 = 0x0101_0101_0101_0101;
-    const HI: u64 = 0x8080_8080_8080_8080;
-    let pat = LO * u64::from(b);
-    let mut chunks = hay.chunks_exact(8);
-    let mut i = 0usize;
-    for c in &mut chunks {
-        let mut w = [0u8; 8];
-        w.copy_from_slice(c);
-        let x = u64::from_le_bytes(w) ^ pat;
-        let z = x.wrapping_sub(LO) & !x & HI;
-        if z != 0 {
-            return Some(i + (z.trailing_zeros() / 8) as usize);
-        }
-        i += 8;
-    }
-    chunks.remainder().iter().position(|&x| x == b).map(|p| i + p)
 }
 
 /// Deserialize one JSONL line. The line is checked as UTF-8 once, whole, and
@@ -481,9 +460,5 @@ mod tests {
             prop_assert_eq!(ours(&data), reference(&data));
         }
 
-        #[test]
-        fn find_byte_is_position(hay in proptest::collection::vec(any::<u8>(), 0..100), b in any::<u8>()) {
-            prop_assert_eq!(find_byte(&hay, b), hay.iter().position(|&x| x == b));
-        }
     }
 }
