@@ -753,7 +753,10 @@ fn read_message(m: &Message, kind: Kind, calls: &Calls<'_>, names: &Names) -> Ve
                 // a call that failed: in a file the agent read, `catch
                 // (error)` is code, not a failure.
                 let may_err = failed || nonzero || is_shell(name);
-                let mut error_lines = text.lines().filter(|l| may_err && matches(&ERROR_LINE, l)).take(2).peekable();
+                // Otherwise no line is looked at (nor split off: the test
+                // below would walk every line of the output to find none).
+                let searched = if may_err { text.as_ref() } else { "" };
+                let mut error_lines = searched.lines().filter(|l| matches(&ERROR_LINE, l)).take(2).peekable();
                 if failed || nonzero || error_lines.peek().is_some() {
                     let lines: Vec<String> = error_lines.map(|l| clip_item(l, 200)).collect();
                     let shown = if lines.is_empty() {
@@ -2029,6 +2032,22 @@ mod tests {
         }
         // Read then modified: listed as modified only.
         assert!(s.contains("### Files read\n- (none)"), "{s}");
+    }
+
+    /// Error-looking lines count from what a command printed or a call that
+    /// failed, not from a file the agent read.
+    #[test]
+    fn error_lines_come_from_commands_and_failures_not_from_files_read() {
+        let msgs = vec![
+            user("Look at the handler."),
+            asst(vec![tool("t1", "Read", json!({"file_path": "/repo/src/handler.ts"}))]),
+            result("t1", "try { run() }\ncatch (err) { log('fatal: bad handler state') }", false),
+            asst(vec![tool("t2", "Bash", json!({"command": "npm test"}))]),
+            result("t2", "PASS a.test.ts\nerror: cannot find module 'zod'\ndone", false),
+        ];
+        let s = summarize(&msgs, None, 2_000);
+        assert!(s.contains("Bash: error: cannot find module 'zod'"), "{s}");
+        assert!(!s.contains("bad handler state"), "{s}");
     }
 
     #[test]
