@@ -149,6 +149,24 @@ impl Block {
     }
 }
 
+const LO: u64 = 0x0101_0101_0101_0101;
+const HI: u64 = 0x8080_8080_8080_8080;
+
+/// The bytes of `w` (little-endian) that JSON escapes (a control character,
+/// `"` or `\`), as the high bit of each: the lowest set bit is exact (the
+/// "has a zero / smaller byte" tricks only err on bytes above the first
+/// match), so `trailing_zeros() / 8` is the offset of the first byte to
+/// escape, and 0 means none. Shared by the transcript writer, which escapes
+/// those bytes, and the chars/4 count of a tool input, which counts them.
+pub(crate) fn json_escape_mask(w: u64) -> u64 {
+    let lt_space = w.wrapping_sub(LO * 0x20) & !w & HI;
+    let q = w ^ (LO * u64::from(b'"'));
+    let bs = w ^ (LO * u64::from(b'\\'));
+    let quote = q.wrapping_sub(LO) & !q & HI;
+    let backslash = bs.wrapping_sub(LO) & !bs & HI;
+    lt_space | quote | backslash
+}
+
 /// Length of the compact JSON serialization of a value, without allocating it.
 pub fn json_len(v: &serde_json::Value) -> usize {
     struct Counter(usize);

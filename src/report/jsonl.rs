@@ -159,23 +159,6 @@ fn push_i64(out: &mut Vec<u8>, n: i64) {
     push_u64(out, n.unsigned_abs());
 }
 
-const LO: u64 = 0x0101_0101_0101_0101;
-const HI: u64 = 0x8080_8080_8080_8080;
-
-/// The bytes of `w` (little-endian) that are a control character, `"` or `\`,
-/// as the high bit of each: the lowest set bit is exact (the "has a zero /
-/// smaller byte" tricks only err on bytes above the first match), so
-/// `trailing_zeros() / 8` is the offset of the first byte to escape, and 0
-/// means none.
-fn escape_mask(w: u64) -> u64 {
-    let lt_space = w.wrapping_sub(LO * 0x20) & !w & HI;
-    let q = w ^ (LO * u64::from(b'"'));
-    let bs = w ^ (LO * u64::from(b'\\'));
-    let quote = q.wrapping_sub(LO) & !q & HI;
-    let backslash = bs.wrapping_sub(LO) & !bs & HI;
-    lt_space | quote | backslash
-}
-
 /// Append `s` as a JSON string escaped as serde_json escapes it: `"`, `\`, and
 /// the control characters (`\b \t \n \f \r`, others `\u00xx`); nothing else.
 pub fn push_str(out: &mut Vec<u8>, s: &str) {
@@ -188,7 +171,7 @@ pub fn push_str(out: &mut Vec<u8>, s: &str) {
         if let Some(chunk) = b.get(i..i + 8) {
             let mut w = [0u8; 8];
             w.copy_from_slice(chunk);
-            let mask = escape_mask(u64::from_le_bytes(w));
+            let mask = crate::model::json_escape_mask(u64::from_le_bytes(w));
             if mask == 0 {
                 i += 8;
                 continue;

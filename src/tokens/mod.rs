@@ -254,26 +254,74 @@ pub fn char_count(s: &str) -> u64 {
 
 /// Characters of the compact JSON serialization of a value; a bare string counts
 /// its own characters (no quotes), like [`crate::model::json_len`] does for bytes.
+///
+/// Summed over the value rather than serialized into a counter: serde_json
+/// writes a tool input (a file's whole content, say) in many small pieces,
+/// escaping as it goes, and counting each piece's bytes was 1 % of a chars4
+/// replay.
 pub fn json_chars(v: &serde_json::Value) -> u64 {
-    struct Counter(u64);
-    impl std::io::Write for Counter {
-        fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
-            self.0 += buf.iter().filter(|&&b| (b & 0xC0) != 0x80).count() as u64;
-            Ok(buf.len())
-        }
-        fn flush(&mut self) -> std::io::Result<()> {
-            Ok(())
-        }
-    }
     match v {
         serde_json::Value::String(s) => char_count(s),
-        _ => {
+        _ => value_chars(v),
+    }
+}
+
+/// [`json_chars`] of any value, a string with its quotes and escapes.
+fn value_chars(v: &serde_json::Value) -> u64 {
+    use serde_json::Value;
+    // Separators: one `,` between items (and a `:` per entry).
+    let commas = |n: usize| n.saturating_sub(1) as u64;
+    match v {
+        Value::Null | Value::Bool(true) => 4,
+        Value::Bool(false) => 5,
+        Value::Number(n) => {
+            // As serde_json writes it (itoa, ryu): ASCII, so bytes are chars.
+            struct Counter(u64);
+            impl std::io::Write for Counter {
+                fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+                    self.0 += buf.len() as u64;
+                    Ok(buf.len())
+                }
+                fn flush(&mut self) -> std::io::Result<()> {
+                    Ok(())
+                }
+            }
             let mut c = Counter(0);
-            // Serializing a Value into a counting writer cannot fail.
-            let _ = serde_json::to_writer(&mut c, v);
+            // Serializing a number into a counting writer cannot fail.
+            let _ = serde_json::to_writer(&mut c, n);
             c.0
         }
+        Value::String(s) => string_chars(s),
+        Value::Array(a) => 2 + commas(a.len()) + a.iter().map(value_chars).sum::<u64>(),
+        Value::Object(o) => {
+            2 + commas(o.len()) + o.iter().map(|(k, v)| string_chars(k) + 1 + value_chars(v)).sum::<u64>()
+        }
     }
+}
+
+/// Characters of a JSON string as serde_json writes it: its quotes, its
+/// characters, and one more for each `"`, `\\` and control character it
+/// escapes (`\\n`), five more for a control character it writes `\\u00XX`.
+fn string_chars(s: &str) -> u64 {
+    let extra = |x: &u8| -> u64 {
+        match x {
+            b'"' | b'\\' | 0x08 | 0x09 | 0x0A | 0x0C | 0x0D => 1,
+            0x00..=0x1F => 5,
+            _ => 0,
+        }
+    };
+    // Eight bytes at a time: most words of a text hold nothing to escape.
+    let mut chunks = s.as_bytes().chunks_exact(8);
+    let mut escaped: u64 = 0;
+    for c in &mut chunks {
+        let mut w = [0u8; 8];
+        w.copy_from_slice(c);
+        if crate::model::json_escape_mask(u64::from_le_bytes(w)) != 0 {
+            escaped += c.iter().map(extra).sum::<u64>();
+        }
+    }
+    escaped += chunks.remainder().iter().map(extra).sum::<u64>();
+    2 + char_count(s) + escaped
 }
 
 /// The text a tool call puts in context: its input as compact JSON (a bare string
@@ -398,6 +446,7 @@ impl Estimator for Calibrated {
 mod tests {
     use super::*;
     use crate::model::{Origin, Role};
+    use proptest::prelude::*;
     use serde_json::json;
 
     fn msg(blocks: Vec<Block>) -> Message {
@@ -516,6 +565,40 @@ mod tests {
         assert_eq!(Calibrated.message_tokens(&m), Chars4.message_tokens(&m));
         assert_eq!(EstimatorKind::Calibrated.message_counter(), EstimatorKind::Chars4);
         assert_eq!(EstimatorKind::O200k.message_counter(), EstimatorKind::O200k);
+    }
+
+    /// JSON values with what escaping and counting can get wrong: quotes,
+    /// backslashes, every control character, non-ASCII text, numbers of each
+    /// kind, nesting.
+    fn json_value() -> impl Strategy<Value = serde_json::Value> {
+        let string = "[a\"\\\\\u{0}-\u{1f}\u{7f}é😀/ ]{0,40}";
+        let leaf = prop_oneof![
+            Just(serde_json::Value::Null),
+            any::<bool>().prop_map(serde_json::Value::Bool),
+            any::<i64>().prop_map(serde_json::Value::from),
+            any::<u64>().prop_map(serde_json::Value::from),
+            any::<f64>().prop_map(serde_json::Value::from),
+            string.prop_map(serde_json::Value::String),
+        ];
+        leaf.prop_recursive(4, 32, 6, move |inner| {
+            prop_oneof![
+                prop::collection::vec(inner.clone(), 0..6).prop_map(serde_json::Value::Array),
+                prop::collection::vec((string, inner), 0..6)
+                    .prop_map(|kv| serde_json::Value::Object(kv.into_iter().collect())),
+            ]
+        })
+    }
+
+    proptest! {
+        /// The sum over the value is the count of its serialization.
+        #[test]
+        fn json_chars_counts_the_serialization(v in json_value()) {
+            let want = match &v {
+                serde_json::Value::String(s) => s.chars().count(),
+                v => v.to_string().chars().count(),
+            };
+            prop_assert_eq!(json_chars(&v), want as u64);
+        }
     }
 
     #[test]
