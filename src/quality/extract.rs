@@ -703,7 +703,22 @@ enum Exits {
 /// lines, 1.2 MB of them distinct), so a line read once can be remembered.
 /// Not for a fenced text or one read as a head and a tail (scanned whole).
 pub(crate) fn read_by_line(text: &str) -> bool {
-    text.len() <= SCAN_HEAD + SCAN_TAIL && !text.split('\n').any(|l| l.trim_start().starts_with("```"))
+    text.len() <= SCAN_HEAD + SCAN_TAIL && !has_fence_line(text)
+}
+
+/// Whether a line of `text` (split at `\n`) starts with ```` ``` ```` after
+/// whitespace. Found from the backticks, with a vector search, rather than
+/// line by line: only a run of them can start such a line, and it does when
+/// what comes before it on its line is whitespace (a later run on the line
+/// has the first one before it).
+fn has_fence_line(text: &str) -> bool {
+    static FENCE: LazyLock<memmem::Finder<'static>> = LazyLock::new(|| memmem::Finder::new("```"));
+    let b = text.as_bytes();
+    FENCE.find_iter(b).any(|i| {
+        let line_start = memchr::memrchr(b'\n', &b[..i]).map_or(0, |n| n + 1);
+        // Both ends are at ASCII bytes (`\n`, a backtick): char boundaries.
+        text.get(line_start..i).is_some_and(|before| before.trim_start().is_empty())
+    })
 }
 
 /// [`scan_prose_line_in`], asking [`list_items`] itself.
@@ -2416,6 +2431,16 @@ mod fast_path_tests {
         fn a_fenced_text_is_not_read_by_line(head in prose(), tail in prose()) {
             let text = format!("{head}\n  ```\n{tail}");
             prop_assert!(!super::read_by_line(&text));
+        }
+
+        /// The fence lines found from the backticks are the lines that start
+        /// with them after whitespace.
+        #[test]
+        fn fence_lines_are_found_from_their_backticks(
+            text in "(```|``|`|x|\n| |\t|\u{a0}|\u{3000}|é|\r)*"
+        ) {
+            let by_line = text.split('\n').any(|l| l.trim_start().starts_with("```"));
+            prop_assert_eq!(super::has_fence_line(&text), by_line, "{:?}", text);
         }
     }
 
