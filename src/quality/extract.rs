@@ -993,11 +993,11 @@ static DRIVE: LazyLock<memmem::Finder<'static>> = LazyLock::new(|| memmem::Finde
 static ERROR_WORD: LazyLock<memmem::Finder<'static>> = LazyLock::new(|| memmem::Finder::new("Error"));
 static EXCEPTION_WORD: LazyLock<memmem::Finder<'static>> = LazyLock::new(|| memmem::Finder::new("Exception"));
 
-/// The places four patterns must pass through, looked for with a vector
-/// search before the pattern's own: the patterns start with a class, so their
-/// search walks every byte of a long tool output with the lazy DFA, and most
-/// outputs hold no UUID, no version, no `host:port` and no exception class at
-/// all.
+/// The places six patterns must pass through (the `_near` gates from here
+/// on), looked for with a vector search before the pattern's own: the
+/// patterns start with a class, so their search walks every byte of a long
+/// tool output with the lazy DFA, and most outputs hold no UUID, version,
+/// `host:port`, exception class, `error:` or error code.
 /// Each is a necessary condition of its pattern (a property test checks it),
 /// so a text that fails one is one the pattern finds nothing in.
 ///

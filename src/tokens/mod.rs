@@ -300,8 +300,9 @@ fn value_chars(v: &serde_json::Value) -> u64 {
 }
 
 /// Characters of a JSON string as serde_json writes it: its quotes, its
-/// characters, and one more for each `"`, `\\` and control character it
-/// escapes (`\\n`), five more for a control character it writes `\\u00XX`.
+/// characters, one more for each `"`, `\` and control character it escapes
+/// in two (`\n`), and five more for each control character it writes as
+/// `\u00XX`.
 fn string_chars(s: &str) -> u64 {
     let extra = |x: &u8| -> u64 {
         match x {
