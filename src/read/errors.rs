@@ -140,6 +140,8 @@ mod tests {
             ("input length and max_tokens exceed context limit: 196758 + 8192 > 200000", ContextOverflow),
             ("Codex ran out of room in the model's context window. Start a new thread", ContextOverflow),
             ("上下文过长", ContextOverflow),
+            ("PROMPT IS TOO LONG", ContextOverflow),
+            ("Rate Limit reached for requests", RateLimit),
             ("You've hit your limit · resets 11pm (Asia/Shanghai)", RateLimit),
             ("429 Too Many Requests", RateLimit),
             ("Request too large for gpt-4o on tokens per minute (TPM): Limit 30000, Requested 41234", RateLimit),
