@@ -204,6 +204,9 @@ impl<'a> SessionAtoms<'a> {
     }
 
     fn build_excluding(messages: &'a [Message], cwd: Option<&str>, excluded: &[Range<usize>]) -> SessionAtoms<'a> {
+        /// Keys of each lookup class a message brings, about (sized by
+        /// class, so a new class cannot go without an estimate).
+        const PER_MESSAGE: [usize; CLASSES] = [6, 8, 1, 1, 1, 0];
         let cwd = cwd.and_then(extract::normalize_cwd);
         // Sized once from the message count rather than grown (and rehashed)
         // atom by atom: the 50 MB synthetic corpus has about 20 atoms per
@@ -216,7 +219,7 @@ impl<'a> SessionAtoms<'a> {
             messages,
             cwd,
             defs: Vec::with_capacity(m * 16),
-            lookup: (0..CLASSES).map(|c| HashMap::with_capacity(m * [6, 8, 1, 1, 1, 0][c])).collect(),
+            lookup: PER_MESSAGE.iter().map(|&k| HashMap::with_capacity(m * k)).collect(),
             hex7: HashMap::new(),
             entries: Vec::with_capacity(m * 24),
             msg_start: Vec::with_capacity(messages.len() + 1),

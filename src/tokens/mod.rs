@@ -274,23 +274,8 @@ fn value_chars(v: &serde_json::Value) -> u64 {
     match v {
         Value::Null | Value::Bool(true) => 4,
         Value::Bool(false) => 5,
-        Value::Number(n) => {
-            // As serde_json writes it (itoa, ryu): ASCII, so bytes are chars.
-            struct Counter(u64);
-            impl std::io::Write for Counter {
-                fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
-                    self.0 += buf.len() as u64;
-                    Ok(buf.len())
-                }
-                fn flush(&mut self) -> std::io::Result<()> {
-                    Ok(())
-                }
-            }
-            let mut c = Counter(0);
-            // Serializing a number into a counting writer cannot fail.
-            let _ = serde_json::to_writer(&mut c, n);
-            c.0
-        }
+        // As serde_json writes it (itoa, ryu): ASCII, so bytes are chars.
+        Value::Number(_) => crate::model::json_len(v) as u64,
         Value::String(s) => string_chars(s),
         Value::Array(a) => 2 + commas(a.len()) + a.iter().map(value_chars).sum::<u64>(),
         Value::Object(o) => {
