@@ -724,11 +724,24 @@ pub(crate) fn read_by_line(text: &str) -> bool {
 /// line by line: only a run of them can start such a line, and it does when
 /// what comes before it on its line is whitespace (a later run on the line
 /// has the first one before it).
+///
+/// Linear in the text: each run's line start is searched for back to the
+/// previous run only, and only a line's first run is checked (it decides the
+/// line), so a line of thousands of runs after a long indent is not walked
+/// once per run.
 fn has_fence_line(text: &str) -> bool {
     static FENCE: LazyLock<memmem::Finder<'static>> = LazyLock::new(|| memmem::Finder::new("```"));
     let b = text.as_bytes();
+    let (mut line_start, mut searched_to, mut decided) = (0, 0, None);
     FENCE.find_iter(b).any(|i| {
-        let line_start = memchr::memrchr(b'\n', &b[..i]).map_or(0, |n| n + 1);
+        if let Some(n) = memchr::memrchr(b'\n', &b[searched_to..i]) {
+            line_start = searched_to + n + 1;
+        }
+        searched_to = i;
+        if decided == Some(line_start) {
+            return false;
+        }
+        decided = Some(line_start);
         // Both ends are at ASCII bytes (`\n`, a backtick): char boundaries.
         text.get(line_start..i).is_some_and(|before| before.trim_start().is_empty())
     })
@@ -2166,15 +2179,15 @@ mod fast_path_tests {
     proptest! {
         #![proptest_config(ProptestConfig { cases: 512, ..ProptestConfig::default() })]
 
-        /// Each test of `Chars`, and each gate (`semver_near` …), is a
-        /// necessary condition of its pattern: when a pattern matches, its test
-        /// passes (so skipping a search on a failed test loses nothing).
         /// Reading back from the end finds the extension the last dot gives.
         #[test]
         fn the_extension_is_the_tail_after_the_last_dot(name in "[a-zA-Z0-9./_é-]{0,16}") {
             prop_assert_eq!(super::extension(&name), extension_by_last_dot(&name));
         }
 
+        /// Each test of `Chars`, and each gate (`semver_near` …), is a
+        /// necessary condition of its pattern: when a pattern matches, its test
+        /// passes (so skipping a search on a failed test loses nothing).
         #[test]
         fn a_pattern_matches_only_texts_its_test_admits(text in text()) {
             let p = Patterns::build().map_err(|e| TestCaseError::fail(e.to_string()))?;
