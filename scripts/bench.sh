@@ -4,6 +4,9 @@
 #   (a) cat of the corpus                      the I/O floor
 #   (b) compactor-bench parse-floor            serde_json into typed structs, 1 thread
 #   (c) compactor replay, chars4, extractive   --jobs 1; target ≥ 0.6x (b)
+#   (c0) (c) with --no-quality, for information: the replay without its
+#       summary-quality pass (atom index, scoring of every compaction), to
+#       show how much of (c) is the replay and how much the scoring
 #   (d) the same with --estimator o200k        --jobs 1; target ≥ 0.8x (e)
 #   (e) compactor-bench count-o200k            raw o200k counting of the same text
 #   (d') (e) and (d) again, BENCH_PAIRS times back to back, in alternating order;
@@ -343,7 +346,8 @@ row "(e') (e) with the piece cache (info)" "$secs" "$(mbs "$bytes" "$secs")" \
 
 # ratio_row LABEL NAME KIND BASE TARGET: KIND "thr" compares throughputs
 # (BASE time / own time, higher is better), "time" own time / BASE time (lower is
-# better), "speedup" BASE time / own time as a speed-up.
+# better), "speedup" BASE time / own time as a speed-up; TARGET "info" shows a
+# throughput ratio against KIND (the base's name) with no target.
 ratio_row() {
   local label=$1 name=$2 kind=$3 base=$4 target=$5 ratio
   if ((rc != 0)); then
@@ -358,6 +362,7 @@ ratio_row() {
   ratio=$(awk -v own="$secs" -v base="$base" -v kind="$kind" -v t="$target" 'BEGIN {
     if (kind == "time") { r = own / base; ok = r <= t; printf "%.2fx time of (c) (<= %s) %s", r, t, ok ? "ok" : "MISS" }
     else if (kind == "speedup") { r = base / own; ok = r >= t; printf "%.2fx speed-up (>= %s) %s", r, t, ok ? "ok" : "MISS" }
+    else if (t == "info") { printf "%.2fx of %s (info)", base / own, kind }
     else { r = base / own; ok = r >= t; printf "%.2fx of %s (>= %s) %s", r, kind, t, ok ? "ok" : "MISS" }
   }')
   row "$label" "$secs" "$(mbs "$bytes" "$secs")" "$ratio" "$rss"
@@ -412,6 +417,8 @@ if supports replay "${replay_flags[@]}"; then
   t_c=$secs
   rc_c=$rc
   ratio_row "(c) replay default, chars4, extractive, -j1" replay-c "(b)" "$t_floor" 0.6
+  run_step replay-c0 "${replay[@]}" --estimator chars4 --jobs 1 --no-quality --out "$work/out-c0" "$corpus"
+  ratio_row "(c0) (c) with --no-quality (info)" replay-c0 "(b)" "$t_floor" info
   run_step replay-d "${replay[@]}" --estimator o200k --jobs 1 --out "$work/out-d" "$corpus"
   rc_d=$rc
   ratio_row "(d) replay default, o200k, extractive, -j1" replay-d "(e)" "$t_o200k" 0.8
