@@ -10,12 +10,14 @@
 //! run a replay in the same instructions (3,342 M and 3,340 M, chars4, 50 MB
 //! synthetic corpus), but version 3 touches twice the fresh memory (37 huge
 //! pages faulted in against 18), which this VM's kernel zeroes in system time
-//! that varies run to run. Over 5 alternating runs on that corpus, version 2
-//! against 3: replay chars4 `--jobs 1` 0.66 s against 0.72 s wall (peak RSS
-//! 48 MB against 88 MB), o200k 0.73 against 0.80 s (116 MB, 146 MB), a
-//! five-preset `compare --jobs 1` 1.53 against 1.78 s (77 MB, 139 MB), the
-//! chars4 replay at `--jobs 2` 0.31 against 0.35 s; a 72-point sweep of the
-//! corpus 0.26 s either way. glibc's malloc, measured again then, matched
+//! that varies run to run. Alternating runs on that corpus (5 of each, 3 for
+//! `compare` and `--jobs 2`), version 2 against 3: replay chars4 `--jobs 1`
+//! 0.66 s against 0.72 s wall (peak RSS 48 MB against 88 MB), o200k 0.73
+//! against 0.80 s (116 MB, 146 MB), a five-preset `compare --jobs 1` 1.53
+//! against 1.78 s (77 MB, 139 MB), the chars4 replay at `--jobs 2` 0.31
+//! against 0.35 s (70 MB, 135 MB); a 72-point sweep of the corpus 0.26 s
+//! either way. On the 200 MB bench corpus `compare` took 8.7 s against 8.5 s
+//! (5 runs each, within the noise: 7.5-9.9 s) in 193 MB against 250 MB. glibc's malloc, measured again then, matched
 //! the replay (0.64 s, 34 MB) but made the sweep 30 % slower.
 
 #[global_allocator]
