@@ -286,9 +286,10 @@ impl HeldAtoms<'_, '_> {
         }
     }
 
-    /// Is this atom (as a view lists it) one of the listed ones?
-    fn lists(&self, kind: AtomKind, value: &str) -> bool {
-        self.atoms.id_of(kind, value).is_some_and(|id| self.listed.contains(id))
+    /// Is this atom (as a view lists it, by its id if the session has it)
+    /// one of the listed ones?
+    fn lists(&self, id: Option<u32>) -> bool {
+        id.is_some_and(|id| self.listed.contains(id))
     }
 
     fn key(&self, id: u32) -> &str {
@@ -457,7 +458,7 @@ impl<'a> SessionAtoms<'a> {
             let kind = self.kind_of(rep, flags);
             // Built only for the lists that take it: most candidates are
             // available in what was kept, or never used again.
-            let target = || Target { kind, value: def.value().to_string(), keywords: def.keywords.to_vec() };
+            let target = || Target::new(kind, def.value().to_string(), def.keywords.to_vec());
             match def.class {
                 0 if kind == AtomKind::ModifiedPath => modified.push(target()),
                 2 => dead_ends.push(target()),
@@ -646,7 +647,7 @@ impl<'a> SessionAtoms<'a> {
             return None;
         }
         let value = extract::fold_ws(extract::truncate_chars(&text, 300));
-        Some(Target { kind: AtomKind::Ask, value, keywords })
+        Some(Target::new(AtomKind::Ask, value, keywords))
     }
 }
 
@@ -694,14 +695,16 @@ impl PreparedEvent<'_, '_> {
     /// The oracle summary: every needed atom, one per line (the FRR upper bound
     /// at the smallest budget that reaches it).
     pub fn oracle_summary(&self) -> String {
-        let mut out = String::new();
+        // Pieces pushed, not `format!`ed: a line per needed atom of every
+        // event, and the formatter cost more than the line.
+        let size: usize = self.targets.iter().map(|t| t.value.len() + 24).sum();
+        let mut out = String::with_capacity(size);
         for (n, t) in self.needed.iter().zip(&self.targets) {
             // `[kind]` labels: `error: …` would itself read as a new error.
-            let line = match n.kind {
-                AtomKind::Constraint | AtomKind::Error => format!("- [{}] {}\n", n.kind, t.value),
-                _ => format!("- [{}] `{}`\n", n.kind, t.value),
-            };
-            out.push_str(&line);
+            let quote = if matches!(n.kind, AtomKind::Constraint | AtomKind::Error) { "" } else { "`" };
+            for piece in ["- [", n.kind.name(), "] ", quote, &t.value, quote, "\n"] {
+                out.push_str(piece);
+            }
         }
         out
     }
@@ -898,17 +901,20 @@ impl PreparedEvent<'_, '_> {
         let (mut paths, mut touched) = (0u32, 0u32);
         let mut summary_atoms = 0u32;
         for (kind, value) in &view.atoms {
+            // Looked up once for the three questions (a path's class is the
+            // one `touched` asks of).
+            let id = self.atoms.id_of(*kind, value);
             // Counted with the held ones.
-            if held.is_some_and(|h| h.lists(*kind, value)) {
+            if held.is_some_and(|h| h.lists(id)) {
                 continue;
             }
             summary_atoms += 1;
-            if !self.grounded(*kind, value) {
+            if !self.grounded(*kind, value, id) {
                 invented(*kind, value);
             }
             if *kind == AtomKind::Path {
                 paths += 1;
-                if self.touched(value) {
+                if self.touched(value, id) {
                     touched += 1;
                 }
             }
@@ -918,13 +924,13 @@ impl PreparedEvent<'_, '_> {
                 summary_atoms += 1;
                 let kind = AtomKind::of_class(self.atoms.defs[id as usize].class);
                 let value = h.key(id);
-                // An atom of P ∪ T is grounded by its id, as `grounded` finds.
-                if !self.grounding.ids.contains(id) && !self.grounded(kind, value) {
+                // A key's id is the one its class's lookup gives.
+                if !self.grounded(kind, value, Some(id)) {
                     invented(kind, value);
                 }
                 if kind == AtomKind::Path {
                     paths += 1;
-                    if self.grounding.touched.contains(id) || self.touched(value) {
+                    if self.touched(value, Some(id)) {
                         touched += 1;
                     }
                 }
@@ -1002,10 +1008,11 @@ impl PreparedEvent<'_, '_> {
 
     /// Does an atom of S name something in P ∪ T ∪ extra texts ∪ system prompt?
     /// Lenient on spelling (basename of a known path, prefix of a known error or
-    /// SHA): hallucination is about invented facts, not imprecise ones.
-    fn grounded(&self, kind: AtomKind, value: &str) -> bool {
+    /// SHA): hallucination is about invented facts, not imprecise ones. `id`
+    /// is the session's id of `value` in `kind`'s class, if any.
+    fn grounded(&self, kind: AtomKind, value: &str, id: Option<u32>) -> bool {
         let g = &self.grounding;
-        if self.atoms.id_of(kind, value).is_some_and(|id| g.ids.contains(id)) {
+        if id.is_some_and(|id| g.ids.contains(id)) {
             return true;
         }
         let Some(class) = kind.class() else { return true };
@@ -1043,10 +1050,11 @@ impl PreparedEvent<'_, '_> {
     }
 
     /// Did a tool call of P ∪ T touch this path (read, edit, write, list…)?
-    fn touched(&self, path: &str) -> bool {
+    /// `id` is the session's id of the path, if any.
+    fn touched(&self, path: &str, id: Option<u32>) -> bool {
         let g = &self.grounding;
         let keys = self.atoms.ground_keys();
-        self.atoms.id_of(AtomKind::Path, path).is_some_and(|id| g.touched.contains(id))
+        id.is_some_and(|id| g.touched.contains(id))
             || related_path(path, |base| self.atoms.keys_among(keys.with_basename(base), &g.touched))
     }
 }
@@ -1190,7 +1198,7 @@ mod held_tests {
             let mut targets: Vec<Target> = prepared.targets.clone();
             for def in &atoms.defs {
                 let kind = AtomKind::of_class(def.class);
-                let target = |value: String| Target { kind, value, keywords: def.keywords.to_vec() };
+                let target = |value: String| Target::new(kind, value, def.keywords.to_vec());
                 targets.push(target(def.key.to_string()));
                 targets.push(target(format!("elsewhere/{}", def.key)));
                 targets.push(target(def.key.chars().take(7).collect()));

@@ -709,3 +709,31 @@ fn a_score_is_the_same_with_or_without_its_audit() {
     let invented = prepared.score_with_audit("s", summaries[2]).1.hallucinated;
     assert!(invented.iter().any(|a| a.value.contains("nowhere.rs")), "{invented:?}");
 }
+
+/// The oracle lists each needed atom on a line of its own, labelled with
+/// its kind: paths, ids, commands and symbols in backticks, errors and
+/// constraints (sentences) bare.
+#[test]
+fn the_oracle_lists_each_needed_atom_on_its_own_line() {
+    let msgs = session();
+    let atoms = SessionAtoms::new(&msgs, Some(CWD));
+    let prepared = atoms.prepare(&point(), &Chars4);
+    let oracle = prepared.oracle_summary();
+    let lines: Vec<&str> = oracle.lines().collect();
+    assert_eq!(lines.len(), prepared.needed().len());
+    assert!(oracle.ends_with('\n'));
+    let kinds: Vec<AtomKind> = prepared.needed().iter().map(|n| n.kind).collect();
+    assert!(kinds.contains(&AtomKind::Error) && kinds.contains(&AtomKind::Constraint), "{kinds:?}");
+    assert!(kinds.iter().any(|k| !matches!(k, AtomKind::Error | AtomKind::Constraint)), "{kinds:?}");
+    for (line, n) in lines.iter().zip(prepared.needed()) {
+        let bare = matches!(n.kind, AtomKind::Error | AtomKind::Constraint);
+        let head = format!("- [{}] ", n.kind.name());
+        let body = line.strip_prefix(head.as_str()).unwrap_or_else(|| panic!("{line:?} lacks {head:?}"));
+        if bare {
+            assert!(!body.starts_with('`'), "{line:?}");
+        } else {
+            assert!(body.starts_with('`') && body.ends_with('`') && body.len() >= 2, "{line:?}");
+        }
+    }
+    assert_eq!(prepared.score(REF_ORACLE, &oracle).frr, Some(1.0));
+}

@@ -34,6 +34,21 @@ pub(crate) struct Target {
     pub kind: AtomKind,
     pub value: String,
     pub keywords: Vec<String>,
+    /// What [`TextView::match_score_with`] derives from the value and the
+    /// keywords, made once: a target is matched against every row of its
+    /// event (and `compare` scores several policies at one point).
+    folded: Option<String>,
+    constraint_key: Option<String>,
+}
+
+impl Target {
+    pub(crate) fn new(kind: AtomKind, value: String, keywords: Vec<String>) -> Target {
+        // The view's text is whitespace-folded; so must the needle be (a path
+        // argument may hold a run of spaces).
+        let folded = value.contains(char::is_whitespace).then(|| extract::fold_ws(&value));
+        let constraint_key = (kind == AtomKind::Constraint).then(|| extract::constraint_key(&keywords));
+        Target { kind, value, keywords, folded, constraint_key }
+    }
 }
 
 /// Atoms a view names without holding them in its own key sets:
@@ -158,7 +173,9 @@ impl TextView {
             self.add_found(f);
         }
         for l in lines.clone().take(COMMAND_LINES) {
-            self.commands.extend(l.commands.iter().map(|c| c.to_string()));
+            // `String::from`, not `to_string`: a `Box<str>` has no
+            // specialized `ToString` and would go through the formatter.
+            self.commands.extend(l.commands.iter().map(|c| String::from(&**c)));
         }
         let mut out = Vec::new();
         if constraints {
@@ -292,14 +309,11 @@ impl TextView {
     pub(crate) fn match_score_with(&self, t: &Target, held: Option<&dyn HeldKeys>) -> f64 {
         let has_key = |class: usize, v: &str| self.keys[class].contains(v) || held.is_some_and(|h| h.has_key(class, v));
         let has_basename = |v: &str| self.basenames.contains(v) || held.is_some_and(|h| h.has_basename(v));
-        // The view's text is whitespace-folded; so must the needle be (a path
-        // argument may hold a run of spaces).
-        let folded;
-        let v = if t.value.contains(char::is_whitespace) {
-            folded = extract::fold_ws(&t.value);
-            if (0..CLASSES).any(|c| has_key(c, &t.value)) { t.value.as_str() } else { folded.as_str() }
-        } else {
-            t.value.as_str()
+        // The view's text is whitespace-folded; so is the needle (made so
+        // by `Target::new`), unless a key holds the value as it is.
+        let v = match &t.folded {
+            Some(folded) if !(0..CLASSES).any(|c| has_key(c, &t.value)) => folded.as_str(),
+            _ => t.value.as_str(),
         };
         match t.kind {
             AtomKind::Path | AtomKind::ModifiedPath => {
@@ -369,7 +383,7 @@ impl TextView {
                 }
             }
             AtomKind::Constraint => {
-                if has_key(5, extract::constraint_key(&t.keywords).as_str()) {
+                if t.constraint_key.as_deref().is_some_and(|k| has_key(5, k)) {
                     return 1.0;
                 }
                 let share = self.keyword_share(&t.keywords);
@@ -458,7 +472,7 @@ fn command_candidates(text: &str, cwd: Option<&str>, out: &mut HashSet<String>) 
     for line in text.lines().take(COMMAND_LINES) {
         let commands =
             MEMO.get(cwd, line, extract::MEMO_MIN_LINE, || line_commands(line, extract::list_items(line), cwd));
-        out.extend(commands.iter().map(|c| c.to_string()));
+        out.extend(commands.iter().map(|c| String::from(&**c)));
     }
 }
 
@@ -689,7 +703,7 @@ mod index_tests {
         ) {
             let targets: Vec<Target> = asked
                 .into_iter()
-                .map(|(kind, parts)| Target { kind, value: parts.concat().trim().to_string(), keywords: Vec::new() })
+                .map(|(kind, parts)| Target::new(kind, parts.concat().trim().to_string(), Vec::new()))
                 .collect();
             let warm = TextView::from_text(&text, Some("/w"), false);
             // Enough questions of every kind for each of the view's texts to
@@ -699,7 +713,7 @@ mod index_tests {
                     warm.match_score(t);
                 }
                 for kind in KINDS {
-                    warm.match_score(&Target { kind: *kind, value: "zz_unknown".into(), keywords: Vec::new() });
+                    warm.match_score(&Target::new(*kind, "zz_unknown".into(), Vec::new()));
                 }
             }
             for t in &targets {
