@@ -248,7 +248,13 @@ pub(crate) fn truncate_chars(s: &str, n: usize) -> &str {
 
 /// Last `/`-segment of a path.
 pub(crate) fn basename(p: &str) -> &str {
-    p.rsplit('/').next().unwrap_or(p)
+    // A reverse byte search: `rsplit('/')` sets up a char searcher, which
+    // cost more than the search on the short paths asked here (every path
+    // a summary names, once per row). `/` is ASCII: a char boundary.
+    match memchr::memrchr(b'/', p.as_bytes()) {
+        Some(i) => &p[i + 1..],
+        None => p,
+    }
 }
 
 /// File extensions accepted for a bare file name (`main.rs`): prose is full of
@@ -2739,6 +2745,17 @@ mod fast_path_tests {
             if let Some(v) = super::already_normal(&s, cwd.as_deref()) {
                 prop_assert_eq!(Some(v.to_string()), super::normalize_segments(&s, cwd.as_deref()), "{}", s);
             }
+        }
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig { cases: 1024, ..ProptestConfig::default() })]
+
+        /// The byte search finds the segment `rsplit('/')` gives last, on
+        /// paths with multi-byte characters beside the slashes.
+        #[test]
+        fn basename_is_the_last_slash_segment(p in "(/|a|é|😀|\\.|//|x/)*") {
+            prop_assert_eq!(super::basename(&p), p.rsplit('/').next().unwrap_or(&p));
         }
     }
 

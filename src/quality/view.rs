@@ -332,7 +332,8 @@ impl TextView {
                 if has_key(1, v) || self.has_ident(v) || self.text_idents.contains(Runs::Ident, &self.text, v) {
                     1.0
                 } else {
-                    let last = v.rsplit(['.', ':']).next().unwrap_or(v);
+                    // After the last `.` or `:` (ASCII: a char boundary).
+                    let last = v.bytes().rposition(|b| b == b'.' || b == b':').map_or(v, |i| &v[i + 1..]);
                     if last != v && last.len() >= 3 && self.has_ident(last) { 0.5 } else { 0.0 }
                 }
             }
