@@ -1132,6 +1132,19 @@ const NOT_MEMBERS: [&str; 38] = [
     "net", "io", "dev", "ai", "app",
 ];
 
+/// The longest of [`NOT_MEMBERS`]: a longer last segment is none of them.
+const NOT_MEMBER_MAX: usize = {
+    let mut max = 0;
+    let mut i = 0;
+    while i < NOT_MEMBERS.len() {
+        if NOT_MEMBERS[i].len() > max {
+            max = NOT_MEMBERS[i].len();
+        }
+        i += 1;
+    }
+    max
+};
+
 /// Words that look like calls (`if (`) but are syntax.
 const CALL_KEYWORDS: [&str; 12] =
     ["if", "for", "while", "switch", "return", "catch", "function", "match", "elif", "and", "not", "with"];
@@ -1153,16 +1166,23 @@ fn accept_symbol(m: &str) -> Option<&str> {
     if s.len() < 3 || s.len() > 80 {
         return None;
     }
-    // A byte test, not `contains("::")`: setting up a substring search cost
-    // more than this whole check on a symbol's few bytes.
+    // Byte tests and one pass over the segments, not `contains("::")` and
+    // `split(['.', ':'])`: setting up a substring or char searcher cost more
+    // than this whole check on a symbol's few bytes.
     let b = s.as_bytes();
-    if b.contains(&b'.') || b.windows(2).any(|w| w == b"::") {
-        let mut segs = s.split(['.', ':']).filter(|x| !x.is_empty());
-        if segs.clone().all(|x| x.len() <= 2) {
+    let dotted = b.contains(&b'.');
+    if dotted || b.windows(2).any(|w| w == b"::") {
+        // Its segments between `.` and `:`, empty ones aside: is one longer
+        // than 2, and which is the last?
+        let (mut long, mut last): (bool, &[u8]) = (false, &[]);
+        for seg in b.split(|&c| c == b'.' || c == b':').filter(|x| !x.is_empty()) {
+            long |= seg.len() > 2;
+            last = seg;
+        }
+        if !long {
             return None;
         }
-        if s.contains('.')
-            && segs.next_back().is_some_and(|last| NOT_MEMBERS.iter().any(|n| n.eq_ignore_ascii_case(last)))
+        if dotted && last.len() <= NOT_MEMBER_MAX && NOT_MEMBERS.iter().any(|n| n.as_bytes().eq_ignore_ascii_case(last))
         {
             return None;
         }
@@ -1844,6 +1864,55 @@ mod tests {
     }
 
     use proptest::strategy::Strategy as _;
+
+    /// `accept_symbol` as it read with `str::split`, the oracle of the byte
+    /// pass that replaced it.
+    fn accept_symbol_by_split(m: &str) -> Option<&str> {
+        let call = m.ends_with('(');
+        let s = m.trim_end_matches('(');
+        if s.len() < 3 || s.len() > 80 {
+            return None;
+        }
+        if s.contains('.') || s.contains("::") {
+            let mut segs = s.split(['.', ':']).filter(|x| !x.is_empty());
+            if segs.clone().all(|x| x.len() <= 2) {
+                return None;
+            }
+            if s.contains('.')
+                && segs.next_back().is_some_and(|last| NOT_MEMBERS.iter().any(|n| n.eq_ignore_ascii_case(last)))
+            {
+                return None;
+            }
+        } else if call && CALL_KEYWORDS.contains(&s) {
+            return None;
+        }
+        let error_like = s.ends_with("Error") || s.ends_with("Exception");
+        if error_like && (s.contains('.') || s.starts_with(|c: char| c.is_ascii_lowercase())) {
+            return None;
+        }
+        Some(s)
+    }
+
+    proptest::proptest! {
+        #![proptest_config(proptest::prelude::ProptestConfig { cases: 2048, ..Default::default() })]
+
+        /// The byte pass accepts what the split did: qualified names with
+        /// short, long, empty and extension-like segments, calls, keywords
+        /// and error names, with multi-byte letters among them.
+        #[test]
+        fn accepting_a_symbol_by_bytes_is_accepting_it_by_split(
+            parts in proptest::collection::vec(
+                proptest::sample::select(vec![
+                    "a", "ab", "abc", "Foo", "x1", "_", ".", "::", ":", "(", "rs", "JSON", "Jsonl", "com", "if",
+                    "Error", "Exception", "é", "Σσ", "tsx",
+                ]),
+                0..9,
+            )
+        ) {
+            let m: String = parts.concat();
+            proptest::prop_assert_eq!(accept_symbol(&m), accept_symbol_by_split(&m), "{:?}", m);
+        }
+    }
 
     proptest::proptest! {
         /// A line is cut where `split_inclusive(". ")` and then
