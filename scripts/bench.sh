@@ -135,6 +135,27 @@ corpus_bytes() {
 
 mbs() { awk -v b="$1" -v s="$2" 'BEGIN { if (s > 0) printf "%.1f", b / 1e6 / s; else print "-" }'; }
 
+# Compactions a replay applied: the `compactions` column of its sessions.csv,
+# summed ("?" when the file or the column is missing).
+compactions_in() {
+  awk -F, 'NR == 1 { for (i = 1; i <= NF; i++) if ($i == "compactions") c = i; next }
+    c { n += $c } END { if (c) print n + 0; else print "?" }' "$1/sessions.csv" 2>/dev/null || echo "?"
+}
+
+# The linearity note: what grew between the two sessions besides the time.
+# Each applied compaction is scored (its reference rows too), so a session
+# whose first compaction comes late has fewer of them per byte than one
+# four times as long.
+linearity_note() {
+  local c1 c4
+  c1=$(compactions_in "$work/out-n")
+  c4=$(compactions_in "$work/out-n4")
+  notes+=("$(awk -v b1="$bn" -v b4="$bn4" -v c1="$c1" -v c4="$c4" -v r="$1" -v what="$2" 'BEGIN {
+    printf "4N against N: %.2fx the bytes, compactions %s -> %s", b4 / b1, c1, c4
+    if (c1 + 0 > 0) printf " (%.2fx)", c4 / c1
+    printf "; %s per byte: %.2fx", what, r * b1 / b4 }')")
+}
+
 rows=()
 notes=()
 row() { rows+=("$(printf '%-44s %9s %9s  %-36s %8s' "$1" "$2" "$3" "$4" "$5")"); }
@@ -278,6 +299,7 @@ if [[ $mode == linearity ]]; then
     row "replay chars4, $n turns (instructions)" "-" "-" "$ir1 Ir" "-"
     row "replay chars4, $n4 turns (instructions)" "-" "-" \
       "$(awk -v a="$ir4" -v b="$ir1" 'BEGIN { r = a / b; printf "%.2fx Ir of n (<= 4.5) %s", r, (r <= 4.5 ? "ok" : "MISS") }')" "-"
+    linearity_note "$(awk -v a="$ir4" -v b="$ir1" 'BEGIN { print a / b }')" "instructions"
   elif supports replay --preset --estimator --summarizer --jobs; then
     replay=("$compactor" replay --preset default --estimator chars4 --summarizer extractive --jobs 1 --quiet)
     run_step replay-n "${replay[@]}" --out "$work/out-n" "$work/lin/n.jsonl"
@@ -290,6 +312,7 @@ if [[ $mode == linearity ]]; then
     else
       row "replay chars4, $n4 turns" "$secs" "$(mbs "$bn4" "$secs")" \
         "$(awk -v a="$secs" -v b="$t1" 'BEGIN { r = a / b; printf "%.2fx time of n (<= 4.5) %s", r, (r <= 4.5 ? "ok" : "MISS") }')" "$rss"
+      linearity_note "$(awk -v a="$secs" -v b="$t1" 'BEGIN { print a / b }')" "time"
     fi
   else
     notes+=("skipped: compactor replay not built (its --help lacks --preset/--estimator/--summarizer/--jobs)")
