@@ -1166,6 +1166,22 @@ fn accept_symbol(m: &str) -> Option<&str> {
     if s.len() < 3 || s.len() > 80 {
         return None;
     }
+    if rejected_shape(s, call) {
+        return None;
+    }
+    // `isError`, `event.isError`: flags and fields, which read as error names
+    // (an exception class) and would name an error that never happened.
+    let error_like = s.ends_with("Error") || s.ends_with("Exception");
+    if error_like && (s.contains('.') || s.starts_with(|c: char| c.is_ascii_lowercase())) {
+        return None;
+    }
+    Some(s)
+}
+
+/// A qualified name (`.` or `::`) whose segments are all one or two bytes
+/// long, or that ends in a file extension or a domain (`main.rs`,
+/// `example.com`); a call of a syntax keyword (`if (`).
+fn rejected_shape(s: &str, call: bool) -> bool {
     // Byte tests and one pass over the segments, not `contains("::")` and
     // `split(['.', ':'])`: setting up a substring or char searcher cost more
     // than this whole check on a symbol's few bytes.
@@ -1179,23 +1195,13 @@ fn accept_symbol(m: &str) -> Option<&str> {
             long |= seg.len() > 2;
             last = seg;
         }
-        if !long {
-            return None;
-        }
-        if dotted && last.len() <= NOT_MEMBER_MAX && NOT_MEMBERS.iter().any(|n| n.as_bytes().eq_ignore_ascii_case(last))
-        {
-            return None;
-        }
-    } else if call && CALL_KEYWORDS.contains(&s) {
-        return None;
+        !long
+            || (dotted
+                && last.len() <= NOT_MEMBER_MAX
+                && NOT_MEMBERS.iter().any(|n| n.as_bytes().eq_ignore_ascii_case(last)))
+    } else {
+        call && CALL_KEYWORDS.contains(&s)
     }
-    // `isError`, `event.isError`: flags and fields, which read as error names
-    // (an exception class) and would name an error that never happened.
-    let error_like = s.ends_with("Error") || s.ends_with("Exception");
-    if error_like && (s.contains('.') || s.starts_with(|c: char| c.is_ascii_lowercase())) {
-        return None;
-    }
-    Some(s)
 }
 
 /// Byte ranges of the identifier segments of a qualified symbol
@@ -1865,42 +1871,27 @@ mod tests {
 
     use proptest::strategy::Strategy as _;
 
-    /// `accept_symbol` as it read with `str::split`, the oracle of the byte
-    /// pass that replaced it.
-    fn accept_symbol_by_split(m: &str) -> Option<&str> {
-        let call = m.ends_with('(');
-        let s = m.trim_end_matches('(');
-        if s.len() < 3 || s.len() > 80 {
-            return None;
-        }
+    /// [`rejected_shape`] as `accept_symbol` read it with `str::split`, the
+    /// oracle of the byte pass that replaced it.
+    fn rejected_shape_by_split(s: &str, call: bool) -> bool {
         if s.contains('.') || s.contains("::") {
             let mut segs = s.split(['.', ':']).filter(|x| !x.is_empty());
-            if segs.clone().all(|x| x.len() <= 2) {
-                return None;
-            }
-            if s.contains('.')
-                && segs.next_back().is_some_and(|last| NOT_MEMBERS.iter().any(|n| n.eq_ignore_ascii_case(last)))
-            {
-                return None;
-            }
-        } else if call && CALL_KEYWORDS.contains(&s) {
-            return None;
+            segs.clone().all(|x| x.len() <= 2)
+                || (s.contains('.')
+                    && segs.next_back().is_some_and(|last| NOT_MEMBERS.iter().any(|n| n.eq_ignore_ascii_case(last))))
+        } else {
+            call && CALL_KEYWORDS.contains(&s)
         }
-        let error_like = s.ends_with("Error") || s.ends_with("Exception");
-        if error_like && (s.contains('.') || s.starts_with(|c: char| c.is_ascii_lowercase())) {
-            return None;
-        }
-        Some(s)
     }
 
     proptest::proptest! {
         #![proptest_config(proptest::prelude::ProptestConfig { cases: 2048, ..Default::default() })]
 
-        /// The byte pass accepts what the split did: qualified names with
-        /// short, long, empty and extension-like segments, calls, keywords
-        /// and error names, with multi-byte letters among them.
+        /// The byte pass rejects what the split did: qualified names with
+        /// short, long, empty and extension-like segments, keywords, with
+        /// multi-byte letters among them.
         #[test]
-        fn accepting_a_symbol_by_bytes_is_accepting_it_by_split(
+        fn rejecting_a_shape_by_bytes_is_rejecting_it_by_split(
             parts in proptest::collection::vec(
                 proptest::sample::select(vec![
                     "a", "ab", "abc", "Foo", "x1", "_", ".", "::", ":", "(", "rs", "JSON", "Jsonl", "com", "if",
@@ -1909,8 +1900,10 @@ mod tests {
                 0..9,
             )
         ) {
-            let m: String = parts.concat();
-            proptest::prop_assert_eq!(accept_symbol(&m), accept_symbol_by_split(&m), "{:?}", m);
+            let s: String = parts.concat();
+            for call in [false, true] {
+                proptest::prop_assert_eq!(rejected_shape(&s, call), rejected_shape_by_split(&s, call), "{:?}", s);
+            }
         }
     }
 
