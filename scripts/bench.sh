@@ -30,7 +30,9 @@
 # Usage:
 #   scripts/bench.sh [SIZE]            SIZE like 500MB (default), 50MB, 1GB
 #   scripts/bench.sh --linearity [N]   one session of N and one of 4N turns (default
-#                                      N=100): time(4N)/time(N) of replay, ~4 if linear
+#                                      N=100): time(4N)/time(N) of replay, ~4 if linear;
+#                                      a note gives how much the bytes and the applied
+#                                      compactions grew, and the ratio per byte
 #   scripts/bench.sh --memory [SIZE]   peak RSS of replay (all cores, transcripts
 #                                      written) over a corpus of SIZE (default 2GB);
 #                                      target: under 1 GB, bounded by the sessions in

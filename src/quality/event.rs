@@ -924,7 +924,8 @@ impl PreparedEvent<'_, '_> {
                 summary_atoms += 1;
                 let kind = AtomKind::of_class(self.atoms.defs[id as usize].class);
                 let value = h.key(id);
-                // A key's id is the one its class's lookup gives.
+                // `id` is what looking its key up would give: a key is
+                // interned once per class.
                 if !self.grounded(kind, value, Some(id)) {
                     invented(kind, value);
                 }

@@ -1179,8 +1179,8 @@ fn accept_symbol(m: &str) -> Option<&str> {
 }
 
 /// A qualified name (`.` or `::`) whose segments are all one or two bytes
-/// long, or that ends in a file extension or a domain (`main.rs`,
-/// `example.com`); a call of a syntax keyword (`if (`).
+/// long, or a dotted one whose last segment is a file extension or a domain
+/// (`main.rs`, `example.com`); a call of a syntax keyword (`if (`).
 fn rejected_shape(s: &str, call: bool) -> bool {
     // Byte tests and one pass over the segments, not `contains("::")` and
     // `split(['.', ':'])`: setting up a substring or char searcher cost more
