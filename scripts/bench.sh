@@ -137,6 +137,12 @@ corpus_bytes() {
 
 mbs() { awk -v b="$1" -v s="$2" 'BEGIN { if (s > 0) printf "%.1f", b / 1e6 / s; else print "-" }'; }
 
+# Awk functions that show a ratio to two decimals on the side of its verdict,
+# so a shown value never contradicts it (0.799 against ">= 0.8" shows as
+# 0.79, not 0.80 MISS): `down` for ">=" and "<" targets, `up` for "<=".
+SHOWN='function down(r,  x) { x = r * 100 + 1e-9; return int(x) / 100 }
+function up(r,  x) { x = r * 100 - 1e-9; return (int(x) + (x > int(x))) / 100 }'
+
 # Compactions a replay applied: the `compactions` column of its sessions.csv,
 # summed ("?" when the file or the column is missing).
 compactions_in() {
@@ -220,7 +226,7 @@ sweep_step() {
   points=$(($(wc -l <"$work/out-h-sweep/sweep.csv") - 1))
   if [[ -n $point ]]; then
     verdict=$(awk -v a="$ms" -v b="$mb" -v p="$point" \
-      'BEGIN { r = a / b; printf "%.2fx time of point %s (< 3) %s", r, p, (r < 3 ? "ok" : "MISS") }')
+      "$SHOWN"' BEGIN { r = a / b; printf "%.2fx time of point %s (< 3) %s", down(r), p, (r < 3 ? "ok" : "MISS") }')
   else
     verdict="n/a: that replay is no point of the grid"
   fi
@@ -300,7 +306,7 @@ if [[ $mode == linearity ]]; then
     ir4=$(count_ir ir-n4 "${replay[@]}" --out "$work/out-n4" "$work/lin/n4.jsonl")
     row "replay chars4, $n turns (instructions)" "-" "-" "$ir1 Ir" "-"
     row "replay chars4, $n4 turns (instructions)" "-" "-" \
-      "$(awk -v a="$ir4" -v b="$ir1" 'BEGIN { r = a / b; printf "%.2fx Ir of n (<= 4.5) %s", r, (r <= 4.5 ? "ok" : "MISS") }')" "-"
+      "$(awk -v a="$ir4" -v b="$ir1" "$SHOWN"' BEGIN { r = a / b; printf "%.2fx Ir of n (<= 4.5) %s", up(r), (r <= 4.5 ? "ok" : "MISS") }')" "-"
     linearity_note "$(awk -v a="$ir4" -v b="$ir1" 'BEGIN { print a / b }')" "instructions"
   elif supports replay --preset --estimator --summarizer --jobs; then
     replay=("$compactor" replay --preset default --estimator chars4 --summarizer extractive --jobs 1 --quiet)
@@ -313,7 +319,7 @@ if [[ $mode == linearity ]]; then
       notes+=("replay failed (exit $r1 / $rc): $(tail -n 3 "$work/replay-n4.log" | tr '\n' ' ')")
     else
       row "replay chars4, $n4 turns" "$secs" "$(mbs "$bn4" "$secs")" \
-        "$(awk -v a="$secs" -v b="$t1" 'BEGIN { r = a / b; printf "%.2fx time of n (<= 4.5) %s", r, (r <= 4.5 ? "ok" : "MISS") }')" "$rss"
+        "$(awk -v a="$secs" -v b="$t1" "$SHOWN"' BEGIN { r = a / b; printf "%.2fx time of n (<= 4.5) %s", up(r), (r <= 4.5 ? "ok" : "MISS") }')" "$rss"
       linearity_note "$(awk -v a="$secs" -v b="$t1" 'BEGIN { print a / b }')" "time"
     fi
   else
@@ -384,11 +390,11 @@ ratio_row() {
     fi
     return
   fi
-  ratio=$(awk -v own="$secs" -v base="$base" -v kind="$kind" -v t="$target" 'BEGIN {
-    if (kind == "time") { r = own / base; ok = r <= t; printf "%.2fx time of (c) (<= %s) %s", r, t, ok ? "ok" : "MISS" }
-    else if (kind == "speedup") { r = base / own; ok = r >= t; printf "%.2fx speed-up (>= %s) %s", r, t, ok ? "ok" : "MISS" }
+  ratio=$(awk -v own="$secs" -v base="$base" -v kind="$kind" -v t="$target" "$SHOWN"' BEGIN {
+    if (kind == "time") { r = own / base; ok = r <= t; printf "%.2fx time of (c) (<= %s) %s", up(r), t, ok ? "ok" : "MISS" }
+    else if (kind == "speedup") { r = base / own; ok = r >= t; printf "%.2fx speed-up (>= %s) %s", down(r), t, ok ? "ok" : "MISS" }
     else if (t == "info") { printf "%.2fx of %s (info)", base / own, kind }
-    else { r = base / own; ok = r >= t; printf "%.2fx of %s (>= %s) %s", r, kind, t, ok ? "ok" : "MISS" }
+    else { r = base / own; ok = r >= t; printf "%.2fx of %s (>= %s) %s", down(r), kind, t, ok ? "ok" : "MISS" }
   }')
   row "$label" "$secs" "$(mbs "$bytes" "$secs")" "$ratio" "$rss"
 }
@@ -431,7 +437,7 @@ pairs_row() {
   fi
   pm=$(median "${ratios[@]}")
   row "$label, $pairs pairs" "-" "-" \
-    "$(awk -v r="$pm" -v t="$target" -v u="$unit" 'BEGIN { printf "median %.2fx %s (>= %s) %s", r, u, t, (r >= t ? "ok" : "MISS") }')" "-"
+    "$(awk -v r="$pm" -v t="$target" -v u="$unit" "$SHOWN"' BEGIN { printf "median %.2fx %s (>= %s) %s", down(r), u, t, (r >= t ? "ok" : "MISS") }')" "-"
   notes+=("${label%% *} pairs, $what: ${runs[*]}; ratios: ${ratios[*]}")
 }
 
