@@ -17,8 +17,9 @@
 //! against 1.78 s (77 MB, 139 MB), the chars4 replay at `--jobs 2` 0.31
 //! against 0.35 s (70 MB, 135 MB); a 72-point sweep of the corpus 0.26 s
 //! either way. On the 200 MB bench corpus `compare` took 8.7 s against 8.5 s
-//! (5 runs each, within the noise: 7.5-9.9 s) in 193 MB against 250 MB. glibc's malloc, measured again then, matched
-//! the replay (0.64 s, 34 MB) but made the sweep 30 % slower.
+//! (5 runs each, within the noise: 7.5-9.9 s) in 193 MB against 250 MB.
+//! glibc's malloc, measured again then, matched the replay (0.64 s, 34 MB)
+//! but made the sweep 30 % slower.
 
 #[global_allocator]
 static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;

@@ -697,8 +697,7 @@ impl PreparedEvent<'_, '_> {
     pub fn oracle_summary(&self) -> String {
         // Pieces pushed, not `format!`ed: a line per needed atom of every
         // event, and the formatter cost more than the line.
-        let size: usize = self.targets.iter().map(|t| t.value.len() + 24).sum();
-        let mut out = String::with_capacity(size);
+        let mut out = String::new();
         for (n, t) in self.needed.iter().zip(&self.targets) {
             // `[kind]` labels: `error: …` would itself read as a new error.
             let quote = if matches!(n.kind, AtomKind::Constraint | AtomKind::Error) { "" } else { "`" };
