@@ -596,6 +596,8 @@ struct Chars {
     dash: bool,
     upper_e: bool,
     upper_s: bool,
+    hash: bool,
+    backslash: bool,
     digit: bool,
     /// Longest run of hex digits and of decimal digits.
     hex_run: usize,
@@ -606,38 +608,79 @@ struct Chars {
 /// search's fixed cost is small next to its length): not worth a pass.
 const CHARS_MAX_LEN: usize = 512;
 
+/// What [`Chars::of`] notes of a byte, one bit each, looked up in one table
+/// (a `match` and two digit tests per byte cost 15 instructions a byte, most
+/// of the scan of a short line).
+const C_DOT: u16 = 1;
+const C_SLASH: u16 = 1 << 1;
+const C_COLON: u16 = 1 << 2;
+const C_DASH: u16 = 1 << 3;
+const C_UPPER_E: u16 = 1 << 4;
+const C_UPPER_S: u16 = 1 << 5;
+const C_HASH: u16 = 1 << 6;
+const C_BACKSLASH: u16 = 1 << 7;
+const C_HEX: u16 = 1 << 8;
+const C_DIGIT: u16 = 1 << 9;
+
+static CHAR_BITS: [u16; 256] = char_bits();
+
+const fn char_bits() -> [u16; 256] {
+    let mut t = [0u16; 256];
+    let mut i = 0;
+    while i < 256 {
+        let b = i as u8;
+        let mut c = match b {
+            b'.' => C_DOT,
+            b'/' => C_SLASH,
+            b':' => C_COLON,
+            b'-' => C_DASH,
+            b'E' => C_UPPER_E,
+            b'S' => C_UPPER_S,
+            b'#' => C_HASH,
+            b'\\' => C_BACKSLASH,
+            _ => 0,
+        };
+        if b.is_ascii_hexdigit() {
+            c |= C_HEX;
+        }
+        if b.is_ascii_digit() {
+            c |= C_DIGIT;
+        }
+        t[i] = c;
+        i += 1;
+    }
+    t
+}
+
 impl Chars {
     fn of(text: &str) -> Chars {
         if text.len() > CHARS_MAX_LEN {
             return Chars::any();
         }
-        let mut c = Chars::default();
-        let (mut hex, mut dec) = (0usize, 0usize);
+        let (mut seen, mut hex, mut dec, mut hex_run, mut digit_run) = (0u16, 0usize, 0usize, 0usize, 0usize);
         for &b in text.as_bytes() {
-            match b {
-                b'.' => c.dot = true,
-                b'/' => c.slash = true,
-                b':' => c.colon = true,
-                b'-' => c.dash = true,
-                b'E' => c.upper_e = true,
-                b'S' => c.upper_s = true,
-                _ => {}
-            }
-            if b.is_ascii_hexdigit() {
-                hex += 1;
-                c.hex_run = c.hex_run.max(hex);
-            } else {
-                hex = 0;
-            }
-            if b.is_ascii_digit() {
-                dec += 1;
-                c.digit_run = c.digit_run.max(dec);
-            } else {
-                dec = 0;
-            }
+            let c = CHAR_BITS[usize::from(b)];
+            seen |= c;
+            // A run goes on through its class and restarts at 0 after it.
+            hex = if c & C_HEX != 0 { hex + 1 } else { 0 };
+            dec = if c & C_DIGIT != 0 { dec + 1 } else { 0 };
+            hex_run = hex_run.max(hex);
+            digit_run = digit_run.max(dec);
         }
-        c.digit = c.digit_run > 0;
-        c
+        let has = |bit: u16| seen & bit != 0;
+        Chars {
+            dot: has(C_DOT),
+            slash: has(C_SLASH),
+            colon: has(C_COLON),
+            dash: has(C_DASH),
+            upper_e: has(C_UPPER_E),
+            upper_s: has(C_UPPER_S),
+            hash: has(C_HASH),
+            backslash: has(C_BACKSLASH),
+            digit: digit_run > 0,
+            hex_run,
+            digit_run,
+        }
     }
 
     /// Every test passes.
@@ -649,6 +692,8 @@ impl Chars {
             dash: true,
             upper_e: true,
             upper_s: true,
+            hash: true,
+            backslash: true,
             digit: true,
             hex_run: usize::MAX,
             digit_run: usize::MAX,
@@ -687,12 +732,28 @@ impl Chars {
     fn exit(&self) -> bool {
         self.digit
     }
+    /// `#123`
+    fn issue(&self) -> bool {
+        self.hash && self.digit
+    }
+    /// `C:\Users`
+    fn winpath(&self) -> bool {
+        self.colon && self.backslash
+    }
+    /// `--- a/x`, `+++ b/x`, `diff --git a/x b/x`: every alternative has a `/`.
+    fn diff(&self) -> bool {
+        self.slash
+    }
 }
 
-/// What a pattern is searched in: `text`, or nothing when [`Chars`] says the
-/// pattern cannot match it (the empty string ends the search at once).
-fn searched(ok: bool, text: &str) -> &str {
-    if ok { text } else { "" }
+/// The matches of `re` in `text`, or none, without a search, when `ok` (a
+/// [`Chars`] test or a gate) says it has none: even a search of nothing pays
+/// the regex's set-up, a fifth of the scan of a short line.
+fn matches_if<'r, 't>(re: &'r Regex, ok: bool, text: &'t str) -> impl Iterator<Item = regex::Match<'t>> + 'r
+where
+    't: 'r,
+{
+    ok.then(|| re.find_iter(text)).into_iter().flatten()
 }
 
 /// Scan a text (head and tail when huge) and append what it names.
@@ -876,9 +937,8 @@ fn scan_piece(text: &str, ctx: Ctx, cwd: Option<&str>, exits: Exits, out: &mut V
     let Some(p) = patterns() else { return };
     let mut claimed = Claimed::default();
     let has = Chars::of(text);
-    let hay = |ok: bool| searched(ok, text);
 
-    for m in p.url.find_iter(hay(has.url())) {
+    for m in matches_if(&p.url, has.url(), text) {
         let v = trim_url(m.as_str());
         if v.len() > "https://".len() && v.len() <= MAX_VALUE_LEN {
             out.push(Found::new(AtomKind::Id, v.to_string()));
@@ -887,7 +947,7 @@ fn scan_piece(text: &str, ctx: Ctx, cwd: Option<&str>, exits: Exits, out: &mut V
     }
     claimed.commit();
 
-    for m in p.uuid.find_iter(hay(has.uuid() && uuid_near(text.as_bytes()))) {
+    for m in matches_if(&p.uuid, has.uuid() && uuid_near(text.as_bytes()), text) {
         if !claimed.overlaps(m.start(), m.end()) {
             out.push(Found::new(AtomKind::Id, m.as_str().to_ascii_uppercase()));
             claimed.claim(m.start(), m.end());
@@ -895,7 +955,7 @@ fn scan_piece(text: &str, ctx: Ctx, cwd: Option<&str>, exits: Exits, out: &mut V
     }
     claimed.commit();
 
-    if [&*DIFF_OLD, &*DIFF_NEW, &*DIFF_GIT].iter().any(|f| f.find(text.as_bytes()).is_some()) {
+    if has.diff() && [&*DIFF_OLD, &*DIFF_NEW, &*DIFF_GIT].iter().any(|f| f.find(text.as_bytes()).is_some()) {
         for c in p.diff.captures_iter(text) {
             for g in c.iter().skip(1).flatten() {
                 if !claimed.overlaps(g.start(), g.end()) {
@@ -909,7 +969,7 @@ fn scan_piece(text: &str, ctx: Ctx, cwd: Option<&str>, exits: Exits, out: &mut V
         claimed.commit();
     }
 
-    if DRIVE.find(text.as_bytes()).is_some() {
+    if has.winpath() && DRIVE.find(text.as_bytes()).is_some() {
         for m in p.winpath.find_iter(text) {
             if !claimed.overlaps(m.start(), m.end()) {
                 if let Some(v) = normalize_path(m.as_str(), cwd) {
@@ -921,7 +981,7 @@ fn scan_piece(text: &str, ctx: Ctx, cwd: Option<&str>, exits: Exits, out: &mut V
         claimed.commit();
     }
 
-    for m in p.hostport.find_iter(hay(has.hostport() && hostport_near(text.as_bytes()))) {
+    for m in matches_if(&p.hostport, has.hostport() && hostport_near(text.as_bytes()), text) {
         let s = m.as_str();
         let host = s.rsplit_once(':').map_or(s, |(h, _)| h);
         let tld = host.rsplit('.').next().unwrap_or(host);
@@ -968,7 +1028,7 @@ fn scan_piece(text: &str, ctx: Ctx, cwd: Option<&str>, exits: Exits, out: &mut V
     }
     claimed.commit();
 
-    for m in p.semver.find_iter(hay(has.semver() && semver_near(text.as_bytes()))) {
+    for m in matches_if(&p.semver, has.semver() && semver_near(text.as_bytes()), text) {
         let after = &text.as_bytes()[m.end()..];
         let ip_like = after.len() >= 2 && after[0] == b'.' && after[1].is_ascii_digit();
         if !ip_like && !claimed.overlaps(m.start(), m.end()) {
@@ -986,7 +1046,7 @@ fn scan_piece(text: &str, ctx: Ctx, cwd: Option<&str>, exits: Exits, out: &mut V
     }
     claimed.commit();
 
-    for m in p.issue.find_iter(text) {
+    for m in matches_if(&p.issue, has.issue(), text) {
         let prev = byte_before(text, m.start());
         if prev.is_some_and(|b| b.is_ascii_alphanumeric() || b == b'&' || b == b'#') {
             continue;
@@ -1116,14 +1176,14 @@ fn is_code_path(m: &str) -> bool {
 fn scan_errors(p: &Patterns, text: &str, has: &Chars, out: &mut Vec<Found>) {
     // A class name ends in one of two words: looking for them first skips
     // the search on most long tool outputs (where every byte test passes).
-    for m in p.err_class.find_iter(searched(has.err_class() && err_class_near(text.as_bytes()), text)) {
+    for m in matches_if(&p.err_class, has.err_class() && err_class_near(text.as_bytes()), text) {
         if !is_code_path(m.as_str()) {
             out.push(Found::new(AtomKind::Error, fingerprint(m.as_str())));
         }
     }
     let generic = has.err_generic() && err_generic_near(text.as_bytes());
     for (re, ok) in [(&p.err_generic, generic), (&p.err_panic, true)] {
-        for m in re.find_iter(searched(ok, text)) {
+        for m in matches_if(re, ok, text) {
             if is_code_path(m.as_str()) {
                 continue;
             }
@@ -1134,13 +1194,16 @@ fn scan_errors(p: &Patterns, text: &str, has: &Chars, out: &mut Vec<Found>) {
             }
         }
     }
-    for m in p.err_code.find_iter(searched(has.err_code() && err_code_near(text.as_bytes()), text)) {
+    for m in matches_if(&p.err_code, has.err_code() && err_code_near(text.as_bytes()), text) {
         out.push(Found::new(AtomKind::Error, m.as_str().to_string()));
     }
 }
 
 fn scan_exits(p: &Patterns, text: &str, has: &Chars, out: &mut Vec<Found>) {
-    for c in p.exit.captures_iter(searched(has.exit(), text)) {
+    if !has.exit() {
+        return;
+    }
+    for c in p.exit.captures_iter(text) {
         if let Some(code) = exit_code(&c) {
             out.push(Found::new(AtomKind::Error, format!("exit code {code}")));
         }
@@ -2172,6 +2235,13 @@ mod fast_path_tests {
         ".Error",
         "a-:",
         "x.y-",
+        "#",
+        "#42",
+        "C:\\",
+        "\\",
+        "--- a/",
+        "+++ b/",
+        "diff --git a/x b/y",
     ];
 
     fn text() -> impl Strategy<Value = String> {
@@ -2191,6 +2261,23 @@ mod fast_path_tests {
             prop_assert_eq!(super::extension(&name), extension_by_last_dot(&name));
         }
 
+        /// `Chars::of` notes what its fields say of a short text: each
+        /// character present, and the longest runs of hex and decimal digits.
+        #[test]
+        fn chars_notes_each_character_and_the_longest_digit_runs(text in text()) {
+            prop_assume!(text.len() <= super::CHARS_MAX_LEN);
+            let c = Chars::of(&text);
+            let longest = |class: fn(&char) -> bool| {
+                text.split(|x: char| !class(&x)).map(str::len).max().unwrap_or(0)
+            };
+            let flags = [c.dot, c.slash, c.colon, c.dash, c.upper_e, c.upper_s, c.hash, c.backslash];
+            let want = ['.', '/', ':', '-', 'E', 'S', '#', '\\'].map(|x| text.contains(x));
+            prop_assert_eq!(flags, want);
+            prop_assert_eq!(c.hex_run, longest(char::is_ascii_hexdigit));
+            prop_assert_eq!(c.digit_run, longest(char::is_ascii_digit));
+            prop_assert_eq!(c.digit, c.digit_run > 0);
+        }
+
         /// Each test of `Chars`, and each gate (`semver_near` …), is a
         /// necessary condition of its pattern: when a pattern matches, its test
         /// passes (so skipping a search on a failed test loses nothing).
@@ -2207,6 +2294,9 @@ mod fast_path_tests {
                 ("err_generic", &p.err_generic, c.err_generic()),
                 ("err_code", &p.err_code, c.err_code()),
                 ("exit", &p.exit, c.exit()),
+                ("issue", &p.issue, c.issue()),
+                ("winpath", &p.winpath, c.winpath()),
+                ("diff", &p.diff, c.diff()),
             ];
             for (name, re, admitted) in cases {
                 prop_assert!(admitted || !re.is_match(&text), "{name} matches {text:?} but its test fails");
