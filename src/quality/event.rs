@@ -21,7 +21,7 @@
 
 use super::block_tokens::BlockSelection;
 use super::extract;
-use super::index::{SessionAtoms, flag};
+use super::index::{Occ, SessionAtoms, flag};
 use super::view::{HeldKeys, Target, TextView};
 use super::{Atom, AtomKind};
 use crate::model::Block;
@@ -566,16 +566,29 @@ impl<'a> SessionAtoms<'a> {
 
     /// First agent use in F before any re-introduction, over all spellings.
     pub(crate) fn first_use(&self, family: &[u32], future: &Range<usize>) -> Option<FirstUse> {
+        // Each spelling's occurrences in F, found once for both passes (two
+        // binary searches each; most families are one atom).
+        let (one, many): ([&[Occ]; 1], Vec<&[Occ]>);
+        let occs: &[&[Occ]] = match family {
+            [f] => {
+                one = [self.occ_in(*f, future)];
+                &one
+            }
+            _ => {
+                many = family.iter().map(|&f| self.occ_in(f, future)).collect();
+                &many
+            }
+        };
         let mut intro = (usize::MAX, u32::MAX);
-        for &f in family {
-            if let Some(o) = self.occ_in(f, future).iter().take(SCAN_CAP).find(|o| o.flags & flag::USE == 0) {
+        for occ in occs {
+            if let Some(o) = occ.iter().take(SCAN_CAP).find(|o| o.flags & flag::USE == 0) {
                 intro = intro.min((o.msg as usize, o.block));
             }
         }
         let mut first: Option<(usize, u32)> = None;
         let mut arg = false;
-        for &f in family {
-            for o in self.occ_in(f, future).iter().take(SCAN_CAP) {
+        for occ in occs {
+            for o in occ.iter().take(SCAN_CAP) {
                 let pos = (o.msg as usize, o.block);
                 if pos >= intro {
                     break;
