@@ -749,10 +749,7 @@ impl Chars {
 /// [`Chars`] test or a gate) says it has none: even a search of nothing pays
 /// the regex's set-up (about 230 instructions), which a short line paid for
 /// up to nine patterns.
-fn matches_if<'r, 't>(re: &'r Regex, ok: bool, text: &'t str) -> impl Iterator<Item = regex::Match<'t>> + 'r
-where
-    't: 'r,
-{
+fn matches_if<'t>(re: &Regex, ok: bool, text: &'t str) -> impl Iterator<Item = regex::Match<'t>> {
     ok.then(|| re.find_iter(text)).into_iter().flatten()
 }
 
