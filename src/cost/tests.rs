@@ -43,6 +43,7 @@ fn trace(rows: Vec<CallRow>) -> SessionTrace {
         compactions: Vec::new(),
         prunes: Vec::new(),
         transcript: Vec::new(),
+        transcript_sources: Vec::new(),
         metrics,
         violations: Vec::new(),
     }

@@ -153,6 +153,9 @@ pub(super) struct Output {
     pub compactions: Vec<CompactionEvent>,
     pub prunes: Vec<PruneEvent>,
     pub transcript: Vec<Message>,
+    /// For each transcript message, the index of the session message it is
+    /// unchanged; `None` for one the replay built or pruned.
+    pub transcript_sources: Vec<Option<u32>>,
 }
 
 pub(super) struct Engine<'a> {
@@ -748,12 +751,22 @@ impl<'a> Engine<'a> {
     }
 
     pub fn finish(self, keep_transcript: bool) -> Output {
-        let transcript = if keep_transcript {
-            self.hist.iter().map(|&id| self.hist_msg(id).into_owned()).collect()
-        } else {
-            Vec::new()
-        };
-        Output { compactions: self.compactions, prunes: self.prunes, transcript }
+        let (mut transcript, mut transcript_sources) = (Vec::new(), Vec::new());
+        if keep_transcript {
+            transcript.reserve(self.hist.len());
+            transcript_sources.reserve(self.hist.len());
+            for &id in &self.hist {
+                let m = self.hist_msg(id);
+                // Borrowed from the session itself: the message as read.
+                let source = match (&m, &self.items[id as usize]) {
+                    (Cow::Borrowed(_), Item { owned: None, src: Some(i), .. }) => u32::try_from(*i).ok(),
+                    _ => None,
+                };
+                transcript.push(m.into_owned());
+                transcript_sources.push(source);
+            }
+        }
+        Output { compactions: self.compactions, prunes: self.prunes, transcript, transcript_sources }
     }
 }
 

@@ -362,6 +362,11 @@ pub struct SessionTrace {
     /// The history at the end (summaries marked `Origin::CompactSummary`),
     /// including messages after the last call.
     pub transcript: Vec<Message>,
+    /// Beside each transcript message, the index of the session message it
+    /// is, unchanged (not pruned, not built by the replay): a writer of
+    /// several policies' transcripts serializes such a message once. Empty,
+    /// or `None` throughout, says nothing is known, never that it differs.
+    pub transcript_sources: Vec<Option<u32>>,
     pub metrics: SessionMetrics,
     pub violations: Vec<CallViolation>,
 }
@@ -510,6 +515,7 @@ pub fn replay_session(
         compactions: out.compactions,
         prunes: out.prunes,
         transcript: out.transcript,
+        transcript_sources: out.transcript_sources,
         metrics,
         violations,
     })

@@ -143,6 +143,39 @@ proptest! {
 }
 
 proptest! {
+    #![proptest_config(ProptestConfig::with_cases(
+        std::env::var("PROPTEST_CASES").ok().and_then(|v| v.parse().ok()).unwrap_or(24)
+    ))]
+
+    /// Every preset's transcript of one session, written one after another
+    /// sharing the lines of unchanged session messages (as a `compare`
+    /// writes them), is byte for byte the transcript written alone; and
+    /// the sharing is used, so this compares something.
+    #[test]
+    fn transcripts_sharing_lines_are_the_transcripts_written_alone(
+        steps in prop::collection::vec(step(), 1..40),
+        start in 0u8..4,
+    ) {
+        let s = build_from(start, &steps, true);
+        let traces: Vec<SessionTrace> = presets::names().iter().map(|name| replay(&s, &scaled(name))).collect();
+        let mut shared = crate::report::SourceLines::default();
+        let mut reused = 0;
+        for (k, t) in traces.iter().enumerate() {
+            let mut got = Vec::new();
+            crate::report::write_transcript_sharing(&mut got, t, Some(&mut shared), k + 1 < traces.len())
+                .map_err(|e| TestCaseError::fail(e.to_string()))?;
+            let alone = crate::report::transcript_jsonl(t);
+            prop_assert!(got == alone, "{}: {}\n!=\n{}", t.policy, String::from_utf8_lossy(&got), String::from_utf8_lossy(&alone));
+            if k > 0 {
+                reused += t.transcript_sources.iter().flatten().count();
+            }
+        }
+        // The closing request reaches every transcript as it was read.
+        prop_assert!(reused > 0);
+    }
+}
+
+proptest! {
     // 24 cases by default (debug builds are slow); PROPTEST_CASES=N for a soak.
     #![proptest_config(ProptestConfig::with_cases(
         std::env::var("PROPTEST_CASES").ok().and_then(|v| v.parse().ok()).unwrap_or(24)
@@ -174,6 +207,14 @@ proptest! {
                 images_untouchable: false,
             };
             prop_assert!(invariants::check(&t.transcript, &opts).is_ok(), "{name}: {:?}", invariants::check(&t.transcript, &opts));
+            // A transcript message said to be a session message is that
+            // message, as read.
+            prop_assert_eq!(t.transcript_sources.len(), t.transcript.len(), "{}", name);
+            for (m, i) in t.transcript.iter().zip(&t.transcript_sources) {
+                if let Some(i) = i {
+                    prop_assert_eq!(Some(m), s.messages.get(*i as usize), "{}", name);
+                }
+            }
             // No-progress back-off: never two attempts at the same call for the threshold.
             let mut calls: Vec<(usize, CompactionReason)> = t.compactions.iter().map(|c| (c.call, c.reason)).collect();
             calls.dedup();

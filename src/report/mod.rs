@@ -362,10 +362,65 @@ pub fn transcript_jsonl(trace: &SessionTrace) -> Vec<u8> {
 /// 96 KB or more pass a 64 KB buffered writer by; larger ones held more
 /// memory for no fewer instructions (measured).
 pub fn write_transcript(w: &mut dyn std::io::Write, trace: &SessionTrace) -> std::io::Result<()> {
+    write_transcript_sharing(w, trace, None, false)
+}
+
+/// The JSONL lines of session messages that transcripts carry unchanged
+/// ([`SessionTrace::transcript_sources`]), kept while one session's
+/// transcripts are written: under several policies most of a session's
+/// messages reach every transcript as they were read, and escaping them
+/// again for each policy was most of what writing transcripts cost in a
+/// `compare`. Lives for one session, so it holds at most that session's
+/// messages once.
+#[derive(Debug, Default)]
+pub struct SourceLines {
+    bytes: Vec<u8>,
+    /// By session message index: its line's range in `bytes`, once written.
+    at: Vec<Option<std::ops::Range<usize>>>,
+}
+
+impl SourceLines {
+    fn get(&self, i: usize) -> Option<&[u8]> {
+        self.at.get(i)?.clone().and_then(|r| self.bytes.get(r))
+    }
+
+    fn keep(&mut self, i: usize, line: &[u8]) {
+        if self.at.len() <= i {
+            self.at.resize(i + 1, None);
+        }
+        let start = self.bytes.len();
+        self.bytes.extend_from_slice(line);
+        self.at[i] = Some(start..self.bytes.len());
+    }
+}
+
+/// [`write_transcript`], taking the lines of unchanged session messages
+/// from `shared` and, when `keep_new`, keeping there the ones it writes
+/// first. The last transcript of a session need not keep any: nothing
+/// after it reads them.
+pub fn write_transcript_sharing(
+    w: &mut dyn std::io::Write,
+    trace: &SessionTrace,
+    mut shared: Option<&mut SourceLines>,
+    keep_new: bool,
+) -> std::io::Result<()> {
     const CHUNK: usize = 128 * 1024;
     let mut chunk = Vec::with_capacity(CHUNK);
-    for m in &trace.transcript {
-        jsonl::push_message(&mut chunk, m);
+    for (k, m) in trace.transcript.iter().enumerate() {
+        let source = trace.transcript_sources.get(k).copied().flatten().map(|i| i as usize);
+        match (shared.as_deref_mut(), source) {
+            (Some(lines), Some(i)) => match lines.get(i) {
+                Some(line) => chunk.extend_from_slice(line),
+                None => {
+                    let start = chunk.len();
+                    jsonl::push_message(&mut chunk, m);
+                    if keep_new {
+                        lines.keep(i, &chunk[start..]);
+                    }
+                }
+            },
+            _ => jsonl::push_message(&mut chunk, m),
+        }
         chunk.push(b'\n');
         // Written whole, a chunk bypasses a buffered writer's own buffer.
         if chunk.len() >= CHUNK * 3 / 4 {
@@ -419,6 +474,7 @@ mod tests {
             compactions: Vec::new(),
             prunes: Vec::new(),
             transcript,
+            transcript_sources: Vec::new(),
             metrics: SessionMetrics::default(),
             violations: Vec::new(),
         };

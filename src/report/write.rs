@@ -11,7 +11,7 @@
 //! the same bytes under the same names.
 
 use super::html::{ChartKeeper, Charts, DEFAULT_MAX_SESSIONS};
-use super::{Report, csv_out, markdown, to_json, write_transcript};
+use super::{Report, SourceLines, csv_out, markdown, to_json, write_transcript, write_transcript_sharing};
 use crate::output::fsutil::{
     atomic_write, atomic_write_unsynced_with, atomic_write_with, ensure_dir, fnv1a, pending_path, safe_stem,
     scratch_file,
@@ -218,12 +218,18 @@ impl SessionWriter {
         self.ensure_dirs()?;
         let mut written = Written::default();
         if self.opts.transcripts {
+            // Several policies' transcripts share the session's unchanged
+            // messages: each is serialized once.
+            let mut shared = SourceLines::default();
+            let last = results.traces.len().saturating_sub(1);
             for (pi, trace) in results.traces.iter().enumerate() {
                 let (Ok(trace), Some(policy)) = (trace, self.policies.get(pi)) else { continue };
                 interrupted()?;
                 let stem = self.claim(pi, key)?;
                 let path = transcript_dir(&self.out, policy).join(format!("{stem}.jsonl"));
-                atomic_write_unsynced_with(&path, |w| write_transcript(w, trace))?;
+                atomic_write_unsynced_with(&path, |w| {
+                    write_transcript_sharing(w, trace, Some(&mut shared), pi < last)
+                })?;
                 written.transcripts.push((pi, path));
             }
         }
