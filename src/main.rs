@@ -7,6 +7,5 @@ mod cli;
 use std::process::ExitCode;
 
 fn main() -> ExitCode {
-    allocator::tune();
     cli::main()
 }

@@ -89,7 +89,6 @@ fn parse_size(s: &str) -> Result<u64, String> {
 }
 
 fn main() -> std::process::ExitCode {
-    allocator::tune();
     match run(Cli::parse()) {
         Ok(()) => std::process::ExitCode::SUCCESS,
         Err(e) => {
