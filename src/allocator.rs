@@ -30,8 +30,9 @@
 //! - The 72-point sweep of the real corpus on all cores, 6 runs each:
 //!   0.28-0.33 s against 0.25-0.38 s, 92 MB against 106 MB; 2.8 % more
 //!   instructions (`--jobs 1`: 3,194 M against 3,106 M).
-//! - 2 GB on all cores (transcripts written, so the disk sets the pace):
-//!   15.7-16.0 s against 16.0 s, 237 MB against 368 MB.
+//! - 2 GB on all cores (transcripts written, so the disk sets the pace), 3
+//!   and 2 runs: 15.7-16.0 s, and once 22.2 s with 5 s of system time,
+//!   against 15.9-16.0 s; 235-238 MB against 368-373 MB.
 //! - The parse floor: 0.29 s either way.
 //!
 //! jemalloc's defaults are kept: never purging freed memory, a larger thread
