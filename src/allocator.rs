@@ -19,20 +19,20 @@
 //!   and 0.5 % zeroing pages.
 //!
 //! Alternating runs against mimalloc 2 (same tree and build flags; jemalloc
-//! with the growth path below):
+//! with the growth path below; MB of peak RSS as `bench.sh` gives them):
 //! - 200 MB, replay chars4 `--jobs 1`, 5 runs each: wall 2.31-2.59 s
 //!   (median 2.48) against 2.59-3.21 s (median 3.04), user 2.07-2.31 s
-//!   against 2.25-2.86 s, peak RSS 61 MB against 86 MB. It runs 2.7 % more
+//!   against 2.25-2.86 s, peak RSS 60 MB against 84 MB. It runs 2.7 % more
 //!   instructions (50 MB: 3,341 M against 3,254 M): the gain is all in
 //!   memory stalls.
 //! - 200 MB, five-preset `compare --jobs 1`, 4 runs each: 5.7-7.1 s against
-//!   7.0-7.9 s, 155 MB against 192 MB.
+//!   7.0-7.9 s, 151 MB against 188 MB.
 //! - The 72-point sweep of the real corpus on all cores, 6 runs each:
-//!   0.28-0.33 s against 0.25-0.38 s, 92 MB against 106 MB; 2.8 % more
+//!   0.28-0.33 s against 0.25-0.38 s, 89 MB against 104 MB; 2.8 % more
 //!   instructions (`--jobs 1`: 3,194 M against 3,106 M).
 //! - 2 GB on all cores (transcripts written, so the disk sets the pace), 3
-//!   and 2 runs: 15.7-16.0 s, and once 22.2 s with 5 s of system time,
-//!   against 15.9-16.0 s; 235-238 MB against 368-373 MB.
+//!   runs each: 15.7-16.0 s, and once 22.2 s with 5 s of system time,
+//!   against 15.9-16.7 s; 229-232 MB against 360-365 MB.
 //! - The parse floor: 0.29 s either way.
 //!
 //! jemalloc's defaults are kept: never purging freed memory, a larger thread
