@@ -46,7 +46,11 @@
 #   COMPACTOR_BIN        the compactor binary to measure (default: this tree's release build)
 #   BENCH_COUNT          "instructions": --linearity counts instructions with
 #                        valgrind --tool=callgrind instead of timing (repeatable on
-#                        a busy machine, where wall time is noisy); default "time"
+#                        a busy machine, where wall time is noisy); in corpus mode,
+#                        (b), (c), (c0), (d), (e) and (f) are also counted, one run
+#                        each, and their ratios given in instructions next to the
+#                        timed ones (callgrind runs ~50x slower: use a small SIZE,
+#                        e.g. 50MB); default "time"
 #   COMPACTOR_CORPUS     the real corpus of step (h) (default ../shared/corpus)
 #   BENCH_REPEAT         runs of each command in step (h); the median is kept (default 5)
 #   BENCH_PAIRS          back-to-back pairs in steps (d') and (g'), in alternating order (default 4; 0: none)
@@ -113,6 +117,15 @@ run_step() {
     # GNU time puts "Command exited with non-zero status N" first on failure.
     rss=$(tail -n 1 "$work/$name.rss" | awk '{ printf "%.0f", $1 / 1024 }')
   fi
+}
+
+# count_ir NAME CMD...: the instructions CMD executes, all its threads, as
+# callgrind counts them ("Collected"); nothing printed when the run fails.
+count_ir() {
+  local name=$1
+  shift
+  valgrind --tool=callgrind --callgrind-out-file="$work/$name.cg" "$@" >"$work/$name.log" 2>&1 || return 1
+  grep -o 'Collected : [0-9]*' "$work/$name.log" | awk '{ print $3 }'
 }
 
 # supports SUBCOMMAND FLAG...: the compactor subcommand exists and its --help
@@ -294,14 +307,7 @@ if [[ $mode == linearity ]]; then
     "$(awk -v a="$secs" -v b="$tf1" 'BEGIN { printf "%.2fx time of n (~4)", a / b }')" "$rss"
 
   if supports replay --preset --estimator --summarizer --jobs && [[ ${BENCH_COUNT:-time} == instructions ]]; then
-    # Instruction counts (callgrind's "Collected"), the whole process of each run.
     replay=("$compactor" replay --preset default --estimator chars4 --summarizer extractive --jobs 1 --quiet)
-    count_ir() {
-      local name=$1
-      shift
-      valgrind --tool=callgrind --callgrind-out-file="$work/$name.cg" "$@" >"$work/$name.log" 2>&1 || return 1
-      grep -o 'Collected : [0-9]*' "$work/$name.log" | awk '{ print $3 }'
-    }
     ir1=$(count_ir ir-n "${replay[@]}" --out "$work/out-n" "$work/lin/n.jsonl")
     ir4=$(count_ir ir-n4 "${replay[@]}" --out "$work/out-n4" "$work/lin/n4.jsonl")
     row "replay chars4, $n turns (instructions)" "-" "-" "$ir1 Ir" "-"
@@ -486,6 +492,47 @@ if supports compare --preset --estimator --summarizer --jobs && [[ -n $t_c ]]; t
   ratio_row "(f) compare, $n_presets presets, chars4, -j1" compare time "$t_c" 1.5
 else
   row "(f) compare, $n_presets presets, chars4, -j1" "-" "-" "skipped: compactor compare not built" "-"
+fi
+
+# ir_row LABEL NAME IR BASE_IR KIND TARGET: a step counted in instructions.
+# KIND "thr": BASE_IR / IR (an instruction throughput ratio, at least TARGET);
+# "cost": IR / BASE_IR (at most TARGET); TARGET "info" gives no verdict.
+ir_row() {
+  local label=$1 name=$2 ir=$3 base=$4 kind=$5 target=$6 against=$7
+  if [[ -z $ir || -z $base ]]; then
+    row "$label" "-" "-" "FAILED: $(tail -n 1 "$work/$name.log" 2>/dev/null)" "-"
+    return
+  fi
+  row "$label" "-" "-" "$(awk -v ir="$ir" -v b="$base" -v k="$kind" -v t="$target" -v a="$against" "$SHOWN"' BEGIN {
+    printf "%.0f M Ir, ", ir / 1e6
+    if (k == "cost") { r = ir / b; printf "%.2fx of %s", up(r), a; if (t != "info") printf " (<= %s) %s", t, (r <= t ? "ok" : "MISS") }
+    else { r = b / ir; printf "%.2fx of %s", down(r), a; if (t != "info") printf " (>= %s) %s", t, (r >= t ? "ok" : "MISS") }
+    if (t == "info") printf " (info)" }')" "-"
+}
+
+# Instruction counts of the steps whose targets are ratios: unlike wall time
+# on a shared host, they repeat run to run (to about 0.1 %), so a change of a
+# few percent shows. Outputs go where the timed steps wrote theirs.
+if [[ ${BENCH_COUNT:-time} == instructions ]]; then
+  if ! command -v valgrind >/dev/null; then
+    notes+=("instruction counts skipped: valgrind not found (apt-get install valgrind)")
+  elif [[ -n $t_c ]]; then
+    ir_b=$(count_ir ir-floor "$bench" parse-floor "$corpus") || ir_b=""
+    ir_e=$(count_ir ir-o200k "$bench" count-o200k "$corpus") || ir_e=""
+    ir_c=$(count_ir ir-c "${replay[@]}" --estimator chars4 --jobs 1 --out "$work/out-c" "$corpus") || ir_c=""
+    ir_c0=$(count_ir ir-c0 "${replay[@]}" --estimator chars4 --jobs 1 --no-quality --out "$work/out-c0" "$corpus") || ir_c0=""
+    ir_d=$(count_ir ir-d "${replay[@]}" --estimator o200k --jobs 1 --out "$work/out-d" "$corpus") || ir_d=""
+    row "(b) in instructions" "-" "-" "$([[ -n $ir_b ]] && awk -v i="$ir_b" -v b="$bytes" 'BEGIN { printf "%.0f M Ir, %.1f Ir a byte", i / 1e6, i / b }')" "-"
+    row "(e) in instructions" "-" "-" "$([[ -n $ir_e ]] && awk -v i="$ir_e" 'BEGIN { printf "%.0f M Ir", i / 1e6 }')" "-"
+    ir_row "(c) in instructions" ir-c "$ir_c" "$ir_b" thr 0.6 "(b)"
+    ir_row "(c0) in instructions" ir-c0 "$ir_c0" "$ir_b" thr info "(b)"
+    ir_row "(d) in instructions" ir-d "$ir_d" "$ir_e" thr 0.8 "(e)"
+    if supports compare --preset --estimator --summarizer --jobs; then
+      ir_f=$(count_ir ir-f "$compactor" compare "${preset_args[@]}" --estimator chars4 --summarizer extractive \
+        --jobs 1 --quiet --out "$work/out-f" "$corpus") || ir_f=""
+      ir_row "(f) in instructions" ir-f "$ir_f" "$ir_c" cost 1.5 "(c)"
+    fi
+  fi
 fi
 
 sweep_step "all cores"
