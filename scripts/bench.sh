@@ -45,12 +45,13 @@
 #   BENCH_PRESETS        the presets of (f) (default "default nous vibe opal dotnet")
 #   COMPACTOR_BIN        the compactor binary to measure (default: this tree's release build)
 #   BENCH_COUNT          "instructions": --linearity counts instructions with
-#                        valgrind --tool=callgrind instead of timing (repeatable on
+#                        valgrind --tool=cachegrind instead of timing (repeatable on
 #                        a busy machine, where wall time is noisy); in corpus mode,
 #                        (b), (c), (c0), (d), (e) and (f) are also counted, one run
 #                        each, and their ratios given in instructions next to the
-#                        timed ones (callgrind runs ~50x slower: use a small SIZE,
-#                        e.g. 50MB); default "time"
+#                        timed ones, with their mispredicted branches in a note
+#                        (cachegrind runs ~50x slower: use a small SIZE, e.g.
+#                        50MB); default "time"
 #   COMPACTOR_CORPUS     the real corpus of step (h) (default ../shared/corpus)
 #   BENCH_REPEAT         runs of each command in step (h); the median is kept (default 5)
 #   BENCH_PAIRS          back-to-back pairs in steps (d') and (g'), in alternating order (default 4; 0: none)
@@ -120,12 +121,22 @@ run_step() {
 }
 
 # count_ir NAME CMD...: the instructions CMD executes, all its threads, as
-# callgrind counts them ("Collected"); nothing printed when the run fails.
+# cachegrind counts them ("I refs"); nothing printed when the run fails. Its
+# simulated mispredicted branches go to $work/NAME.bcm: instructions alone
+# miss them, and a branch on the text itself costs more than a dozen
+# instructions each time the predictor misses it.
 count_ir() {
   local name=$1
   shift
-  valgrind --tool=callgrind --callgrind-out-file="$work/$name.cg" "$@" >"$work/$name.log" 2>&1 || return 1
-  grep -o 'Collected : [0-9]*' "$work/$name.log" | awk '{ print $3 }'
+  valgrind --tool=cachegrind --cache-sim=no --branch-sim=yes --cachegrind-out-file="$work/$name.cg" "$@" \
+    >"$work/$name.log" 2>&1 || return 1
+  awk '/Mispredicts:/ { gsub(",", "", $3); print $3 }' "$work/$name.log" >"$work/$name.bcm"
+  awk '/I[[:space:]]+refs:/ { gsub(",", "", $4); print $4 }' "$work/$name.log"
+}
+
+# bcm_of NAME: the mispredicted branches count_ir saw for NAME, in millions.
+bcm_of() {
+  awk '{ printf "%.2f M", $1 / 1e6 }' "$work/$1.bcm" 2>/dev/null || echo "?"
 }
 
 # supports SUBCOMMAND FLAG...: the compactor subcommand exists and its --help
@@ -532,6 +543,7 @@ if [[ ${BENCH_COUNT:-time} == instructions ]]; then
         --jobs 1 --quiet --out "$work/out-f" "$corpus") || ir_f=""
       ir_row "(f) in instructions" ir-f "$ir_f" "$ir_c" cost 1.5 "(c)"
     fi
+    notes+=("mispredicted branches (cachegrind): (b) $(bcm_of ir-floor), (c) $(bcm_of ir-c), (c0) $(bcm_of ir-c0), (d) $(bcm_of ir-d), (e) $(bcm_of ir-o200k), (f) $(bcm_of ir-f)")
   fi
 fi
 
