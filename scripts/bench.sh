@@ -505,8 +505,9 @@ else
   row "(f) compare, $n_presets presets, chars4, -j1" "-" "-" "skipped: compactor compare not built" "-"
 fi
 
-# ir_row LABEL NAME IR BASE_IR KIND TARGET: a step counted in instructions.
-# KIND "thr": BASE_IR / IR (an instruction throughput ratio, at least TARGET);
+# ir_row LABEL NAME IR BASE_IR KIND TARGET AGAINST: a step counted in
+# instructions, against the step named AGAINST (whose count is BASE_IR). KIND
+# "thr": BASE_IR / IR (an instruction throughput ratio, at least TARGET);
 # "cost": IR / BASE_IR (at most TARGET); TARGET "info" gives no verdict.
 ir_row() {
   local label=$1 name=$2 ir=$3 base=$4 kind=$5 target=$6 against=$7
@@ -533,8 +534,9 @@ if [[ ${BENCH_COUNT:-time} == instructions ]]; then
     ir_c=$(count_ir ir-c "${replay[@]}" --estimator chars4 --jobs 1 --out "$work/out-c" "$corpus") || ir_c=""
     ir_c0=$(count_ir ir-c0 "${replay[@]}" --estimator chars4 --jobs 1 --no-quality --out "$work/out-c0" "$corpus") || ir_c0=""
     ir_d=$(count_ir ir-d "${replay[@]}" --estimator o200k --jobs 1 --out "$work/out-d" "$corpus") || ir_d=""
-    row "(b) in instructions" "-" "-" "$([[ -n $ir_b ]] && awk -v i="$ir_b" -v b="$bytes" 'BEGIN { printf "%.0f M Ir, %.1f Ir a byte", i / 1e6, i / b }')" "-"
-    row "(e) in instructions" "-" "-" "$([[ -n $ir_e ]] && awk -v i="$ir_e" 'BEGIN { printf "%.0f M Ir", i / 1e6 }')" "-"
+    row "(b) in instructions" "-" "-" "$(awk -v i="$ir_b" -v b="$bytes" 'BEGIN {
+      if (i == "") print "FAILED"; else printf "%.0f M Ir, %.1f Ir a byte", i / 1e6, i / b }')" "-"
+    row "(e) in instructions" "-" "-" "$(awk -v i="$ir_e" 'BEGIN { if (i == "") print "FAILED"; else printf "%.0f M Ir", i / 1e6 }')" "-"
     ir_row "(c) in instructions" ir-c "$ir_c" "$ir_b" thr 0.6 "(b)"
     ir_row "(c0) in instructions" ir-c0 "$ir_c0" "$ir_b" thr info "(b)"
     ir_row "(d) in instructions" ir-d "$ir_d" "$ir_e" thr 0.8 "(e)"
