@@ -134,6 +134,13 @@ count_ir() {
   awk '/I[[:space:]]+refs:/ { gsub(",", "", $4); print $4 }' "$work/$name.log"
 }
 
+# have_valgrind: whether count_ir can run; if not, a note says how to get it.
+have_valgrind() {
+  command -v valgrind >/dev/null && return 0
+  notes+=("instruction counts skipped: valgrind not found (apt-get install valgrind)")
+  return 1
+}
+
 # bcm_of NAME: the mispredicted branches count_ir saw for NAME, in millions.
 bcm_of() {
   awk '{ printf "%.2f M", $1 / 1e6 }' "$work/$1.bcm" 2>/dev/null || echo "?"
@@ -317,16 +324,24 @@ if [[ $mode == linearity ]]; then
   row "parse-floor, $n4 turns" "$secs" "$(mbs "$bn4" "$secs")" \
     "$(awk -v a="$secs" -v b="$tf1" 'BEGIN { printf "%.2fx time of n (~4)", a / b }')" "$rss"
 
-  if supports replay --preset --estimator --summarizer --jobs && [[ ${BENCH_COUNT:-time} == instructions ]]; then
-    replay=("$compactor" replay --preset default --estimator chars4 --summarizer extractive --jobs 1 --quiet)
-    ir1=$(count_ir ir-n "${replay[@]}" --out "$work/out-n" "$work/lin/n.jsonl")
-    ir4=$(count_ir ir-n4 "${replay[@]}" --out "$work/out-n4" "$work/lin/n4.jsonl")
-    row "replay chars4, $n turns (instructions)" "-" "-" "$ir1 Ir" "-"
-    row "replay chars4, $n4 turns (instructions)" "-" "-" \
-      "$(awk -v a="$ir4" -v b="$ir1" "$SHOWN"' BEGIN { r = a / b; printf "%.2fx Ir of n (<= 4.5) %s", up(r), (r <= 4.5 ? "ok" : "MISS") }')" "-"
-    linearity_note "$(awk -v a="$ir4" -v b="$ir1" 'BEGIN { print a / b }')" "instructions"
-  elif supports replay --preset --estimator --summarizer --jobs; then
-    replay=("$compactor" replay --preset default --estimator chars4 --summarizer extractive --jobs 1 --quiet)
+  replay=("$compactor" replay --preset default --estimator chars4 --summarizer extractive --jobs 1 --quiet)
+  if ! supports replay --preset --estimator --summarizer --jobs; then
+    notes+=("skipped: compactor replay not built (its --help lacks --preset/--estimator/--summarizer/--jobs)")
+  elif [[ ${BENCH_COUNT:-time} == instructions ]]; then
+    if have_valgrind; then
+      # A failed count is a note, not the end of the script (set -e).
+      ir1=$(count_ir ir-n "${replay[@]}" --out "$work/out-n" "$work/lin/n.jsonl") || ir1=""
+      ir4=$(count_ir ir-n4 "${replay[@]}" --out "$work/out-n4" "$work/lin/n4.jsonl") || ir4=""
+      if [[ -z $ir1 || -z $ir4 ]]; then
+        notes+=("replay failed under valgrind: $(tail -q -n 3 "$work/ir-n.log" "$work/ir-n4.log" 2>/dev/null | tr '\n' ' ')")
+      else
+        row "replay chars4, $n turns (instructions)" "-" "-" "$ir1 Ir" "-"
+        row "replay chars4, $n4 turns (instructions)" "-" "-" \
+          "$(awk -v a="$ir4" -v b="$ir1" "$SHOWN"' BEGIN { r = a / b; printf "%.2fx Ir of n (<= 4.5) %s", up(r), (r <= 4.5 ? "ok" : "MISS") }')" "-"
+        linearity_note "$(awk -v a="$ir4" -v b="$ir1" 'BEGIN { print a / b }')" "instructions"
+      fi
+    fi
+  else
     run_step replay-n "${replay[@]}" --out "$work/out-n" "$work/lin/n.jsonl"
     t1=$secs
     r1=$rc
@@ -339,8 +354,6 @@ if [[ $mode == linearity ]]; then
         "$(awk -v a="$secs" -v b="$t1" "$SHOWN"' BEGIN { r = a / b; printf "%.2fx time of n (<= 4.5) %s", up(r), (r <= 4.5 ? "ok" : "MISS") }')" "$rss"
       linearity_note "$(awk -v a="$secs" -v b="$t1" 'BEGIN { print a / b }')" "time"
     fi
-  else
-    notes+=("skipped: compactor replay not built (its --help lacks --preset/--estimator/--summarizer/--jobs)")
   fi
   print_table
   exit 0
@@ -526,9 +539,7 @@ ir_row() {
 # on a shared host, they repeat run to run (to about 0.1 %), so a change of a
 # few percent shows. Outputs go where the timed steps wrote theirs.
 if [[ ${BENCH_COUNT:-time} == instructions ]]; then
-  if ! command -v valgrind >/dev/null; then
-    notes+=("instruction counts skipped: valgrind not found (apt-get install valgrind)")
-  elif [[ -n $t_c ]]; then
+  if [[ -n $t_c ]] && have_valgrind; then
     ir_b=$(count_ir ir-floor "$bench" parse-floor "$corpus") || ir_b=""
     ir_e=$(count_ir ir-o200k "$bench" count-o200k "$corpus") || ir_e=""
     ir_c=$(count_ir ir-c "${replay[@]}" --estimator chars4 --jobs 1 --out "$work/out-c" "$corpus") || ir_c=""

@@ -9,8 +9,9 @@
 //! returns is still in cache:
 //! - mimalloc (this project's allocator until then, version 2) hands out a
 //!   page's free list first and puts what is freed on a second list, taken
-//!   up only when the first runs out: a freed block comes back late. `perf record` of a chars4 replay
-//!   of the 200 MB synthetic corpus put 8.0 % of its samples in
+//!   up only when the first runs out: a freed block comes back late.
+//!   `perf record` of a chars4 replay of the 200 MB synthetic corpus put
+//!   8.0 % of its samples in
 //!   `_mi_page_malloc`, nearly all on one load: the next free block's link,
 //!   a cache miss per allocation (0.5 % of the instructions). The kernel
 //!   zeroing fresh pages took 3.2 % more.
@@ -93,7 +94,7 @@ unsafe impl std::alloc::GlobalAlloc for Jemalloc {
     #[inline]
     unsafe fn alloc(&self, layout: std::alloc::Layout) -> *mut u8 {
         // SAFETY: the caller's contract is jemalloc's.
-        unsafe { FastPaths.alloc(layout) }
+        unsafe { tikv_jemallocator::Jemalloc.alloc(layout) }
     }
 
     #[inline]
@@ -105,7 +106,7 @@ unsafe impl std::alloc::GlobalAlloc for Jemalloc {
     #[inline]
     unsafe fn dealloc(&self, ptr: *mut u8, layout: std::alloc::Layout) {
         // SAFETY: as `alloc`.
-        unsafe { FastPaths.dealloc(ptr, layout) }
+        unsafe { tikv_jemallocator::Jemalloc.dealloc(ptr, layout) }
     }
 
     #[inline]
