@@ -146,6 +146,13 @@ pub struct CostArgs {
     /// Prompt-cache lifetime of the cost simulation: 5m (default), 1h, or off.
     #[arg(long, value_name = "TTL")]
     pub cache_ttl: Option<String>,
+    /// What every reported size is measured with, the same for the baseline and
+    /// every policy: `recorded` (default: a call's recorded prompt size where the
+    /// log has usage, elsewhere chars/4 calibrated on the usage around it), or
+    /// an estimator alone: chars4, per_block, o200k, cl100k. A policy's own
+    /// `estimator` only decides when it prunes and compacts.
+    #[arg(long, value_name = "NAME")]
+    pub meter: Option<String>,
 }
 
 #[derive(Debug, Args)]

@@ -18,7 +18,7 @@ use compactor::replay::{
 use compactor::report::write::{SessionWriter, WriteOptions, Written};
 use compactor::report::{self, Report, SessionSummary};
 use compactor::summarize::{Summarizer, SummarizerKind};
-use compactor::tokens::{self, Estimator, EstimatorKind};
+use compactor::tokens::{self, Estimator, EstimatorKind, Meter};
 use std::io::{IsTerminal, Write};
 use std::sync::Arc;
 
@@ -189,6 +189,7 @@ pub fn run_replay(
         check_invariants: args.check_invariants,
         verify_totals: false,
         keep_transcript: args.out.is_some() && !args.no_transcripts,
+        meter: cost.meter,
     };
     let bar = progress_bar(found.inputs.len() as u64, found.quiet);
     let tick = |p: StreamProgress| bar.set_position(p.inputs_done as u64);
@@ -295,7 +296,11 @@ pub fn cost_settings(args: &CostArgs, llm: &LlmArgs) -> anyhow::Result<CostSetti
         Some(t) => CacheTtl::parse(t).context("--cache-ttl")?,
         None => CacheTtl::FiveMinutes,
     };
-    Ok(CostSettings { table, ttl, model_override: args.model.clone(), summarizer_model: llm.llm_model.clone() })
+    let meter = match &args.meter {
+        Some(m) => m.parse::<Meter>().context("--meter")?,
+        None => Meter::Recorded,
+    };
+    Ok(CostSettings { table, ttl, model_override: args.model.clone(), summarizer_model: llm.llm_model.clone(), meter })
 }
 
 fn progress_bar(len: u64, quiet: bool) -> indicatif::ProgressBar {

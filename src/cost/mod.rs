@@ -97,6 +97,8 @@ pub struct CostSettings {
     pub model_override: Option<String>,
     /// The LLM summarizer's model (`--llm-model`); `None`: the session's own family.
     pub summarizer_model: Option<String>,
+    /// What request sizes are measured with (`--meter`), for every policy alike.
+    pub meter: crate::tokens::Meter,
 }
 
 impl Default for CostSettings {
@@ -106,6 +108,7 @@ impl Default for CostSettings {
             ttl: CacheTtl::FiveMinutes,
             model_override: None,
             summarizer_model: None,
+            meter: crate::tokens::Meter::Recorded,
         }
     }
 }

@@ -473,6 +473,7 @@ mod through_the_engine {
             estimator: &Chars4,
             summarizer: &Extractive,
             message_tokens: None,
+            meter_tokens: None,
             facts: None,
             options: ReplayOptions::default(),
         };

@@ -53,6 +53,7 @@ fn replay(s: &Session, p: &Policy) -> SessionTrace {
         estimator: &Chars4,
         summarizer: &Extractive,
         message_tokens: None,
+        meter_tokens: None,
         facts: None,
         options: ReplayOptions::default(),
     };
@@ -397,6 +398,7 @@ fn scoring_reuses_the_replays_token_counts() {
             estimator: &c,
             summarizer: &Extractive,
             message_tokens: None,
+            meter_tokens: None,
             facts: None,
             options: ReplayOptions::default(),
         };

@@ -490,7 +490,7 @@ impl Engine<'_> {
         }
 
         // Decide on token totals before touching anything.
-        let new_tokens: Vec<u64> = new_msgs.iter().map(|(_, _, m)| self.tokens_of(m)).collect();
+        let new_tokens: Vec<(u64, u64)> = new_msgs.iter().map(|(_, _, m)| self.both_of(m)).collect();
         // As history will hold it: with persisted pruning, the merge target's
         // pruned blocks stay pruned in the rebuilt message.
         let merged_tokens = merged.as_ref().map(|m| match merge_target.map(|q| &self.items[self.hist[q] as usize]) {
@@ -501,12 +501,14 @@ impl Engine<'_> {
                         *slot = blk.clone();
                     }
                 }
-                self.tokens_of(&m)
+                self.both_of(&m)
             }
-            _ => self.tokens_of(m),
+            _ => self.both_of(m),
         });
-        let after =
-            before - removed_tokens + new_tokens.iter().sum::<u64>() + merged_tokens.unwrap_or(merged_old) - merged_old;
+        let after = before - removed_tokens
+            + new_tokens.iter().map(|t| t.0).sum::<u64>()
+            + merged_tokens.map_or(merged_old, |t| t.0)
+            - merged_old;
         let freed = (before as i64 - after as i64).saturating_add(removed_corr).max(0) as u64;
         // Not applied unless it frees the minimum (and shrinks the estimate): a
         // compaction that frees less is the loop real agents fall into.
@@ -542,16 +544,13 @@ impl Engine<'_> {
 
         // Apply: the cache prefix that survives, units, history, totals.
         let head_end = merge_target.unwrap_or(a);
-        let head: u64 = (0..head_end)
-            .map(|q| {
-                let it = &self.items[self.hist[q] as usize];
-                if self.prev_pruned { it.view_tokens } else { it.tokens }
-            })
-            .sum();
+        // As the previous request carried an item, in both units.
+        let sent = |it: &Item| if self.prev_pruned { (it.view_tokens, it.mview) } else { (it.tokens, it.mtokens) };
+        let (head, mhead) = (0..head_end).map(|q| sent(&self.items[self.hist[q] as usize])).fold((0, 0), add2);
         // After the head, the new messages may still start like the old ones (an
         // identical summary, re-compacting an unchanged history): those bytes are
         // still a cache hit. Compared message by message until the first difference.
-        let mut same = 0u64;
+        let (mut same, mut msame) = (0u64, 0u64);
         {
             let new_front: Vec<&Message> = merged.iter().chain(new_msgs.iter().map(|x| &x.2)).collect();
             let (old_front, tail) = (cut - head_end, len - cut);
@@ -559,7 +558,7 @@ impl Engine<'_> {
             loop {
                 if j >= old_front && j >= new_front.len() {
                     // Both sides continue with the same kept tail: nothing changed.
-                    same = u64::MAX / 2;
+                    (same, msame) = (u64::MAX / 2, u64::MAX / 2);
                     break;
                 }
                 let new_m: Option<Cow<'_, Message>> = if j < new_front.len() {
@@ -574,57 +573,73 @@ impl Engine<'_> {
                 if *new_m != *self.request_msg(self.hist[old_q]) {
                     break;
                 }
-                let it = &self.items[self.hist[old_q] as usize];
-                same += if self.prev_pruned { it.view_tokens } else { it.tokens };
+                (same, msame) = add2((same, msame), sent(&self.items[self.hist[old_q] as usize]));
                 j += 1;
             }
         }
         let kept = (self.system + head).saturating_add(same);
         self.compaction_prefix = Some(self.compaction_prefix.map_or(kept, |p| p.min(kept)));
+        let mkept = (self.mt.system + mhead).saturating_add(msame);
+        self.mt.compaction_prefix = Some(self.mt.compaction_prefix.map_or(mkept, |p| p.min(mkept)));
         self.tail_start_seq = if cut < len { self.items[self.hist[cut] as usize].seq } else { self.next_seq };
         for q in a..cut {
             let it = &mut self.items[self.hist[q] as usize];
             it.live = false;
             if it.kind.synthetic() {
                 self.synth_view -= it.view_tokens;
+                self.mt.synth_view -= it.mview;
             } else {
                 self.fen.add(it.seq, -(it.view_tokens as i64));
+                self.mt.fen.add(it.seq, -(it.mview as i64));
                 self.pruned_seqs.remove(&it.seq);
             }
         }
         self.hist_corr -= removed_corr;
+        self.mt.hist_corr -= (a..cut).map(|q| self.items[self.hist[q] as usize].mcorr).sum::<i64>();
         let unit_start: usize = (0..a).map(|q| self.items[self.hist[q] as usize].units as usize).sum();
         let unit_count: usize = (a..cut).map(|q| self.items[self.hist[q] as usize].units as usize).sum();
         self.remove_units(unit_start, unit_count);
         let removed_view: u64 = (a..cut).map(|q| self.items[self.hist[q] as usize].view_tokens).sum();
+        let (removed_m, removed_mview) =
+            (a..cut).map(|q| &self.items[self.hist[q] as usize]).map(|it| (it.mtokens, it.mview)).fold((0, 0), add2);
         self.hist.drain(a..cut);
         self.hist_tokens -= removed_tokens;
         self.view_tokens -= removed_view;
-        if let (Some(q), Some(m), Some(t)) = (merge_target, merged, merged_tokens) {
+        self.mt.hist -= removed_m;
+        self.mt.view -= removed_mview;
+        if let (Some(q), Some(m), Some((t, mt))) = (merge_target, merged, merged_tokens) {
             let id = self.hist[q];
             let was_synthetic = self.items[id as usize].kind.synthetic();
-            let (old_tokens, old_view, seq) = {
+            let (old_tokens, old_view, old_m, old_mview, seq) = {
                 let it = &mut self.items[id as usize];
                 it.owned = Some(m);
                 it.kind = Kind::Merged;
-                (it.tokens, it.view_tokens, it.seq)
+                (it.tokens, it.view_tokens, it.mtokens, it.mview, it.seq)
             };
             // Pruned blocks of the first message keep their indices in the merged one.
-            let view = if self.items[id as usize].pruned.is_empty() { t } else { self.tokens_of(&self.view_msg(id)) };
+            let (view, mview) =
+                if self.items[id as usize].pruned.is_empty() { (t, mt) } else { self.both_of(&self.view_msg(id)) };
             let it = &mut self.items[id as usize];
             self.hist_tokens = self.hist_tokens + t - old_tokens;
             self.view_tokens = self.view_tokens + view - old_view;
+            self.mt.hist = self.mt.hist + mt - old_m;
+            self.mt.view = self.mt.view + mview - old_mview;
             it.tokens = t;
             it.view_tokens = view;
+            it.mtokens = mt;
+            it.mview = mview;
             if was_synthetic {
                 self.synth_view = self.synth_view + view - old_view;
+                self.mt.synth_view = self.mt.synth_view + mview - old_mview;
             } else {
                 self.fen.add(seq, -(old_view as i64));
+                self.mt.fen.add(seq, -(old_mview as i64));
                 self.pruned_seqs.remove(&seq);
                 self.synth_view += view;
+                self.mt.synth_view += mview;
             }
         }
-        for (j, ((kind, copy_of, m), t)) in new_msgs.into_iter().zip(new_tokens).enumerate() {
+        for (j, ((kind, copy_of, m), (t, mt))) in new_msgs.into_iter().zip(new_tokens).enumerate() {
             let id = self.push_item(Item {
                 src: None,
                 owned: Some(m),
@@ -637,12 +652,18 @@ impl Engine<'_> {
                 dirty: false,
                 copy_of,
                 corr: 0,
+                mtokens: mt,
+                mview: mt,
+                mcorr: 0,
                 live: true,
             });
             self.hist.insert(a + j, id);
             self.hist_tokens += t;
             self.view_tokens += t;
             self.synth_view += t;
+            self.mt.hist += mt;
+            self.mt.view += mt;
+            self.mt.synth_view += mt;
         }
         self.flushed = false;
         self.last_summary = body;
@@ -713,4 +734,9 @@ fn truncate_middle(s: &str, max: usize) -> String {
     }
     let half = max / 2;
     format!("{}…{} chars truncated…{}", head_chars(s, half), total - 2 * half, tail_chars(s, half))
+}
+
+/// Component-wise sum of two pairs of token counts.
+fn add2(a: (u64, u64), b: (u64, u64)) -> (u64, u64) {
+    (a.0 + b.0, a.1 + b.1)
 }

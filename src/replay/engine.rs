@@ -70,6 +70,10 @@ pub(super) struct Item {
     /// Calibrated estimator: this source message's share of the gap between
     /// recorded usage and the estimate (see `Engine::calibrate`).
     pub corr: i64,
+    /// The same three in the meter's units (see [`MeterState`]).
+    pub mtokens: u64,
+    pub mview: u64,
+    pub mcorr: i64,
     /// Still in history (a source item is dropped by a compaction only once).
     pub live: bool,
 }
@@ -146,6 +150,36 @@ impl Fenwick {
             i -= i & i.wrapping_neg();
         }
         s.max(0) as u64
+    }
+}
+
+/// The request sizes in the meter's units ([`crate::tokens::Meter`]): what the
+/// reports measure. The engine's own totals are in the policy's estimator, which
+/// only decides (trigger, cut, pruning ratios); both move at the same steps.
+pub(super) struct MeterState<'a> {
+    pub est: &'a dyn Estimator,
+    /// Per-message counts of the meter's counter.
+    pub toks: &'a [u64],
+    /// The meter counts a message exactly as the policy does (same counter, no
+    /// per-message overhead): its counts are copied, not made again.
+    pub same: bool,
+    pub system: u64,
+    pub hist: u64,
+    pub view: u64,
+    pub synth_view: u64,
+    pub fen: Fenwick,
+    /// The recorded usage's gap, spread as for the calibrated estimator, but
+    /// from every recorded usage up to and including the current call.
+    pub hist_corr: i64,
+    pub residual: i64,
+    pub compaction_prefix: Option<u64>,
+    pub prev_body: Option<u64>,
+    pub last_prefix: u64,
+}
+
+impl MeterState<'_> {
+    fn offset(&self) -> i64 {
+        self.hist_corr + self.residual
     }
 }
 
@@ -240,10 +274,19 @@ pub(super) struct Engine<'a> {
     /// the last recorded gap no message could take (see `calibrate`).
     pub hist_corr: i64,
     residual: i64,
+    /// The same request sizes in the meter's units.
+    pub mt: MeterState<'a>,
 }
 
 impl<'a> Engine<'a> {
-    pub fn new(s: &'a Session, p: &'a Policy, ctx: &ReplayContext<'a>, toks: &'a [u64], system: u64) -> Engine<'a> {
+    pub fn new(
+        s: &'a Session,
+        p: &'a Policy,
+        ctx: &ReplayContext<'a>,
+        toks: &'a [u64],
+        system: u64,
+        meter: (&'a [u64], u64),
+    ) -> Engine<'a> {
         let results = || {
             (0..s.messages.len()).filter(|&i| !s.is_inserted(i)).flat_map(|i| s.messages[i].blocks.iter()).filter_map(
                 |b| match b {
@@ -320,6 +363,22 @@ impl<'a> Engine<'a> {
             item_of_src: vec![u32::MAX; s.messages.len()],
             hist_corr: 0,
             residual: 0,
+            mt: MeterState {
+                est: ctx.options.meter.counter(),
+                toks: meter.0,
+                same: p.message_overhead_tokens == 0
+                    && ctx.estimator.kind().message_counter() == ctx.options.meter.counter().kind(),
+                system: meter.1,
+                hist: 0,
+                view: 0,
+                synth_view: 0,
+                fen: Fenwick::new(s.messages.len()),
+                hist_corr: 0,
+                residual: 0,
+                compaction_prefix: None,
+                prev_body: None,
+                last_prefix: 0,
+            },
         }
     }
 
@@ -369,6 +428,18 @@ impl<'a> Engine<'a> {
         self.est.message_tokens(m) + self.overhead
     }
 
+    /// Tokens of a message by the meter.
+    pub fn mtokens_of(&self, m: &Message) -> u64 {
+        self.mt.est.message_tokens(m)
+    }
+
+    /// [`Engine::tokens_of`] and [`Engine::mtokens_of`], counting once when the
+    /// meter counts as the policy does.
+    pub fn both_of(&self, m: &Message) -> (u64, u64) {
+        let t = self.tokens_of(m);
+        (t, if self.mt.same { t } else { self.mtokens_of(m) })
+    }
+
     pub fn push_item(&mut self, item: Item) -> u32 {
         let id = self.items.len() as u32;
         self.items.push(item);
@@ -387,6 +458,7 @@ impl<'a> Engine<'a> {
             Role::User => Kind::Injected,
         };
         let tokens = self.toks[i] + self.overhead;
+        let mtokens = self.mt.toks.get(i).copied().unwrap_or(0);
         let seq = self.next_seq;
         self.next_seq += 1;
         let id = self.push_item(Item {
@@ -401,6 +473,9 @@ impl<'a> Engine<'a> {
             dirty: false,
             copy_of: None,
             corr: 0,
+            mtokens,
+            mview: mtokens,
+            mcorr: 0,
             live: true,
         });
         self.item_of_src[i] = id;
@@ -408,6 +483,9 @@ impl<'a> Engine<'a> {
         self.hist_tokens += tokens;
         self.view_tokens += tokens;
         self.fen.add(seq, tokens as i64);
+        self.mt.hist += mtokens;
+        self.mt.view += mtokens;
+        self.mt.fen.add(seq, mtokens as i64);
         match kind {
             Kind::Assistant => {
                 for (tid, name, _) in m.tool_uses() {
@@ -486,23 +564,31 @@ impl<'a> Engine<'a> {
     pub fn flush_dirty(&mut self) {
         let dirty = std::mem::take(&mut self.dirty);
         for id in dirty {
-            let t = self.tokens_of(&self.view_msg(id));
+            let (t, mt) = self.both_of(&self.view_msg(id));
             let it = &mut self.items[id as usize];
             it.dirty = false;
             let delta = t as i64 - it.view_tokens as i64;
+            let mdelta = mt as i64 - it.mview as i64;
             self.view_tokens = self.view_tokens + t - it.view_tokens;
             it.view_tokens = t;
+            self.mt.view = self.mt.view + mt - it.mview;
+            it.mview = mt;
             if self.p.prune.persist {
                 self.hist_tokens = self.hist_tokens + t - it.tokens;
                 it.tokens = t;
+                self.mt.hist = self.mt.hist + mt - it.mtokens;
+                it.mtokens = mt;
             }
             if it.kind.synthetic() {
                 // A merged first message: the request changes from its start.
                 self.synth_view = self.synth_view.saturating_add_signed(delta);
                 self.compaction_prefix = Some(self.system);
+                self.mt.synth_view = self.mt.synth_view.saturating_add_signed(mdelta);
+                self.mt.compaction_prefix = Some(self.mt.system);
             } else {
                 let seq = it.seq;
                 self.fen.add(seq, delta);
+                self.mt.fen.add(seq, mdelta);
                 self.pruned_seqs.insert(seq);
                 self.changed_seq = Some(self.changed_seq.map_or(seq, |c| c.min(seq)));
             }
@@ -525,6 +611,20 @@ impl<'a> Engine<'a> {
 
     pub fn set_residual(&mut self, residual: i64) {
         self.residual = residual;
+    }
+
+    /// [`Engine::calibrate`] for the meter.
+    pub fn mcalibrate(&mut self, src: usize, corr: i64) {
+        let Some(&id) = self.item_of_src.get(src) else { return };
+        let Some(it) = self.items.get_mut(id as usize) else { return };
+        if it.live {
+            self.mt.hist_corr += corr - it.mcorr;
+        }
+        it.mcorr = corr;
+    }
+
+    pub fn mset_residual(&mut self, residual: i64) {
+        self.mt.residual = residual;
     }
 
     /// What the calibration adds to the estimate of the current request.
@@ -588,7 +688,7 @@ impl<'a> Engine<'a> {
         if pruning {
             self.prune_pass();
         }
-        let mut policy_tokens = self.request_tokens(pruning);
+        let policy_tokens = self.request_tokens(pruning);
         // Overflow recovery (specs/002): compact again keeping window/5, forcing a cut.
         if self.p.compact.enabled
             && policy_tokens > self.p.context_window
@@ -600,7 +700,6 @@ impl<'a> Engine<'a> {
             if pruning {
                 self.prune_pass();
             }
-            policy_tokens = self.request_tokens(pruning);
         }
         // One event per kind and call: a call with a threshold compaction and an
         // overflow recovery shows `compact` once (the trace has both events).
@@ -613,16 +712,20 @@ impl<'a> Engine<'a> {
         if self.call_hard > 0 {
             events.push(Event::PruneHard);
         }
-        let prefix = self.prefix_since_last(pruning);
+        // What the report measures: the same request in the meter's units.
+        let mbody = if pruning { self.mt.view } else { self.mt.hist };
+        let metered = super::apply_drift(self.mt.system + mbody, self.mt.offset());
+        let mprefix = self.prefix_since_last(pruning);
         self.prev_body = Some(if pruning { self.view_tokens } else { self.hist_tokens });
+        self.mt.prev_body = Some(mbody);
         self.prev_pruned = pruning;
-        let prefix_policy = if prefix == 0 { 0 } else { super::apply_drift(prefix, self.offset()).min(policy_tokens) };
+        let prefix_policy = if mprefix == 0 { 0 } else { super::apply_drift(mprefix, self.mt.offset()).min(metered) };
         CallRow {
             call: ci,
             message_index: m,
             timestamp: ts,
             tokens_baseline: 0,
-            tokens_policy: policy_tokens,
+            tokens_policy: metered,
             tokens_recorded: None,
             pruned_soft: self.call_soft,
             pruned_hard: self.call_hard,
@@ -644,33 +747,40 @@ impl<'a> Engine<'a> {
     /// previous request is a prefix of this one unless something before its end
     /// changed: a compaction (everything after the kept head), a pruning
     /// transition (everything from the first changed message), or the cache-TTL
-    /// gate switching between the pruned and the full history.
+    /// gate switching between the pruned and the full history. Kept in both
+    /// units; returns the meter's.
     fn prefix_since_last(&mut self, pruning: bool) -> u64 {
-        let p = match self.prev_body {
+        let first_change = if pruning != self.prev_pruned {
+            self.pruned_seqs.first().copied()
+        } else if pruning {
+            self.changed_seq
+        } else {
+            None
+        };
+        let tail_start = self.tail_start_seq;
+        let prefix = |system: u64, prev: Option<u64>, cp: Option<u64>, fen: &Fenwick, synth: u64| match prev {
             None => 0,
             Some(prev) => {
-                let mut p = self.system + prev;
-                if let Some(cp) = self.compaction_prefix {
+                let mut p = system + prev;
+                if let Some(cp) = cp {
                     p = p.min(cp);
                 }
-                let first_change = if pruning != self.prev_pruned {
-                    self.pruned_seqs.first().copied()
-                } else if pruning {
-                    self.changed_seq
-                } else {
-                    None
-                };
                 if let Some(seq) = first_change {
-                    let before = self.fen.prefix(seq) + if seq >= self.tail_start_seq { self.synth_view } else { 0 };
-                    p = p.min(self.system + before);
+                    let before = fen.prefix(seq) + if seq >= tail_start { synth } else { 0 };
+                    p = p.min(system + before);
                 }
                 p
             }
         };
+        let p = prefix(self.system, self.prev_body, self.compaction_prefix, &self.fen, self.synth_view);
+        let mt = &self.mt;
+        let mp = prefix(mt.system, mt.prev_body, mt.compaction_prefix, &mt.fen, mt.synth_view);
         self.changed_seq = None;
         self.compaction_prefix = None;
+        self.mt.compaction_prefix = None;
         self.last_prefix = p;
-        p
+        self.mt.last_prefix = mp;
+        mp
     }
 
     fn request_tokens(&self, pruned: bool) -> u64 {
@@ -700,25 +810,38 @@ impl<'a> Engine<'a> {
                 if want != self.last_prefix {
                     out.push(Violation::PrefixMismatch { incremental: self.last_prefix, recomputed: want });
                 }
+                let mwant = self.mt.system + last[..common].iter().map(|m| self.mtokens_of(m)).sum::<u64>();
+                if mwant != self.mt.last_prefix {
+                    out.push(Violation::PrefixMismatch { incremental: self.mt.last_prefix, recomputed: mwant });
+                }
             }
             self.last_request = Some(request);
-            let (mut h, mut v) = (0u64, 0u64);
+            let (mut h, mut v, mut mh, mut mv) = (0u64, 0u64, 0u64, 0u64);
             for &id in &self.hist {
                 let hm = self.hist_msg(id);
+                let vm = self.view_msg(id);
                 h += self.tokens_of(&hm);
-                v += self.tokens_of(&self.view_msg(id));
+                v += self.tokens_of(&vm);
+                mh += self.mtokens_of(&hm);
+                mv += self.mtokens_of(&vm);
             }
             let corr: i64 = self.hist.iter().map(|&id| self.items[id as usize].corr).sum();
             if corr != self.hist_corr {
                 out.push(Violation::CalibrationMismatch { incremental: self.hist_corr, recomputed: corr });
             }
-            if h != self.hist_tokens || v != self.view_tokens {
-                out.push(Violation::TotalsMismatch {
-                    history_incremental: self.hist_tokens,
-                    history_recomputed: h,
-                    view_incremental: self.view_tokens,
-                    view_recomputed: v,
-                });
+            let mcorr: i64 = self.hist.iter().map(|&id| self.items[id as usize].mcorr).sum();
+            if mcorr != self.mt.hist_corr {
+                out.push(Violation::CalibrationMismatch { incremental: self.mt.hist_corr, recomputed: mcorr });
+            }
+            for (hi, hr, vi, vr) in [(self.hist_tokens, h, self.view_tokens, v), (self.mt.hist, mh, self.mt.view, mv)] {
+                if hi != hr || vi != vr {
+                    out.push(Violation::TotalsMismatch {
+                        history_incremental: hi,
+                        history_recomputed: hr,
+                        view_incremental: vi,
+                        view_recomputed: vr,
+                    });
+                }
             }
         }
         if opts.check_invariants {

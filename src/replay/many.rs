@@ -169,6 +169,7 @@ impl<'p> Prepared<'p> {
             })
             .collect();
         let mut traces = Vec::with_capacity(self.policies.len());
+        let mut meter_cache: Option<Vec<u64>> = None;
         // Worth making once only when several policies read them.
         let facts = (self.policies.len() > 1).then(|| SessionFacts::of(s));
         for (pi, policy) in self.policies.iter().enumerate() {
@@ -189,10 +190,19 @@ impl<'p> Prepared<'p> {
                 cache[g] = Some(count_message_tokens(s, est.as_ref()));
             }
             let summarizer = self.summ_group[pi].and_then(|g| bound[g].as_deref()).unwrap_or(summ.as_ref());
+            let meter = options.meter.counter();
+            if meter_cache.is_none() {
+                // The meter counts as this policy's estimator does: its counts serve.
+                meter_cache = Some(match est.kind().message_counter() == meter.kind() {
+                    true => cache[g].clone().unwrap_or_default(),
+                    false => count_message_tokens(s, meter),
+                });
+            }
             let ctx = ReplayContext {
                 estimator: est.as_ref(),
                 summarizer,
                 message_tokens: cache[g].as_deref(),
+                meter_tokens: meter_cache.as_deref(),
                 facts: facts.as_ref(),
                 options,
             };

@@ -39,6 +39,8 @@ mod compact;
 mod engine;
 pub mod many;
 #[cfg(test)]
+mod meter_tests;
+#[cfg(test)]
 mod proptests;
 mod prune;
 pub mod stream;
@@ -53,7 +55,7 @@ use crate::model::{Block, Message, Session};
 use crate::policy::{Policy, PolicyError};
 use crate::read::MAX_TOKENS;
 use crate::summarize::{Summarizer, SummarizerUsage};
-use crate::tokens::{Estimator, EstimatorKind};
+use crate::tokens::{Estimator, EstimatorKind, Meter};
 use serde::{Deserialize, Serialize};
 
 pub use many::{
@@ -73,11 +75,14 @@ pub struct ReplayOptions {
     pub verify_totals: bool,
     /// Build the final compacted transcript.
     pub keep_transcript: bool,
+    /// What the reported sizes are measured with: one per run, whatever each
+    /// policy's estimator (see [`Meter`]).
+    pub meter: Meter,
 }
 
 impl Default for ReplayOptions {
     fn default() -> ReplayOptions {
-        ReplayOptions { check_invariants: false, verify_totals: false, keep_transcript: true }
+        ReplayOptions { check_invariants: false, verify_totals: false, keep_transcript: true, meter: Meter::Recorded }
     }
 }
 
@@ -90,6 +95,9 @@ pub struct ReplayContext<'a> {
     /// Per-message token counts of this session by this estimator, when already
     /// computed (shared across policies); computed here otherwise.
     pub message_tokens: Option<&'a [u64]>,
+    /// Per-message counts of the meter's counter (`options.meter`), when
+    /// already computed; computed here otherwise.
+    pub meter_tokens: Option<&'a [u64]>,
     /// What every replay reads alike from this session's messages, when
     /// already made ([`SessionFacts::of`], shared by a sweep's points);
     /// read from the messages otherwise.
@@ -162,6 +170,8 @@ pub enum ReplayError {
     BadCall { call: usize, index: usize, len: usize },
     #[error("message token counts do not match the session ({got} for {want} messages)")]
     TokenCache { got: usize, want: usize },
+    #[error("meter token counts do not match the session ({got} for {want} messages)")]
+    MeterCache { got: usize, want: usize },
     /// Ctrl-C (see `crate::interrupt`): the replay stopped before its end.
     #[error("interrupted")]
     Interrupted,
@@ -392,6 +402,15 @@ pub fn replay_session(
             &owned
         }
     };
+    let mowned;
+    let mtoks: &[u64] = match ctx.meter_tokens {
+        Some(t) if t.len() == session.messages.len() => t,
+        Some(t) => return Err(ReplayError::MeterCache { got: t.len(), want: session.messages.len() }),
+        None => {
+            mowned = count_message_tokens(session, ctx.options.meter.counter());
+            &mowned
+        }
+    };
     let n = session.messages.len();
     for (ci, c) in session.calls.iter().enumerate() {
         if c.message_index >= n {
@@ -412,13 +431,16 @@ pub fn replay_session(
         }
     }
     let baseline = Baseline::new(session, &est);
+    let mest = |i: usize| mtoks[i];
+    let mbaseline = Baseline::new(session, &mest);
+    let first_usage = session.calls.iter().find_map(|c| c.usage.map(|u| (c.message_index, u.prompt_tokens())));
 
     // System prompt: configured, or calibrated from the first recorded usage.
     // Clamped like every count from a log (`read::MAX_TOKENS`): the engine adds it
     // to every request size.
     let (system_tokens, system_tokens_source) = match policy.system_tokens {
         Some(t) => (t.min(MAX_TOKENS), SystemTokensSource::Policy),
-        None => match session.calls.iter().find_map(|c| c.usage.map(|u| (c.message_index, u.prompt_tokens()))) {
+        None => match first_usage {
             Some((m, recorded)) => {
                 (recorded.min(MAX_TOKENS).saturating_sub(baseline.at(m)), SystemTokensSource::Calibrated)
             }
@@ -426,14 +448,22 @@ pub fn replay_session(
         },
     };
     let calibrated = policy.estimator == EstimatorKind::Calibrated;
+    // The meter's system prompt: what the first recorded usage shows beyond
+    // the meter's count of the messages, else the policy's setting, else 0.
+    let msystem = match first_usage {
+        Some((m, recorded)) => recorded.min(MAX_TOKENS).saturating_sub(mbaseline.at(m)),
+        None => policy.system_tokens.map_or(0, |t| t.min(MAX_TOKENS)),
+    };
+    let metered = ctx.options.meter.uses_usage();
 
-    let mut eng = engine::Engine::new(session, policy, ctx, toks, system_tokens);
+    let mut eng = engine::Engine::new(session, policy, ctx, toks, system_tokens, (mtoks, msystem));
     let mut calibration = Calibration::new(n);
+    let mut mcalibration = Calibration::new(n);
     let mut rows = Vec::with_capacity(session.calls.len());
     let mut violations = Vec::new();
     let mut cursor = 0usize;
-    // Signed gap between the last recorded usage and the baseline estimate then.
-    let mut drift: i64 = 0;
+    // Signed gap between the last recorded usage and the meter's baseline then.
+    let mut mdrift: i64 = 0;
     let mut prev_ts: Option<i64> = None;
     let mut prev_call: Option<(usize, u64)> = None;
     for (ci, call) in session.calls.iter().enumerate() {
@@ -449,26 +479,37 @@ pub fn replay_session(
             cursor += 1;
         }
         let base_est = system_tokens + baseline.at(m);
-        let d = if calibrated { drift } else { 0 };
+        let recorded = call.usage.map(|u| u.prompt_tokens().min(MAX_TOKENS));
+        // The meter knows this call's own usage (a measure, not a decision):
+        // its gap is spread before the call is measured, so a request the
+        // policy left as the agent sent it measures exactly as recorded.
+        let mbase = msystem + mbaseline.at(m);
+        if let (Some(r), true) = (recorded, metered) {
+            mdrift = signed_diff(r, mbase);
+            mcalibration.record(m, mdrift, &mbaseline, &mest, &mut eng, Units::Meter);
+        }
         let ts = call.timestamp.or(session.messages[m].timestamp);
         let gap_ms = match (prev_ts, ts) {
             (Some(a), Some(b)) => Some(b.saturating_sub(a)),
             _ => None,
         };
         let mut row = eng.call(ci, m, ts, gap_ms);
-        row.tokens_baseline = apply_drift(base_est, d);
+        row.tokens_baseline = match (recorded, metered) {
+            (Some(r), true) => r,
+            _ => apply_drift(mbase, mdrift),
+        };
         // The agent's own compaction rewrote its context since the last call: only
         // the system prompt is still a prefix.
         row.prefix_baseline = match prev_call {
             None => 0,
-            Some((pm, _)) if baseline.reset_between(pm, m) => system_tokens,
+            Some((pm, _)) if mbaseline.reset_between(pm, m) => msystem,
             Some((_, prev_est)) => prev_est,
         };
         if row.prefix_baseline > 0 {
-            row.prefix_baseline = apply_drift(row.prefix_baseline, d).min(row.tokens_baseline);
+            row.prefix_baseline = apply_drift(row.prefix_baseline, mdrift).min(row.tokens_baseline);
         }
-        prev_call = Some((m, base_est));
-        row.tokens_recorded = call.usage.map(|u| u.prompt_tokens().min(MAX_TOKENS));
+        prev_call = Some((m, mbase));
+        row.tokens_recorded = recorded;
         if row.tokens_baseline > policy.context_window {
             row.events.push(Event::OverflowBaseline);
         }
@@ -481,11 +522,10 @@ pub fn replay_session(
             violations
                 .extend(eng.check(ci, ctx.options).into_iter().map(|violation| CallViolation { call: ci, violation }));
         }
-        if let Some(r) = row.tokens_recorded {
-            drift = signed_diff(r, base_est);
-            if calibrated {
-                calibration.record(m, drift, &baseline, &est, &mut eng);
-            }
+        if let (Some(r), true) = (row.tokens_recorded, calibrated) {
+            // The policy's calibration learns of this usage after the call, as
+            // the agent does.
+            calibration.record(m, signed_diff(r, base_est), &baseline, &est, &mut eng, Units::Policy);
         }
         rows.push(row);
         prev_ts = ts.or(prev_ts);
@@ -650,6 +690,7 @@ impl Calibration {
         baseline: &Baseline,
         est: &dyn Fn(usize) -> u64,
         eng: &mut engine::Engine<'_>,
+        units: Units,
     ) {
         let (kept, from) = baseline.context(m);
         let lo = self.covered.max(from);
@@ -669,7 +710,10 @@ impl Calibration {
             self.corr[i] = upto - given;
             given = upto;
             if self.corr[i] != 0 {
-                eng.calibrate(i, self.corr[i]);
+                match units {
+                    Units::Policy => eng.calibrate(i, self.corr[i]),
+                    Units::Meter => eng.mcalibrate(i, self.corr[i]),
+                }
             }
         }
         for i in self.covered..m {
@@ -677,8 +721,21 @@ impl Calibration {
             self.prefix.push(next);
         }
         self.covered = self.covered.max(m);
-        eng.set_residual(gap - (self.sum(kept) + self.sum(from..m)));
+        let residual = gap - (self.sum(kept) + self.sum(from..m));
+        match units {
+            Units::Policy => eng.set_residual(residual),
+            Units::Meter => eng.mset_residual(residual),
+        }
     }
+}
+
+/// Which of the engine's calibrations a [`Calibration`] feeds.
+#[derive(Clone, Copy)]
+enum Units {
+    /// The calibrated estimator the policy decides with (past usage only).
+    Policy,
+    /// The meter (every usage up to the call measured).
+    Meter,
 }
 
 fn metrics(rows: &[CallRow], comps: &[CompactionEvent], prunes: &[PruneEvent], window: u64) -> SessionMetrics {

@@ -16,7 +16,7 @@ use serde_json::json;
 use std::sync::Arc;
 
 #[derive(Debug, Clone)]
-enum Step {
+pub(super) enum Step {
     Human(usize),
     Injected(usize),
     Reply(usize),
@@ -31,7 +31,7 @@ enum Step {
 
 const TOOLS: [&str; 5] = ["Read", "Bash", "Edit", "skill", "Grep"];
 
-fn step() -> impl Strategy<Value = Step> {
+pub(super) fn step() -> impl Strategy<Value = Step> {
     prop_oneof![
         2 => (10usize..3_000).prop_map(Step::Human),
         1 => (10usize..800).prop_map(Step::Injected),
@@ -44,7 +44,7 @@ fn step() -> impl Strategy<Value = Step> {
 
 /// How a log starts: a user request, injected context first, a system message
 /// first, or mid-turn (a resumed log whose first message is a tool call).
-fn build_from(start: u8, steps: &[Step], trailing_human: bool) -> Session {
+pub(super) fn build_from(start: u8, steps: &[Step], trailing_human: bool) -> Session {
     let b = SessionBuilder::new("prop");
     let mut b = match start % 4 {
         0 => b.human(filler(200, 0)),
@@ -105,8 +105,14 @@ fn replay(s: &Session, p: &Policy) -> SessionTrace {
         estimator: &Chars4,
         summarizer: &Extractive,
         message_tokens: None,
+        meter_tokens: None,
         facts: None,
-        options: ReplayOptions { check_invariants: true, verify_totals: true, keep_transcript: true },
+        options: ReplayOptions {
+            check_invariants: true,
+            verify_totals: true,
+            keep_transcript: true,
+            ..ReplayOptions::default()
+        },
     };
     match replay_session(s, p, &ctx) {
         Ok(t) => t,
@@ -133,8 +139,9 @@ proptest! {
                 estimator: &Chars4,
                 summarizer: &Extractive,
                 message_tokens: None,
+                meter_tokens: None,
                 facts: Some(&facts),
-                options: ReplayOptions { check_invariants: true, verify_totals: true, keep_transcript: true },
+                options: ReplayOptions { check_invariants: true, verify_totals: true, keep_transcript: true, ..ReplayOptions::default() },
             };
             let shared = replay_session(&s, &p, &ctx).map_err(|e| TestCaseError::fail(e.to_string()))?;
             prop_assert_eq!(shared, replay(&s, &p), "{}", name);

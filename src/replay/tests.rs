@@ -7,7 +7,7 @@ use crate::model::{Block, Origin, Role};
 use crate::policy::{AgeUnit, Compact, CutKind, CutPoints, Fallback, Flush, Measure, Placement, Prune, TriggerKind};
 use crate::presets;
 use crate::summarize::{Extractive, SummarizeError, Summary, SummaryRequest};
-use crate::tokens::{Chars4, Estimator, EstimatorKind};
+use crate::tokens::{Chars4, Estimator, EstimatorKind, Meter};
 use serde_json::json;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
@@ -16,9 +16,24 @@ pub(super) fn ctx<'a>(summarizer: &'a dyn Summarizer) -> ReplayContext<'a> {
         estimator: &Chars4,
         summarizer,
         message_tokens: None,
+        meter_tokens: None,
         facts: None,
-        options: ReplayOptions { check_invariants: true, verify_totals: true, keep_transcript: true },
+        options: ReplayOptions {
+            check_invariants: true,
+            verify_totals: true,
+            keep_transcript: true,
+            ..ReplayOptions::default()
+        },
     }
+}
+
+/// [`ctx`] with the policy's own estimator (chars/4 or per-block).
+fn ctx_with(p: &Policy) -> ReplayContext<'static> {
+    let estimator: &'static dyn Estimator = match p.estimator.message_counter() {
+        EstimatorKind::PerBlock => &crate::tokens::PerBlock,
+        _ => &Chars4,
+    };
+    ReplayContext { estimator, ..ctx(&Extractive) }
 }
 
 pub(super) fn run(s: &Session, p: &Policy) -> SessionTrace {
@@ -145,12 +160,27 @@ fn calibrated_estimate_carries_the_last_usage_gap() {
         .human(filler(400, 2))
         .assistant(filler(100, 3))
         .build();
+    // The meter: call 0 is its recorded usage (150: a 50-token system prompt
+    // beyond the 100 counted); call 1 is 50 + 225 counted + the gap of the
+    // last usage (0). Whatever the policy's estimator, and the same for a
+    // policy that changed nothing.
+    for estimator in [EstimatorKind::Calibrated, EstimatorKind::Chars4, EstimatorKind::PerBlock] {
+        let mut p = bare();
+        p.estimator = estimator;
+        let t = replay_session(&s, &p, &ctx_with(&p)).unwrap();
+        assert_eq!(baseline_tokens(&t), vec![150, 275], "{estimator}");
+        assert_eq!(policy_tokens(&t), vec![150, 275], "{estimator}");
+    }
+    // A meter that ignores usage counts chars/4 alone (system: the first
+    // usage's gap).
     let mut p = bare();
     p.estimator = EstimatorKind::Calibrated;
-    let t = run(&s, &p);
-    // Call 1: estimate 225 + (150 recorded − 100 estimated at call 0).
-    assert_eq!(baseline_tokens(&t), vec![100, 275]);
-    assert_eq!(policy_tokens(&t), vec![100, 275]);
+    let opts = ReplayOptions { meter: Meter::Chars4, ..ReplayOptions::default() };
+    let t = replay_session(&s, &p, &ReplayContext { options: opts, ..ctx_with(&p) }).unwrap();
+    assert_eq!(baseline_tokens(&t), vec![150, 275]);
+    let s2 = SessionBuilder::new("s").human(filler(400, 0)).assistant(filler(100, 1)).usage(90).build();
+    let t = replay_session(&s2, &p, &ReplayContext { options: opts, ..ctx_with(&p) }).unwrap();
+    assert_eq!((baseline_tokens(&t), t.calls[0].tokens_recorded), (vec![100], Some(90)));
 }
 
 #[test]
@@ -798,8 +828,14 @@ fn work_is_linear_one_estimate_per_message() {
             estimator: &est,
             summarizer: &Extractive,
             message_tokens: None,
+            meter_tokens: None,
             facts: None,
-            options: ReplayOptions { check_invariants: false, verify_totals: false, keep_transcript: false },
+            options: ReplayOptions {
+                check_invariants: false,
+                verify_totals: false,
+                keep_transcript: false,
+                ..ReplayOptions::default()
+            },
         };
         let t = replay_session(&s, p, &ctx).unwrap();
         (est.messages.load(Ordering::Relaxed), t)
@@ -934,6 +970,7 @@ fn policies_sharing_a_summarizer_share_it_bound_to_each_session() {
                 estimator: &Chars4,
                 summarizer: &Extractive,
                 message_tokens: None,
+                meter_tokens: None,
                 facts: None,
                 options: ReplayOptions::default(),
             };

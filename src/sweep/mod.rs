@@ -122,7 +122,8 @@ pub fn run(
     let mut summarizers: Vec<Arc<dyn crate::summarize::Summarizer>> = Vec::new();
     let summ_of: Vec<Option<usize>> =
         parts.iter().map(|r| Some(intern(&mut summarizers, &r.as_ref().ok()?.1, |_, _| false))).collect();
-    let options = ReplayOptions { check_invariants: false, verify_totals: false, keep_transcript: false };
+    let options =
+        ReplayOptions { check_invariants: false, verify_totals: false, keep_transcript: false, meter: cost.meter };
 
     // Per session, largest first: token counts for each estimator, quality
     // preparation and a summary memo for each summarizer, then every point.
@@ -131,11 +132,16 @@ pub fn run(
     // answers, scores) lives only while they run.
     struct Prepared<'s> {
         counts: Vec<Vec<u64>>,
+        /// The meter's per-message counts (`cost.meter`), when no estimator's
+        /// counts are the same.
+        meter: Option<Vec<u64>>,
         facts: SessionFacts,
         models: SessionModels,
         quality: Option<Box<dyn PreparedQuality + 's>>,
         memos: Vec<MemoSummarizer<'s>>,
     }
+    // An estimator whose per-message counts are the meter's.
+    let meter_est = estimators.iter().position(|e| e.kind().message_counter() == cost.meter.counter().kind());
     let mut order: Vec<usize> = (0..sessions.len()).collect();
     order.sort_by_key(|&i| (std::cmp::Reverse(sessions[i].messages.len()), i));
     let runnable: Vec<usize> = parts.iter().enumerate().filter(|(_, p)| p.is_ok()).map(|(pi, _)| pi).collect();
@@ -149,8 +155,10 @@ pub fn run(
             .with_max_len(1)
             .map(|&si| {
                 let s = &sessions[si];
+                let counts: Vec<Vec<u64>> = estimators.iter().map(|e| count_message_tokens(s, e.as_ref())).collect();
                 let prep = Prepared {
-                    counts: estimators.iter().map(|e| count_message_tokens(s, e.as_ref())).collect(),
+                    meter: meter_est.is_none().then(|| count_message_tokens(s, cost.meter.counter())),
+                    counts,
                     facts: SessionFacts::of(s),
                     models: SessionModels::of(s, cost),
                     quality: quality.map(|q| q.prepare(s)),
@@ -168,6 +176,10 @@ pub fn run(
                                 estimator: est.as_ref(),
                                 summarizer: &prep.memos[summ_of[pi]?],
                                 message_tokens: Some(counts),
+                                meter_tokens: Some(meter_est.map_or_else(
+                                    || prep.meter.as_deref().unwrap_or_default(),
+                                    |e| &prep.counts[e][..],
+                                )),
                                 facts: Some(&prep.facts),
                                 options,
                             };

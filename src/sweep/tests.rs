@@ -34,6 +34,7 @@ fn the_memo_answers_a_repeated_replay_and_changes_nothing() {
         estimator: &Chars4,
         summarizer: &Extractive,
         message_tokens: None,
+        meter_tokens: None,
         facts: None,
         options: ReplayOptions { keep_transcript: true, ..ReplayOptions::default() },
     };
@@ -235,6 +236,7 @@ fn a_sweep_shares_counts_and_is_the_same_at_any_thread_count() {
                 estimator: &Chars4,
                 summarizer: &Extractive,
                 message_tokens: None,
+                meter_tokens: None,
                 facts: None,
                 options: ReplayOptions::default(),
             };
@@ -310,6 +312,7 @@ fn points_with_summarizers_of_one_name_keep_their_own() {
             estimator: &Chars4,
             summarizer: summ.as_ref(),
             message_tokens: None,
+            meter_tokens: None,
             facts: None,
             options: ReplayOptions::default(),
         };

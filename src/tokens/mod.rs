@@ -18,10 +18,12 @@
 mod bpe;
 mod cache;
 mod calibrator;
+mod meter;
 
 pub use bpe::{BPE_MESSAGE_OVERHEAD, Cl100k, O200k};
 pub use cache::MessageTokens;
 pub use calibrator::Calibrator;
+pub use meter::{Meter, UnknownMeter};
 
 use crate::model::{Block, Message};
 use serde::{Deserialize, Serialize};
