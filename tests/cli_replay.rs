@@ -211,3 +211,105 @@ fn corpus_replay_saves_tokens_and_avoids_overflows() {
         assert!(std::fs::read_dir(transcripts).unwrap().count() >= 27);
     }
 }
+
+/// The meter's promises on real files: in one run the baseline columns of
+/// sessions.csv and calls.csv are the same under every policy (whatever its
+/// estimator), and a session whose every call has usage bills exactly the
+/// recorded sum as its baseline.
+fn assert_one_baseline(input: &Path, extra: &[&str]) {
+    let recorded = !extra.contains(&"--meter");
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("out");
+    let mut args: Vec<&str> = vec![input.to_str().unwrap()];
+    // Five estimators among them: calibrated, chars4 (+ overhead), per_block.
+    for p in ["default", "nous", "vibe", "dotnet", "spec008", "codex"] {
+        args.extend(["--preset", p]);
+    }
+    args.extend(extra);
+    let o = replay(&args, &out);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let read = |name: &str| -> Vec<csv::StringRecord> {
+        let mut r = csv::Reader::from_path(out.join(name)).unwrap();
+        r.records().map(|x| x.unwrap()).collect()
+    };
+    let header = |name: &str| -> Vec<String> {
+        csv::Reader::from_path(out.join(name)).unwrap().headers().unwrap().iter().map(String::from).collect()
+    };
+    let col = |h: &[String], c: &str| h.iter().position(|x| x == c).unwrap_or_else(|| panic!("no column {c}"));
+
+    let sh = header("sessions.csv");
+    let (id, src, pol) = (col(&sh, "session_id"), col(&sh, "source_path"), col(&sh, "policy"));
+    let base_cols: Vec<usize> = [
+        "calls",
+        "calls_with_usage",
+        "input_tokens_baseline",
+        "input_tokens_recorded",
+        "peak_baseline",
+        "overflow_calls_baseline",
+    ]
+    .iter()
+    .map(|c| col(&sh, c))
+    .collect();
+    let mut by_session: std::collections::BTreeMap<(String, String), Vec<(String, Vec<String>)>> = Default::default();
+    for r in read("sessions.csv") {
+        let key = (r[id].to_string(), r[src].to_string());
+        let vals = base_cols.iter().map(|&c| r[c].to_string()).collect();
+        by_session.entry(key).or_default().push((r[pol].to_string(), vals));
+    }
+    assert!(!by_session.is_empty());
+    let mut fully_recorded = 0;
+    for (key, rows) in &by_session {
+        assert_eq!(rows.len(), 6, "{key:?}");
+        for (p, vals) in &rows[1..] {
+            assert_eq!(vals, &rows[0].1, "{key:?}: `{p}` against `{}`", rows[0].0);
+        }
+        let v = &rows[0].1;
+        if recorded && v[0] == v[1] && v[0] != "0" {
+            fully_recorded += 1;
+            assert_eq!(v[2], v[3], "{key:?}: every call has usage, so the baseline is the recorded sum");
+        }
+    }
+    assert!(!recorded || fully_recorded > 0, "no session with usage on every call: the second promise went untested");
+
+    let ch = header("calls.csv");
+    let (id, src, pol, call) = (col(&ch, "session_id"), col(&ch, "source_path"), col(&ch, "policy"), col(&ch, "call"));
+    let (tb, tr, ev) = (col(&ch, "tokens_baseline"), col(&ch, "tokens_recorded"), col(&ch, "events"));
+    let mut by_call: std::collections::BTreeMap<(String, String, String), Vec<(String, String)>> = Default::default();
+    for r in read("calls.csv") {
+        let overflow = r[ev].split(['|', ';', ' ']).any(|e| e == "overflow_baseline");
+        let vals = format!("{} {} {overflow}", &r[tb], &r[tr]);
+        by_call
+            .entry((r[id].to_string(), r[src].to_string(), r[call].to_string()))
+            .or_default()
+            .push((r[pol].to_string(), vals));
+    }
+    for (key, rows) in &by_call {
+        for (p, vals) in &rows[1..] {
+            assert_eq!(vals, &rows[0].1, "{key:?}: `{p}` against `{}`", rows[0].0);
+        }
+    }
+}
+
+/// `SMALL`'s settings without its inputs and presets.
+const SMALL_SETS: [&str; 8] = [
+    "--set",
+    "context_window=6000",
+    "--set",
+    "compact.reserve_tokens=1000",
+    "--set",
+    "flush.reserve_tokens=1000",
+    "--set",
+    "flush.threshold_tokens=1000",
+];
+
+#[test]
+fn one_baseline_for_every_policy_on_the_fixtures() {
+    assert_one_baseline(Path::new("fixtures"), &SMALL_SETS);
+    assert_one_baseline(Path::new("fixtures"), &["--meter", "o200k"]);
+}
+
+#[test]
+fn one_baseline_for_every_policy_on_the_corpus() {
+    let Some(corpus) = compactor::testing::corpus_dir() else { return };
+    assert_one_baseline(&corpus, &["--set", "context_window=64000"]);
+}

@@ -38,7 +38,12 @@ fn every_preset_keeps_the_invariants_on_every_corpus_session() {
         }
     }
     let pool = rayon::ThreadPoolBuilder::new().num_threads(2).build().unwrap();
-    let options = ReplayOptions { check_invariants: true, verify_totals: false, keep_transcript: false };
+    let options = ReplayOptions {
+        check_invariants: true,
+        verify_totals: false,
+        keep_transcript: false,
+        ..ReplayOptions::default()
+    };
     let results = replay_many(&batch.sessions, &policies, &BuiltinResolver, options, &pool, None);
     let mut problems = Vec::new();
     let mut compactions = 0;

@@ -35,8 +35,14 @@ fn run(s: &Session, p: &Policy) -> SessionTrace {
         estimator: &Chars4,
         summarizer: &Extractive,
         message_tokens: None,
+        meter_tokens: None,
         facts: None,
-        options: ReplayOptions { check_invariants: true, verify_totals: true, keep_transcript: true },
+        options: ReplayOptions {
+            check_invariants: true,
+            verify_totals: true,
+            keep_transcript: true,
+            ..ReplayOptions::default()
+        },
     };
     let t = replay_session(s, p, &ctx).unwrap();
     assert!(t.violations.is_empty(), "{:?}", t.violations);

@@ -269,6 +269,7 @@ pub fn run_replay(
         &summaries,
         args.check_invariants,
     );
+    report.run.meter = report::MeterInfo::of(cost.meter, &report.sessions);
     if let Some(a) = &llm {
         report.diagnostics.summarizer_fallbacks = a.fallbacks();
     }

@@ -83,7 +83,13 @@ pub fn report_md(report: &Report) -> String {
     out.push_str(
         "Billed input = Σ over calls of the request size (each call re-sends its context). \
 Baseline = what the agent sent (following its own recorded compactions); policy = what the \
-policy would have sent. Token counts are estimates (see each policy's `estimator`).\n\n",
+policy would have sent. ",
+    );
+    let _ = writeln!(
+        out,
+        "{} The baseline and every policy are measured alike; a policy's `estimator` only decides when it \
+prunes and compacts.\n",
+        report.run.meter.sentence()
     );
     out.push_str("## Totals per policy\n\n");
     aggregate_table(&mut out, &report.aggregates);
@@ -176,6 +182,12 @@ policy would have sent. Token counts are estimates (see each policy's `estimator
 pub fn summary_text(report: &Report) -> String {
     let mut out = String::new();
     let _ = writeln!(out, "{} session(s) replayed under {} policy(ies)", report.run.sessions, report.policies.len());
+    let m = &report.run.meter;
+    let _ = writeln!(
+        out,
+        "meter: {} ({} call(s) measured from recorded usage, {} estimated)",
+        m.name, m.calls_recorded, m.calls_estimated
+    );
     let w = report.aggregates.iter().map(|a| a.policy.chars().count()).max().unwrap_or(6).max(6);
     let _ = writeln!(
         out,

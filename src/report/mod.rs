@@ -54,6 +54,51 @@ pub struct RunInfo {
     pub inputs_read: usize,
     pub sessions: usize,
     pub check_invariants: bool,
+    /// What every size in the report was measured with.
+    #[serde(default)]
+    pub meter: MeterInfo,
+}
+
+/// The run's meter and how many calls it measured from recorded usage.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct MeterInfo {
+    pub name: crate::tokens::Meter,
+    /// Calls (each counted once, whatever the number of policies) whose size
+    /// is their recorded usage.
+    pub calls_recorded: u64,
+    /// Calls measured by the meter's estimate.
+    pub calls_estimated: u64,
+}
+
+impl MeterInfo {
+    /// Counted over the rows of a report (one session's rows share its calls).
+    pub fn of(meter: crate::tokens::Meter, rows: &[SessionRow]) -> MeterInfo {
+        let mut seen: std::collections::HashSet<(&str, &str)> = std::collections::HashSet::new();
+        let (mut calls, mut with_usage) = (0u64, 0u64);
+        for r in rows.iter().filter(|r| r.error.is_none()) {
+            if seen.insert((&r.session_id, &r.source_path)) {
+                calls += r.metrics.calls;
+                with_usage += r.metrics.calls_with_usage;
+            }
+        }
+        let recorded = if meter.uses_usage() { with_usage } else { 0 };
+        MeterInfo { name: meter, calls_recorded: recorded, calls_estimated: calls - recorded }
+    }
+
+    /// One sentence for people: the meter and what it measured from where.
+    pub fn sentence(&self) -> String {
+        match self.name {
+            crate::tokens::Meter::Recorded => format!(
+                "Sizes are measured by the meter `recorded`: {} call(s) from the usage the log recorded, {} estimated \
+(chars/4 calibrated on the recorded usage around them).",
+                self.calls_recorded, self.calls_estimated
+            ),
+            other => format!(
+                "Sizes are measured by the meter `{other}`: {} call(s), all estimated (recorded usage ignored).",
+                self.calls_estimated
+            ),
+        }
+    }
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -234,7 +279,13 @@ pub fn build_from_summaries(
     Report {
         schema_version: SCHEMA_VERSION,
         tool: ToolInfo { name: "compactor".into(), version: env!("CARGO_PKG_VERSION").into() },
-        run: RunInfo { inputs: inputs.to_vec(), inputs_read, sessions: summaries.len(), check_invariants },
+        run: RunInfo {
+            inputs: inputs.to_vec(),
+            inputs_read,
+            sessions: summaries.len(),
+            check_invariants,
+            meter: MeterInfo::of(crate::tokens::Meter::Recorded, &rows),
+        },
         policies: policies.to_vec(),
         sessions: rows,
         aggregates,

@@ -448,8 +448,14 @@ pub fn check_policy(session: &Session, policy: &Policy) -> Option<compactor::rep
         estimator: estimator(policy.estimator),
         summarizer: summarizer.as_ref(),
         message_tokens: None,
+        meter_tokens: None,
         facts: None,
-        options: ReplayOptions { check_invariants: true, verify_totals: true, keep_transcript: true },
+        options: ReplayOptions {
+            check_invariants: true,
+            verify_totals: true,
+            keep_transcript: true,
+            ..ReplayOptions::default()
+        },
     };
     let n = session.messages.len();
     // The policy's name in the failure: a panic inside the engine says where, not under which policy.
