@@ -154,6 +154,60 @@ fn result_header_shapes() {
     assert_eq!(result_header("no header"), None);
 }
 
+fn read_fixture(id: &str) -> Session {
+    let dir = fixtures_dir().join("cline").join(id);
+    let (inputs, _) = crate::read::discover(std::slice::from_ref(&dir));
+    assert_eq!(inputs.len(), 1);
+    assert_eq!(inputs[0].kind, crate::read::InputKind::ClineTask);
+    crate::read::read_input(&inputs[0], None).unwrap().remove(0)
+}
+
+/// Newer Cline with only `metrics.tokens` (no ui_messages.json): `prompt` is the
+/// uncached input and `cached` (writes + reads) comes on top of it, split by the
+/// inference of `MetricsTokens::usage`.
+#[test]
+fn metrics_tokens_only_task() {
+    let s = read_fixture("1730000100000");
+    assert_eq!(s.calls.len(), 4);
+    assert_eq!(s.tool_call_count(), 4);
+    assert_eq!(s.meta.cwd.as_deref(), Some("/home/dev/tool"));
+    // First call: nothing of the task is cached yet, so all of `cached` is a
+    // write; later calls read at most the previous call's prompt, and write the
+    // rest.
+    assert_eq!(split(&s), [(12, 0, 9600, 310), (8, 9612, 738, 120), (6, 10358, 662, 95), (9, 11026, 774, 60)]);
+    assert_eq!(prompts(&s), [9612, 10358, 11026, 11809]);
+    assert!(s.calls.iter().all(|c| c.usage.unwrap().provenance == UsageProvenance::Cline));
+    assert_eq!(s.calls[0].timestamp, Some(1_730_000_104_000));
+    assert_eq!(s.stats.usage_records, 4);
+    // The inferred split is reported; the missing ui_messages.json costs no
+    // usage, so it is not.
+    assert_eq!(s.diagnostics.messages.len(), 1, "{:?}", s.diagnostics.messages);
+    assert!(warned(&s, "4 call(s) report cached tokens without a cache read/write split"));
+}
+
+/// Newer Cline with both files: each message's metrics agree with its request's
+/// `api_req_started`, whose read/write split wins. A request that failed and was
+/// retried under the same `api_req_started` still pairs.
+#[test]
+fn metrics_tokens_with_ui_split_task() {
+    let s = read_fixture("1730000200000");
+    assert_eq!(s.calls.len(), 3);
+    assert_eq!(split(&s), [(10, 0, 9500, 250), (4, 9500, 640, 180), (7, 10140, 410, 90)]);
+    assert_eq!(prompts(&s), [9510, 10144, 10557]);
+    assert_eq!(s.calls[1].timestamp, Some(1_730_000_209_000));
+    assert_eq!(s.stats.usage_records, 3);
+    assert_eq!(s.errors.len(), 1);
+    assert_eq!(s.errors[0].source_line, 3);
+    assert!(s.diagnostics.messages.is_empty(), "{:?}", s.diagnostics.messages);
+
+    // Without the split the prompt sizes are the same; only the split is inferred.
+    let dir = fixtures_dir().join("cline").join("1730000200000");
+    let history = std::fs::read(dir.join("api_conversation_history.json")).unwrap();
+    let alone = read_history_bytes(&dir, &history, None).remove(0);
+    assert_eq!(prompts(&alone), [9510, 10144, 10557]);
+    assert_eq!(split(&alone)[1], (4, 9510, 630, 180));
+}
+
 /// The shape: a long task whose every prompt is 10 uncached tokens on
 /// top of a growing cache. Its largest prompt is the cache plus 10, not 10.
 #[test]
