@@ -136,6 +136,34 @@ fn human_output_is_deterministic_across_thread_counts() {
     assert_eq!(run("1"), run("2"));
 }
 
+/// A Cline task whose calls carry only `metrics.tokens` (a few uncached tokens on
+/// top of a growing cache): its largest prompt is about 11.8k tokens, not the
+/// ~10 uncached tokens a reader capping the cache at them reported.
+#[test]
+fn cline_metrics_task_reports_its_real_prompt_size() {
+    let out = cargo_bin_cmd!("compactor")
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .args(["inspect", "--json", "--quiet", "fixtures/cline/1730000100000", "fixtures/cline/1730000200000"])
+        .assert()
+        .success()
+        .get_output()
+        .stdout
+        .clone();
+    let report: InspectReport = serde_json::from_slice(&out).unwrap();
+    let usage = |id: &str| {
+        let s = report.sessions.iter().find(|s| s.id == id).unwrap();
+        assert_eq!(s.counts.calls_with_usage, s.counts.calls, "{id}");
+        s.counts.usage
+    };
+    let only_metrics = usage("1730000100000");
+    assert_eq!(only_metrics.max_prompt, 11_809);
+    assert_eq!(only_metrics.uncached_input, 35);
+    assert_eq!(only_metrics.cache_read + only_metrics.cache_write, 9_600 + 10_350 + 11_020 + 11_800);
+    let with_split = usage("1730000200000");
+    assert_eq!(with_split.max_prompt, 10_557);
+    assert_eq!((with_split.cache_read, with_split.cache_write), (9_500 + 10_140, 9_500 + 640 + 410));
+}
+
 /// The human report over every bundled fixture (all formats and pitfalls), and the
 /// warnings it prints: a change in what the readers see shows up in review.
 #[test]

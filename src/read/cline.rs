@@ -18,14 +18,19 @@
 //!   and similar harness text are `Injected`; the task, feedback and answers the
 //!   person typed are `Human`. A user record is split into one message per run of
 //!   the same origin, in order.
-//! - Usage: an assistant message's own `metrics.tokens {prompt, completion,
-//!   cached}` (newer Cline; prompt includes cached) wins; otherwise the k-th
-//!   completed `api_req_started` of `ui_messages.json` (its `text` is JSON
-//!   `{tokensIn, tokensOut, cacheWrites, cacheReads, cost}`) is paired with the k-th
-//!   assistant message. Cline's `tokensIn` excludes cache reads and writes (its
-//!   Anthropic handler reports `input_tokens`), so it maps to `uncached_input`.
-//!   Requests that failed without tokens (followed by `api_req_failed`) are not
-//!   paired. A count mismatch is reported.
+//! - Usage (see `attribute_usage`): newer Cline writes `metrics.tokens
+//!   {prompt, completion, cached}` on each assistant message, where `prompt` is the
+//!   *uncached* input and `cached` is cache writes + cache reads, summed. Every
+//!   Cline writes the k-th completed `api_req_started` of `ui_messages.json` (its
+//!   `text` is JSON `{tokensIn, tokensOut, cacheWrites, cacheReads, cost}`) for the
+//!   request that produced the k-th assistant message, with the same counts split.
+//!   A message with metrics takes the split of the request whose counts agree with
+//!   them (looked for from the next unused request on), else its own counts with
+//!   the read/write split inferred; a message without metrics (older Cline) takes
+//!   the next request in order. `tokensIn` excludes cache reads and writes, so it
+//!   maps to `uncached_input`. Requests that failed without tokens (followed by
+//!   `api_req_failed`) are not paired. Requests and messages left unpaired, counts
+//!   that disagree and inferred splits are reported.
 //! - `stats.records` = elements of the history array; `stats.usage_records` = the
 //!   larger of (history messages with `metrics.tokens`, `api_req_started` records
 //!   carrying tokens): both files describe the same requests.
@@ -86,7 +91,7 @@ pub fn read_history_bytes(path: &Path, data: &[u8], ui_messages: Option<&[u8]>) 
         Some(bytes) => match serde_json::from_slice::<Value>(super::strip_bom(bytes)) {
             Ok(Value::Array(items)) => Some(items),
             _ => {
-                s.diagnostics.warn(path, 0, "ui_messages.json is unreadable: calls carry no usage");
+                s.diagnostics.warn(path, 0, "ui_messages.json is unreadable: only metrics.tokens give usage");
                 None
             }
         },
@@ -96,7 +101,7 @@ pub fn read_history_bytes(path: &Path, data: &[u8], ui_messages: Option<&[u8]>) 
 
     let mut prev_uses: Vec<(String, String)> = Vec::new();
     let mut unpaired_headers = 0u64;
-    let mut assistant_no = 0usize;
+    let mut assistants: Vec<AssistantUsage> = Vec::new();
     let mut metrics_records = 0u64;
     for (i, m) in history.iter().enumerate() {
         let line = i as u64 + 1;
@@ -119,32 +124,22 @@ pub fn read_history_bytes(path: &Path, data: &[u8], ui_messages: Option<&[u8]>) 
                     source_line: line,
                     timestamp: ts,
                 });
-                let metrics = m.pointer("/metrics/tokens").filter(|t| t.is_object()).map(|t| {
-                    let prompt = u64_of(t.get("prompt"));
-                    let cached = u64_of(t.get("cached")).min(prompt);
-                    Usage {
-                        uncached_input: prompt - cached,
-                        cache_read: cached,
-                        cache_write: 0,
-                        output: u64_of(t.get("completion")),
-                        reasoning: 0,
-                        provenance: UsageProvenance::Cline,
-                    }
-                });
+                let metrics = MetricsTokens::of(m);
                 if metrics.is_some() {
                     metrics_records += 1;
                 }
-                let req = requests.get(assistant_no);
-                assistant_no += 1;
+                assistants.push(AssistantUsage { metrics, ts });
                 let model = m.pointer("/modelInfo/modelId").and_then(Value::as_str).map(str::to_string);
                 if let Some(model) = &model {
                     s.meta.add_model(model);
                 }
+                // Usage and a missing timestamp are filled in once every message
+                // is known (`attribute_usage`).
                 s.calls.push(Call {
                     message_index: s.messages.len() - 1,
                     model,
-                    usage: metrics.or(req.and_then(|r| r.usage)),
-                    timestamp: ts.or(req.and_then(|r| r.ts)),
+                    usage: None,
+                    timestamp: ts,
                     response_id: None,
                 });
             }
@@ -165,6 +160,12 @@ pub fn read_history_bytes(path: &Path, data: &[u8], ui_messages: Option<&[u8]>) 
         }
     }
 
+    let paired = attribute_usage(&assistants, &requests);
+    for (call, (usage, req_ts)) in s.calls.iter_mut().zip(&paired.calls) {
+        call.usage = *usage;
+        call.timestamp = call.timestamp.or(*req_ts);
+    }
+
     // Both files describe the same requests: count the richer one, not the sum.
     s.stats.usage_records = metrics_records.max(requests.iter().filter(|r| r.usage.is_some()).count() as u64);
     if unpaired_headers > 0 {
@@ -174,21 +175,7 @@ pub fn read_history_bytes(path: &Path, data: &[u8], ui_messages: Option<&[u8]>) 
             format!("{unpaired_headers} text tool result(s) have no tool_use to answer: kept as text"),
         );
     }
-    // Only messages without their own metrics depend on ui_messages.json.
-    if metrics_records < assistant_no as u64 {
-        if ui_messages.is_none() {
-            s.diagnostics.warn(path, 0, "no ui_messages.json: calls carry no usage");
-        } else if ui.is_some() && requests.len() != assistant_no {
-            s.diagnostics.warn(
-                path,
-                0,
-                format!(
-                    "{} completed api requests in ui_messages.json for {assistant_no} assistant messages: usage paired in order",
-                    requests.len()
-                ),
-            );
-        }
-    }
+    report_pairing(&mut s, path, &paired, ui_messages.is_some(), ui.is_some());
     vec![s]
 }
 
@@ -251,6 +238,198 @@ fn ui_requests(s: &mut Session, ui: &[Value]) -> Vec<UiRequest> {
     }
     out.extend(pending);
     out
+}
+
+/// `metrics.tokens` of an assistant message, as newer Cline writes it.
+///
+/// What the fields hold is read from Cline's writer, not from its type. The
+/// `ClineTokensInfo` comments (cline/cline `src/shared/messages/metrics.ts`) say
+/// `prompt` "includes cached" and `cached` is the "subset of prompt_tokens that
+/// were cache hits". But `recursivelyMakeClineRequests` (cline/cline
+/// `src/core/task/index.ts`) stores `prompt: inputTokens`, `completion:
+/// outputTokens`, `cached: cacheWriteTokens + cacheReadTokens`, from the same
+/// running totals it hands `updateApiReqMsg` (`src/core/task/utils.ts`) for the
+/// request's `api_req_started` (`tokensIn`, `tokensOut`, `cacheWrites`,
+/// `cacheReads`); and `inputTokens` excludes both cache counts (the newer
+/// `updateApiReqMsg` sums `tokensIn + cacheWrites + cacheReads` for the total
+/// input). So `prompt` is the uncached input, and `cached` far above `prompt` is
+/// the normal case: capping it at `prompt` read a 10k-token prompt as 10 tokens.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct MetricsTokens {
+    prompt: u64,
+    completion: u64,
+    cached: u64,
+}
+
+impl MetricsTokens {
+    fn of(m: &Value) -> Option<Self> {
+        let t = m.pointer("/metrics/tokens").filter(|t| t.is_object())?;
+        Some(Self {
+            prompt: u64_of(t.get("prompt")),
+            completion: u64_of(t.get("completion")),
+            cached: u64_of(t.get("cached")),
+        })
+    }
+
+    /// Whether an `api_req_started` split reports these same counts.
+    fn agrees_with(&self, u: &Usage) -> bool {
+        u.uncached_input == self.prompt
+            && u.output == self.completion
+            && u.cache_read.saturating_add(u.cache_write) == self.cached
+    }
+
+    /// The usage these counts give when no `api_req_started` splits `cached`.
+    ///
+    /// `prompt_tokens()` is exact whatever the split; only what rests on it (cache
+    /// cost, hit rate) is inferred. Cline marks the prompt for caching up to its
+    /// last user messages, so a call reads from the cache at most what earlier
+    /// calls of the task put there: at most the previous call's whole prompt
+    /// (`read_bound`), and nothing on the task's first call (`Some(0)`). In a
+    /// running task nearly all of `cached` is that re-read prefix and only the turn
+    /// added since is written, so `cached` is read as cache read up to the bound
+    /// and the rest as cache write. `None` (the previous call's size is unknown)
+    /// leaves nothing to contradict reading it all as cache read. What this gets
+    /// wrong: a first call that hit a cache another task left (same system prompt
+    /// within the cache lifetime) counts as a write.
+    fn usage(&self, read_bound: Option<u64>) -> Usage {
+        let read = read_bound.map_or(self.cached, |b| self.cached.min(b));
+        Usage {
+            uncached_input: self.prompt,
+            cache_read: read,
+            cache_write: self.cached - read,
+            output: self.completion,
+            reasoning: 0,
+            provenance: UsageProvenance::Cline,
+        }
+    }
+}
+
+/// What the history says of one assistant message's usage.
+struct AssistantUsage {
+    metrics: Option<MetricsTokens>,
+    ts: Option<i64>,
+}
+
+/// How many requests past the next unused one the counts of a message with
+/// metrics are looked for. Requests that produced no assistant message are rare
+/// (a few in a row at most); the bound keeps a task whose two files disagree
+/// throughout linear.
+const LOOKAHEAD: usize = 16;
+
+/// The usage of every call, and what did not pair.
+#[derive(Debug, Default)]
+struct Pairing {
+    /// Per assistant message: its usage and its request's start time.
+    calls: Vec<(Option<Usage>, Option<i64>)>,
+    /// Messages with metrics that no `api_req_started` agrees with.
+    metrics_unmatched: u64,
+    /// Calls whose `cached` tokens were split by inference ([`MetricsTokens::usage`]).
+    inferred: u64,
+    /// Messages without metrics and without a request to pair with.
+    without_usage: u64,
+    /// Requests with tokens that no message took.
+    unused_requests: u64,
+}
+
+/// Give every assistant message its usage (see the module header). Cline itself
+/// pairs the two files by position: its ATIF export (cline/cline
+/// `src/shared/messages/atif-converter.ts`, `enrichMessagesWithMetrics`) gives
+/// the i-th `api_req_started` to the i-th assistant message. Position alone
+/// misattributes every later call once one request has no message (or one
+/// message no request), so here the split of `ui_messages.json` is preferred to
+/// `metrics.tokens` but never replaces it with different counts: a request is
+/// taken for a message with metrics only when their counts agree. A request that
+/// started after a message was stored did not produce it, when both carry a time.
+fn attribute_usage(assistants: &[AssistantUsage], requests: &[UiRequest]) -> Pairing {
+    let mut p = Pairing::default();
+    let with_tokens = |rs: &[UiRequest]| rs.iter().filter(|r| r.usage.is_some()).count() as u64;
+    let mut next = 0usize;
+    let mut read_bound = Some(0u64);
+    for a in assistants {
+        let started_before = |r: &UiRequest| !matches!((r.ts, a.ts), (Some(req), Some(msg)) if req > msg);
+        let (usage, ts) = match a.metrics {
+            Some(m) => {
+                let window = requests.get(next..).unwrap_or_default().iter().take(LOOKAHEAD);
+                match window.enumerate().find(|(_, r)| started_before(r) && r.usage.is_some_and(|u| m.agrees_with(&u)))
+                {
+                    Some((k, r)) => {
+                        p.unused_requests += with_tokens(requests.get(next..next + k).unwrap_or_default());
+                        next += k + 1;
+                        (r.usage, r.ts)
+                    }
+                    None => {
+                        p.metrics_unmatched += 1;
+                        p.inferred += u64::from(m.cached > 0);
+                        (Some(m.usage(read_bound)), None)
+                    }
+                }
+            }
+            None => match requests.get(next).filter(|r| started_before(r)) {
+                Some(r) => {
+                    next += 1;
+                    (r.usage, r.ts)
+                }
+                None => {
+                    p.without_usage += 1;
+                    (None, None)
+                }
+            },
+        };
+        read_bound = usage.map(|u| u.prompt_tokens());
+        p.calls.push((usage, ts));
+    }
+    p.unused_requests += with_tokens(requests.get(next..).unwrap_or_default());
+    p
+}
+
+/// Warn about what [`attribute_usage`] could not pair. `ui_present`: the task has
+/// a `ui_messages.json`; `ui_read`: it parsed.
+fn report_pairing(s: &mut Session, path: &Path, p: &Pairing, ui_present: bool, ui_read: bool) {
+    if !ui_present && p.without_usage > 0 {
+        s.diagnostics.warn(path, 0, format!("no ui_messages.json: {} call(s) carry no usage", p.without_usage));
+    }
+    if ui_read {
+        if p.metrics_unmatched > 0 {
+            s.diagnostics.warn(
+                path,
+                0,
+                format!(
+                    "{} assistant message(s) have metrics.tokens that no api_req_started in ui_messages.json agrees with: their own counts are used",
+                    p.metrics_unmatched
+                ),
+            );
+        }
+        if p.without_usage > 0 {
+            s.diagnostics.warn(
+                path,
+                0,
+                format!(
+                    "{} assistant message(s) have neither metrics.tokens nor an api_req_started to pair with: no usage",
+                    p.without_usage
+                ),
+            );
+        }
+        if p.unused_requests > 0 {
+            s.diagnostics.warn(
+                path,
+                0,
+                format!(
+                    "{} completed api request(s) in ui_messages.json pair with no assistant message",
+                    p.unused_requests
+                ),
+            );
+        }
+    }
+    if p.inferred > 0 {
+        s.diagnostics.warn(
+            path,
+            0,
+            format!(
+                "{} call(s) report cached tokens without a cache read/write split: split inferred (cache read at most the previous call's prompt)",
+                p.inferred
+            ),
+        );
+    }
 }
 
 /// The tool name of a text result header (`[name for 'arg'] Result:` or

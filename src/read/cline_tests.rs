@@ -7,6 +7,23 @@ fn task_dir() -> std::path::PathBuf {
     fixtures_dir().join("cline").join("1730000000000")
 }
 
+/// (uncached input, cache read, cache write, output) of every call.
+fn split(s: &Session) -> Vec<(u64, u64, u64, u64)> {
+    s.calls
+        .iter()
+        .map(|c| c.usage.unwrap())
+        .map(|u| (u.uncached_input, u.cache_read, u.cache_write, u.output))
+        .collect()
+}
+
+fn prompts(s: &Session) -> Vec<u64> {
+    s.calls.iter().map(|c| c.usage.unwrap().prompt_tokens()).collect()
+}
+
+fn warned(s: &Session, text: &str) -> bool {
+    s.diagnostics.messages.iter().any(|d| d.message.contains(text))
+}
+
 fn result_ids(m: &Message) -> Vec<&str> {
     m.blocks
         .iter()
@@ -66,15 +83,11 @@ fn task_folder_with_positional_text_results_and_ui_usage() {
     assert_eq!(s.tool_call_count(), 3);
 
     // Usage: ui request 1, then (the failed request skipped) request 3; the last
-    // assistant message has its own metrics, which win.
+    // assistant message has its own metrics (prompt 7, cached 4000), which agree
+    // with request 4, so they take its read/write split.
     assert_eq!(s.calls.len(), 3);
-    let u: Vec<(u64, u64, u64, u64)> = s
-        .calls
-        .iter()
-        .map(|c| c.usage.unwrap())
-        .map(|u| (u.uncached_input, u.cache_read, u.cache_write, u.output))
-        .collect();
-    assert_eq!(u, [(10, 0, 3000, 100), (5, 3000, 200, 50), (1000, 4000, 0, 40)]);
+    assert_eq!(split(&s), [(10, 0, 3000, 100), (5, 3000, 200, 50), (7, 3900, 100, 40)]);
+    assert_eq!(prompts(&s), [3010, 3205, 4007]);
     assert!(s.calls.iter().all(|c| c.usage.unwrap().provenance == UsageProvenance::Cline));
     assert_eq!(s.calls[2].model.as_deref(), Some("claude-opus-4-5"));
     assert_eq!(s.calls[0].timestamp, Some(1_730_000_001_000));
@@ -94,9 +107,13 @@ fn without_ui_messages_calls_have_no_usage() {
     let s = read_history_bytes(&dir.join("api_conversation_history.json"), &history, None).remove(0);
     assert_eq!(s.id, "1730000000000");
     assert_eq!(s.calls.len(), 3);
-    // Only the message carrying its own metrics has usage.
+    // Only the message carrying its own metrics has usage. Its previous call's
+    // size is unknown, so nothing bounds the cache read: all 4000 read.
     assert_eq!(s.usage_count(), 1);
-    assert!(s.diagnostics.messages.iter().any(|d| d.message.contains("no ui_messages.json")));
+    let u = s.calls[2].usage.unwrap();
+    assert_eq!((u.uncached_input, u.cache_read, u.cache_write, u.output), (7, 4000, 0, 40));
+    assert!(warned(&s, "no ui_messages.json: 2 call(s) carry no usage"), "{:?}", s.diagnostics.messages);
+    assert!(warned(&s, "1 call(s) report cached tokens without a cache read/write split"));
 }
 
 #[test]
@@ -135,4 +152,157 @@ fn result_header_shapes() {
     assert_eq!(result_header("[execute_command for 'ls [x]'] Result:"), Some(("execute_command", "")));
     assert_eq!(result_header("[link](http://x) Result:"), None);
     assert_eq!(result_header("no header"), None);
+}
+
+fn read_fixture(id: &str) -> Session {
+    let dir = fixtures_dir().join("cline").join(id);
+    let (inputs, _) = crate::read::discover(std::slice::from_ref(&dir));
+    assert_eq!(inputs.len(), 1);
+    assert_eq!(inputs[0].kind, crate::read::InputKind::ClineTask);
+    crate::read::read_input(&inputs[0], None).unwrap().remove(0)
+}
+
+/// Newer Cline with only `metrics.tokens` (no ui_messages.json): `prompt` is the
+/// uncached input and `cached` (writes + reads) comes on top of it, split by the
+/// inference of `MetricsTokens::usage`.
+#[test]
+fn metrics_tokens_only_task() {
+    let s = read_fixture("1730000100000");
+    assert_eq!(s.calls.len(), 4);
+    assert_eq!(s.tool_call_count(), 4);
+    assert_eq!(s.meta.cwd.as_deref(), Some("/home/dev/tool"));
+    // First call: nothing of the task is cached yet, so all of `cached` is a
+    // write; later calls read at most the previous call's prompt, and write the
+    // rest.
+    assert_eq!(split(&s), [(12, 0, 9600, 310), (8, 9612, 738, 120), (6, 10358, 662, 95), (9, 11026, 774, 60)]);
+    assert_eq!(prompts(&s), [9612, 10358, 11026, 11809]);
+    assert!(s.calls.iter().all(|c| c.usage.unwrap().provenance == UsageProvenance::Cline));
+    assert_eq!(s.calls[0].timestamp, Some(1_730_000_104_000));
+    assert_eq!(s.stats.usage_records, 4);
+    // The inferred split is reported; the missing ui_messages.json costs no
+    // usage, so it is not.
+    assert_eq!(s.diagnostics.messages.len(), 1, "{:?}", s.diagnostics.messages);
+    assert!(warned(&s, "4 call(s) report cached tokens without a cache read/write split"));
+}
+
+/// Newer Cline with both files: each message's metrics agree with its request's
+/// `api_req_started`, whose read/write split wins. A request that failed and was
+/// retried under the same `api_req_started` still pairs.
+#[test]
+fn metrics_tokens_with_ui_split_task() {
+    let s = read_fixture("1730000200000");
+    assert_eq!(s.calls.len(), 3);
+    assert_eq!(split(&s), [(10, 0, 9500, 250), (4, 9500, 640, 180), (7, 10140, 410, 90)]);
+    assert_eq!(prompts(&s), [9510, 10144, 10557]);
+    assert_eq!(s.calls[1].timestamp, Some(1_730_000_209_000));
+    assert_eq!(s.stats.usage_records, 3);
+    assert_eq!(s.errors.len(), 1);
+    assert_eq!(s.errors[0].source_line, 3);
+    assert!(s.diagnostics.messages.is_empty(), "{:?}", s.diagnostics.messages);
+
+    // Without the split the prompt sizes are the same; only the split is inferred.
+    let dir = fixtures_dir().join("cline").join("1730000200000");
+    let history = std::fs::read(dir.join("api_conversation_history.json")).unwrap();
+    let alone = read_history_bytes(&dir, &history, None).remove(0);
+    assert_eq!(prompts(&alone), [9510, 10144, 10557]);
+    assert_eq!(split(&alone)[1], (4, 9510, 630, 180));
+}
+
+/// The shape: a long task whose every prompt is 10 uncached tokens on
+/// top of a growing cache. Its largest prompt is the cache plus 10, not 10.
+#[test]
+fn a_long_metrics_task_reports_its_real_prompt_sizes() {
+    let mut history = vec![serde_json::json!({"role": "user", "content": "<task>go</task>"})];
+    for k in 0..47u64 {
+        history.push(serde_json::json!({
+            "role": "assistant",
+            "content": [{"type": "text", "text": format!("step {k}")}],
+            "metrics": {"tokens": {"prompt": 10, "completion": 50, "cached": 9000 + 500 * k}},
+        }));
+        history.push(serde_json::json!({"role": "user", "content": "<environment_details>\n</environment_details>"}));
+    }
+    let data = serde_json::to_vec(&history).unwrap();
+    let s = read_history_bytes(Path::new("/t/long"), &data, None).remove(0);
+    assert_eq!(s.calls.len(), 47);
+    let max_prompt = s.calls.iter().map(|c| c.usage.unwrap().prompt_tokens()).max();
+    assert_eq!(max_prompt, Some(10 + 9000 + 500 * 46));
+    let read: u64 = s.calls.iter().map(|c| c.usage.unwrap().cache_read).sum();
+    let written: u64 = s.calls.iter().map(|c| c.usage.unwrap().cache_write).sum();
+    let cached: u64 = (0..47).map(|k| 9000 + 500 * k).sum();
+    assert_eq!(read + written, cached);
+    assert!(read > cached * 9 / 10, "a running task mostly re-reads its cache: {read} of {cached}");
+}
+
+/// Times in the inline tasks below are milliseconds after this.
+const T0: i64 = 1_730_000_000_000;
+
+/// An assistant message stored at `T0 + ts`, with `metrics.tokens` when given.
+fn turn(ts: i64, metrics: Option<(u64, u64, u64)>) -> serde_json::Value {
+    let mut m = serde_json::json!({"role": "assistant", "content": "ok", "ts": T0 + ts});
+    if let Some((prompt, completion, cached)) = metrics {
+        m["metrics"] = serde_json::json!({"tokens": {"prompt": prompt, "completion": completion, "cached": cached}});
+    }
+    m
+}
+
+/// An `api_req_started` at `T0 + ts` with its split.
+fn started(ts: i64, tokens_in: u64, out: u64, writes: u64, reads: u64) -> serde_json::Value {
+    let text = serde_json::json!({"tokensIn": tokens_in, "tokensOut": out, "cacheWrites": writes, "cacheReads": reads});
+    serde_json::json!({"ts": T0 + ts, "type": "say", "say": "api_req_started", "text": text.to_string()})
+}
+
+fn read_pair(history: &[serde_json::Value], ui: &[serde_json::Value]) -> Session {
+    let history = serde_json::to_vec(history).unwrap();
+    let ui = serde_json::to_vec(ui).unwrap();
+    read_history_bytes(Path::new("/t/task-p"), &history, Some(&ui)).remove(0)
+}
+
+/// An extra request with tokens between two messages (a request that produced
+/// no message) is passed over: the later message still gets its own request.
+#[test]
+fn an_extra_request_does_not_shift_later_calls() {
+    let user = serde_json::json!({"role": "user", "content": "<task>go</task>"});
+    let history = [user.clone(), turn(2000, Some((10, 100, 5000))), user, turn(6000, Some((3, 60, 5400)))];
+    let ui = [started(1000, 10, 100, 5000, 0), started(3000, 9, 0, 0, 5000), started(4000, 3, 60, 300, 5100)];
+    let s = read_pair(&history, &ui);
+    assert_eq!(split(&s), [(10, 0, 5000, 100), (3, 5100, 300, 60)]);
+    assert!(warned(&s, "1 completed api request(s) in ui_messages.json pair with no assistant message"));
+    assert_eq!(s.diagnostics.messages.len(), 1, "{:?}", s.diagnostics.messages);
+}
+
+/// Metrics that no request agrees with are kept (the message carries them
+/// itself), with the split inferred, and both disagreements are reported.
+#[test]
+fn disagreeing_counts_keep_the_messages_own_metrics() {
+    let user = serde_json::json!({"role": "user", "content": "<task>go</task>"});
+    let history = [user.clone(), turn(2000, Some((10, 100, 5000))), user, turn(6000, Some((3, 60, 5400)))];
+    let ui = [started(1000, 0, 0, 0, 0), started(4000, 3, 60, 300, 5100)];
+    let s = read_pair(&history, &ui);
+    assert_eq!(split(&s), [(10, 0, 5000, 100), (3, 5100, 300, 60)]);
+    assert!(warned(&s, "1 assistant message(s) have metrics.tokens that no api_req_started"));
+    assert!(warned(&s, "1 call(s) report cached tokens without a cache read/write split"));
+    assert!(warned(&s, "1 completed api request(s) in ui_messages.json pair with no assistant message"));
+}
+
+/// Older Cline (no metrics) pairs in order, but never with a request that
+/// started after the message was stored; what is left over is reported.
+#[test]
+fn order_pairing_skips_a_request_started_after_the_message() {
+    let user = serde_json::json!({"role": "user", "content": "<task>go</task>"});
+    let history = [user.clone(), turn(2000, None), user, turn(6000, None)];
+    let ui = [started(3000, 4, 40, 0, 900)];
+    let s = read_pair(&history, &ui);
+    assert_eq!(s.calls[0].usage, None);
+    assert_eq!(s.calls[1].usage.map(|u| u.prompt_tokens()), Some(904));
+    assert_eq!(s.calls[1].timestamp, Some(T0 + 6000));
+    assert!(warned(&s, "1 assistant message(s) have neither metrics.tokens nor an api_req_started"));
+    // Without times, the same request pairs with the first message, in order.
+    let history = [turn(0, None), turn(0, None)].map(|mut m| {
+        m.as_object_mut().unwrap().remove("ts");
+        m
+    });
+    let s = read_pair(&history, &[started(3000, 4, 40, 0, 900)]);
+    assert_eq!(s.calls[0].usage.map(|u| u.prompt_tokens()), Some(904));
+    assert_eq!(s.calls[0].timestamp, Some(T0 + 3000));
+    assert_eq!(s.calls[1].usage, None);
 }
