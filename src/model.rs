@@ -436,6 +436,52 @@ pub struct SessionMeta {
     /// Sub-agent kind (`Explore`, …) and description from `.meta.json`, when known.
     pub agent_type: Option<String>,
     pub description: Option<String>,
+    /// The model's context window as the log recorded it (Codex
+    /// `model_context_window`); the largest when it changed.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub context_window: Option<u64>,
+    /// The window a policy with `context_window = "auto"` uses, once resolved
+    /// after reading ([`crate::cost::PriceTable::resolve_window`]).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub window: Option<ResolvedWindow>,
+}
+
+/// The context window of a session's model, and where it was learnt.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ResolvedWindow {
+    pub tokens: u64,
+    pub source: WindowSource,
+    /// The model (or price family) it was looked up by.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub model: Option<String>,
+}
+
+/// Where a session's context window comes from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum WindowSource {
+    /// The log's own record (Codex `model_context_window`).
+    Log,
+    /// The model named in the log, by the window table.
+    Model,
+    /// A Claude model whose recorded prompt went past 200K: the 1M-context variant.
+    LongContext,
+    /// Nothing known: the 200K default.
+    Default,
+    /// The policy fixed it (`context_window = N`).
+    Policy,
+}
+
+impl WindowSource {
+    pub fn name(self) -> &'static str {
+        match self {
+            WindowSource::Log => "log",
+            WindowSource::Model => "model",
+            WindowSource::LongContext => "long_context",
+            WindowSource::Default => "default",
+            WindowSource::Policy => "policy",
+        }
+    }
 }
 
 /// Most distinct versions (and models) a session keeps. Readers add one per

@@ -25,7 +25,9 @@ pub struct Policy {
     /// Where the constants come from (spec section / source key).
     pub source: String,
     /// Context window of the model, in tokens. Calls whose request exceeds it are
-    /// counted as overflows.
+    /// counted as overflows. `"auto"` ([`AUTO_WINDOW`]): each session's own, as
+    /// its log records it or its model has it (resolved by the replay).
+    #[serde(with = "window")]
     pub context_window: u64,
     /// The `max_tokens` the agent requests; some triggers include it.
     pub max_output_tokens: u64,
@@ -461,6 +463,25 @@ fn invalid(key: &str, v: Raw<'_>, expected: &str) -> PolicyError {
     PolicyError::InvalidValue { key: key.to_string(), value: v.shown(), expected: expected.to_string() }
 }
 
+/// `context_window = "auto"` as the field holds it: resolved per session by the
+/// replay ([`Policy::with_window`]), never used as a size.
+pub const AUTO_WINDOW: u64 = 0;
+
+fn parse_window(key: &str, v: Raw<'_>) -> Result<u64, PolicyError> {
+    let auto = match v {
+        Raw::Text(s) => s.trim().eq_ignore_ascii_case("auto"),
+        Raw::Toml(toml::Value::String(s)) => s.trim().eq_ignore_ascii_case("auto"),
+        Raw::Toml(_) => false,
+    };
+    if auto {
+        return Ok(AUTO_WINDOW);
+    }
+    match parse_u64(key, v)? {
+        0 => Err(invalid(key, v, "a positive number of tokens (`200000`, `200k`) or `auto`")),
+        n => Ok(n),
+    }
+}
+
 fn is_off(s: &str) -> bool {
     matches!(s.trim().to_ascii_lowercase().as_str(), "off" | "none" | "auto" | "")
 }
@@ -593,7 +614,7 @@ macro_rules! policy_keys {
 policy_keys! {
     "name" => name: parse_string,
     "source" => source: parse_string,
-    "context_window" => context_window: parse_u64,
+    "context_window" => context_window: parse_window,
     "max_output_tokens" => max_output_tokens: parse_u64,
     "system_tokens" => system_tokens: parse_opt_u64,
     "estimator" => estimator: parse_enum,
@@ -729,6 +750,23 @@ impl Policy {
         toml::to_string(self).map_err(|e| PolicyError::Toml(e.to_string()))
     }
 
+    /// Whether the window is each session's own (`"auto"`).
+    pub fn window_is_auto(&self) -> bool {
+        self.context_window == AUTO_WINDOW
+    }
+
+    /// This policy with an `"auto"` window resolved to `tokens` (a fixed window
+    /// stays), checked again: a reserve or flush point may not fit the window
+    /// found.
+    pub fn with_window(&self, tokens: u64) -> Result<Policy, PolicyError> {
+        let mut p = self.clone();
+        if p.window_is_auto() {
+            p.context_window = tokens.max(1);
+        }
+        p.validate()?;
+        Ok(p)
+    }
+
     /// The request size above which the compaction trigger fires.
     pub fn trigger_point(&self) -> u64 {
         let c = &self.compact;
@@ -752,9 +790,8 @@ impl Policy {
         let bad =
             |key: &str, reason: &str| Err(PolicyError::Invalid { key: key.to_string(), reason: reason.to_string() });
         let ratio_ok = |r: f64| r > 0.0 && r <= 1.0;
-        if self.context_window == 0 {
-            return bad("context_window", "must be positive");
-        }
+        // What depends on the window is checked once it is known.
+        let window = if self.window_is_auto() { u64::MAX } else { self.context_window };
         let p = &self.prune;
         if let Some(st) = p.soft_trim_chars {
             if p.head + p.tail >= st {
@@ -794,7 +831,7 @@ impl Policy {
                 TriggerKind::Ratio if !ratio_ok(c.trigger_ratio) => {
                     return bad("compact.trigger_ratio", "must be in (0, 1]");
                 }
-                TriggerKind::Reserve if c.reserve_tokens >= self.context_window => {
+                TriggerKind::Reserve if c.reserve_tokens >= window => {
                     return bad("compact.reserve_tokens", "must be smaller than context_window");
                 }
                 _ => {}
@@ -840,7 +877,7 @@ impl Policy {
                 return bad("compact.llm.timeout_secs", "must be positive or off");
             }
         }
-        if self.flush.enabled && self.flush.reserve_tokens + self.flush.threshold_tokens >= self.context_window {
+        if self.flush.enabled && self.flush.reserve_tokens + self.flush.threshold_tokens >= window {
             return bad("flush.threshold_tokens", "flush point must be inside the window");
         }
         let t = &self.check;
@@ -889,6 +926,30 @@ mod off {
             OrOff::Val(v) => Ok(Some(v)),
             OrOff::Off(s) if super::is_off(&s) => Ok(None),
             OrOff::Off(s) => Err(serde::de::Error::custom(format!("expected a value or \"off\", got \"{s}\""))),
+        }
+    }
+}
+
+/// `context_window`: a number, or `"auto"` for [`AUTO_WINDOW`].
+mod window {
+    use serde::{Deserialize, Deserializer, Serializer};
+
+    pub fn serialize<S: Serializer>(v: &u64, s: S) -> Result<S::Ok, S::Error> {
+        if *v == super::AUTO_WINDOW { s.serialize_str("auto") } else { s.serialize_u64(*v) }
+    }
+
+    pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<u64, D::Error> {
+        #[derive(Deserialize)]
+        #[serde(untagged)]
+        enum OrAuto {
+            Auto(String),
+            Val(u64),
+        }
+        match OrAuto::deserialize(d)? {
+            OrAuto::Val(0) => Err(serde::de::Error::custom("expected a positive window or \"auto\", got 0")),
+            OrAuto::Val(v) => Ok(v),
+            OrAuto::Auto(s) if s.trim().eq_ignore_ascii_case("auto") => Ok(super::AUTO_WINDOW),
+            OrAuto::Auto(s) => Err(serde::de::Error::custom(format!("expected a window or \"auto\", got \"{s}\""))),
         }
     }
 }
@@ -996,7 +1057,20 @@ mod tests {
                 other => panic!("{other:?}"),
             }
         };
-        assert_eq!(bad(|p| p.context_window = 0), "context_window");
+        // `auto` is valid until resolved; a reserve that does not fit the
+        // window found is named then.
+        let mut auto = crate::presets::get("spec008").unwrap();
+        auto.context_window = AUTO_WINDOW;
+        assert!(auto.validate().is_ok());
+        assert_eq!(auto.with_window(272_000).unwrap().context_window, 272_000);
+        let e = auto.with_window(10_000).unwrap_err().to_string();
+        assert!(e.contains("compact.reserve_tokens"), "{e}");
+        assert!(auto.set("context_window", "0").is_err());
+        auto.set("context_window", "AUTO").unwrap();
+        assert!(auto.window_is_auto());
+        let back = Policy::from_toml(&auto.to_toml().unwrap()).unwrap();
+        assert_eq!(back, auto);
+        assert!(auto.to_toml().unwrap().contains("context_window = \"auto\""));
         assert_eq!(
             bad(|p| {
                 p.prune.soft_trim_chars = Some(100);

@@ -4,14 +4,14 @@
 //! (OC-*, PI-*, CX-*, OP-*, CC-RE, AN-CE) for the production agents.
 //!
 //! What is not in a source is compactor's own choice and says so: the context
-//! window of presets whose source looks it up per model (200K, the Claude models
-//! most logs come from), the non-LLM summarizer standing in for an LLM one
+//! window is each session's own (`auto`: the log's record, else its model's),
+//! the non-LLM summarizer standing in for an LLM one
 //! (`extractive`, with the source's summary budget), and `min_gain_tokens` (the
 //! no-progress guard, DESIGN.md §3, which no source has).
 
 use crate::policy::{
-    AgeUnit, ClearToolUses, Compact, CutKind, CutPoints, Fallback, Flush, Measure, Placement, Policy, PolicyError,
-    Prune, TriggerKind,
+    AUTO_WINDOW, AgeUnit, ClearToolUses, Compact, CutKind, CutPoints, Fallback, Flush, Measure, Placement, Policy,
+    PolicyError, Prune, TriggerKind,
 };
 use crate::summarize::SummarizerKind;
 use crate::tokens::EstimatorKind;
@@ -96,7 +96,9 @@ fn base(name: &str, source: &str) -> Policy {
     Policy {
         name: name.to_string(),
         source: source.to_string(),
-        context_window: 200_000,
+        // The window of each session's model (`auto`): every document below
+        // states the window of the model it was written for, not a choice.
+        context_window: AUTO_WINDOW,
         max_output_tokens: 32_000,
         system_tokens: None,
         estimator: EstimatorKind::Chars4,
@@ -167,8 +169,8 @@ pub fn default_policy() -> Policy {
 /// specs/000 (Nous spec 008.1 v3).
 pub fn nous() -> Policy {
     let mut p = base("nous", "specs/000 Nous spec 008.1 v3");
-    // §Token Budget Model: Sonnet 4.6, 200K context; output headroom ~16K `max_tokens`.
-    p.context_window = 200_000;
+    // §Token Budget Model: Sonnet 4.6, 200K context (the model's window: `auto`);
+    // output headroom ~16K `max_tokens`.
     p.max_output_tokens = 16_000;
     // §Token Estimation: chars/4, plus `total += 4  # role + structural overhead per message`.
     p.estimator = EstimatorKind::Chars4;
@@ -239,8 +241,7 @@ pub fn nous() -> Policy {
 /// specs/001 (Mistral Vibe-style middleware).
 pub fn vibe() -> Policy {
     let mut p = base("vibe", "specs/001 Vibe AutoCompactMiddleware");
-    // specs/001 gives no window; 200K like the others (note: trigger = window).
-    p.context_window = 200_000;
+    // specs/001 gives no window: the model's own (`auto`).
     // §2 Context Token Tracking: context_tokens from the last usage (prompt +
     // completion): the calibrated estimate.
     p.estimator = EstimatorKind::Calibrated;
@@ -275,8 +276,7 @@ pub fn vibe() -> Policy {
 /// specs/002 (Opal).
 pub fn opal() -> Policy {
     let mut p = base("opal", "specs/002 Opal compaction");
-    // §Context Window Sizes: from LLMDB per model (fallback 128K); 200K here.
-    p.context_window = 200_000;
+    // §Context Window Sizes: from LLMDB per model, as `auto` does.
     // §Auto-Compaction Estimation: hybrid — last prompt_tokens + ~4 chars/token since.
     p.estimator = EstimatorKind::Calibrated;
     p.compact = Compact {
@@ -319,8 +319,7 @@ pub fn opal() -> Policy {
 /// specs/003 (.NET SummarizeCompactionStrategy).
 pub fn dotnet() -> Policy {
     let mut p = base("dotnet", "specs/003 .NET SummarizeCompactionStrategy");
-    // §Rationale: Claude Sonnet/Haiku 200K window; response ~8K tokens.
-    p.context_window = 200_000;
+    // §Rationale: Claude Sonnet/Haiku 200K window (the model's: `auto`); response ~8K tokens.
     p.max_output_tokens = 8_000;
     // §Token Estimation: per block (text, tool_use name + input JSON, tool_result text) / 4.
     p.estimator = EstimatorKind::PerBlock;
@@ -376,8 +375,8 @@ pub fn dotnet() -> Policy {
 /// specs/004 (SPEC-008 chatServer).
 pub fn spec008() -> Policy {
     let mut p = base("spec008", "specs/004 SPEC-008 context management");
-    // §Configuration Defaults: context_window 200_000, reserve_tokens 20_000.
-    p.context_window = 200_000;
+    // §Configuration Defaults: context_window 200_000 (a default for the
+    // model's window: `auto`), reserve_tokens 20_000.
     // §Unit 1: estimate_tokens = chars / 4.
     p.estimator = EstimatorKind::Chars4;
     p.prune = Prune {

@@ -213,10 +213,17 @@ pub fn run_replay(
         summary: report::summarize(session, &policies, &results, Some(&cost)),
         written: writer.as_ref().map(|w| w.write_session(key, &results)),
     };
-    let redact = |s: &mut Session| compactor::redact::redact_session(s);
+    // Each session's own window (`context_window = "auto"`), found after reading.
+    let redact_too = args.redact;
+    let prepare = |s: &mut Session| {
+        s.meta.window = Some(cost.table.windows.resolve(s));
+        if redact_too {
+            compactor::redact::redact_session(s);
+        }
+    };
     // Quality is scored inside each session's task, right after its replays.
     let plan = (!args.no_quality).then(|| compactor::quality::QualityPlan::new(&policies, &resolver));
-    let stages = Stages { prepare: args.redact.then_some(&redact as Prepare<'_>), quality: plan.as_ref(), sink: &sink };
+    let stages = Stages { prepare: Some(&prepare as Prepare<'_>), quality: plan.as_ref(), sink: &sink };
     let streamed =
         replay_stream(&found.inputs, found.format, &policies, &resolver, options, pool, Some(&tick), &stages);
     bar.finish_and_clear();

@@ -37,7 +37,11 @@ pub fn run(args: SweepArgs) -> anyhow::Result<u8> {
     }
     let cost = cost_settings(&cost, &llm)?;
     let llm = super::llm::adapter(&llm, &points)?;
-    let loaded = load(input)?;
+    let mut loaded = load(input)?;
+    // Each session's own window (`context_window = "auto"`).
+    for s in &mut loaded.batch.sessions {
+        s.meta.window = Some(cost.table.windows.resolve(s));
+    }
     let resolver = CliResolver::new(llm.clone());
     let sessions = &loaded.batch.sessions;
     let bar = progress_bar((sessions.len() * grid_def.points()) as u64, loaded.quiet);

@@ -32,8 +32,10 @@
 mod prices;
 #[cfg(test)]
 mod tests;
+mod windows;
 
 pub use prices::{DEFAULT_FALLBACK, Family, ModelSource, PriceError, PriceTable, Prices, Provider, normalize_model};
+pub use windows::{DEFAULT_WINDOW, LONG_CONTEXT_WINDOW, WindowTable};
 
 use crate::model::Session;
 use crate::replay::{CallRow, SessionTrace};

@@ -82,6 +82,8 @@ pub struct PriceTable {
     pub families: Vec<Family>,
     /// Index into `families`.
     pub fallback: usize,
+    /// Context windows by model, for `context_window = "auto"`.
+    pub windows: super::windows::WindowTable,
 }
 
 /// A prices file could not be used. Names the family and key.
@@ -182,7 +184,7 @@ impl PriceTable {
             fam("o4-mini", Openai, &["o4-mini"], o(1.10, 4.40, 0.275)),
         ];
         let fallback = families.iter().position(|f| f.name == DEFAULT_FALLBACK).unwrap_or(0);
-        PriceTable { families, fallback }
+        PriceTable { families, fallback, windows: super::windows::WindowTable::builtin() }
     }
 
     /// The built-in table with a prices file applied:
@@ -201,6 +203,9 @@ impl PriceTable {
     /// cache_read = 0.1               # optional: 0.1 × input
     /// cache_write_5m = 1.25          # optional: anthropic 1.25 × input, else input
     /// cache_write_1h = 2.0           # optional: anthropic 2 × input, else input
+    ///
+    /// [windows]                      # context windows for `context_window = "auto"`
+    /// "my-model" = 32000             # name fragment = tokens (wins over built-in ones)
     /// ```
     ///
     /// Every price is USD per million tokens. A model name matches a family when a
@@ -255,6 +260,7 @@ impl PriceTable {
             // File families first: they win over built-in ones at resolution.
             table.families.insert(0, Family { user: true, ..family });
         }
+        table.windows = table.windows.with_overrides(&file.windows).map_err(PriceError::Toml)?;
         let fallback_name = file.fallback.unwrap_or_else(|| DEFAULT_FALLBACK.to_string());
         table.fallback =
             table.families.iter().position(|f| f.name == fallback_name).ok_or(PriceError::Fallback(fallback_name))?;
@@ -302,6 +308,7 @@ impl PriceTable {
 /// A model name as fragments are matched against it: lowercase, without a
 /// provider prefix (`anthropic/`, `openrouter/anthropic/`), with `.`, `_`, `:` and
 /// spaces folded to `-` (`claude-sonnet-4.5` = `claude-sonnet-4-5`).
+
 pub fn normalize_model(name: &str) -> String {
     let base = name.trim().rsplit('/').next().unwrap_or("");
     let mut out = String::with_capacity(base.len());
@@ -317,7 +324,7 @@ pub fn normalize_model(name: &str) -> String {
 /// `pat` occurs in `name` starting at the beginning or after a non-alphanumeric
 /// character, and ending at the end or before `-`: `gpt-5` is in
 /// `gpt-5-2025-08-07` and `us-gpt-5`, not in `gpt-50`; `o3` is not in `foo3`.
-fn fragment_in(name: &str, pat: &str) -> bool {
+pub(super) fn fragment_in(name: &str, pat: &str) -> bool {
     if pat.is_empty() {
         return false;
     }
@@ -348,6 +355,9 @@ struct PricesFile {
     fallback: Option<String>,
     #[serde(default)]
     families: std::collections::BTreeMap<String, FamilyFile>,
+    /// Model-name fragment → context window in tokens.
+    #[serde(default)]
+    windows: std::collections::BTreeMap<String, u64>,
 }
 
 #[derive(Debug, Deserialize)]

@@ -37,6 +37,8 @@ fn trace(rows: Vec<CallRow>) -> SessionTrace {
         session_id: "s".into(),
         policy: "p".into(),
         estimator: EstimatorKind::Chars4,
+        context_window: 200_000,
+        window_source: crate::model::WindowSource::Default,
         system_tokens: 0,
         system_tokens_source: SystemTokensSource::Zero,
         calls: rows,
@@ -299,7 +301,7 @@ fn models_of_another_table_fall_back_not_panic() {
     let models = SessionModels::of(&s, &wide);
     let mut narrow = wide.clone();
     let fallback = narrow.table.families[narrow.table.fallback].clone();
-    narrow.table = PriceTable { families: vec![fallback], fallback: 0 };
+    narrow.table = PriceTable { families: vec![fallback], fallback: 0, windows: Default::default() };
     let c = session_cost_with(&s, &t, &narrow, &models, true);
     assert_eq!(c.family, narrow.table.families[0].name);
     assert!(c.policy.usd > 0.0);

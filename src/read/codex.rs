@@ -474,6 +474,11 @@ impl<'a> Reader<'a> {
         // MANIFEST "usage recs": records carrying usage as they appear in the file,
         // repeats included (like Claude's repeated block-lines).
         self.s.stats.usage_records += 1;
+        // The window the agent worked with (272000 in 0.40-era rollouts).
+        if let Some(w) = info.get("model_context_window").and_then(Value::as_u64).filter(|&w| w > 0) {
+            let w = w.min(crate::read::MAX_TOKENS);
+            self.s.meta.context_window = Some(self.s.meta.context_window.map_or(w, |old| old.max(w)));
+        }
         let total = info.get("total_token_usage").filter(|v| v.is_object());
         let last = info.get("last_token_usage").filter(|v| v.is_object());
         let key = match total {

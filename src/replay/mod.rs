@@ -51,7 +51,7 @@ mod tests;
 
 use crate::filetrack::{FileOpKind, FileOps};
 use crate::invariants::Violation;
-use crate::model::{Block, Message, Session};
+use crate::model::{Block, Message, Session, WindowSource};
 use crate::policy::{Policy, PolicyError};
 use crate::read::MAX_TOKENS;
 use crate::summarize::{Summarizer, SummarizerUsage};
@@ -63,6 +63,9 @@ pub use many::{
     replay_many_scored,
 };
 pub use stream::{Prepare, SessionKey, Stages, StreamProgress, Streamed, replay_stream};
+
+/// The window of a session nothing says more about (`context_window = "auto"`).
+pub const DEFAULT_WINDOW: u64 = 200_000;
 
 /// Options of a replay that are not part of the policy.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -364,6 +367,10 @@ pub struct SessionTrace {
     pub session_id: String,
     pub policy: String,
     pub estimator: EstimatorKind,
+    /// The window this replay used (overflows are counted against it), and
+    /// where it came from.
+    pub context_window: u64,
+    pub window_source: WindowSource,
     pub system_tokens: u64,
     pub system_tokens_source: SystemTokensSource,
     pub calls: Vec<CallRow>,
@@ -393,6 +400,21 @@ pub fn replay_session(
     ctx: &ReplayContext<'_>,
 ) -> Result<SessionTrace, ReplayError> {
     policy.validate()?;
+    // `context_window = "auto"`: the window found for this session after
+    // reading (`crate::cost::WindowTable::resolve`), else the log's record,
+    // else 200K.
+    let resolved;
+    let (policy, window_source) = if policy.window_is_auto() {
+        let (tokens, source) = match (&session.meta.window, session.meta.context_window) {
+            (Some(w), _) => (w.tokens, w.source),
+            (None, Some(w)) => (w, WindowSource::Log),
+            (None, None) => (DEFAULT_WINDOW, WindowSource::Default),
+        };
+        resolved = policy.with_window(tokens)?;
+        (&resolved, source)
+    } else {
+        (policy, WindowSource::Policy)
+    };
     let owned;
     let toks: &[u64] = match ctx.message_tokens {
         Some(t) if t.len() == session.messages.len() => t,
@@ -549,6 +571,8 @@ pub fn replay_session(
         session_id: session.id.clone(),
         policy: policy.name.clone(),
         estimator: policy.estimator,
+        context_window: policy.context_window,
+        window_source,
         system_tokens,
         system_tokens_source,
         calls: rows,

@@ -396,12 +396,25 @@ fn session_charts(out: &mut String, r: &Report, charts: &Charts) {
         out.push_str("<p class=\"note\">No session has recorded calls.</p>\n");
         return;
     }
-    let windows: Vec<u64> = r.policies.iter().map(|p| p.context_window).collect();
+    // The window each policy used for each session (`auto`: the session's own).
+    let window_of: std::collections::HashMap<(&str, &str, &str), u64> = r
+        .sessions
+        .iter()
+        .map(|row| ((row.session_id.as_str(), row.source_path.as_str(), row.policy.as_str()), row.context_window))
+        .collect();
     for s in &charts.sessions {
         let traces = &s.lines;
         if traces.is_empty() {
             continue;
         }
+        let windows: Vec<u64> = r
+            .policies
+            .iter()
+            .map(|p| {
+                let key = (s.session_id.as_str(), s.source_path.as_str(), p.name.as_str());
+                window_of.get(&key).copied().unwrap_or(p.context_window)
+            })
+            .collect();
         let _ = writeln!(
             out,
             "<h3>{}</h3>\n<div class=\"meta\">{} · {} calls</div>",

@@ -91,6 +91,17 @@ policy would have sent. ",
 prunes and compacts.\n",
         report.run.meter.sentence()
     );
+    windows_note(&mut out, report);
+    for (p, trigger, window) in super::never_compacting(report) {
+        let _ = writeln!(
+            out,
+            "**Warning:** `{}` cannot compact in this run: its trigger ({} tokens) is above the context window ({}) \
+of every session.\n",
+            cell(&p),
+            thousands(trigger),
+            thousands(window)
+        );
+    }
     out.push_str("## Totals per policy\n\n");
     aggregate_table(&mut out, &report.aggregates);
     out.push('\n');
@@ -111,7 +122,7 @@ prunes and compacts.\n",
             out,
             "| {} | {} | {} | {} | {} | {} |",
             cell(&p.name),
-            thousands(p.context_window),
+            if p.window_is_auto() { "auto".to_string() } else { thousands(p.context_window) },
             p.estimator,
             thousands(p.trigger_point()),
             p.compact.summarizer.name(),
@@ -178,6 +189,23 @@ prunes and compacts.\n",
     out
 }
 
+/// Where the windows of `auto` policies came from, in one sentence.
+fn windows_note(out: &mut String, report: &Report) {
+    let sources = super::window_sources(report);
+    if sources.is_empty() {
+        return;
+    }
+    let words = |s: &str| match s {
+        "log" => "from the log's own record",
+        "model" => "from their model (window table)",
+        "long_context" => "1M: a Claude model whose recorded prompt went past 200K",
+        "default" => "assumed 200K (no record, model unknown)",
+        _ => "fixed",
+    };
+    let parts: Vec<String> = sources.iter().map(|(s, n)| format!("{n} session(s) {}", words(s))).collect();
+    let _ = writeln!(out, "Context windows (`auto`): {}.\n", parts.join(", "));
+}
+
 /// The short plain-text summary printed on stdout.
 pub fn summary_text(report: &Report) -> String {
     let mut out = String::new();
@@ -188,6 +216,19 @@ pub fn summary_text(report: &Report) -> String {
         "meter: {} ({} call(s) measured from recorded usage, {} estimated)",
         m.name, m.calls_recorded, m.calls_estimated
     );
+    let sources = super::window_sources(report);
+    if !sources.is_empty() {
+        let parts: Vec<String> = sources.iter().map(|(s, n)| format!("{n} {s}")).collect();
+        let _ = writeln!(out, "context windows (auto) by source: {}", parts.join(", "));
+    }
+    for (p, trigger, window) in super::never_compacting(report) {
+        let _ = writeln!(
+            out,
+            "warning: `{p}` cannot compact in this run: its trigger ({}) is above every session's window ({})",
+            thousands(trigger),
+            thousands(window)
+        );
+    }
     let w = report.aggregates.iter().map(|a| a.policy.chars().count()).max().unwrap_or(6).max(6);
     let _ = writeln!(
         out,

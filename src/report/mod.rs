@@ -59,6 +59,43 @@ pub struct RunInfo {
     pub meter: MeterInfo,
 }
 
+/// Policies that could not compact in this run: compaction is on, but for
+/// every session its trigger point lies above the window (a request that big
+/// already overflows). With each such policy: the lowest trigger point and
+/// the largest window of its sessions.
+pub fn never_compacting(report: &Report) -> Vec<(String, u64, u64)> {
+    let mut out = Vec::new();
+    for p in report.policies.iter().filter(|p| p.compact.enabled) {
+        let rows: Vec<&SessionRow> =
+            report.sessions.iter().filter(|r| r.policy == p.name && r.error.is_none() && r.metrics.calls > 0).collect();
+        let points: Vec<(u64, u64)> = rows
+            .iter()
+            .filter_map(|r| p.with_window(r.context_window).ok().map(|q| (q.trigger_point(), r.context_window)))
+            .collect();
+        if !points.is_empty() && points.iter().all(|&(t, w)| t > w) {
+            let trigger = points.iter().map(|x| x.0).min().unwrap_or(0);
+            let window = points.iter().map(|x| x.1).max().unwrap_or(0);
+            out.push((p.name.clone(), trigger, window));
+        }
+    }
+    out
+}
+
+/// How many sessions got their window from where (policies with
+/// `context_window = "auto"` only), counted once per session.
+pub fn window_sources(report: &Report) -> Vec<(String, usize)> {
+    let auto: std::collections::HashSet<&str> =
+        report.policies.iter().filter(|p| p.window_is_auto()).map(|p| p.name.as_str()).collect();
+    let mut seen = std::collections::HashSet::new();
+    let mut counts: std::collections::BTreeMap<String, usize> = Default::default();
+    for r in report.sessions.iter().filter(|r| auto.contains(r.policy.as_str()) && r.error.is_none()) {
+        if seen.insert((&r.session_id, &r.source_path)) {
+            *counts.entry(r.window_source.clone()).or_default() += 1;
+        }
+    }
+    counts.into_iter().collect()
+}
+
 /// The run's meter and how many calls it measured from recorded usage.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct MeterInfo {
@@ -112,6 +149,12 @@ pub struct SessionRow {
     pub system_tokens: u64,
     /// `policy`, `calibrated` (from the first recorded usage) or `zero`.
     pub system_tokens_source: String,
+    /// The context window overflows were counted against, and where it came
+    /// from (`log`, `model`, `long_context`, `default`, `policy`).
+    #[serde(default)]
+    pub context_window: u64,
+    #[serde(default)]
+    pub window_source: String,
     pub metrics: SessionMetrics,
     pub violations: usize,
     /// Why this session could not be replayed under this policy.
@@ -309,6 +352,8 @@ fn row(session: &Session, policy: &Policy, trace: Result<&SessionTrace, String>)
         messages: session.messages.len(),
         system_tokens: 0,
         system_tokens_source: String::new(),
+        context_window: 0,
+        window_source: String::new(),
         metrics: SessionMetrics::default(),
         violations: 0,
         error: None,
@@ -322,6 +367,8 @@ fn row(session: &Session, policy: &Policy, trace: Result<&SessionTrace, String>)
                 .ok()
                 .and_then(|v| v.as_str().map(str::to_string))
                 .unwrap_or_default(),
+            context_window: t.context_window,
+            window_source: t.window_source.name().to_string(),
             metrics: t.metrics.clone(),
             violations: t.violations.len(),
             ..base
@@ -519,6 +566,8 @@ mod tests {
             session_id: "s".into(),
             policy: "p".into(),
             estimator: EstimatorKind::Chars4,
+            context_window: 200_000,
+            window_source: crate::model::WindowSource::Default,
             system_tokens: 0,
             system_tokens_source: SystemTokensSource::Zero,
             calls: Vec::new(),
@@ -548,6 +597,8 @@ mod tests {
             messages: 2,
             system_tokens: 0,
             system_tokens_source: "zero".into(),
+            context_window: 200_000,
+            window_source: "default".into(),
             metrics: SessionMetrics {
                 calls: 1,
                 input_tokens_baseline: b,

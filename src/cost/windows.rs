@@ -1,0 +1,199 @@
+//! The context window of a session's model, for policies whose window is
+//! `"auto"`: the log's own record first, else the model → window table below
+//! (overridable in the prices file), else 200K, said in the report.
+//!
+//! Sources of the built-in windows (read 2026-11-27 through the documentation
+//! index), as the input a request may hold:
+//! - Anthropic: the context-windows page of the Claude documentation lists the
+//!   1M-token models (Fable 5.1, Mythos 5.1, Fable 5, Mythos 5, Opus 5, Opus
+//!   4.8, 4.7 and 4.6, Sonnet 5, Sonnet 4.6) and says every other Claude model,
+//!   Sonnet 4.5 and Opus 4.5 included, has 200K; Claude's support article on
+//!   the API's window names Sonnet 4 and 4.5's 1M variant (a beta header), which
+//!   a recorded prompt above 200K reveals ([`WindowSource::LongContext`]).
+//! - OpenAI: the model pages give GPT-5 and GPT-5-Codex (and 5.1, 5.2) 400,000
+//!   tokens of context with 128,000 of output: 272,000 of input, the
+//!   `model_context_window` Codex records. Codex keeps 272,000 for GPT-5.4 and
+//!   5.5 too (its model catalog, openai/codex issue 37137). GPT-4.1: 1,047,576;
+//!   GPT-4o: 128,000; o3 and o4-mini: 200,000 (their model pages).
+//! - Google: Gemini 2.5 Pro and Flash, 1,048,576 (the Gemini models page).
+
+use super::prices::{fragment_in, normalize_model};
+use crate::model::{ResolvedWindow, Session, WindowSource};
+use std::collections::BTreeMap;
+
+/// The window assumed when nothing is known.
+pub const DEFAULT_WINDOW: u64 = crate::replay::DEFAULT_WINDOW;
+/// A Claude model's long-context variant.
+pub const LONG_CONTEXT_WINDOW: u64 = 1_000_000;
+
+/// Model-name fragments and their windows.
+#[derive(Debug, Clone, PartialEq)]
+pub struct WindowTable {
+    /// (normalized fragment, window, from the prices file).
+    entries: Vec<(String, u64, bool)>,
+}
+
+impl Default for WindowTable {
+    fn default() -> WindowTable {
+        WindowTable::builtin()
+    }
+}
+
+impl WindowTable {
+    pub fn builtin() -> WindowTable {
+        const M1: u64 = LONG_CONTEXT_WINDOW;
+        const K200: u64 = DEFAULT_WINDOW;
+        let rows: &[(&str, u64)] = &[
+            ("claude-fable-5", M1),
+            ("claude-mythos-5", M1),
+            ("claude-opus-5", M1),
+            ("claude-opus-4-8", M1),
+            ("claude-opus-4-7", M1),
+            ("claude-opus-4-6", M1),
+            ("claude-sonnet-5", M1),
+            ("claude-sonnet-4-6", M1),
+            ("claude-haiku-5-5", M1),
+            ("claude-opus-4-5", K200),
+            ("claude-opus-4", K200),
+            ("claude-sonnet-4-5", K200),
+            ("claude-sonnet-4", K200),
+            ("claude-haiku-4", K200),
+            ("claude-3", K200),
+            ("gpt-5", 272_000),
+            ("gpt-5-codex", 272_000),
+            ("gpt-5-mini", 272_000),
+            ("gpt-5-nano", 272_000),
+            ("codex-mini", K200),
+            ("gpt-4-1", 1_047_576),
+            ("gpt-4o", 128_000),
+            ("o3", K200),
+            ("o4-mini", K200),
+            ("gemini-2-5", 1_048_576),
+        ];
+        WindowTable { entries: rows.iter().map(|(f, w)| (normalize_model(f), *w, false)).collect() }
+    }
+
+    /// The built-in table with the prices file's `[windows]` (fragment → tokens)
+    /// applied: they win over the built-in fragments.
+    pub fn with_overrides(mut self, file: &BTreeMap<String, u64>) -> Result<WindowTable, String> {
+        for (fragment, &tokens) in file {
+            let norm = normalize_model(fragment);
+            if norm.is_empty() || tokens == 0 {
+                return Err(format!("windows: `{fragment}` needs a name fragment and a positive window"));
+            }
+            self.entries.retain(|(f, _, _)| *f != norm);
+            self.entries.push((norm, tokens, true));
+        }
+        Ok(self)
+    }
+
+    /// The window of a model name: the longest matching fragment, the
+    /// prices file's first.
+    pub fn find(&self, model: &str) -> Option<u64> {
+        let norm = normalize_model(model);
+        let best = |user: bool| {
+            self.entries
+                .iter()
+                .filter(|(f, _, u)| *u == user && fragment_in(&norm, f))
+                .max_by_key(|(f, _, _)| f.len())
+                .map(|(_, w, _)| *w)
+        };
+        best(true).or_else(|| best(false))
+    }
+
+    /// The window of a session: what its log recorded, else its model's (the
+    /// model of most of its calls; a Claude model whose recorded prompt went
+    /// past 200K ran its 1M variant), else [`DEFAULT_WINDOW`].
+    pub fn resolve(&self, s: &Session) -> ResolvedWindow {
+        if let Some(w) = s.meta.context_window.filter(|&w| w > 0) {
+            return ResolvedWindow { tokens: w, source: WindowSource::Log, model: None };
+        }
+        let mut counts: Vec<(&str, usize)> = Vec::new();
+        for m in s.calls.iter().filter_map(|c| c.model.as_deref()).chain(s.meta.models.iter().map(String::as_str)) {
+            match counts.iter_mut().find(|(n, _)| *n == m) {
+                Some(c) => c.1 += 1,
+                None => counts.push((m, 1)),
+            }
+        }
+        // Most calls; at a tie the first seen.
+        let model = counts.iter().enumerate().max_by_key(|(i, (_, n))| (*n, std::cmp::Reverse(*i))).map(|(_, c)| c.0);
+        let max_prompt = s.calls.iter().filter_map(|c| c.usage.map(|u| u.prompt_tokens())).max().unwrap_or(0);
+        match model.and_then(|m| self.find(m).map(|w| (m, w))) {
+            Some((m, w)) if w < LONG_CONTEXT_WINDOW && max_prompt > w && normalize_model(m).starts_with("claude") => {
+                ResolvedWindow { tokens: LONG_CONTEXT_WINDOW, source: WindowSource::LongContext, model: Some(m.into()) }
+            }
+            Some((m, w)) => ResolvedWindow { tokens: w, source: WindowSource::Model, model: Some(m.into()) },
+            None => {
+                ResolvedWindow { tokens: DEFAULT_WINDOW, source: WindowSource::Default, model: model.map(Into::into) }
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::model::{Call, Usage, UsageProvenance};
+
+    fn session(models: &[&str], prompt: u64) -> Session {
+        let mut s = Session::default();
+        for m in models {
+            s.calls.push(Call {
+                message_index: 0,
+                model: Some((*m).into()),
+                usage: Some(Usage {
+                    uncached_input: prompt,
+                    cache_read: 0,
+                    cache_write: 0,
+                    output: 0,
+                    reasoning: 0,
+                    provenance: UsageProvenance::Anthropic,
+                }),
+                timestamp: None,
+                response_id: None,
+            });
+        }
+        s
+    }
+
+    #[test]
+    fn the_log_first_then_the_model_then_the_default() {
+        let t = WindowTable::builtin();
+        let mut s = session(&["gpt-5-codex"], 10);
+        assert_eq!((t.resolve(&s).tokens, t.resolve(&s).source), (272_000, WindowSource::Model));
+        s.meta.context_window = Some(258_400);
+        assert_eq!((t.resolve(&s).tokens, t.resolve(&s).source), (258_400, WindowSource::Log));
+        let s = session(&["claude-sonnet-4-5-20250929", "claude-sonnet-4-5-20250929", "claude-haiku-4-5"], 10);
+        let r = t.resolve(&s);
+        assert_eq!(
+            (r.tokens, r.source, r.model.as_deref()),
+            (200_000, WindowSource::Model, Some("claude-sonnet-4-5-20250929"))
+        );
+        assert_eq!(t.resolve(&session(&["claude-opus-4-6"], 10)).tokens, 1_000_000);
+        assert_eq!(t.resolve(&session(&["anthropic/claude-3.5-sonnet"], 10)).tokens, 200_000);
+        let r = t.resolve(&session(&["my-local-model"], 10));
+        assert_eq!((r.tokens, r.source), (DEFAULT_WINDOW, WindowSource::Default));
+        assert_eq!(t.resolve(&Session::default()).source, WindowSource::Default);
+    }
+
+    #[test]
+    fn a_claude_prompt_past_200k_is_the_1m_variant() {
+        let t = WindowTable::builtin();
+        let r = t.resolve(&session(&["claude-sonnet-4-5"], 250_000));
+        assert_eq!((r.tokens, r.source), (1_000_000, WindowSource::LongContext));
+        // Not for another provider's model: that is an overflow.
+        let r = t.resolve(&session(&["gpt-4o"], 250_000));
+        assert_eq!((r.tokens, r.source), (128_000, WindowSource::Model));
+    }
+
+    #[test]
+    fn the_prices_file_overrides_and_adds() {
+        let file: BTreeMap<String, u64> =
+            [("gpt-5-codex".to_string(), 400_000), ("my-model".to_string(), 32_000)].into();
+        let t = WindowTable::builtin().with_overrides(&file).unwrap();
+        assert_eq!(t.find("gpt-5-codex-2025"), Some(400_000));
+        assert_eq!(t.find("gpt-5"), Some(272_000));
+        assert_eq!(t.find("my-model-v2"), Some(32_000));
+        assert!(WindowTable::builtin().with_overrides(&[("x".to_string(), 0)].into()).is_err());
+    }
+}
