@@ -165,7 +165,8 @@ pub struct ReplayArgs {
     pub cost: CostArgs,
     /// Write report.json, sessions.csv, calls.csv, report.md, report.html and transcripts/ here
     /// (created if missing; existing files of the same names are replaced, nothing
-    /// else is touched).
+    /// else is touched). Checked before any work: an existing file, or a path that
+    /// cannot be created or written, is an error.
     #[arg(long, value_name = "DIR")]
     pub out: Option<PathBuf>,
     /// Print report.json on stdout instead of the summary table.

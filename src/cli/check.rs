@@ -1,9 +1,11 @@
 //! `compactor check`: replay (with invariant checks and the quality pass),
 //! compare with a baseline, print the markdown table, exit 1 on a regression.
 //! The rules and the table live in `compactor::check`; this file resolves the
-//! flags, reads and writes the files, and picks the exit code.
+//! flags, checks that the outputs can be written before replaying, reads and
+//! writes the files, and picks the exit code.
 
 use super::args::{CheckArgs, PolicyArgs, ReplayArgs};
+use super::preflight;
 use super::replay::run_replay;
 use super::{EXIT_OK, EXIT_REGRESSION, print_stdout};
 use anyhow::{Context, bail};
@@ -47,6 +49,17 @@ pub fn run(args: CheckArgs) -> anyhow::Result<u8> {
         if v.is_some_and(|v| !(0.0..=100.0).contains(&v)) {
             bail!("{flag} must be between 0 and 100 (percentage points)");
         }
+    }
+    // Every output first: a path that cannot be written fails now, not after
+    // the replay.
+    if let Some(dir) = &out {
+        preflight::out_dir("--out", dir)?;
+    }
+    if let Some(file) = &write_baseline {
+        preflight::out_file("--write-baseline", file)?;
+    }
+    if let Some(file) = &summary {
+        preflight::out_file("--summary", file)?;
     }
     let base = baseline.as_deref().map(read_baseline).transpose()?;
     // Without policy flags, replay what the baseline was made with.

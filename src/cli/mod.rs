@@ -8,6 +8,7 @@ mod check;
 mod inspect;
 mod llm;
 mod load;
+mod preflight;
 mod presets_cmd;
 mod replay;
 mod sweep;

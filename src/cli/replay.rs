@@ -349,6 +349,9 @@ pub fn finish(args: &ReplayArgs, replayed: Replayed, stdout_text: String) -> any
 }
 
 pub fn replay(args: ReplayArgs) -> anyhow::Result<u8> {
+    if let Some(out) = &args.out {
+        super::preflight::out_dir("--out", out)?;
+    }
     let input = args.input.clone();
     let replayed = run_replay(&args, input, &["default"])?;
     let mut text = report::markdown::summary_text(&replayed.report);
@@ -363,6 +366,9 @@ pub fn replay(args: ReplayArgs) -> anyhow::Result<u8> {
 pub const COMPARE_DEFAULT: &[&str] = &["default", "nous", "vibe", "opal", "dotnet", "spec008"];
 
 pub fn compare(args: ReplayArgs) -> anyhow::Result<u8> {
+    if let Some(out) = &args.out {
+        super::preflight::out_dir("--out", out)?;
+    }
     let input = args.input.clone();
     let replayed = run_replay(&args, input, COMPARE_DEFAULT)?;
     let r = &replayed.report;

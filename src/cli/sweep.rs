@@ -18,6 +18,9 @@ pub fn run(args: SweepArgs) -> anyhow::Result<u8> {
     {
         bail!("--min-frr {m}: expected a share between 0 and 1 (e.g. 0.9)");
     }
+    if let Some(dir) = &out {
+        super::preflight::out_dir("--out", dir)?;
+    }
     let text = std::fs::read_to_string(&grid).with_context(|| format!("cannot read grid {}", grid.display()))?;
     let grid_def = Grid::from_toml(&text).with_context(|| format!("invalid grid {}", grid.display()))?;
     let mut bases = resolve_policies(&policy, &["default"])?;
