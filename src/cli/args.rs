@@ -140,7 +140,7 @@ pub struct CostArgs {
     #[arg(long, value_name = "FILE.toml")]
     pub prices: Option<PathBuf>,
     /// Price every call as this model (e.g. claude-sonnet-4-5, gpt-5) instead of the
-    /// model recorded in the log.
+    /// model recorded in the log. A name that matches no price family is an error.
     #[arg(long, value_name = "NAME")]
     pub model: Option<String>,
     /// Prompt-cache lifetime of the cost simulation: 5m (default), 1h, or off.

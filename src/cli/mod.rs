@@ -11,6 +11,7 @@ mod load;
 mod preflight;
 mod presets_cmd;
 mod replay;
+mod suggest;
 mod sweep;
 
 use args::{Cli, Command};

@@ -281,7 +281,8 @@ pub fn run_replay(
 }
 
 /// `--prices`, `--model`, `--cache-ttl` (and `--llm-model` for the summaries'
-/// price) as cost settings. A bad prices file fails before any work starts.
+/// price) as cost settings. A bad prices file, or a `--model` that names no
+/// family of the table, fails before any work starts.
 pub fn cost_settings(args: &CostArgs, llm: &LlmArgs) -> anyhow::Result<CostSettings> {
     let table = match &args.prices {
         Some(path) => {
@@ -291,6 +292,9 @@ pub fn cost_settings(args: &CostArgs, llm: &LlmArgs) -> anyhow::Result<CostSetti
         }
         None => PriceTable::builtin(),
     };
+    if let Some(model) = &args.model {
+        super::suggest::require_model(&table, model)?;
+    }
     let ttl = match &args.cache_ttl {
         Some(t) => CacheTtl::parse(t).context("--cache-ttl")?,
         None => CacheTtl::FiveMinutes,
