@@ -176,6 +176,52 @@ fn an_unknown_model_is_an_error_that_suggests_the_closest_family() {
     }
 }
 
+/// A forced `--format` that reads a file as nothing, or inputs without a
+/// single call, are errors naming the files, not a report of zeros.
+#[test]
+fn inputs_that_yield_no_call_are_errors_naming_the_files() {
+    let claude = "fixtures/claude-code/compaction.jsonl";
+    let codex = "fixtures/codex/compacted.jsonl";
+    for cmd in ["replay", "compare"] {
+        let o = cargo_bin_cmd!("compactor")
+            .current_dir(env!("CARGO_MANIFEST_DIR"))
+            .args([cmd, claude, codex, "--quiet", "--format", "codex"])
+            .output()
+            .unwrap();
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert_eq!(o.status.code(), Some(2), "{cmd}: {err}");
+        assert!(err.contains("--format codex: 1 file(s) yield no call under that format: "), "{err}");
+        assert!(err.contains(claude) && !err.contains(codex), "names the file that does not fit, only it: {err}");
+    }
+    // The format that fits every file given passes.
+    cargo_bin_cmd!("compactor")
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .args(["replay", codex, "--quiet", "--format", "codex"])
+        .assert()
+        .code(0);
+    // Detected, but not one call in any session.
+    let dir = tempfile::tempdir().unwrap();
+    let quiet = dir.path().join("no-answer.jsonl");
+    std::fs::write(
+        &quiet,
+        "{\"role\": \"system\", \"content\": \"be brief\"}\n{\"role\": \"user\", \"content\": \"hi\"}\n",
+    )
+    .unwrap();
+    let out = dir.path().join("out");
+    let o = cargo_bin_cmd!("compactor").arg("replay").arg(&quiet).arg("--out").arg(&out).output().unwrap();
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(2), "{err}");
+    assert!(err.contains(&format!("no session has a single call, nothing to replay: {}", quiet.display())), "{err}");
+    assert!(!out.join("report.json").exists());
+    // Next to a session with calls, it is just a session with nothing to replay.
+    cargo_bin_cmd!("compactor")
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .args(["replay", "--quiet", codex])
+        .arg(&quiet)
+        .assert()
+        .code(0);
+}
+
 #[test]
 fn presets_lists_every_preset_as_toml_that_replay_accepts() {
     let out = cargo_bin_cmd!("compactor").arg("presets").output().unwrap();

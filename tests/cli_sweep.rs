@@ -103,6 +103,24 @@ fn sweep_usage_errors_exit_2_and_name_the_problem() {
     }
 }
 
+/// sweep reads every session before the first point: a --format that reads
+/// the files as nothing stops it there.
+#[test]
+fn sweep_with_a_format_that_yields_no_call_is_an_error() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("grid.toml");
+    std::fs::write(&file, GRID).unwrap();
+    let o = cargo_bin_cmd!("compactor")
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .args(["sweep", "fixtures/claude-code/compaction.jsonl", "--quiet", "--format", "gemini", "--grid"])
+        .arg(&file)
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(2), "{err}");
+    assert!(err.contains("--format gemini: 1 file(s) yield no call") && err.contains("compaction.jsonl"), "{err}");
+}
+
 #[test]
 fn compare_prints_one_column_per_preset_and_costs() {
     let out = tempfile::tempdir().unwrap();

@@ -42,7 +42,8 @@ pub struct InputArgs {
     /// ~/.codex/sessions where they exist.
     pub paths: Vec<PathBuf>,
     /// Force a log format instead of detecting it: claude-code, codex, codex-exec, pi,
-    /// gemini, cline, generic.
+    /// gemini, cline, generic. When replaying, a file that yields no call under it
+    /// is an error.
     #[arg(long)]
     pub format: Option<String>,
     /// Worker threads (default: all cores).

@@ -1,8 +1,14 @@
-//! Checks that keep a run from failing late: before any work, that the outputs
-//! can be written (`--out DIR`, `--write-baseline FILE`, `--summary FILE`), so
-//! a long replay never ends in "cannot write"; nothing is created here.
+//! Checks that keep a run from failing late or passing on nothing:
+//! - before any work, that the outputs can be written (`--out DIR`,
+//!   `--write-baseline FILE`, `--summary FILE`), so a long replay never ends in
+//!   "cannot write"; nothing is created here;
+//! - once the sessions are read, that they hold calls: a `--format` forced on
+//!   files it does not fit, or inputs with no call at all, are errors that name
+//!   the files, not a report of zeros.
 
 use anyhow::bail;
+use compactor::model::{Diagnostic, Format, Severity};
+use compactor::read::Input;
 use std::fs::Metadata;
 use std::path::{Path, PathBuf};
 
@@ -70,4 +76,50 @@ pub fn out_file(flag: &str, file: &Path) -> anyhow::Result<()> {
             bail!("{flag} {shown}: the directory {} does not exist (nothing was read or written)", parent.display())
         }
     }
+}
+
+/// At most ten paths, then how many more.
+fn list(paths: &[&Path]) -> String {
+    let mut out: Vec<String> = paths.iter().take(10).map(|p| p.display().to_string()).collect();
+    if paths.len() > 10 {
+        out.push(format!("and {} more", paths.len() - 10));
+    }
+    out.join(", ")
+}
+
+/// After reading: `sessions` are the (source path, number of calls) of every
+/// session read. With a forced `format`, every input that was read must yield
+/// a call (a format that does not fit a file reads it as nothing); without,
+/// at least one session must have a call. Inputs that could not be read at all
+/// are already reported as errors and are left out.
+pub fn require_calls<'a>(
+    format: Option<Format>,
+    inputs: &[Input],
+    failures: &[Diagnostic],
+    sessions: impl Iterator<Item = (&'a Path, usize)>,
+) -> anyhow::Result<()> {
+    let sessions: Vec<(&Path, usize)> = sessions.collect();
+    let failed = |i: &Input| failures.iter().any(|d| d.severity == Severity::Error && d.path == i.path);
+    let read: Vec<&Input> = inputs.iter().filter(|i| !failed(i)).collect();
+    // A session belongs to the input it was read from: the file itself, or a
+    // file inside a task folder.
+    let calls = |i: &Input| -> usize {
+        sessions.iter().filter(|(p, _)| *p == i.path || p.starts_with(&i.path)).map(|(_, n)| n).sum()
+    };
+    let empty: Vec<&Path> = read.iter().filter(|i| calls(i) == 0).map(|i| i.path.as_path()).collect();
+    if let Some(f) = format
+        && !empty.is_empty()
+    {
+        bail!(
+            "--format {}: {} file(s) yield no call under that format: {} (is it theirs? without --format the format \
+             of each file is detected)",
+            f.name(),
+            empty.len(),
+            list(&empty)
+        );
+    }
+    if !read.is_empty() && empty.len() == read.len() && sessions.iter().all(|(_, n)| *n == 0) {
+        bail!("no session has a single call, nothing to replay: {}", list(&empty));
+    }
+    Ok(())
 }

@@ -170,6 +170,8 @@ impl Replayed {
 /// What the replay keeps of each session once it is written and dropped.
 struct Kept {
     summary: SessionSummary,
+    /// The session's calls (none under a `--format` that does not fit).
+    calls: usize,
     written: Option<std::io::Result<Written>>,
 }
 
@@ -210,6 +212,7 @@ pub fn run_replay(
         .map(|out| SessionWriter::new(out, &names, WriteOptions { transcripts: !args.no_transcripts }));
     let sink = |key: &SessionKey, session: &Session, results: SessionResults| Kept {
         summary: report::summarize(session, &policies, &results, Some(&cost)),
+        calls: session.calls.len(),
         written: writer.as_ref().map(|w| w.write_session(key, &results)),
     };
     let redact = |s: &mut Session| compactor::redact::redact_session(s);
@@ -238,6 +241,16 @@ pub fn run_replay(
         }
     }
 
+    // Files written so far stay: each is complete, and without report.json
+    // the run reads as incomplete.
+    if compactor::interrupt::requested() {
+        bail!("interrupted");
+    }
+    if streamed.inputs_read == 0 {
+        bail!("no session could be read ({} input(s) failed)", streamed.failures.len());
+    }
+    let calls = streamed.sessions.iter().map(|(k, kept)| (k.source_path.as_path(), kept.calls));
+    super::preflight::require_calls(found.format, &found.inputs, &streamed.failures, calls)?;
     let mut summaries = Vec::with_capacity(streamed.sessions.len());
     let mut written = Vec::with_capacity(streamed.sessions.len());
     let mut write_error = None;
@@ -248,14 +261,6 @@ pub fn run_replay(
             Some(Err(e)) => write_error = write_error.or(Some(e)),
             None => {}
         }
-    }
-    // Files written so far stay: each is complete, and without report.json
-    // the run reads as incomplete.
-    if compactor::interrupt::requested() {
-        bail!("interrupted");
-    }
-    if streamed.inputs_read == 0 {
-        bail!("no session could be read ({} input(s) failed)", streamed.failures.len());
     }
     if let (Some(e), Some(out)) = (write_error, &args.out) {
         return Err(anyhow::Error::new(e).context(format!("cannot write the reports to {}", out.display())));

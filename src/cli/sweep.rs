@@ -40,7 +40,10 @@ pub fn run(args: SweepArgs) -> anyhow::Result<u8> {
     }
     let cost = cost_settings(&cost, &llm)?;
     let llm = super::llm::adapter(&llm, &points)?;
+    let format = super::load::parse_format(input.format.clone())?;
     let loaded = load(input)?;
+    let calls = loaded.batch.sessions.iter().map(|s| (s.source_path.as_path(), s.calls.len()));
+    super::preflight::require_calls(format, &loaded.inputs, &loaded.batch.failures, calls)?;
     let resolver = CliResolver::new(llm.clone());
     let sessions = &loaded.batch.sessions;
     let bar = progress_bar((sessions.len() * grid_def.points()) as u64, loaded.quiet);
