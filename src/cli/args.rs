@@ -242,7 +242,7 @@ pub struct CheckArgs {
 
 #[derive(Debug, Args)]
 #[command(after_help = "Grid file (TOML): a [grid] table of dotted policy keys, each a list of values or a
-range { from, to, step }; an optional [base] table of fixed overrides applied first:
+range { from, to, step }; an optional [base] table of fixed overrides of the base policy:
 
   [base]
   context_window = 64000
@@ -250,6 +250,12 @@ range { from, to, step }; an optional [base] table of fixed overrides applied fi
   \"compact.trigger_ratio\" = [0.6, 0.7, 0.8]
   \"compact.keep_recent_tokens\" = { from = 10000, to = 40000, step = 10000 }
   \"prune.soft_trim_chars\" = [2000, 4000, \"off\"]
+
+Precedence, each step over the one before: the --preset or --policy (default: `default`),
+then the grid's [base], then --estimator, --summarizer and --set; the [grid] axes then vary
+that policy. So `--set context_window=128000` wins over a [base] context_window. A flag on a
+key that is also a [grid] axis is an error naming the key: the axis would overwrite it at
+every point.
 
 Examples:
   compactor sweep ~/.claude/projects --grid grids/default.toml --out sweep/
@@ -259,7 +265,8 @@ pub struct SweepArgs {
     #[command(flatten)]
     pub input: InputArgs,
     /// The base policy the grid varies: one --preset or one --policy (default:
-    /// `default`), with --set, --estimator and --summarizer applied.
+    /// `default`), then the grid's [base], then --estimator, --summarizer and
+    /// --set (see the precedence below).
     #[command(flatten)]
     pub policy: PolicyArgs,
     #[command(flatten)]

@@ -46,16 +46,7 @@ pub fn resolve_policies(args: &PolicyArgs, default_presets: &[&str]) -> anyhow::
         }
     }
     for p in &mut policies {
-        if let Some(e) = &args.estimator {
-            p.set("estimator", e).with_context(|| format!("--estimator {e}"))?;
-        }
-        if let Some(s) = &args.summarizer {
-            p.set("compact.summarizer", s).with_context(|| format!("--summarizer {s}"))?;
-        }
-        for kv in &args.sets {
-            p.apply_assignment(kv).with_context(|| format!("--set {kv} (policy `{}`)", p.name))?;
-        }
-        p.validate().with_context(|| format!("policy `{}`", p.name))?;
+        apply_overrides(p, args)?;
     }
     // Names key the report rows and the transcript folders: keep them unique.
     let mut seen = std::collections::HashMap::<String, usize>::new();
@@ -67,6 +58,22 @@ pub fn resolve_policies(args: &PolicyArgs, default_presets: &[&str]) -> anyhow::
         }
     }
     Ok(policies)
+}
+
+/// Apply `--estimator`, `--summarizer` and every `--set` to `p`, then
+/// validate it. Errors name the flag and the policy.
+pub fn apply_overrides(p: &mut Policy, args: &PolicyArgs) -> anyhow::Result<()> {
+    if let Some(e) = &args.estimator {
+        p.set("estimator", e).with_context(|| format!("--estimator {e}"))?;
+    }
+    if let Some(s) = &args.summarizer {
+        p.set("compact.summarizer", s).with_context(|| format!("--summarizer {s}"))?;
+    }
+    for kv in &args.sets {
+        p.apply_assignment(kv).with_context(|| format!("--set {kv} (policy `{}`)", p.name))?;
+    }
+    p.validate().with_context(|| format!("policy `{}`", p.name))?;
+    Ok(())
 }
 
 /// Estimators and summarizers for the CLI: every estimator, the built-in
