@@ -1,5 +1,11 @@
 //! The baseline file of `compactor check`: what `--write-baseline` writes and
 //! `--baseline` reads, and the lenient view of a `report.json` that reads as one.
+//!
+//! Besides the metrics, a baseline records what made them: every policy with
+//! all its parameters (as `compactor presets --json` prints them) and the run
+//! settings that are not policy parameters (`--format`, the `--llm-*` endpoint
+//! flags). Both are optional, so baselines written before they were recorded
+//! still load; `super::params` compares them with the run.
 
 use super::CheckError;
 use crate::quality::{CANDIDATE_POLICY, REF_MASKING, REF_MASKING_BUDGET, REF_ORACLE, REF_TRUNCATE};
@@ -25,6 +31,17 @@ pub struct Baseline {
     /// flags replays the same ones.
     #[serde(default)]
     pub replay: ReplaySettings,
+    /// Run settings that change the results but are no policy parameter
+    /// (`format`, `llm.model`, …; see `super::params::RunSettings`). `None` in a
+    /// report.json and in baselines written before they were recorded.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub settings: Option<super::params::RunSettings>,
+    /// Every policy replayed, with all its parameters, in the order replayed.
+    /// Kept as JSON, not as `Policy`, so a baseline whose policies have keys
+    /// this compactor no longer knows still loads. Empty in baselines written
+    /// before they were recorded.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub policies: Vec<serde_json::Value>,
     /// One per preset, in the order replayed.
     pub presets: Vec<PresetMetrics>,
     /// One per (session, preset), sorted by session, file, preset.
@@ -103,6 +120,7 @@ pub struct SessionMetrics {
 struct ReportView {
     schema_version: u32,
     tool: ToolView,
+    policies: Vec<serde_json::Value>,
     aggregates: Vec<AggregateView>,
     sessions: Vec<RowView>,
 }
@@ -193,6 +211,8 @@ impl Baseline {
             tool_version: env!("CARGO_PKG_VERSION").to_string(),
             must_keep: must_keep.to_vec(),
             replay: ReplaySettings::default(),
+            settings: None,
+            policies: Vec::new(),
             presets: Vec::new(),
             sessions: Vec::new(),
         }
@@ -273,7 +293,14 @@ impl Baseline {
             .collect();
         sessions.sort_by(|a, b| (&a.session_id, &a.file, &a.policy).cmp(&(&b.session_id, &b.file, &b.policy)));
         let tool_version = if r.tool.version.is_empty() { "unknown".to_string() } else { r.tool.version };
-        Ok(Baseline { tool_version, must_keep: must_keep.to_vec(), presets, sessions, ..Baseline::empty(&[]) })
+        Ok(Baseline {
+            tool_version,
+            must_keep: must_keep.to_vec(),
+            policies: r.policies,
+            presets,
+            sessions,
+            ..Baseline::empty(&[])
+        })
     }
 
     /// The file `--write-baseline` writes: pretty JSON, newline-terminated.

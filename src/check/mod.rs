@@ -19,12 +19,18 @@
 //!   marked by globs (`--must-keep`, and the `must_keep` list stored in the
 //!   baseline) matched against the session id, the log's file name and its path.
 //!
+//! Before the rules, [`params::coverage`] says whether the run and the
+//! baseline can be compared at all: the same policies, with the same
+//! parameters, under the same run settings.
+//!
 //! Everything here is pure: the CLI loads, replays, prints and picks the exit
 //! code.
 
 mod baseline;
+pub mod params;
 
 pub use baseline::{BASELINE_KIND, BASELINE_VERSION, Baseline, PresetMetrics, ReplaySettings, SessionMetrics};
+pub use params::{Coverage, RunSettings, coverage};
 
 use crate::report::markdown::cell;
 use serde::Serialize;
@@ -208,11 +214,11 @@ pub fn compare(
                 "–".into(),
                 pts(Some(p.savings_pct)),
                 String::new(),
-                "not in baseline".into(),
+                "not in baseline, not compared".into(),
                 Status::New,
             );
-            line("FRR", "–".into(), pts(p.frr), String::new(), "not in baseline".into(), Status::New);
-            notes.push(format!("preset `{}` is not in the baseline: nothing to compare", p.policy));
+            line("FRR", "–".into(), pts(p.frr), String::new(), "not in baseline, not compared".into(), Status::New);
+            notes.push(format!("policy `{}` is not in the baseline: not compared", p.policy));
             continue;
         };
         // FRR of the policy's summaries.

@@ -196,12 +196,28 @@ pub struct ReplayArgs {
 #[derive(Debug, Args)]
 #[command(
     group(clap::ArgGroup::new("mode").required(true).multiple(true).args(["baseline", "write_baseline"])),
-    after_help = "Exit codes: 0 nothing regressed, 1 a regression (listed), 2 usage or input error.
+    after_help = "Exit codes: 0 nothing regressed, 1 a regression (listed), 2 usage or input error, or a run \
+that cannot be compared with the baseline.
+
+What is compared: the baseline records every policy with all its parameters (as `compactor presets \
+--json` prints them) and the run settings (--format, and the --llm-* endpoint flags when a policy \
+uses the LLM summarizer). Before replaying, the run must match it, else exit 2 naming what differs:
+  - a policy replayed that the baseline lacks (--allow-new replays it, marked \"not compared\");
+  - a policy of the baseline that is not replayed;
+  - a parameter or setting with another value (policy `opal`: context_window 32000 → 64000).
+A changed parameter is an error, not a warning: the comparison would then measure the new \
+parameters, not the change of code, and a gate that passes or fails for that reason misleads. \
+After an intended change, rewrite the baseline (with --write-baseline, differences are listed, \
+not errors); to measure a parameter change against the old baseline, give --allow-param-changes. \
+The check.* tolerances and a policy's name and source are not compared. A baseline written \
+before parameters were recorded still loads; the output says they could not be compared.
 
 Examples:
   compactor check logs/ --preset nous --set context_window=32000 --write-baseline baselines/logs.json
   compactor check logs/ --baseline baselines/logs.json --summary \"$GITHUB_STEP_SUMMARY\"
-  compactor check logs/ --baseline out/report.json --preset nous --max-frr-drop 1 --must-keep 'fix-*'"
+  compactor check logs/ --baseline baselines/logs.json --write-baseline baselines/logs.json
+  compactor check logs/ --baseline baselines/logs.json --preset nous --preset vibe --allow-new
+  compactor check logs/ --baseline out/report.json --preset nous --set compact.trigger_ratio=0.7 --allow-param-changes --max-frr-drop 1 --must-keep 'fix-*'"
 )]
 pub struct CheckArgs {
     #[command(flatten)]
@@ -238,6 +254,15 @@ pub struct CheckArgs {
     /// Also write the full replay reports here (as `replay --out`, without transcripts).
     #[arg(long, value_name = "DIR")]
     pub out: Option<PathBuf>,
+    /// Replay policies the baseline does not have; they are shown as "not
+    /// compared" (without this flag, such a policy is an error).
+    #[arg(long)]
+    pub allow_new: bool,
+    /// Compare even when a policy's parameters or the run settings differ
+    /// from the baseline's; each difference is listed in the notes (without
+    /// this flag, it is an error).
+    #[arg(long)]
+    pub allow_param_changes: bool,
 }
 
 #[derive(Debug, Args)]
