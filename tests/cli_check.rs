@@ -1,7 +1,9 @@
 //! `compactor check` end to end on the fixtures: exit 0 when nothing moved, 1
 //! for each regression kind (baselines edited, or policies changed, so that
-//! rule fires), 2 for usage and input errors; the markdown table is a snapshot
-//! and is also written by `--summary`. (New invariant violations cannot be
+//! rule fires), 2 for usage and input errors and for a run that cannot be
+//! compared with its baseline (policies on one side only, changed parameters or
+//! run settings, no session in common); the markdown table is a snapshot and is
+//! also written by `--summary`. (New invariant violations cannot be
 //! provoked from the command line without an engine bug; that rule is tested
 //! on hand-built baselines in `src/check_tests.rs`.)
 
@@ -68,6 +70,14 @@ fn a_baseline_of_the_same_run_passes_and_replays_its_own_policies() {
     assert_eq!(v["replay"]["presets"], serde_json::json!(["opal", "spec008"]));
     let names: Vec<&str> = v["presets"].as_array().unwrap().iter().map(|p| p["policy"].as_str().unwrap()).collect();
     assert_eq!(names, ["opal", "spec008"]);
+    // Every policy with all its parameters, as `presets --json` prints them,
+    // and the run settings.
+    let policies = v["policies"].as_array().unwrap();
+    assert_eq!(policies.len(), 2, "{v}");
+    assert_eq!(policies[0]["name"], "opal");
+    assert_eq!(policies[0]["context_window"], 6000);
+    assert_eq!(policies[1]["compact"]["reserve_tokens"], 1000);
+    assert_eq!(v["settings"], serde_json::json!({"format": "auto"}));
     // The fixtures compact and their summaries are scored.
     assert!(v["presets"][0]["compactions"].as_u64().unwrap() > 0, "{v}");
     assert!(v["presets"][0]["frr"].is_number(), "{v}");
@@ -214,7 +224,7 @@ fn a_must_keep_session_that_loses_a_modified_path_exits_1() {
     // Summaries too small to list the files: the trail is lost. The mark comes
     // from the baseline; the other rules are loosened to isolate this one.
     let tiny = ["--set", "compact.summary_max_tokens=20", "--max-frr-drop", "100", "--max-savings-drop", "100"];
-    let o = run(&[&tiny[..], &["--baseline", b]].concat());
+    let o = run(&[&tiny[..], &["--baseline", b, "--allow-param-changes"]].concat());
     assert_eq!(o.status.code(), Some(1), "{}", text(&o.stdout));
     let out = text(&o.stdout);
     assert!(out.contains("- `opal` modified path lost on a must-keep session: "), "{out}");
@@ -223,8 +233,129 @@ fn a_must_keep_session_that_loses_a_modified_path_exits_1() {
     let plain = dir.path().join("plain.json");
     let o = run(&["--write-baseline", plain.to_str().unwrap()]);
     assert_eq!(o.status.code(), Some(0));
-    let o = run(&[&tiny[..], &["--baseline", plain.to_str().unwrap()]].concat());
+    let o = run(&[&tiny[..], &["--baseline", plain.to_str().unwrap(), "--allow-param-changes"]].concat());
     assert!(!text(&o.stdout).contains("must-keep"), "{}", text(&o.stdout));
+}
+
+/// A policy replayed that the baseline lacks, or one of the baseline not
+/// replayed, would pass without being compared: exit 2 naming it.
+#[test]
+fn policies_on_one_side_only_exit_2_unless_allowed() {
+    let dir = tempfile::tempdir().unwrap();
+    let (path, _) = write_baseline(dir.path());
+    let o = check(&[POLICY, &["--preset", "nous", "--baseline"]].concat(), &[&path]);
+    let err = text(&o.stderr);
+    assert_eq!(o.status.code(), Some(2), "{}{err}", text(&o.stdout));
+    assert!(err.contains(&format!("cannot be compared with baseline {}", path.display())), "{err}");
+    assert!(err.contains("policy `nous` is not in the baseline"), "{err}");
+    assert!(o.stdout.is_empty(), "nothing replayed: {}", text(&o.stdout));
+    // --allow-new replays it, and the output says it was not compared.
+    let o = check(&[POLICY, &["--preset", "nous", "--allow-new", "--baseline"]].concat(), &[&path]);
+    let out = text(&o.stdout);
+    assert_eq!(o.status.code(), Some(0), "{out}{}", text(&o.stderr));
+    assert!(out.contains("| nous | savings % | – |") && out.contains("not in baseline, not compared | new |"), "{out}");
+    assert!(out.contains("- policy `nous` is not in the baseline: not compared"), "{out}");
+    // A policy of the baseline left out is an error, --allow-new or not.
+    assert_eq!(POLICY[..4], ["--preset", "opal", "--preset", "spec008"]);
+    let only_opal = [&POLICY[..2], &POLICY[4..]].concat();
+    for allow in [&[][..], &["--allow-new"]] {
+        let o = check(&[&only_opal[..], allow, &["--baseline"]].concat(), &[&path]);
+        let err = text(&o.stderr);
+        assert_eq!(o.status.code(), Some(2), "{only_opal:?}: {err}");
+        assert!(err.contains("policy `spec008` is in the baseline but not replayed"), "{err}");
+    }
+}
+
+/// The baseline's parameters and run settings are compared with the run's:
+/// a difference is exit 2 naming the policy, the key, and old → new.
+#[test]
+fn changed_parameters_or_settings_exit_2_naming_policy_key_and_values() {
+    let dir = tempfile::tempdir().unwrap();
+    let (path, mut v) = write_baseline(dir.path());
+    let o = check(&[POLICY, &["--set", "compact.keep_recent_tokens=777", "--baseline"]].concat(), &[&path]);
+    let err = text(&o.stderr);
+    assert_eq!(o.status.code(), Some(2), "{err}");
+    let opal_keep = v["policies"][0]["compact"]["keep_recent_tokens"].as_u64().unwrap();
+    assert!(err.contains(&format!("policy `opal`: compact.keep_recent_tokens {opal_keep} → 777")), "{err}");
+    assert!(err.contains("policy `spec008`: compact.keep_recent_tokens "), "{err}");
+    assert!(!err.contains("context_window"), "only what changed: {err}");
+    // Compared anyway on request, with each difference in the notes.
+    let o = check(
+        &[POLICY, &["--set", "compact.keep_recent_tokens=777", "--allow-param-changes", "--baseline"]].concat(),
+        &[&path],
+    );
+    let out = text(&o.stdout);
+    assert_ne!(o.status.code(), Some(2), "{out}{}", text(&o.stderr));
+    assert!(
+        out.contains(&format!(
+            "- policy `opal`: compact.keep_recent_tokens {opal_keep} → 777 (compared anyway: --allow-param-changes)"
+        )),
+        "{out}"
+    );
+    // Rewriting the baseline: listed, not an error, and the new values are recorded.
+    let o = check(
+        &[POLICY, &["--set", "compact.keep_recent_tokens=777", "--baseline"]].concat(),
+        &[&path, Path::new("--write-baseline"), &path],
+    );
+    assert_ne!(o.status.code(), Some(2), "{}", text(&o.stderr));
+    assert!(text(&o.stdout).contains("(compared anyway: the baseline is rewritten)"), "{}", text(&o.stdout));
+    let rewritten: Value = serde_json::from_slice(&std::fs::read(&path).unwrap()).unwrap();
+    assert_eq!(rewritten["policies"][0]["compact"]["keep_recent_tokens"], 777);
+    // The check.* tolerances are the gate, not the replay: not compared.
+    let (path, _) = write_baseline(dir.path());
+    let o = check(&[POLICY, &["--set", "check.max_savings_drop=5", "--baseline"]].concat(), &[&path]);
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o.stderr));
+    // A run setting: the baseline was made with --format codex.
+    v["settings"]["format"] = serde_json::json!("codex");
+    save(&path, &v);
+    let o = check(&["--baseline"], &[&path]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(text(&o.stderr).contains("run setting format: codex → auto"), "{}", text(&o.stderr));
+    // A preset whose code changed since: the recorded value differs.
+    v["settings"]["format"] = serde_json::json!("auto");
+    v["policies"][1]["compact"]["trigger_ratio"] = serde_json::json!(0.123);
+    save(&path, &v);
+    let o = check(&["--baseline"], &[&path]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(text(&o.stderr).contains("policy `spec008`: compact.trigger_ratio 0.123 → "), "{}", text(&o.stderr));
+}
+
+/// Baselines written before parameters were recorded still load; the output
+/// says that parameters could not be compared.
+#[test]
+fn an_old_baseline_without_parameters_loads_and_says_so() {
+    let dir = tempfile::tempdir().unwrap();
+    let (path, mut v) = write_baseline(dir.path());
+    let map = v.as_object_mut().unwrap();
+    map.remove("policies");
+    map.remove("settings");
+    save(&path, &v);
+    let o = cargo_bin_cmd!("compactor")
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .args(["check", "fixtures", "--baseline"])
+        .arg(&path)
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o.stderr));
+    let says = "records no policy parameters and run settings (an older baseline, or a report.json): they could not be compared";
+    assert!(text(&o.stderr).contains(&format!("warning: baseline {} {says}", path.display())), "{}", text(&o.stderr));
+    assert!(text(&o.stdout).contains(says), "in the summary too: {}", text(&o.stdout));
+}
+
+/// A baseline of other logs shares no session with the run: nothing would be
+/// compared per session, and the totals would compare different corpora.
+#[test]
+fn a_baseline_of_other_logs_exits_2() {
+    let dir = tempfile::tempdir().unwrap();
+    let (path, mut v) = write_baseline(dir.path());
+    for s in v["sessions"].as_array_mut().unwrap() {
+        s["file"] = serde_json::json!(format!("elsewhere-{}", s["file"].as_str().unwrap()));
+    }
+    save(&path, &v);
+    let o = check(&["--baseline"], &[&path]);
+    let err = text(&o.stderr);
+    assert_eq!(o.status.code(), Some(2), "{err}");
+    assert!(err.contains("session(s) replayed is in baseline") && err.contains("baseline.json"), "{err}");
 }
 
 #[test]

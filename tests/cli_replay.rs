@@ -133,6 +133,95 @@ fn usage_errors_exit_2_and_name_the_problem() {
         .stderr(predicate::str::contains("no/such/dir"));
 }
 
+/// A `--model` that names no price family would price every call as the
+/// fallback family: an error listing the families, with the closest one.
+#[test]
+fn an_unknown_model_is_an_error_that_suggests_the_closest_family() {
+    for (cmd, model, closest) in [
+        ("replay", "claude-sonet-4-5", "claude-sonnet-4"),
+        ("compare", "gpt5", "gpt-5"),
+        ("replay", "sonnet-4-5", "claude-sonnet-4"),
+    ] {
+        let o = cargo_bin_cmd!("compactor")
+            .current_dir(env!("CARGO_MANIFEST_DIR"))
+            .args([cmd, "fixtures", "--quiet", "--model", model])
+            .output()
+            .unwrap();
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert_eq!(o.status.code(), Some(2), "{cmd} --model {model}: {err}");
+        assert!(err.contains(&format!("unknown --model `{model}`; did you mean `{closest}`?")), "{err}");
+        assert!(err.contains("claude-opus-4-5") && err.contains("gpt-4o-mini") && err.contains("o4-mini"), "{err}");
+        assert!(o.stdout.is_empty(), "nothing was replayed: {}", String::from_utf8_lossy(&o.stdout));
+    }
+    // Far from every family: the list, no guess.
+    let o = cargo_bin_cmd!("compactor")
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .args(["replay", "fixtures", "--model", "llama-3-70b-instruct"])
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("unknown --model `llama-3-70b-instruct` (known model families: "));
+    assert!(!String::from_utf8_lossy(&o.get_output().stderr).contains("did you mean"));
+    // A model name holding a family's name is known; so is a family of a --prices file.
+    let dir = tempfile::tempdir().unwrap();
+    let prices = dir.path().join("prices.toml");
+    std::fs::write(&prices, "[families.my-model]\ninput = 0.2\noutput = 0.8\n").unwrap();
+    for args in [&["--model", "claude-sonnet-4-5-20250929"][..], &["--model", "my-model-large", "--prices"]] {
+        let mut c = cargo_bin_cmd!("compactor");
+        c.current_dir(env!("CARGO_MANIFEST_DIR")).args(["replay", "fixtures/pi", "--quiet"]).args(args);
+        if args.contains(&"--prices") {
+            c.arg(&prices);
+        }
+        let o = c.output().unwrap();
+        assert_eq!(o.status.code(), Some(0), "{args:?}: {}", String::from_utf8_lossy(&o.stderr));
+    }
+}
+
+/// A forced `--format` that reads a file as nothing, or inputs without a
+/// single call, are errors naming the files, not a report of zeros.
+#[test]
+fn inputs_that_yield_no_call_are_errors_naming_the_files() {
+    let claude = "fixtures/claude-code/compaction.jsonl";
+    let codex = "fixtures/codex/compacted.jsonl";
+    for cmd in ["replay", "compare"] {
+        let o = cargo_bin_cmd!("compactor")
+            .current_dir(env!("CARGO_MANIFEST_DIR"))
+            .args([cmd, claude, codex, "--quiet", "--format", "codex"])
+            .output()
+            .unwrap();
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert_eq!(o.status.code(), Some(2), "{cmd}: {err}");
+        assert!(err.contains("--format codex: 1 file(s) yield no call under that format: "), "{err}");
+        assert!(err.contains(claude) && !err.contains(codex), "names the file that does not fit, only it: {err}");
+    }
+    // The format that fits every file given passes.
+    cargo_bin_cmd!("compactor")
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .args(["replay", codex, "--quiet", "--format", "codex"])
+        .assert()
+        .code(0);
+    // Detected, but not one call in any session.
+    let dir = tempfile::tempdir().unwrap();
+    let quiet = dir.path().join("no-answer.jsonl");
+    std::fs::write(
+        &quiet,
+        "{\"role\": \"system\", \"content\": \"be brief\"}\n{\"role\": \"user\", \"content\": \"hi\"}\n",
+    )
+    .unwrap();
+    let out = dir.path().join("out");
+    let o = cargo_bin_cmd!("compactor").arg("replay").arg(&quiet).arg("--out").arg(&out).output().unwrap();
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(2), "{err}");
+    assert!(err.contains(&format!("no session has a single call, nothing to replay: {}", quiet.display())), "{err}");
+    assert!(!out.join("report.json").exists());
+    // Next to a session with calls, it is just a session with nothing to replay.
+    cargo_bin_cmd!("compactor")
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .args(["replay", "--quiet", codex])
+        .arg(&quiet)
+        .assert()
+        .code(0);
+}
+
 #[test]
 fn presets_lists_every_preset_as_toml_that_replay_accepts() {
     let out = cargo_bin_cmd!("compactor").arg("presets").output().unwrap();

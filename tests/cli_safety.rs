@@ -1,8 +1,8 @@
 //! What `compactor replay` must never do, through the real binary: write outside
 //! `--out` (hostile session ids), leave a partial file when killed (SIGKILL) or
-//! interrupted (SIGINT, exit 130), delete an existing `--out`, need write access
-//! to its inputs, emit a spreadsheet formula from a log (CSV injection), or
-//! output a secret under `--redact`.
+//! interrupted (SIGINT, exit 130), delete an existing `--out`, start work on an
+//! `--out` it cannot write, need write access to its inputs, emit a spreadsheet
+//! formula from a log (CSV injection), or output a secret under `--redact`.
 
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::print_stderr)]
 
@@ -211,8 +211,69 @@ fn an_existing_out_is_never_deleted() {
     std::fs::write(&file, "precious").unwrap();
     let o = replay(&["--preset", "nous"], &[&input], &file);
     assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
-    assert!(stderr(&o).contains("cannot write the reports"), "{}", stderr(&o));
+    assert!(stderr(&o).contains("is an existing file, not a directory"), "{}", stderr(&o));
     assert_eq!(std::fs::read_to_string(&file).unwrap(), "precious");
+}
+
+/// An `--out` that cannot be written is an error before anything is read or
+/// replayed, for every command that writes one: the input given does not
+/// exist, and the error is about `--out`, not about the input.
+#[test]
+fn an_out_that_cannot_be_written_fails_before_any_work() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("a-file");
+    std::fs::write(&file, "precious").unwrap();
+    let grid = dir.path().join("grid.toml");
+    std::fs::write(&grid, "[grid]\n\"compact.trigger_ratio\" = [0.6, 0.7]\n").unwrap();
+    let missing_input = dir.path().join("no-such-input");
+    let under_file = file.join("reports");
+    let run = |cmd: &[&str], out: &Path| {
+        let mut c = cargo_bin_cmd!("compactor");
+        c.args(cmd).arg(&missing_input).arg("--out").arg(out);
+        if cmd[0] == "sweep" {
+            c.arg("--grid").arg(&grid);
+        }
+        if cmd[0] == "check" {
+            c.arg("--write-baseline").arg(dir.path().join("b.json"));
+        }
+        c.output().unwrap()
+    };
+    for cmd in [&["replay"][..], &["compare"], &["sweep"], &["check"]] {
+        for (out, says) in [
+            (&file, format!("--out {}: is an existing file, not a directory", file.display())),
+            (&under_file, format!("cannot be created: {} is a file", file.display())),
+        ] {
+            let o = run(cmd, out);
+            let err = stderr(&o);
+            assert_eq!(o.status.code(), Some(2), "{cmd:?} --out {}: {err}", out.display());
+            assert!(err.contains(&says), "{cmd:?}: {err}");
+            assert!(!err.contains("no-such-input"), "{cmd:?} looked at the input before --out: {err}");
+        }
+    }
+    assert_eq!(std::fs::read_to_string(&file).unwrap(), "precious");
+    assert!(!dir.path().join("b.json").exists());
+    // A directory nobody may write in (root included): /proc.
+    #[cfg(target_os = "linux")]
+    {
+        let o = run(&["replay"], Path::new("/proc/compactor-out"));
+        assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+        assert!(stderr(&o).contains("--out /proc/compactor-out: cannot write in /proc"), "{}", stderr(&o));
+    }
+    // check's own output files are checked as early.
+    let ok = dir.path().join("ok.json");
+    for (flag, target, mode) in
+        [("--write-baseline", under_file.join("b.json"), None), ("--summary", dir.path().to_path_buf(), Some(&ok))]
+    {
+        let mut c = cargo_bin_cmd!("compactor");
+        c.arg("check").arg(&missing_input).arg(flag).arg(&target);
+        if let Some(m) = mode {
+            c.arg("--write-baseline").arg(m);
+        }
+        let o = c.output().unwrap();
+        assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+        assert!(stderr(&o).contains(&format!("{flag} {}", target.display())), "{}", stderr(&o));
+        assert!(!stderr(&o).contains("no-such-input"), "{}", stderr(&o));
+    }
 }
 
 /// Inputs are only read: a read-only file in a read-only directory works, and

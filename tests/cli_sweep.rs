@@ -103,6 +103,71 @@ fn sweep_usage_errors_exit_2_and_name_the_problem() {
     }
 }
 
+/// The policy of the recommended point, as written to recommended.toml.
+fn recommended(dir: &Path, extra: &[&str]) -> toml::Table {
+    let out = dir.join(format!("out-{}", extra.join("_").replace(['=', '.', '/'], "-")));
+    let o = sweep(dir, GRID, &[extra, &["--out", out.to_str().unwrap()]].concat());
+    assert_eq!(o.status.code(), Some(0), "{extra:?}: {}", String::from_utf8_lossy(&o.stderr));
+    toml::from_str(&std::fs::read_to_string(out.join("recommended.toml")).unwrap()).unwrap()
+}
+
+/// Precedence, lowest first: the preset, the grid's [base], the command
+/// line's --set/--estimator/--summarizer; the axes vary what they vary.
+#[test]
+fn the_command_line_wins_over_the_grids_base() {
+    let dir = tempfile::tempdir().unwrap();
+    // GRID's [base] sets context_window = 6000 over the preset's.
+    let base = recommended(dir.path(), &[]);
+    assert_eq!(base["context_window"].as_integer(), Some(6000));
+    let set = recommended(dir.path(), &["--set", "context_window=9000", "--estimator", "per_block"]);
+    assert_eq!(set["context_window"].as_integer(), Some(9000), "--set wins over [base]");
+    assert_eq!(set["estimator"].as_str(), Some("per_block"));
+    // [base] keys the command line leaves alone still apply, over the preset.
+    assert_eq!(set["compact"]["reserve_tokens"].as_integer(), Some(1000));
+    let opal = recommended(dir.path(), &["--preset", "opal"]);
+    assert_eq!(opal["context_window"].as_integer(), Some(6000), "[base] wins over the preset");
+    assert_eq!(opal["compact"]["placement"], base_of("opal")["compact"]["placement"]);
+}
+
+/// The TOML of a built-in preset.
+fn base_of(preset: &str) -> toml::Table {
+    let o = cargo_bin_cmd!("compactor").args(["presets", preset]).output().unwrap();
+    toml::from_str(&String::from_utf8(o.stdout).unwrap()).unwrap()
+}
+
+#[test]
+fn a_flag_on_a_grid_axis_is_an_error_naming_the_key() {
+    let dir = tempfile::tempdir().unwrap();
+    let o = sweep(dir.path(), GRID, &["--set", "compact.trigger_ratio=0.6"]);
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(2), "{err}");
+    assert!(err.contains("--set compact.trigger_ratio=0.6: `compact.trigger_ratio` is an axis of grid "), "{err}");
+    assert!(err.contains("grid.toml"), "{err}");
+    let grid = "[grid]\nestimator = [\"chars4\", \"per_block\"]\n";
+    let o = sweep(dir.path(), grid, &["--estimator", "o200k"]);
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(2), "{err}");
+    assert!(err.contains("--estimator o200k: `estimator` is an axis of grid "), "{err}");
+}
+
+/// sweep reads every session before the first point: a --format that reads
+/// the files as nothing stops it there.
+#[test]
+fn sweep_with_a_format_that_yields_no_call_is_an_error() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("grid.toml");
+    std::fs::write(&file, GRID).unwrap();
+    let o = cargo_bin_cmd!("compactor")
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .args(["sweep", "fixtures/claude-code/compaction.jsonl", "--quiet", "--format", "gemini", "--grid"])
+        .arg(&file)
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(2), "{err}");
+    assert!(err.contains("--format gemini: 1 file(s) yield no call") && err.contains("compaction.jsonl"), "{err}");
+}
+
 #[test]
 fn compare_prints_one_column_per_preset_and_costs() {
     let out = tempfile::tempdir().unwrap();

@@ -42,7 +42,8 @@ pub struct InputArgs {
     /// ~/.codex/sessions where they exist.
     pub paths: Vec<PathBuf>,
     /// Force a log format instead of detecting it: claude-code, codex, codex-exec, pi,
-    /// gemini, cline, generic.
+    /// gemini, cline, generic. When replaying, a file that yields no call under it
+    /// is an error.
     #[arg(long)]
     pub format: Option<String>,
     /// Worker threads (default: all cores).
@@ -140,7 +141,7 @@ pub struct CostArgs {
     #[arg(long, value_name = "FILE.toml")]
     pub prices: Option<PathBuf>,
     /// Price every call as this model (e.g. claude-sonnet-4-5, gpt-5) instead of the
-    /// model recorded in the log.
+    /// model recorded in the log. A name that matches no price family is an error.
     #[arg(long, value_name = "NAME")]
     pub model: Option<String>,
     /// Prompt-cache lifetime of the cost simulation: 5m (default), 1h, or off.
@@ -172,7 +173,8 @@ pub struct ReplayArgs {
     pub cost: CostArgs,
     /// Write report.json, sessions.csv, calls.csv, report.md, report.html and transcripts/ here
     /// (created if missing; existing files of the same names are replaced, nothing
-    /// else is touched).
+    /// else is touched). Checked before any work: an existing file, or a path that
+    /// cannot be created or written, is an error.
     #[arg(long, value_name = "DIR")]
     pub out: Option<PathBuf>,
     /// Print report.json on stdout instead of the summary table.
@@ -201,12 +203,28 @@ pub struct ReplayArgs {
 #[derive(Debug, Args)]
 #[command(
     group(clap::ArgGroup::new("mode").required(true).multiple(true).args(["baseline", "write_baseline"])),
-    after_help = "Exit codes: 0 nothing regressed, 1 a regression (listed), 2 usage or input error.
+    after_help = "Exit codes: 0 nothing regressed, 1 a regression (listed), 2 usage or input error, or a run \
+that cannot be compared with the baseline.
+
+What is compared: the baseline records every policy with all its parameters (as `compactor presets \
+--json` prints them) and the run settings (--format, and the --llm-* endpoint flags when a policy \
+uses the LLM summarizer). Before replaying, the run must match it, else exit 2 naming what differs:
+  - a policy replayed that the baseline lacks (--allow-new replays it, marked \"not compared\");
+  - a policy of the baseline that is not replayed;
+  - a parameter or setting with another value (policy `opal`: context_window 32000 → 64000).
+A changed parameter is an error, not a warning: the comparison would then measure the new \
+parameters, not the change of code, and a gate that passes or fails for that reason misleads. \
+After an intended change, rewrite the baseline (with --write-baseline, differences are listed, \
+not errors); to measure a parameter change against the old baseline, give --allow-param-changes. \
+The check.* tolerances and a policy's name and source are not compared. A baseline written \
+before parameters were recorded still loads; the output says they could not be compared.
 
 Examples:
   compactor check logs/ --preset nous --set context_window=32000 --write-baseline baselines/logs.json
   compactor check logs/ --baseline baselines/logs.json --summary \"$GITHUB_STEP_SUMMARY\"
-  compactor check logs/ --baseline out/report.json --preset nous --max-frr-drop 1 --must-keep 'fix-*'"
+  compactor check logs/ --baseline baselines/logs.json --write-baseline baselines/logs.json
+  compactor check logs/ --baseline baselines/logs.json --preset nous --preset vibe --allow-new
+  compactor check logs/ --baseline out/report.json --preset nous --set compact.trigger_ratio=0.7 --allow-param-changes --max-frr-drop 1 --must-keep 'fix-*'"
 )]
 pub struct CheckArgs {
     #[command(flatten)]
@@ -243,11 +261,20 @@ pub struct CheckArgs {
     /// Also write the full replay reports here (as `replay --out`, without transcripts).
     #[arg(long, value_name = "DIR")]
     pub out: Option<PathBuf>,
+    /// Replay policies the baseline does not have; they are shown as "not
+    /// compared" (without this flag, such a policy is an error).
+    #[arg(long)]
+    pub allow_new: bool,
+    /// Compare even when a policy's parameters or the run settings differ
+    /// from the baseline's; each difference is listed in the notes (without
+    /// this flag, it is an error).
+    #[arg(long)]
+    pub allow_param_changes: bool,
 }
 
 #[derive(Debug, Args)]
 #[command(after_help = "Grid file (TOML): a [grid] table of dotted policy keys, each a list of values or a
-range { from, to, step }; an optional [base] table of fixed overrides applied first:
+range { from, to, step }; an optional [base] table of fixed overrides of the base policy:
 
   [base]
   context_window = 64000
@@ -255,6 +282,12 @@ range { from, to, step }; an optional [base] table of fixed overrides applied fi
   \"compact.trigger_ratio\" = [0.6, 0.7, 0.8]
   \"compact.keep_recent_tokens\" = { from = 10000, to = 40000, step = 10000 }
   \"prune.soft_trim_chars\" = [2000, 4000, \"off\"]
+
+Precedence, each step over the one before: the --preset or --policy (default: `default`),
+then the grid's [base], then --estimator, --summarizer and --set; the [grid] axes then vary
+that policy. So `--set context_window=128000` wins over a [base] context_window. A flag on a
+key that is also a [grid] axis is an error naming the key: the axis would overwrite it at
+every point.
 
 Examples:
   compactor sweep ~/.claude/projects --grid grids/default.toml --out sweep/
@@ -264,7 +297,8 @@ pub struct SweepArgs {
     #[command(flatten)]
     pub input: InputArgs,
     /// The base policy the grid varies: one --preset or one --policy (default:
-    /// `default`), with --set, --estimator and --summarizer applied.
+    /// `default`), then the grid's [base], then --estimator, --summarizer and
+    /// --set (see the precedence below).
     #[command(flatten)]
     pub policy: PolicyArgs,
     #[command(flatten)]

@@ -1,15 +1,22 @@
 //! `compactor check`: replay (with invariant checks and the quality pass),
 //! compare with a baseline, print the markdown table, exit 1 on a regression.
 //! The rules and the table live in `compactor::check`; this file resolves the
-//! flags, reads and writes the files, and picks the exit code.
+//! flags, checks that the outputs can be written and that the run can be
+//! compared with the baseline (same policies, parameters and run settings:
+//! exit 2 otherwise, before replaying), reads and writes the files, and picks
+//! the exit code.
 
-use super::args::{CheckArgs, PolicyArgs, ReplayArgs};
-use super::replay::run_replay;
+use super::args::{CheckArgs, InputArgs, LlmArgs, PolicyArgs, ReplayArgs};
+use super::load::parse_format;
+use super::preflight;
+use super::replay::{resolve_policies, run_replay};
 use super::{EXIT_OK, EXIT_REGRESSION, print_stdout};
 use anyhow::{Context, bail};
-use compactor::check::{self, Baseline, MustKeep, ReplaySettings, Tolerances};
+use compactor::check::{self, Baseline, Coverage, MustKeep, ReplaySettings, RunSettings, Tolerances};
 use compactor::output::fsutil::atomic_write;
-use std::collections::HashMap;
+use compactor::policy::Policy;
+use compactor::summarize::SummarizerKind;
+use std::collections::{BTreeSet, HashMap};
 use std::path::Path;
 
 fn policy_args_empty(p: &PolicyArgs) -> bool {
@@ -25,6 +32,112 @@ fn read_baseline(path: &Path) -> anyhow::Result<Baseline> {
     Baseline::from_report_json(&bytes).with_context(|| format!("invalid baseline {}", path.display()))
 }
 
+/// The run settings a baseline records besides the policies: what changes the
+/// results without being a policy parameter. The `--llm-*` flags only when a
+/// policy summarizes with the LLM (otherwise they change nothing); timeouts,
+/// retries, concurrency and the cache are left out, as they do not change
+/// what a summary says.
+fn run_settings(input: &InputArgs, llm: &LlmArgs, policies: &[Policy]) -> anyhow::Result<RunSettings> {
+    let mut settings = RunSettings::new();
+    let format = parse_format(input.format.clone())?;
+    settings.insert("format".into(), format.map_or("auto", |f| f.name()).to_string());
+    // What every size is measured with (`check` always uses the default meter).
+    settings.insert("meter".into(), compactor::tokens::Meter::default().name().to_string());
+    if policies.iter().any(|p| p.compact.summarizer == SummarizerKind::Llm) {
+        let LlmArgs { llm_base_url, llm_api, llm_model, llm_max_tokens, llm_temperature, .. } = llm;
+        for (key, value) in [
+            ("llm.api", llm_api.clone()),
+            ("llm.base_url", llm_base_url.clone()),
+            ("llm.model", llm_model.clone()),
+            ("llm.max_tokens", llm_max_tokens.map(|t| t.to_string())),
+            ("llm.temperature", llm_temperature.map(|t| t.to_string())),
+        ] {
+            if let Some(v) = value {
+                settings.insert(key.into(), v);
+            }
+        }
+    }
+    Ok(settings)
+}
+
+/// What may differ between the run and the baseline.
+struct Allow {
+    /// `--allow-new`.
+    new: bool,
+    /// `--allow-param-changes`.
+    params: bool,
+    /// `--write-baseline`: the baseline is being rewritten, so every
+    /// difference is listed, none is an error.
+    rewriting: bool,
+}
+
+/// Fail (exit 2) on what makes the run incomparable with the baseline; return
+/// the notes for what is allowed or could not be compared.
+fn gate(cov: &Coverage, path: &Path, allow: &Allow, quiet: bool) -> anyhow::Result<Vec<String>> {
+    let mut errors = Vec::new();
+    let mut notes = Vec::new();
+    if !(allow.new || allow.rewriting) {
+        // With --allow-new, `check::compare` marks them "not compared".
+        for p in &cov.new_policies {
+            errors.push(format!(
+                "policy `{p}` is not in the baseline: nothing of it would be compared (--allow-new replays it anyway)"
+            ));
+        }
+    }
+    if !allow.rewriting {
+        for p in &cov.missing_policies {
+            errors.push(format!(
+                "policy `{p}` is in the baseline but not replayed (give --preset {p}, or the --policy file that \
+                 defines it)"
+            ));
+        }
+    }
+    let why = if allow.rewriting { "the baseline is rewritten" } else { "--allow-param-changes" };
+    for c in cov.changed_values() {
+        if allow.params || allow.rewriting {
+            notes.push(format!("{c} (compared anyway: {why})"));
+        } else {
+            errors.push(c.to_string());
+        }
+    }
+    for c in cov.unmatched_keys() {
+        notes.push(format!("{c}: a key of another compactor version, not compared"));
+    }
+    let unrecorded = match (cov.params_unrecorded, cov.settings_unrecorded) {
+        (true, _) => Some("policy parameters and run settings"),
+        (false, true) => Some("run settings (--format, --llm-*)"),
+        (false, false) => None,
+    };
+    if let Some(what) = unrecorded {
+        let note = format!(
+            "baseline {} records no {what} (an older baseline, or a report.json): they could not be compared; \
+             rewrite it with --write-baseline to record them",
+            path.display()
+        );
+        if !quiet {
+            eprintln!("warning: {note}");
+        }
+        notes.push(note);
+    }
+    if !errors.is_empty() {
+        bail!(
+            "this run cannot be compared with baseline {}:\n  {}\nAfter an intended change, rewrite the baseline \
+             (--baseline FILE --write-baseline FILE); to compare anyway, give --allow-param-changes (changed \
+             parameters) or --allow-new (policies new to the baseline).",
+            path.display(),
+            errors.join("\n  ")
+        );
+    }
+    Ok(notes)
+}
+
+/// The number of distinct sessions of `b`, and whether `now` shares one.
+fn shares_a_session(base: &Baseline, now: &Baseline) -> (usize, bool) {
+    let ids = |b: &Baseline| b.sessions.iter().map(|s| (s.session_id.clone(), s.file.clone())).collect::<BTreeSet<_>>();
+    let (old, new) = (ids(base), ids(now));
+    (new.len(), old.is_empty() || new.is_empty() || !old.is_disjoint(&new))
+}
+
 pub fn run(args: CheckArgs) -> anyhow::Result<u8> {
     let CheckArgs {
         input,
@@ -38,6 +151,8 @@ pub fn run(args: CheckArgs) -> anyhow::Result<u8> {
         max_savings_drop,
         max_hallucination,
         out,
+        allow_new,
+        allow_param_changes,
     } = args;
     for (flag, v) in [
         ("--max-frr-drop", max_frr_drop),
@@ -47,6 +162,17 @@ pub fn run(args: CheckArgs) -> anyhow::Result<u8> {
         if v.is_some_and(|v| !(0.0..=100.0).contains(&v)) {
             bail!("{flag} must be between 0 and 100 (percentage points)");
         }
+    }
+    // Every output first: a path that cannot be written fails now, not after
+    // the replay.
+    if let Some(dir) = &out {
+        preflight::out_dir("--out", dir)?;
+    }
+    if let Some(file) = &write_baseline {
+        preflight::out_file("--write-baseline", file)?;
+    }
+    if let Some(file) = &summary {
+        preflight::out_file("--summary", file)?;
     }
     let base = baseline.as_deref().map(read_baseline).transpose()?;
     // Without policy flags, replay what the baseline was made with.
@@ -61,6 +187,20 @@ pub fn run(args: CheckArgs) -> anyhow::Result<u8> {
         globs.extend(b.must_keep.iter().cloned());
     }
     let marks = MustKeep::new(&globs)?;
+    // The policies and settings of this run, resolved before replaying so
+    // that a run that cannot be compared with the baseline fails at once.
+    let policies = resolve_policies(&policy, &["default"])?;
+    let settings = run_settings(&input, &llm, &policies)?;
+    let mut notes = Vec::new();
+    if let (Some(b), Some(path)) = (&base, &baseline) {
+        let as_json: Vec<serde_json::Value> = policies
+            .iter()
+            .map(serde_json::to_value)
+            .collect::<Result<_, _>>()
+            .context("cannot record the policies")?;
+        let allow = Allow { new: allow_new, params: allow_param_changes, rewriting: write_baseline.is_some() };
+        notes = gate(&check::coverage(b, &as_json, &settings), path, &allow, input.quiet)?;
+    }
     let replay_args = ReplayArgs {
         input: input.clone(),
         policy: policy.clone(),
@@ -83,6 +223,17 @@ pub fn run(args: CheckArgs) -> anyhow::Result<u8> {
     }
     let rep = &replayed.report;
     let mut now = Baseline::from_report(rep, marks.globs());
+    now.settings = Some(settings);
+    if let (Some(b), Some(path)) = (&base, &baseline) {
+        let (n, shared) = shares_a_session(b, &now);
+        if !shared && write_baseline.is_none() {
+            bail!(
+                "none of the {n} session(s) replayed is in baseline {}: nothing to compare (was it written from \
+                 other logs?)",
+                path.display()
+            );
+        }
+    }
     if policy.policy_files.is_empty() {
         now.replay = ReplaySettings {
             presets: policy.presets.clone(),
@@ -105,7 +256,8 @@ pub fn run(args: CheckArgs) -> anyhow::Result<u8> {
     // Writing a baseline alone compares the run with itself: the table shows
     // the values recorded, and the absolute rules (hallucination, must-keep)
     // still apply.
-    let outcome = check::compare(base.as_ref().unwrap_or(&now), &now, &tolerances, &marks);
+    let mut outcome = check::compare(base.as_ref().unwrap_or(&now), &now, &tolerances, &marks);
+    outcome.notes.extend(notes);
     let mut text = check::markdown(&outcome);
     if let Some(path) = &write_baseline {
         atomic_write(path, &now.to_json()).with_context(|| format!("cannot write baseline {}", path.display()))?;

@@ -11,6 +11,8 @@ use std::path::PathBuf;
 
 pub struct Loaded {
     pub batch: Batch,
+    /// The inputs read (or tried), as discovered.
+    pub inputs: Vec<read::Input>,
     pub pool: rayon::ThreadPool,
     pub quiet: bool,
 }
@@ -89,7 +91,7 @@ pub fn load(input: InputArgs) -> anyhow::Result<Loaded> {
     if batch.inputs_read == 0 {
         bail!("no session could be read ({} input(s) failed)", batch.failures.len());
     }
-    Ok(Loaded { batch, pool, quiet })
+    Ok(Loaded { batch, inputs, pool, quiet })
 }
 
 /// Diagnostics go through [`clean`]: they quote file names and log text, which

@@ -8,8 +8,10 @@ mod check;
 mod inspect;
 mod llm;
 mod load;
+mod preflight;
 mod presets_cmd;
 mod replay;
+mod suggest;
 mod sweep;
 
 use args::{Cli, Command};

@@ -46,16 +46,7 @@ pub fn resolve_policies(args: &PolicyArgs, default_presets: &[&str]) -> anyhow::
         }
     }
     for p in &mut policies {
-        if let Some(e) = &args.estimator {
-            p.set("estimator", e).with_context(|| format!("--estimator {e}"))?;
-        }
-        if let Some(s) = &args.summarizer {
-            p.set("compact.summarizer", s).with_context(|| format!("--summarizer {s}"))?;
-        }
-        for kv in &args.sets {
-            p.apply_assignment(kv).with_context(|| format!("--set {kv} (policy `{}`)", p.name))?;
-        }
-        p.validate().with_context(|| format!("policy `{}`", p.name))?;
+        apply_overrides(p, args)?;
     }
     // Names key the report rows and the transcript folders: keep them unique.
     let mut seen = std::collections::HashMap::<String, usize>::new();
@@ -67,6 +58,22 @@ pub fn resolve_policies(args: &PolicyArgs, default_presets: &[&str]) -> anyhow::
         }
     }
     Ok(policies)
+}
+
+/// Apply `--estimator`, `--summarizer` and every `--set` to `p`, then
+/// validate it. Errors name the flag and the policy.
+pub fn apply_overrides(p: &mut Policy, args: &PolicyArgs) -> anyhow::Result<()> {
+    if let Some(e) = &args.estimator {
+        p.set("estimator", e).with_context(|| format!("--estimator {e}"))?;
+    }
+    if let Some(s) = &args.summarizer {
+        p.set("compact.summarizer", s).with_context(|| format!("--summarizer {s}"))?;
+    }
+    for kv in &args.sets {
+        p.apply_assignment(kv).with_context(|| format!("--set {kv} (policy `{}`)", p.name))?;
+    }
+    p.validate().with_context(|| format!("policy `{}`", p.name))?;
+    Ok(())
 }
 
 /// Estimators and summarizers for the CLI: every estimator, the built-in
@@ -170,6 +177,8 @@ impl Replayed {
 /// What the replay keeps of each session once it is written and dropped.
 struct Kept {
     summary: SessionSummary,
+    /// The session's calls (none under a `--format` that does not fit).
+    calls: usize,
     written: Option<std::io::Result<Written>>,
 }
 
@@ -211,6 +220,7 @@ pub fn run_replay(
         .map(|out| SessionWriter::new(out, &names, WriteOptions { transcripts: !args.no_transcripts }));
     let sink = |key: &SessionKey, session: &Session, results: SessionResults| Kept {
         summary: report::summarize(session, &policies, &results, Some(&cost)),
+        calls: session.calls.len(),
         written: writer.as_ref().map(|w| w.write_session(key, &results)),
     };
     // Each session's own window (`context_window = "auto"`), found after reading.
@@ -246,6 +256,16 @@ pub fn run_replay(
         }
     }
 
+    // Files written so far stay: each is complete, and without report.json
+    // the run reads as incomplete.
+    if compactor::interrupt::requested() {
+        bail!("interrupted");
+    }
+    if streamed.inputs_read == 0 {
+        bail!("no session could be read ({} input(s) failed)", streamed.failures.len());
+    }
+    let calls = streamed.sessions.iter().map(|(k, kept)| (k.source_path.as_path(), kept.calls));
+    super::preflight::require_calls(found.format, &found.inputs, &streamed.failures, calls)?;
     let mut summaries = Vec::with_capacity(streamed.sessions.len());
     let mut written = Vec::with_capacity(streamed.sessions.len());
     let mut write_error = None;
@@ -256,14 +276,6 @@ pub fn run_replay(
             Some(Err(e)) => write_error = write_error.or(Some(e)),
             None => {}
         }
-    }
-    // Files written so far stay: each is complete, and without report.json
-    // the run reads as incomplete.
-    if compactor::interrupt::requested() {
-        bail!("interrupted");
-    }
-    if streamed.inputs_read == 0 {
-        bail!("no session could be read ({} input(s) failed)", streamed.failures.len());
     }
     if let (Some(e), Some(out)) = (write_error, &args.out) {
         return Err(anyhow::Error::new(e).context(format!("cannot write the reports to {}", out.display())));
@@ -290,7 +302,8 @@ pub fn run_replay(
 }
 
 /// `--prices`, `--model`, `--cache-ttl` (and `--llm-model` for the summaries'
-/// price) as cost settings. A bad prices file fails before any work starts.
+/// price) as cost settings. A bad prices file, or a `--model` that names no
+/// family of the table, fails before any work starts.
 pub fn cost_settings(args: &CostArgs, llm: &LlmArgs) -> anyhow::Result<CostSettings> {
     let table = match &args.prices {
         Some(path) => {
@@ -300,6 +313,9 @@ pub fn cost_settings(args: &CostArgs, llm: &LlmArgs) -> anyhow::Result<CostSetti
         }
         None => PriceTable::builtin(),
     };
+    if let Some(model) = &args.model {
+        super::suggest::require_model(&table, model)?;
+    }
     let ttl = match &args.cache_ttl {
         Some(t) => CacheTtl::parse(t).context("--cache-ttl")?,
         None => CacheTtl::FiveMinutes,
@@ -362,6 +378,9 @@ pub fn finish(args: &ReplayArgs, replayed: Replayed, stdout_text: String) -> any
 }
 
 pub fn replay(args: ReplayArgs) -> anyhow::Result<u8> {
+    if let Some(out) = &args.out {
+        super::preflight::out_dir("--out", out)?;
+    }
     let input = args.input.clone();
     let replayed = run_replay(&args, input, &["default"])?;
     let mut text = report::markdown::summary_text(&replayed.report);
@@ -376,6 +395,9 @@ pub fn replay(args: ReplayArgs) -> anyhow::Result<u8> {
 pub const COMPARE_DEFAULT: &[&str] = &["default", "nous", "vibe", "opal", "dotnet", "spec008"];
 
 pub fn compare(args: ReplayArgs) -> anyhow::Result<u8> {
+    if let Some(out) = &args.out {
+        super::preflight::out_dir("--out", out)?;
+    }
     let input = args.input.clone();
     let replayed = run_replay(&args, input, COMPARE_DEFAULT)?;
     let r = &replayed.report;

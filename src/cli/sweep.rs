@@ -2,10 +2,15 @@
 //! once, replay every grid point (`compactor::sweep::run`), print the Pareto
 //! front and the recommendation, and write sweep.csv, sweep.md,
 //! recommended.toml and report.html under `--out`.
+//!
+//! The base policy is built in this order, each step over the one before:
+//! the `--preset`/`--policy` (default `default`), the grid's `[base]`, then
+//! `--estimator`, `--summarizer` and `--set`; the grid's axes vary that base.
+//! A flag on a key the grid varies is an error: it would silently lose.
 
-use super::args::SweepArgs;
+use super::args::{PolicyArgs, SweepArgs};
 use super::load::load;
-use super::replay::{CliResolver, cost_settings, resolve_policies};
+use super::replay::{CliResolver, apply_overrides, cost_settings, resolve_policies};
 use super::{EXIT_OK, print_stdout};
 use anyhow::{Context, bail};
 use compactor::sweep::{self, Grid};
@@ -18,16 +23,26 @@ pub fn run(args: SweepArgs) -> anyhow::Result<u8> {
     {
         bail!("--min-frr {m}: expected a share between 0 and 1 (e.g. 0.9)");
     }
+    if let Some(dir) = &out {
+        super::preflight::out_dir("--out", dir)?;
+    }
     let text = std::fs::read_to_string(&grid).with_context(|| format!("cannot read grid {}", grid.display()))?;
     let grid_def = Grid::from_toml(&text).with_context(|| format!("invalid grid {}", grid.display()))?;
-    let mut bases = resolve_policies(&policy, &["default"])?;
+    refuse_flags_on_axes(&policy, &grid_def, &grid)?;
+    // The preset or policy file alone; the flags come after the grid's [base].
+    let chosen =
+        PolicyArgs { presets: policy.presets.clone(), policy_files: policy.policy_files.clone(), ..Default::default() };
+    let bases = resolve_policies(&chosen, &["default"])?;
     if bases.len() != 1 {
         bail!("sweep varies one base policy: give one --preset or one --policy (got {})", bases.len());
     }
-    let base = bases.remove(0);
-    let base_applied =
-        grid_def.apply_base(&base).with_context(|| format!("grid {}: [base] on `{}`", grid.display(), base.name))?;
-    let points: Vec<_> = (0..grid_def.points()).filter_map(|i| grid_def.policy(&base_applied, i).ok()).collect();
+    let mut base = grid_def
+        .apply_base(&bases[0])
+        .with_context(|| format!("grid {}: [base] on `{}`", grid.display(), bases[0].name))?;
+    apply_overrides(&mut base, &policy)?;
+    // [base] is in `base` now, under the flags: the sweep applies the axes only.
+    let grid_def = Grid { base: Vec::new(), ..grid_def };
+    let points: Vec<_> = (0..grid_def.points()).filter_map(|i| grid_def.policy(&base, i).ok()).collect();
     if points.is_empty() {
         bail!(
             "grid {}: no point gives a valid policy (run `compactor presets {}` to see the base)",
@@ -37,7 +52,10 @@ pub fn run(args: SweepArgs) -> anyhow::Result<u8> {
     }
     let cost = cost_settings(&cost, &llm)?;
     let llm = super::llm::adapter(&llm, &points)?;
+    let format = super::load::parse_format(input.format.clone())?;
     let mut loaded = load(input)?;
+    let calls = loaded.batch.sessions.iter().map(|s| (s.source_path.as_path(), s.calls.len()));
+    super::preflight::require_calls(format, &loaded.inputs, &loaded.batch.failures, calls)?;
     // Each session's own window (`context_window = "auto"`).
     for s in &mut loaded.batch.sessions {
         s.meta.window = Some(cost.table.windows.resolve(s));
@@ -74,6 +92,32 @@ pub fn run(args: SweepArgs) -> anyhow::Result<u8> {
     }
     print_stdout(&text)?;
     Ok(EXIT_OK)
+}
+
+/// `--set`, `--estimator` or `--summarizer` on a key the grid varies: the
+/// axis would overwrite it at every point, so the flag would silently lose.
+fn refuse_flags_on_axes(policy: &PolicyArgs, grid: &Grid, file: &std::path::Path) -> anyhow::Result<()> {
+    let mut flags: Vec<(String, String)> = policy
+        .sets
+        .iter()
+        .map(|kv| (kv.split_once('=').map_or(kv.as_str(), |(k, _)| k).trim().to_string(), format!("--set {kv}")))
+        .collect();
+    if let Some(e) = &policy.estimator {
+        flags.push(("estimator".into(), format!("--estimator {e}")));
+    }
+    if let Some(s) = &policy.summarizer {
+        flags.push(("compact.summarizer".into(), format!("--summarizer {s}")));
+    }
+    for (key, flag) in flags {
+        if grid.axes.iter().any(|a| a.key == key) {
+            bail!(
+                "{flag}: `{key}` is an axis of grid {}, which gives it every value of the axis; remove the flag, \
+                 or the axis (a fixed value belongs in the grid's [base] or on the command line)",
+                file.display()
+            );
+        }
+    }
+    Ok(())
 }
 
 fn progress_bar(len: u64, quiet: bool) -> indicatif::ProgressBar {

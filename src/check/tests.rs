@@ -1,6 +1,7 @@
 //! The rules of `compactor check` on hand-built baselines: each rule fires on
 //! exactly the change it names, tolerances come from the map, must-keep globs
-//! match ids, file names and paths, and a report.json reads as a baseline.
+//! match ids, file names and paths, a report.json reads as a baseline, and
+//! `coverage` names every policy, parameter and setting that differs.
 
 use super::*;
 use pretty_assertions::assert_eq;
@@ -183,6 +184,8 @@ fn a_report_json_reads_as_a_baseline() {
     });
     let b = Baseline::from_report_json(report.to_string().as_bytes()).unwrap();
     assert_eq!(b.tool_version, "0.1.0");
+    // No policies in this report: nothing recorded, and no run settings ever.
+    assert!(b.policies.is_empty() && b.settings.is_none());
     let p = &b.presets[0];
     assert_eq!(
         (p.frr, p.frr_truncate, p.hallucination, p.artifact_recall),
@@ -206,4 +209,84 @@ fn markdown_escapes_untrusted_names() {
     let md = markdown(&run(&baseline(), &now));
     assert!(md.contains("&lt;script&gt;"), "{md}");
     assert!(!md.contains("<script>"), "{md}");
+}
+
+/// A policy as `presets --json` prints it (only the keys a test needs).
+fn policy_json(name: &str, window: u64) -> serde_json::Value {
+    serde_json::json!({
+        "name": name, "source": "specs/000", "context_window": window, "estimator": "chars4",
+        "compact": {"trigger_ratio": 0.8, "llm": {"model": "", "api_key_env": "KEY"}},
+        "check": {"max_frr_drop": 2.0}
+    })
+}
+
+fn recorded() -> Baseline {
+    Baseline {
+        policies: vec![policy_json("nous", 32000), policy_json("opal", 32000)],
+        settings: Some(RunSettings::from([("format".to_string(), "auto".to_string())])),
+        ..baseline()
+    }
+}
+
+#[test]
+fn coverage_of_the_same_run_is_empty() {
+    let b = recorded();
+    let c = coverage(&b, &b.policies, b.settings.as_ref().unwrap());
+    assert_eq!(c, Coverage::default());
+}
+
+#[test]
+fn coverage_names_policies_on_one_side_only() {
+    let b = recorded();
+    let now = [policy_json("nous", 32000), policy_json("codex", 32000)];
+    let c = coverage(&b, &now, b.settings.as_ref().unwrap());
+    assert_eq!((c.new_policies, c.missing_policies), (vec!["codex".to_string()], vec!["opal".to_string()]));
+    assert!(c.changes.is_empty(), "{:?}", c.changes);
+}
+
+#[test]
+fn coverage_names_each_changed_value_but_not_the_ignored_keys() {
+    let b = recorded();
+    let mut opal = policy_json("opal", 64000);
+    opal["compact"]["trigger_ratio"] = serde_json::json!(0.7);
+    // Not compared: description, tolerances, the API-key variable's name.
+    opal["source"] = serde_json::json!("elsewhere");
+    opal["check"]["max_frr_drop"] = serde_json::json!(5.0);
+    opal["compact"]["llm"]["api_key_env"] = serde_json::json!("OTHER");
+    let settings =
+        RunSettings::from([("format".to_string(), "codex".to_string()), ("llm.model".to_string(), "m".to_string())]);
+    let c = coverage(&b, &[policy_json("nous", 32000), opal], &settings);
+    let shown: Vec<String> = c.changed_values().map(ToString::to_string).collect();
+    assert_eq!(
+        shown,
+        [
+            "policy `opal`: compact.trigger_ratio 0.8 → 0.7",
+            "policy `opal`: context_window 32000 → 64000",
+            "run setting format: auto → codex",
+            "run setting llm.model: (not set) → m",
+        ]
+    );
+    assert_eq!(c.unmatched_keys().count(), 0);
+}
+
+#[test]
+fn keys_of_another_compactor_version_are_not_changed_values() {
+    let b = recorded();
+    let mut nous = policy_json("nous", 32000);
+    nous["compact"]["new_knob"] = serde_json::json!(3);
+    let c = coverage(&b, &[nous, policy_json("opal", 32000)], b.settings.as_ref().unwrap());
+    assert_eq!(c.changed_values().count(), 0);
+    let odd: Vec<String> = c.unmatched_keys().map(ToString::to_string).collect();
+    assert_eq!(odd, ["policy `nous`: compact.new_knob (no such key) → 3"]);
+}
+
+#[test]
+fn a_baseline_without_parameters_says_so_and_compares_none() {
+    let b = baseline();
+    let c = coverage(&b, &[policy_json("nous", 1), policy_json("opal", 2)], &RunSettings::new());
+    assert!(c.params_unrecorded && c.settings_unrecorded);
+    assert!(c.changes.is_empty() && c.new_policies.is_empty() && c.missing_policies.is_empty());
+    // Written and read back, the recorded ones survive.
+    let back = Baseline::from_report_json(&recorded().to_json()).unwrap();
+    assert_eq!((back.policies, back.settings), (recorded().policies, recorded().settings));
 }
