@@ -77,7 +77,7 @@ fn a_baseline_of_the_same_run_passes_and_replays_its_own_policies() {
     assert_eq!(policies[0]["name"], "opal");
     assert_eq!(policies[0]["context_window"], 6000);
     assert_eq!(policies[1]["compact"]["reserve_tokens"], 1000);
-    assert_eq!(v["settings"], serde_json::json!({"format": "auto"}));
+    assert_eq!(v["settings"], serde_json::json!({"format": "auto", "meter": "recorded"}));
     // The fixtures compact and their summaries are scored.
     assert!(v["presets"][0]["compactions"].as_u64().unwrap() > 0, "{v}");
     assert!(v["presets"][0]["frr"].is_number(), "{v}");

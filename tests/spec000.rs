@@ -303,8 +303,13 @@ fn test_conversation_state_updated() {
 
 #[test]
 fn preset_estimates_chars4_with_4_tokens_per_message() {
-    let p = nous();
+    let mut p = nous();
     assert_eq!(p.estimator, EstimatorKind::Chars4);
+    // What the trigger sees: chars/4 + 4 per message (a trigger at 101 fires).
+    p.max_output_tokens = 0;
+    p.compact.trigger_tokens = 101;
     let t = run(&session("u400 a4"), &p);
-    assert_eq!(t.calls[0].tokens_policy, 100 + 4);
+    assert_eq!(t.compactions.first().map(|c| c.measured_tokens), Some(100 + 4));
+    // What the report measures: the run's meter, the same for every policy.
+    assert_eq!(t.calls[0].tokens_policy, 100);
 }

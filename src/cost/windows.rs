@@ -136,7 +136,7 @@ mod tests {
     use crate::model::{Call, Usage, UsageProvenance};
 
     fn session(models: &[&str], prompt: u64) -> Session {
-        let mut s = Session::default();
+        let mut s = Session::new("s", crate::model::Format::Codex, "s.jsonl");
         for m in models {
             s.calls.push(Call {
                 message_index: 0,
@@ -173,7 +173,7 @@ mod tests {
         assert_eq!(t.resolve(&session(&["anthropic/claude-3.5-sonnet"], 10)).tokens, 200_000);
         let r = t.resolve(&session(&["my-local-model"], 10));
         assert_eq!((r.tokens, r.source), (DEFAULT_WINDOW, WindowSource::Default));
-        assert_eq!(t.resolve(&Session::default()).source, WindowSource::Default);
+        assert_eq!(t.resolve(&Session::new("s", crate::model::Format::Codex, "s.jsonl")).source, WindowSource::Default);
     }
 
     #[test]

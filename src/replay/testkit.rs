@@ -207,7 +207,7 @@ pub fn session(desc: &str) -> Session {
 /// real ones reach at full size: compactions chain, pruning fires.
 pub fn scaled(mut p: Policy, window: u64) -> Policy {
     let w = window.max(1);
-    let from = p.context_window.max(1);
+    let from = if p.window_is_auto() { super::DEFAULT_WINDOW } else { p.context_window.max(1) };
     let f = |x: u64| x.saturating_mul(w) / from;
     p.estimator = match p.estimator {
         crate::tokens::EstimatorKind::Calibrated => crate::tokens::EstimatorKind::Calibrated,

@@ -479,7 +479,7 @@ pub fn check_policy(session: &Session, policy: &Policy) -> Option<compactor::rep
     // changed; the recomputation finds the first messages intact). Only the
     // prompt-cache estimate is affected. Minimal case:
     // fixtures/regressions/replay--prefix-with-system-over-window.bin.
-    let degenerate = t.system_tokens >= policy.context_window;
+    let degenerate = t.system_tokens >= t.context_window;
     let violations: Vec<_> = t
         .violations
         .iter()
