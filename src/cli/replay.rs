@@ -249,8 +249,8 @@ pub fn run_replay(
             None => {}
         }
     }
-    // Files written so far stay: each is complete, and without report.json
-    // the run reads as incomplete.
+    // Returning drops the writer, and with it the files staged so far: --out
+    // keeps what an earlier run left there.
     if compactor::interrupt::requested() {
         bail!("interrupted");
     }
