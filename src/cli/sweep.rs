@@ -55,6 +55,9 @@ pub fn run(args: SweepArgs) -> anyhow::Result<u8> {
     let result = sweep::run(sessions, &base, &grid_def, &resolver, &cost, Some(&hook), min_frr, pool, Some(&tick))
         .with_context(|| format!("grid {}", grid.display()))?;
     bar.finish_and_clear();
+    if compactor::interrupt::requested() {
+        bail!("interrupted");
+    }
     for p in result.points.iter().filter(|p| p.error.is_some()) {
         eprintln!("grid point {}: {}", p.index, p.error.as_deref().unwrap_or_default());
     }
