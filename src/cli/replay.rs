@@ -270,6 +270,7 @@ pub fn run_replay(
     );
     if let Some(a) = &llm {
         report.diagnostics.summarizer_fallbacks = a.fallbacks();
+        report.diagnostics.llm_summaries = Some(a.summaries());
     }
     compactor::cost::attach_totals(&mut report, &cost);
     if args.redact {
@@ -337,6 +338,7 @@ pub fn finish(args: &ReplayArgs, replayed: Replayed, stdout_text: String) -> any
             return Ok(EXIT_ERROR);
         }
     }
+    super::llm::warn_fallbacks(report.diagnostics.llm_summaries.as_ref());
     if report.sessions.iter().all(|r| r.error.is_some()) && !report.sessions.is_empty() {
         bail!("no session could be replayed");
     }

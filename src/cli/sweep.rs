@@ -67,11 +67,14 @@ pub fn run(args: SweepArgs) -> anyhow::Result<u8> {
             .with_context(|| format!("cannot write the sweep reports to {}", dir.display()))?;
         text.push_str(&format!("reports written to {}\n", dir.display()));
     }
+    let warn = || super::llm::warn_fallbacks(llm.as_ref().map(|a| a.summaries()).as_ref());
     if result.points.iter().all(|p| !p.ok()) {
         print_stdout(&text)?;
+        warn();
         bail!("no grid point could be replayed");
     }
     print_stdout(&text)?;
+    warn();
     Ok(EXIT_OK)
 }
 
