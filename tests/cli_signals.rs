@@ -159,26 +159,32 @@ fn interrupted_run_leaves_out_as_it_was(cmd: Cmd, signal: libc::c_int) {
     let baseline = dir.path().join("baseline.json");
     let mut before = (tree(&out), std::fs::read(&baseline).ok());
 
-    let mut mb = 8;
+    let mut mb = 16;
     loop {
         let input = dir.path().join(format!("in-{mb}"));
         write_corpus(&input, mb);
         let mut child = command(cmd, &input, &out, &grid).spawn().unwrap();
         let started = Instant::now();
-        while child.try_wait().unwrap().is_none() && !at_work(cmd, &child, &out) {
+        let ended_first = loop {
+            if child.try_wait().unwrap().is_some() {
+                break true;
+            }
+            if at_work(cmd, &child, &out) {
+                break false;
+            }
             assert!(started.elapsed() < Duration::from_secs(900), "{cmd:?}: not at work after 15 minutes");
             std::thread::sleep(Duration::from_millis(5));
-        }
+        };
         let signalled = Instant::now();
-        // SAFETY: `kill` on the child's pid, which is not reaped yet (so not
-        // reused): at worst the signal reaches a process that has just exited.
-        let sent = unsafe { libc::kill(child.id() as libc::pid_t, signal) } == 0;
+        // SAFETY: `kill` on the pid of the child, which is not reaped yet (so
+        // the pid is not reused): at worst it has just exited and ignores it.
+        let sent = !ended_first && unsafe { libc::kill(child.id() as libc::pid_t, signal) } == 0;
         let (status, err) = wait(&mut child, Duration::from_secs(300), "signalled run");
         assert!(!err.contains("panicked"), "{cmd:?}: {err}");
         if status.code() == Some(0) {
             // The run ended (or put its outputs in place) before the signal:
             // they are the new reference, and a bigger corpus is needed.
-            eprintln!("{cmd:?}: {mb} MB finished before the signal (sent: {sent}); doubling");
+            eprintln!("{cmd:?}: {mb} MB finished before the signal (signal sent: {sent}); doubling");
             assert!(staging(&out).is_empty(), "{cmd:?}: a staging folder stayed after a complete run");
             before = (tree(&out), std::fs::read(&baseline).ok());
             assert!(mb < 256, "{cmd:?}: never interrupted mid-run, even on {mb} MB");
@@ -245,15 +251,18 @@ fn a_killed_runs_staging_folder_is_removed_by_the_next_run() {
     let grid = dir.path().join("grid.toml");
     let small = dir.path().join("small");
     write_corpus(&small, 1);
-    let mut mb = 8;
+    let mut mb = 16;
     let out = loop {
         let input = dir.path().join(format!("in-{mb}"));
         let out = dir.path().join(format!("out-{mb}"));
         write_corpus(&input, mb);
         let mut child = command(Cmd::Replay, &input, &out, &grid).spawn().unwrap();
+        let started = Instant::now();
         while child.try_wait().unwrap().is_none() && !at_work(Cmd::Replay, &child, &out) {
+            assert!(started.elapsed() < Duration::from_secs(900), "not at work after 15 minutes");
             std::thread::sleep(Duration::from_millis(5));
         }
+        // A no-op when the child has ended and was reaped (std knows).
         let _ = child.kill();
         let (status, _) = wait(&mut child, Duration::from_secs(60), "killed run");
         if status.code().is_some() {
