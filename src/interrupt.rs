@@ -1,9 +1,16 @@
 //! Cooperative interruption (Ctrl-C). A signal handler only sets a flag; the
 //! long loops (reading inputs, replaying sessions and calls, waiting for an LLM
 //! answer, writing outputs) check [`requested`] and wind down: workers stop
-//! taking sessions, a replay in progress stops at its next call, nothing more is
-//! written under `--out` (files already written are complete: every write is
-//! atomic), and the binary exits 130 (128 + SIGINT), or 143 for SIGTERM.
+//! taking sessions, a replay in progress stops at its next call, the outputs
+//! staged so far are thrown away (see [`crate::output::stage`]: what an
+//! earlier run left under `--out` stays as it was), and the binary exits 130
+//! (128 + SIGINT), or 143 for SIGTERM.
+//!
+//! Putting a run's outputs in place is the point of no return: [`commit`]
+//! says whether a stop was asked for before it (then nothing is put in
+//! place), and once it has said no, the run counts as complete: a signal
+//! after it no longer makes the exit status 130, since `--out` then holds
+//! the new, complete outputs.
 //!
 //! The handler is installed with `SA_RESETHAND`: a second Ctrl-C gets the default
 //! action and ends the process at once, for when winding down takes too long.
@@ -13,10 +20,12 @@
 //! every signature. Library users that never call [`install`] never see it set
 //! (unless they call [`request`]).
 
-use std::sync::atomic::{AtomicI32, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicI32, Ordering};
 
 /// The signal that asked to stop; 0 = none.
 static SIGNAL: AtomicI32 = AtomicI32::new(0);
+/// Set by [`commit`]: the run's outputs are being put in place.
+static COMMITTED: AtomicBool = AtomicBool::new(false);
 
 /// SIGINT's number on every Unix (and what [`request`] records).
 pub const SIGINT: i32 = 2;
@@ -33,8 +42,27 @@ pub fn request() {
     record(SIGINT);
 }
 
-/// The exit status of a run stopped by a signal: 128 + its number.
+/// The point of no return of a run that writes outputs: `false` when a stop
+/// was asked for already (put nothing in place), else `true`, and from then on
+/// the run is complete whatever signal comes ([`exit_code`] is `None`).
+///
+/// A signal landing just after the check finds the commit recorded: the
+/// outputs go in place and the exit status is the command's own. Either way
+/// `--out` holds one run's complete outputs.
+pub fn commit() -> bool {
+    if SIGNAL.load(Ordering::SeqCst) != 0 {
+        return false;
+    }
+    COMMITTED.store(true, Ordering::SeqCst);
+    true
+}
+
+/// The exit status of a run stopped by a signal: 128 + its number. `None`
+/// when no signal came, or only after the run [`commit`]ted its outputs.
 pub fn exit_code() -> Option<u8> {
+    if COMMITTED.load(Ordering::SeqCst) {
+        return None;
+    }
     match SIGNAL.load(Ordering::SeqCst) {
         0 => None,
         s => u8::try_from(128 + s).ok(),

@@ -328,6 +328,15 @@ fn spawn_replay(input: &Path, out: &Path) -> std::process::Child {
         .unwrap()
 }
 
+/// Whether the run has started writing transcripts (into its staging folder
+/// in `out`, or, once complete, `out` itself).
+fn writing(out: &Path) -> bool {
+    out.join("transcripts").exists()
+        || std::fs::read_dir(out).into_iter().flatten().flatten().any(|e| {
+            e.file_name().to_string_lossy().starts_with(".compactor-tmp-") && e.path().join("transcripts").exists()
+        })
+}
+
 fn signal(child: &std::process::Child, sig: &str) {
     let ok = Command::new("kill").args([sig, &child.id().to_string()]).status().unwrap().success();
     assert!(ok, "kill {sig}");
@@ -335,7 +344,8 @@ fn signal(child: &std::process::Child, sig: &str) {
 
 /// Killed with SIGKILL while it writes (the moment it creates the transcripts,
 /// and a little later), a run leaves every file in --out either absent or
-/// complete: writes are atomic, and temporary files have no name until complete.
+/// complete: writes are atomic, and temporary files have no name until complete
+/// (what it staged stays in its hidden staging folder, every file complete).
 #[test]
 #[cfg(unix)]
 fn sigkill_leaves_no_partial_file() {
@@ -347,7 +357,7 @@ fn sigkill_leaves_no_partial_file() {
         let mut child = spawn_replay(&input, &out);
         let started = Instant::now();
         // Wait for the writing phase: the first transcript folder.
-        while !out.join("transcripts").exists() {
+        while !writing(&out) {
             if child.try_wait().unwrap().is_some() {
                 panic!("the run ended before it was killed: make the corpus bigger");
             }
@@ -393,7 +403,7 @@ fn sigint_stops_promptly_with_exit_130() {
         let mut child = spawn_replay(&input, &out);
         let started = Instant::now();
         if phase == "writing" {
-            while !out.join("transcripts").exists() && child.try_wait().unwrap().is_none() {
+            while !writing(&out) && child.try_wait().unwrap().is_none() {
                 std::thread::sleep(Duration::from_millis(2));
             }
         } else {

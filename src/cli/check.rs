@@ -267,6 +267,7 @@ pub fn run(args: CheckArgs) -> anyhow::Result<u8> {
         std::fs::write(path, &text).with_context(|| format!("cannot write the summary to {}", path.display()))?;
     }
     let code = print_stdout(&text)?;
+    super::llm::warn_fallbacks(rep.diagnostics.llm_summaries.as_ref());
     if code != EXIT_OK {
         return Ok(code);
     }

@@ -1,13 +1,15 @@
 //! The LLM summarizer as the replay engine sees it: an adapter from the engine's
 //! `Summarizer` trait to `compactor::llm::LlmSummarizer`, with the extractive
 //! summarizer as the last stage of the fallback chain. Fallbacks are collected so
-//! the run can list them with their reasons.
+//! the run can list them with their reasons, count the summaries that fell
+//! back to extractive, and say so at its end ([`warn_fallbacks`]).
 
 use super::args::LlmArgs;
 use anyhow::Context;
-use compactor::llm::{ApiKind, LlmConfig, LlmFlags, LlmSummarizer, PromptPreset, SummaryOptions};
+use compactor::llm::{ApiKind, LlmConfig, LlmFlags, LlmSummarizer, PromptPreset, Stage, SummaryOptions};
 use compactor::model::Message;
 use compactor::policy::Policy;
+use compactor::report::LlmSummaries;
 use compactor::summarize::{
     Extractive, SummarizeError, Summarizer, SummarizerKind, SummarizerUsage, Summary, SummaryPart, SummaryRequest,
 };
@@ -18,16 +20,25 @@ use std::sync::{Arc, Mutex};
 pub struct LlmAdapter {
     inner: Arc<LlmSummarizer>,
     options: SummaryOptions,
-    /// `(first source line of the compacted messages, reason)` of every fallback,
-    /// shared by all the run's adapters.
-    fallbacks: Arc<Mutex<Vec<String>>>,
+    /// Shared by all the run's adapters.
+    log: Arc<Mutex<FallbackLog>>,
+}
+
+/// What the run's summaries went through.
+#[derive(Default)]
+struct FallbackLog {
+    /// `(first source line of the compacted messages, reason)` of every fallback.
+    steps: Vec<String>,
+    /// Summaries asked for, those the extractive summarizer wrote, and why the
+    /// first of those fell back.
+    counts: LlmSummaries,
 }
 
 /// The LLM summarizers of a run, one per policy with `compact.summarizer = "llm"`.
 pub struct LlmAdapters {
     by_policy: Vec<(Policy, Arc<LlmAdapter>)>,
     clients: Vec<Arc<LlmSummarizer>>,
-    fallbacks: Arc<Mutex<Vec<String>>>,
+    log: Arc<Mutex<FallbackLog>>,
 }
 
 /// The policy's `[compact.llm]` settings under the command-line flags (a flag
@@ -66,7 +77,7 @@ fn merged_flags(args: &LlmArgs, policy: &Policy) -> anyhow::Result<LlmFlags> {
 /// `compact.llm.prompt`, else of the preset it is named after (specs/001, 003,
 /// 004 have their own), else the specs/000 checkpoint.
 pub fn adapter(args: &LlmArgs, policies: &[Policy]) -> anyhow::Result<Option<Arc<LlmAdapters>>> {
-    let fallbacks = Arc::new(Mutex::new(Vec::new()));
+    let log = Arc::new(Mutex::new(FallbackLog::default()));
     let mut clients: Vec<(LlmConfig, Arc<LlmSummarizer>)> = Vec::new();
     let mut by_policy = Vec::new();
     for p in policies.iter().filter(|p| p.compact.summarizer == SummarizerKind::Llm) {
@@ -83,13 +94,13 @@ pub fn adapter(args: &LlmArgs, policies: &[Policy]) -> anyhow::Result<Option<Arc
         let prompt = PromptPreset::from_name(p.compact.llm.prompt.trim())
             .unwrap_or_else(|| PromptPreset::for_policy_preset(&p.name));
         let options = SummaryOptions::for_preset(prompt);
-        by_policy.push((p.clone(), Arc::new(LlmAdapter { inner, options, fallbacks: fallbacks.clone() })));
+        by_policy.push((p.clone(), Arc::new(LlmAdapter { inner, options, log: log.clone() })));
     }
     if by_policy.is_empty() {
         return Ok(None);
     }
     let clients = clients.into_iter().map(|(_, s)| s).collect();
-    Ok(Some(Arc::new(LlmAdapters { by_policy, clients, fallbacks })))
+    Ok(Some(Arc::new(LlmAdapters { by_policy, clients, log })))
 }
 
 impl LlmAdapters {
@@ -100,9 +111,14 @@ impl LlmAdapters {
 
     /// Every fallback so far, sorted (threads finish in any order).
     pub fn fallbacks(&self) -> Vec<String> {
-        let mut v = self.fallbacks.lock().map(|v| v.clone()).unwrap_or_default();
+        let mut v = self.log.lock().map(|l| l.steps.clone()).unwrap_or_default();
         v.sort();
         v
+    }
+
+    /// The summaries asked for so far, and those that fell back to extractive.
+    pub fn summaries(&self) -> LlmSummaries {
+        self.log.lock().map(|l| l.counts.clone()).unwrap_or_default()
     }
 
     /// The summarizer of this policy (one of those the run was built with).
@@ -140,15 +156,24 @@ impl Summarizer for LlmAdapter {
             Extractive.summarize(req).map(|s| s.text).unwrap_or_default()
         };
         let outcome = self.inner.summarize_blocking(&llm_req, fallback);
-        if !outcome.fallbacks.is_empty() {
-            let line = req.messages.first().map(|m| m.source_line).unwrap_or(0);
-            if let Ok(mut v) = self.fallbacks.lock() {
-                for f in &outcome.fallbacks {
-                    v.push(format!(
-                        "compaction at source line {line}: {:?} → {:?} ({:?}): {}",
-                        f.from, f.to, f.kind, f.reason
-                    ));
+        if let Ok(mut log) = self.log.lock() {
+            log.counts.requested += 1;
+            if outcome.stage == Stage::Extractive {
+                log.counts.fell_back += 1;
+                if log.counts.first_reason.is_none() {
+                    // The step into extractive says why the LLM gave up.
+                    let last = outcome.fallbacks.iter().rev().find(|f| f.to == Stage::Extractive);
+                    let f = last.or(outcome.fallbacks.last());
+                    log.counts.first_reason =
+                        Some(f.map_or_else(|| "no reason recorded".to_string(), |f| f.reason.clone()));
                 }
+            }
+            let line = req.messages.first().map(|m| m.source_line).unwrap_or(0);
+            for f in &outcome.fallbacks {
+                log.steps.push(format!(
+                    "compaction at source line {line}: {:?} → {:?} ({:?}): {}",
+                    f.from, f.to, f.kind, f.reason
+                ));
             }
         }
         let file_ops = Extractive.summarize(req).map(|s| s.file_ops).unwrap_or_default();
@@ -161,5 +186,14 @@ impl Summarizer for LlmAdapter {
                 calls: u64::from(outcome.llm_calls),
             },
         })
+    }
+}
+
+/// Say on stderr, at the end of a run, how many LLM summaries fell back to
+/// extractive and why the first did; nothing when none did. Printed even
+/// under `--quiet`: the summaries are not what the run was asked to measure.
+pub fn warn_fallbacks(summaries: Option<&LlmSummaries>) {
+    if let Some(notice) = summaries.and_then(LlmSummaries::notice) {
+        eprintln!("warning: {notice}");
     }
 }

@@ -43,8 +43,8 @@ pub fn main() -> ExitCode {
         Command::Inspect(a) => inspect::run(a),
         Command::Presets(a) => presets_cmd::run(a),
     };
-    // Interrupted: whatever the command returned, it stopped early. Nothing
-    // partial is under --out (writes are atomic and stop between files).
+    // Interrupted: whatever the command returned, it stopped early, before
+    // putting its outputs in place: --out is as it was (output::stage).
     if let Some(code) = compactor::interrupt::exit_code() {
         eprintln!("interrupted");
         return ExitCode::from(code);

@@ -256,8 +256,8 @@ pub fn run_replay(
         }
     }
 
-    // Files written so far stay: each is complete, and without report.json
-    // the run reads as incomplete.
+    // Returning drops the writer, and with it the files staged so far: --out
+    // keeps what an earlier run left there.
     if compactor::interrupt::requested() {
         bail!("interrupted");
     }
@@ -291,6 +291,7 @@ pub fn run_replay(
     report.run.meter = report::MeterInfo::of(cost.meter, &report.sessions);
     if let Some(a) = &llm {
         report.diagnostics.summarizer_fallbacks = a.fallbacks();
+        report.diagnostics.llm_summaries = Some(a.summaries());
     }
     compactor::cost::attach_totals(&mut report, &cost);
     if args.redact {
@@ -366,6 +367,7 @@ pub fn finish(args: &ReplayArgs, replayed: Replayed, stdout_text: String) -> any
             return Ok(EXIT_ERROR);
         }
     }
+    super::llm::warn_fallbacks(report.diagnostics.llm_summaries.as_ref());
     if report.sessions.iter().all(|r| r.error.is_some()) && !report.sessions.is_empty() {
         bail!("no session could be replayed");
     }

@@ -77,6 +77,9 @@ pub fn run(args: SweepArgs) -> anyhow::Result<u8> {
     let result = sweep::run(sessions, &base, &grid_def, &resolver, &cost, Some(&hook), min_frr, pool, Some(&tick))
         .with_context(|| format!("grid {}", grid.display()))?;
     bar.finish_and_clear();
+    if compactor::interrupt::requested() {
+        bail!("interrupted");
+    }
     for p in result.points.iter().filter(|p| p.error.is_some()) {
         eprintln!("grid point {}: {}", p.index, p.error.as_deref().unwrap_or_default());
     }
@@ -86,11 +89,14 @@ pub fn run(args: SweepArgs) -> anyhow::Result<u8> {
             .with_context(|| format!("cannot write the sweep reports to {}", dir.display()))?;
         text.push_str(&format!("reports written to {}\n", dir.display()));
     }
+    let warn = || super::llm::warn_fallbacks(llm.as_ref().map(|a| a.summaries()).as_ref());
     if result.points.iter().all(|p| !p.ok()) {
         print_stdout(&text)?;
+        warn();
         bail!("no grid point could be replayed");
     }
     print_stdout(&text)?;
+    warn();
     Ok(EXIT_OK)
 }
 

@@ -23,8 +23,13 @@ fn signed(n: i64) -> String {
 
 /// A table cell from untrusted text: no pipes, no newlines, no HTML, bounded.
 pub fn cell(s: &str) -> String {
-    let mut out = String::with_capacity(s.len().min(80));
-    for c in s.chars().take(80) {
+    inline(s, 80)
+}
+
+/// Untrusted text made inert in markdown (as [`cell`]), at most `max` characters.
+fn inline(s: &str, max: usize) -> String {
+    let mut out = String::with_capacity(s.len().min(max));
+    for c in s.chars().take(max) {
         match c {
             '|' => out.push_str("\\|"),
             '<' => out.push_str("&lt;"),
@@ -34,7 +39,7 @@ pub fn cell(s: &str) -> String {
             c => out.push(c),
         }
     }
-    if s.chars().count() > 80 {
+    if s.chars().count() > max {
         out.push('…');
     }
     out
@@ -85,6 +90,11 @@ pub fn report_md(report: &Report) -> String {
 Baseline = what the agent sent (following its own recorded compactions); policy = what the \
 policy would have sent. ",
     );
+    if let Some(notice) = report.diagnostics.llm_summaries.as_ref().and_then(super::LlmSummaries::notice) {
+        // Up front: the summaries (and the quality measured on them) are not
+        // the LLM's.
+        let _ = writeln!(out, "> **Warning:** {}\n", inline(&notice, 800));
+    }
     let _ = writeln!(
         out,
         "{} The baseline and every policy are measured alike; a policy's `estimator` only decides when it \

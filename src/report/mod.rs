@@ -216,6 +216,44 @@ pub struct DiagnosticSummary {
     /// the reason; sorted.
     #[serde(default)]
     pub summarizer_fallbacks: Vec<String>,
+    /// How many LLM summaries the run asked for and how many fell back to the
+    /// extractive summarizer; absent when no policy used the LLM summarizer.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub llm_summaries: Option<LlmSummaries>,
+}
+
+/// The LLM summaries of a run, counted: what `report.md` and the end of the
+/// run on stderr say when some fell back.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct LlmSummaries {
+    /// Summaries asked of the LLM summarizer (a compaction's history and its
+    /// turn prefix count apart).
+    pub requested: u64,
+    /// Of those, the ones the extractive summarizer wrote because every LLM
+    /// stage failed (server down, bad key, timeout, ...).
+    pub fell_back: u64,
+    /// Why the first of them (in time) fell back; never holds the API key.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub first_reason: Option<String>,
+}
+
+impl LlmSummaries {
+    /// One line saying how many summaries fell back and the first reason;
+    /// `None` when none did. Every one falling back reads "every LLM summary
+    /// fell back to extractive: …".
+    pub fn notice(&self) -> Option<String> {
+        if self.fell_back == 0 {
+            return None;
+        }
+        let reason = self.first_reason.as_deref().unwrap_or("no reason recorded");
+        let reason = reason.split_whitespace().collect::<Vec<_>>().join(" ");
+        let (n, of) = (self.fell_back, self.requested.max(self.fell_back));
+        Some(if n == of {
+            format!("every LLM summary fell back to extractive: {n} of {of}, the first because {reason}")
+        } else {
+            format!("{n} of {of} LLM summaries fell back to extractive, the first because {reason}")
+        })
+    }
 }
 
 /// What the report keeps of one session once it is replayed: everything the
@@ -337,6 +375,7 @@ pub fn build_from_summaries(
             bad_lines: summaries.iter().map(|s| s.bad_lines).sum(),
             warnings,
             summarizer_fallbacks: Vec::new(),
+            llm_summaries: None,
         },
         cost_model: None,
     }

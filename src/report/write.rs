@@ -1,7 +1,10 @@
 //! Writing a replay's files under `--out`: report.json, sessions.csv, calls.csv,
 //! quality.csv, report.md, report.html and `transcripts/POLICY/SESSION.jsonl`.
 //! Every name derived from a session id or policy name is sanitized; every file
-//! is written atomically (a killed run leaves each file complete or absent).
+//! is written atomically (a killed run leaves each file complete or absent),
+//! into the run's staging folder ([`crate::output::stage`]): nothing reaches
+//! `--out` until the reports are written, and then everything does, so an
+//! interrupted run leaves an earlier run's outputs as they were.
 //!
 //! Two ways in: [`write_all`] writes everything from results held in memory;
 //! [`SessionWriter`] is its streaming twin: it writes each session's transcripts
@@ -16,6 +19,7 @@ use crate::output::fsutil::{
     atomic_write, atomic_write_unsynced_with, atomic_write_with, ensure_dir, fnv1a, pending_path, safe_stem,
     scratch_file,
 };
+use crate::output::stage::Staged;
 use crate::replay::{SessionKey, SessionResults};
 use std::collections::HashSet;
 use std::io::{Read, Seek, SeekFrom, Write};
@@ -52,7 +56,18 @@ fn path_hash(path: &Path) -> u32 {
 }
 
 fn transcript_dir(out: &Path, policy: &str) -> PathBuf {
-    out.join("transcripts").join(safe_stem(policy))
+    out.join(transcript_rel(policy))
+}
+
+fn transcript_rel(policy: &str) -> PathBuf {
+    Path::new("transcripts").join(safe_stem(policy))
+}
+
+/// The run's staging folder in `out`: each policy's transcript folder is
+/// the run's own, replaced whole.
+fn staging(out: &Path, policies: &[String], opts: WriteOptions) -> Staged {
+    let whole = if opts.transcripts { policies.iter().map(|p| transcript_rel(p)).collect() } else { Vec::new() };
+    Staged::new(out, whole)
 }
 
 /// report.html of a replay or compare: the policies side by side, the
@@ -71,16 +86,19 @@ pub fn html_page(report: &Report, charts: &Charts) -> String {
     })
 }
 
-/// Write every output file; returns the paths written, in order.
+/// Write every output file (staged, then put in place); returns the paths
+/// written, in order.
 pub fn write_all(
     out: &Path,
     report: &Report,
     results: &[SessionResults],
     opts: WriteOptions,
 ) -> std::io::Result<Vec<PathBuf>> {
-    ensure_dir(out)?;
-    let mut written = Vec::new();
     let policies: Vec<String> = report.policies.iter().map(|p| p.name.clone()).collect();
+    let staged = staging(out, &policies, opts);
+    staged.create()?;
+    let out = staged.dir();
+    let mut written = Vec::new();
     if opts.transcripts {
         let mut names = TranscriptNames::default();
         for (pi, name) in policies.iter().enumerate() {
@@ -99,6 +117,8 @@ pub fn write_all(
     let calls = csv_out::calls_csv(results, &policies);
     let charts = Charts::from_results(results, DEFAULT_MAX_SESSIONS);
     written.extend(write_reports(out, report, &charts, |w| w.write_all(&calls))?);
+    let written = written.iter().map(|p| staged.final_path(p)).collect();
+    staged.commit()?;
     Ok(written)
 }
 
@@ -149,9 +169,11 @@ pub struct Written {
 }
 
 /// Writes each session's outputs as soon as it is replayed (see the module
-/// doc). Nothing is created under `--out` before the first session arrives.
+/// doc), into the staging folder, which [`Self::finish`] puts in place and
+/// dropping the writer removes. Nothing is created under `--out` before the
+/// first session arrives.
 pub struct SessionWriter {
-    out: PathBuf,
+    staged: Staged,
     policies: Vec<String>,
     opts: WriteOptions,
     /// The output and transcript directories, created on first use.
@@ -167,7 +189,7 @@ pub struct SessionWriter {
 impl SessionWriter {
     pub fn new(out: &Path, policies: &[String], opts: WriteOptions) -> SessionWriter {
         SessionWriter {
-            out: out.to_path_buf(),
+            staged: staging(out, policies, opts),
             policies: policies.to_vec(),
             opts,
             dirs: OnceLock::new(),
@@ -179,10 +201,10 @@ impl SessionWriter {
 
     fn ensure_dirs(&self) -> std::io::Result<()> {
         let r = self.dirs.get_or_init(|| {
-            let mut r = ensure_dir(&self.out);
+            let mut r = self.staged.create();
             if self.opts.transcripts {
                 for p in &self.policies {
-                    r = r.and_then(|()| ensure_dir(&transcript_dir(&self.out, p)));
+                    r = r.and_then(|()| ensure_dir(&transcript_dir(self.staged.dir(), p)));
                 }
             }
             r.map_err(|e| e.to_string())
@@ -226,7 +248,7 @@ impl SessionWriter {
                 let (Ok(trace), Some(policy)) = (trace, self.policies.get(pi)) else { continue };
                 interrupted()?;
                 let stem = self.claim(pi, key)?;
-                let path = transcript_dir(&self.out, policy).join(format!("{stem}.jsonl"));
+                let path = transcript_dir(self.staged.dir(), policy).join(format!("{stem}.jsonl"));
                 atomic_write_unsynced_with(&path, |w| {
                     write_transcript_sharing(w, trace, Some(&mut shared), pi < last)
                 })?;
@@ -236,7 +258,7 @@ impl SessionWriter {
         let rows = csv_out::session_call_rows(results, &self.policies);
         let mut spool = self.spool.lock().map_err(|_| std::io::Error::other("calls.csv spool poisoned"))?;
         if spool.is_none() {
-            *spool = Some((scratch_file(&self.out)?, 0));
+            *spool = Some((scratch_file(self.staged.dir())?, 0));
         }
         if let Some((file, len)) = spool.as_mut() {
             file.write_all(&rows)?;
@@ -246,17 +268,20 @@ impl SessionWriter {
         Ok(written)
     }
 
-    /// Give every transcript its report-order name and write the reports.
-    /// `sessions` are the keys and what [`Self::write_session`] returned, in
-    /// report order.
+    /// Give every transcript its report-order name, write the reports, and put
+    /// everything in place under `--out` (an error, or a stop asked for before,
+    /// leaves `--out` as it was). `sessions` are the keys and what
+    /// [`Self::write_session`] returned, in report order. Returns the final
+    /// paths.
     pub fn finish(self, report: &Report, sessions: &[(&SessionKey, &Written)]) -> std::io::Result<Vec<PathBuf>> {
         // A run without any session still writes its (empty) reports.
         self.ensure_dirs()?;
+        let root = self.staged.dir().to_path_buf();
         let mut written = Vec::new();
         let mut names = TranscriptNames::default();
         let mut moves = Vec::new();
         for (pi, policy) in self.policies.iter().enumerate() {
-            let dir = transcript_dir(&self.out, policy);
+            let dir = transcript_dir(&root, policy);
             for (key, w) in sessions {
                 for (_, actual) in w.transcripts.iter().filter(|(p, _)| *p == pi) {
                     let stem = names.stem(pi, &key.session_id, &key.source_path);
@@ -273,7 +298,7 @@ impl SessionWriter {
         // still has to take.
         let mut aside = Vec::with_capacity(moves.len());
         for (from, to) in moves {
-            let dir = from.parent().unwrap_or(&self.out).to_path_buf();
+            let dir = from.parent().unwrap_or(&root).to_path_buf();
             let tmp = pending_path(&dir, "transcript");
             std::fs::rename(&from, &tmp)?;
             aside.push((tmp, to));
@@ -298,7 +323,9 @@ impl SessionWriter {
             }
             Ok(())
         };
-        written.extend(write_reports(&self.out, report, &charts, calls)?);
+        written.extend(write_reports(&root, report, &charts, calls)?);
+        let written = written.iter().map(|p| self.staged.final_path(p)).collect();
+        self.staged.commit()?;
         Ok(written)
     }
 }

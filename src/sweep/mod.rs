@@ -154,6 +154,11 @@ pub fn run(
             .par_iter()
             .with_max_len(1)
             .map(|&si| {
+                // After Ctrl-C the sessions not started yet cost nothing (a
+                // replay in progress stops at its next call).
+                if crate::interrupt::requested() {
+                    return (si, Vec::new());
+                }
                 let s = &sessions[si];
                 let counts: Vec<Vec<u64>> = estimators.iter().map(|e| count_message_tokens(s, e.as_ref())).collect();
                 let prep = Prepared {

@@ -1,6 +1,7 @@
 //! `sweep.csv` (one row per grid point) and `sweep.md` (the axes, the
 //! recommendation, the Pareto fronts and the best points), plus the lines the
-//! CLI prints. Pure: bytes and strings, no file system.
+//! CLI prints. Bytes and strings, except [`write_all`], which stages the
+//! files and puts them under `--out` together ([`crate::output::stage`]).
 
 use super::{Point, SweepResult};
 use crate::report::markdown::{cell, thousands};
@@ -276,10 +277,12 @@ pub fn recommended_toml(r: &SweepResult) -> Option<String> {
 }
 
 /// Write sweep.csv, sweep.md, recommended.toml (when a point is recommended) and
-/// report.html under `out`; returns the paths written.
+/// report.html under `out`, all or none: staged, then put in place (a stop
+/// asked for before leaves `out` as it was); returns the paths written.
 pub fn write_all(out: &std::path::Path, r: &SweepResult) -> std::io::Result<Vec<std::path::PathBuf>> {
-    use crate::output::fsutil::{atomic_write, ensure_dir};
-    ensure_dir(out)?;
+    use crate::output::fsutil::atomic_write;
+    let staged = crate::output::stage::Staged::new(out, Vec::new());
+    staged.create()?;
     let html = crate::report::html::report_html(&crate::report::html::Page {
         command: "sweep",
         report: None,
@@ -295,9 +298,9 @@ pub fn write_all(out: &std::path::Path, r: &SweepResult) -> std::io::Result<Vec<
     files.push(("report.html", html.into_bytes()));
     let mut written = Vec::new();
     for (name, bytes) in files {
-        let path = out.join(name);
-        atomic_write(&path, &bytes)?;
-        written.push(path);
+        atomic_write(&staged.dir().join(name), &bytes)?;
+        written.push(out.join(name));
     }
+    staged.commit()?;
     Ok(written)
 }
