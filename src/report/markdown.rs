@@ -85,16 +85,16 @@ pub fn report_md(report: &Report) -> String {
         if report.policies.len() == 1 { "y" } else { "ies" },
         report.policies.iter().map(|p| format!("`{}`", cell(&p.name))).collect::<Vec<_>>().join(", ")
     );
-    out.push_str(
-        "Billed input = Σ over calls of the request size (each call re-sends its context). \
-Baseline = what the agent sent (following its own recorded compactions); policy = what the \
-policy would have sent. ",
-    );
     if let Some(notice) = report.diagnostics.llm_summaries.as_ref().and_then(super::LlmSummaries::notice) {
         // Up front: the summaries (and the quality measured on them) are not
         // the LLM's.
         let _ = writeln!(out, "> **Warning:** {}\n", inline(&notice, 800));
     }
+    out.push_str(
+        "Billed input = Σ over calls of the request size (each call re-sends its context). \
+Baseline = what the agent sent (following its own recorded compactions); policy = what the \
+policy would have sent. ",
+    );
     let _ = writeln!(
         out,
         "{} The baseline and every policy are measured alike; a policy's `estimator` only decides when it \
