@@ -402,3 +402,76 @@ fn one_baseline_for_every_policy_on_the_corpus() {
     let Some(corpus) = compactor::testing::corpus_dir() else { return };
     assert_one_baseline(&corpus, &["--set", "context_window=64000"]);
 }
+
+/// `sessions.csv` rows of one policy: source path → (context_window, window_source).
+fn windows_of(out: &Path, policy: &str) -> Vec<(String, u64, String)> {
+    let mut r = csv::Reader::from_path(out.join("sessions.csv")).unwrap();
+    let h: Vec<String> = r.headers().unwrap().iter().map(String::from).collect();
+    let col = |c: &str| h.iter().position(|x| x == c).unwrap();
+    let (src, pol, w, ws) = (col("source_path"), col("policy"), col("context_window"), col("window_source"));
+    r.records()
+        .map(|x| x.unwrap())
+        .filter(|x| &x[pol] == policy)
+        .map(|x| (x[src].to_string(), x[w].parse().unwrap(), x[ws].to_string()))
+        .collect()
+}
+
+#[test]
+fn auto_windows_come_from_the_log_then_the_model_then_the_default() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("out");
+    let o = replay(&["fixtures", "--preset", "opal"], &out);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let rows = windows_of(&out, "opal");
+    let mut seen = std::collections::BTreeSet::new();
+    for (src, window, source) in &rows {
+        let text = std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join(src)).unwrap_or_default();
+        let recorded: Option<u64> = text
+            .split("\"model_context_window\":")
+            .skip(1)
+            .filter_map(|t| t.split(|c: char| !c.is_ascii_digit()).next()?.parse().ok())
+            .max();
+        match source.as_str() {
+            "log" => assert_eq!(Some(*window), recorded, "{src}"),
+            "model" => {
+                assert!(recorded.is_none(), "{src}: the log's own window comes first");
+                if text.contains("claude-sonnet-4-6") && !text.contains("claude-sonnet-4-5") {
+                    assert_eq!(*window, 1_000_000, "{src}");
+                }
+            }
+            "default" => assert_eq!(*window, 200_000, "{src}"),
+            other => panic!("{src}: source {other}"),
+        }
+        seen.insert(source.clone());
+    }
+    assert!(seen.len() >= 3, "the fixtures show every source: {seen:?}");
+    let md = std::fs::read_to_string(out.join("report.md")).unwrap();
+    assert!(md.contains("Context windows (`auto`):"), "{md}");
+
+    // A prices file's [windows] beats the built-in table; --set fixes the window.
+    let prices = dir.path().join("prices.toml");
+    std::fs::write(&prices, "[windows]\n\"gpt-5.4\" = 64000\n\"claude-sonnet-4-5\" = 150000\n").unwrap();
+    let out2 = dir.path().join("out2");
+    let o = replay(&["fixtures", "--preset", "opal", "--prices", prices.to_str().unwrap()], &out2);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let changed: Vec<_> = windows_of(&out2, "opal").into_iter().filter(|r| r.2 == "model" && r.1 == 150_000).collect();
+    assert!(!changed.is_empty(), "the prices file's window was not used");
+    let out3 = dir.path().join("out3");
+    let o = replay(&["fixtures", "--preset", "opal", "--set", "context_window=64000"], &out3);
+    assert!(o.status.success());
+    assert!(windows_of(&out3, "opal").iter().all(|r| r.1 == 64_000 && r.2 == "policy"));
+}
+
+#[test]
+fn a_policy_that_cannot_compact_is_warned_about() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("out");
+    // nous triggers at 100K tokens, above a 6000-token window; opal at 80 % of it.
+    let o = replay(&["fixtures", "--preset", "nous", "--preset", "opal", "--set", "context_window=6000"], &out);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let stdout = String::from_utf8_lossy(&o.stdout);
+    assert!(stdout.contains("warning: `nous` cannot compact in this run"), "{stdout}");
+    assert!(!stdout.contains("`opal` cannot compact"), "{stdout}");
+    let md = std::fs::read_to_string(out.join("report.md")).unwrap();
+    assert!(md.contains("**Warning:** `nous` cannot compact in this run: its trigger (100,000 tokens)"), "{md}");
+}

@@ -181,7 +181,8 @@ fn compare_prints_one_column_per_preset_and_costs() {
         .unwrap();
     assert_eq!(o.status.code(), Some(0), "{}", String::from_utf8_lossy(&o.stderr));
     let text = String::from_utf8(o.stdout).unwrap();
-    let header = text.lines().nth(1).unwrap();
+    // After the run's header lines (sessions, meter, windows, warnings).
+    let header = text.lines().find(|l| l.starts_with(' ')).unwrap();
     let cols: Vec<&str> = header.split_whitespace().collect();
     assert_eq!(cols, ["opal", "spec008", "nous"], "{text}");
     for row in

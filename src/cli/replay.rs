@@ -403,7 +403,7 @@ pub fn compare(args: ReplayArgs) -> anyhow::Result<u8> {
     let input = args.input.clone();
     let replayed = run_replay(&args, input, COMPARE_DEFAULT)?;
     let r = &replayed.report;
-    let mut text = format!("{} session(s) replayed under {} policy(ies)\n", r.run.sessions, r.policies.len());
+    let mut text = report::markdown::run_header(r);
     let quality = report::quality::policy_scores(r);
     text.push_str(&report::compare::compare_text(&report::compare::columns(r, &quality)));
     if let Some(out) = &args.out {

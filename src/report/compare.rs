@@ -63,6 +63,7 @@ pub fn rows(cols: &[PolicyColumn]) -> Vec<(&'static str, Vec<String>)> {
     };
     vec![
         ("sessions", cols.iter().map(|c| c.sessions.to_string()).collect()),
+        ("billed input, baseline", cols.iter().map(|c| thousands(c.input_tokens_baseline)).collect()),
         ("billed input, policy", cols.iter().map(|c| thousands(c.input_tokens_policy)).collect()),
         ("token savings", cols.iter().map(|c| format!("{:.1}%", c.savings_pct)).collect()),
         ("cost baseline", cost(&|t| format!("${:.4}", t.baseline.usd))),

@@ -218,6 +218,15 @@ fn windows_note(out: &mut String, report: &Report) {
 
 /// The short plain-text summary printed on stdout.
 pub fn summary_text(report: &Report) -> String {
+    let mut out = run_header(report);
+    summary_table(&mut out, report);
+    out
+}
+
+/// What the printed summaries of `replay` and `compare` start with: how many
+/// sessions, the meter, where the windows came from, and policies that could
+/// not compact.
+pub fn run_header(report: &Report) -> String {
     let mut out = String::new();
     let _ = writeln!(out, "{} session(s) replayed under {} policy(ies)", report.run.sessions, report.policies.len());
     let m = &report.run.meter;
@@ -239,6 +248,10 @@ pub fn summary_text(report: &Report) -> String {
             thousands(window)
         );
     }
+    out
+}
+
+fn summary_table(out: &mut String, report: &Report) {
     let w = report.aggregates.iter().map(|a| a.policy.chars().count()).max().unwrap_or(6).max(6);
     let _ = writeln!(
         out,
@@ -263,7 +276,6 @@ pub fn summary_text(report: &Report) -> String {
             thousands(a.pruned_soft + a.pruned_hard),
         );
     }
-    out
 }
 
 #[cfg(test)]
