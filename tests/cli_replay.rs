@@ -339,7 +339,9 @@ fn assert_one_baseline(input: &Path, extra: &[&str]) {
     .iter()
     .map(|c| col(&sh, c))
     .collect();
-    let mut by_session: std::collections::BTreeMap<(String, String), Vec<(String, Vec<String>)>> = Default::default();
+    // (session, source) → per policy: the baseline columns.
+    type ByPolicy = Vec<(String, Vec<String>)>;
+    let mut by_session: std::collections::BTreeMap<(String, String), ByPolicy> = Default::default();
     for r in read("sessions.csv") {
         let key = (r[id].to_string(), r[src].to_string());
         let vals = base_cols.iter().map(|&c| r[c].to_string()).collect();

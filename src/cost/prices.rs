@@ -308,7 +308,6 @@ impl PriceTable {
 /// A model name as fragments are matched against it: lowercase, without a
 /// provider prefix (`anthropic/`, `openrouter/anthropic/`), with `.`, `_`, `:` and
 /// spaces folded to `-` (`claude-sonnet-4.5` = `claude-sonnet-4-5`).
-
 pub fn normalize_model(name: &str) -> String {
     let base = name.trim().rsplit('/').next().unwrap_or("");
     let mut out = String::with_capacity(base.len());

@@ -6,9 +6,9 @@
 //! messages (summaries, acknowledgements, retained user messages) and pruned
 //! replacement blocks are owned.
 
-use super::{CallRow, CompactionEvent, CompactionReason, Event, PruneEvent, ReplayContext, ReplayOptions};
+use super::totals::{Fenwick, MeterState};
+use super::{CallRow, CompactionEvent, CompactionReason, Event, PruneEvent, ReplayContext};
 use crate::filetrack::FileOps;
-use crate::invariants::{self, CheckOptions, Violation};
 use crate::model::{Block, Message, Origin, Role, Session};
 use crate::policy::{Measure, Policy};
 use crate::summarize::Summarizer;
@@ -122,67 +122,6 @@ pub(super) struct Backoff {
     pub streak: u32,
 }
 
-/// Prefix sums over append order (Fenwick tree): the view tokens of the source
-/// items still in history, so the tokens before any item are O(log n) away.
-pub(super) struct Fenwick {
-    t: Vec<i64>,
-}
-
-impl Fenwick {
-    fn new(n: usize) -> Fenwick {
-        Fenwick { t: vec![0; n + 1] }
-    }
-
-    pub fn add(&mut self, i: u64, d: i64) {
-        let mut i = i as usize + 1;
-        while i < self.t.len() {
-            self.t[i] += d;
-            i += i & i.wrapping_neg();
-        }
-    }
-
-    /// Sum over `[0, i)`.
-    pub fn prefix(&self, i: u64) -> u64 {
-        let mut i = (i as usize).min(self.t.len() - 1);
-        let mut s = 0i64;
-        while i > 0 {
-            s += self.t[i];
-            i -= i & i.wrapping_neg();
-        }
-        s.max(0) as u64
-    }
-}
-
-/// The request sizes in the meter's units ([`crate::tokens::Meter`]): what the
-/// reports measure. The engine's own totals are in the policy's estimator, which
-/// only decides (trigger, cut, pruning ratios); both move at the same steps.
-pub(super) struct MeterState<'a> {
-    pub est: &'a dyn Estimator,
-    /// Per-message counts of the meter's counter.
-    pub toks: &'a [u64],
-    /// The meter counts a message exactly as the policy does (same counter, no
-    /// per-message overhead): its counts are copied, not made again.
-    pub same: bool,
-    pub system: u64,
-    pub hist: u64,
-    pub view: u64,
-    pub synth_view: u64,
-    pub fen: Fenwick,
-    /// The recorded usage's gap, spread as for the calibrated estimator, but
-    /// from every recorded usage up to and including the current call.
-    pub hist_corr: i64,
-    pub residual: i64,
-    pub compaction_prefix: Option<u64>,
-    pub prev_body: Option<u64>,
-    pub last_prefix: u64,
-}
-
-impl MeterState<'_> {
-    fn offset(&self) -> i64 {
-        self.hist_corr + self.residual
-    }
-}
-
 pub(super) struct Output {
     pub compactions: Vec<CompactionEvent>,
     pub prunes: Vec<PruneEvent>,
@@ -250,7 +189,7 @@ pub(super) struct Engine<'a> {
     pub call_soft: u32,
     pub call_hard: u32,
     /// Tool ids unpaired in the source itself (not the policy's doing).
-    unpaired: Option<HashSet<String>>,
+    pub(super) unpaired: Option<HashSet<String>>,
     // Prompt-cache prefix tracking (see `prefix_since_last`).
     pub fen: Fenwick,
     /// View tokens of the synthetic items (summary, ack, retained) in history.
@@ -265,9 +204,9 @@ pub(super) struct Engine<'a> {
     pub compaction_prefix: Option<u64>,
     prev_body: Option<u64>,
     pub prev_pruned: bool,
-    last_prefix: u64,
+    pub(super) last_prefix: u64,
     /// The previous request's messages (verify mode only).
-    last_request: Option<Vec<Message>>,
+    pub(super) last_request: Option<Vec<Message>>,
     /// Item of each source message (`u32::MAX`: not appended, or skipped).
     item_of_src: Vec<u32>,
     /// Calibrated estimator: Σ `corr` of the items in history, and the part of
@@ -791,86 +730,6 @@ impl<'a> Engine<'a> {
     /// The request view as messages.
     pub fn view_messages(&self) -> Vec<Message> {
         self.hist.iter().map(|&id| self.view_msg(id).into_owned()).collect()
-    }
-
-    /// Invariant and totals checks on the current view (debug; O(history)).
-    pub fn check(&mut self, _ci: usize, opts: ReplayOptions) -> Vec<Violation> {
-        let mut out = Vec::new();
-        if opts.verify_totals {
-            // The cache prefix, recomputed by comparing this request with the last.
-            let pruned_now = self.p.prune.enabled && self.prev_pruned;
-            let request: Vec<Message> = self
-                .hist
-                .iter()
-                .map(|&id| if pruned_now { self.view_msg(id).into_owned() } else { self.hist_msg(id).into_owned() })
-                .collect();
-            if let Some(last) = &self.last_request {
-                let common = last.iter().zip(&request).take_while(|(a, b)| a == b).count();
-                let want = self.system + last[..common].iter().map(|m| self.tokens_of(m)).sum::<u64>();
-                if want != self.last_prefix {
-                    out.push(Violation::PrefixMismatch { incremental: self.last_prefix, recomputed: want });
-                }
-                let mwant = self.mt.system + last[..common].iter().map(|m| self.mtokens_of(m)).sum::<u64>();
-                if mwant != self.mt.last_prefix {
-                    out.push(Violation::PrefixMismatch { incremental: self.mt.last_prefix, recomputed: mwant });
-                }
-            }
-            self.last_request = Some(request);
-            let (mut h, mut v, mut mh, mut mv) = (0u64, 0u64, 0u64, 0u64);
-            for &id in &self.hist {
-                let hm = self.hist_msg(id);
-                let vm = self.view_msg(id);
-                h += self.tokens_of(&hm);
-                v += self.tokens_of(&vm);
-                mh += self.mtokens_of(&hm);
-                mv += self.mtokens_of(&vm);
-            }
-            let corr: i64 = self.hist.iter().map(|&id| self.items[id as usize].corr).sum();
-            if corr != self.hist_corr {
-                out.push(Violation::CalibrationMismatch { incremental: self.hist_corr, recomputed: corr });
-            }
-            let mcorr: i64 = self.hist.iter().map(|&id| self.items[id as usize].mcorr).sum();
-            if mcorr != self.mt.hist_corr {
-                out.push(Violation::CalibrationMismatch { incremental: self.mt.hist_corr, recomputed: mcorr });
-            }
-            for (hi, hr, vi, vr) in [(self.hist_tokens, h, self.view_tokens, v), (self.mt.hist, mh, self.mt.view, mv)] {
-                if hi != hr || vi != vr {
-                    out.push(Violation::TotalsMismatch {
-                        history_incremental: hi,
-                        history_recomputed: hr,
-                        view_incremental: vi,
-                        view_recomputed: vr,
-                    });
-                }
-            }
-        }
-        if opts.check_invariants {
-            if self.unpaired.is_none() {
-                // Over what the policy replays: a tool use (or result) that a
-                // recorded compaction inserted is skipped, leaving its partner alone.
-                self.unpaired = Some(invariants::source_unpaired_ids(self.s));
-            }
-            let view = self.view_messages();
-            let history: Vec<Message> = self.hist.iter().map(|&id| self.hist_msg(id).into_owned()).collect();
-            let copts = CheckOptions {
-                alternation: self.p.compact.alternation,
-                allow_pending_tool_uses: true,
-                ignore_ids: self.unpaired.as_ref(),
-                images_untouchable: self.p.prune.skip_images && self.p.prune.protect_recent_images.is_none(),
-            };
-            if let Err(v) = invariants::check(&view, &copts) {
-                out.extend(v);
-            }
-            if let Err(v) = invariants::check_pruning(&history, &view, &copts) {
-                out.extend(v);
-            }
-            for c in self.compactions.iter().filter(|c| c.call == self.call_idx && c.applied) {
-                if c.tokens_after > c.tokens_before {
-                    out.push(Violation::CompactionGrew { before: c.tokens_before, after: c.tokens_after });
-                }
-            }
-        }
-        out
     }
 
     pub fn finish(self, keep_transcript: bool) -> Output {

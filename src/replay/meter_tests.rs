@@ -70,7 +70,10 @@ fn with_usage(mut s: Session, keep: &[bool], factor: u64, system: u64) -> Sessio
     s
 }
 
-fn baseline_columns(t: &SessionTrace) -> Vec<(u64, u64, bool)> {
+/// Per call: tokens, cache prefix, overflow.
+type BaselineColumns = Vec<(u64, u64, bool)>;
+
+fn baseline_columns(t: &SessionTrace) -> BaselineColumns {
     t.calls
         .iter()
         .map(|r| (r.tokens_baseline, r.prefix_baseline, r.events.contains(&Event::OverflowBaseline)))
@@ -93,7 +96,7 @@ proptest! {
         meter in prop::sample::select(Meter::ALL.to_vec()),
     ) {
         let s = with_usage(build_from(start, &steps, false), &keep, factor, system);
-        let mut first: Option<(String, Vec<(u64, u64, bool)>)> = None;
+        let mut first: Option<(String, BaselineColumns)> = None;
         for (i, name) in crate::presets::names().into_iter().enumerate() {
             let mut p = scaled(name);
             p.estimator = ESTIMATORS[i % ESTIMATORS.len()];

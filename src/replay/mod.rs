@@ -11,18 +11,21 @@
 //! 4. records `tokens_baseline`, `tokens_policy`, `tokens_recorded` and events,
 //! 5. appends the recorded assistant message (outputs are taken as recorded).
 //!
-//! Three series per call:
+//! Three series per call, all in the run's meter ([`Meter`], the same for
+//! every policy; the policy's own estimator only decides):
 //! - **baseline**: what the agent actually sent — the full history, following the
-//!   agent's own recorded compactions (after one: kept + inserted + later);
+//!   agent's own recorded compactions (after one: kept + inserted + later); with
+//!   the `recorded` meter, a call's recorded usage where it has one;
 //! - **recorded**: `usage.prompt_tokens()` when the log has it;
 //! - **policy**: what the policy would have sent.
 //!
-//! Baseline and policy are `system_tokens` + the estimate of the messages; with
-//! the `calibrated` estimator both also carry the gap between the last recorded
-//! usage and the baseline estimate at that call ("last usage + estimate of what
-//! was added since", pi/Opal): the baseline whole, the policy as the shares of
-//! the messages it still holds (`Calibration`), so that replacing a message
-//! also drops what the log did not show of it.
+//! The engine keeps its totals twice: in the policy's estimator (with the
+//! `calibrated` estimator, the gap between the last recorded usage and the
+//! estimate, spread over the messages that produced it, pi/Opal) for its
+//! decisions, and in the meter for the rows. The meter's calibration also
+//! knows the usage of the call it measures, so a request the policy left as
+//! the agent sent it measures exactly as recorded; replacing a message drops
+//! its share of the gap in both.
 //!
 //! Each row also carries the tokens of the request equal to the start of the
 //! previous request (`prefix_*`), for the prompt-cache cost model.
@@ -48,6 +51,8 @@ pub mod stream;
 pub mod testkit;
 #[cfg(test)]
 mod tests;
+mod totals;
+mod verify;
 
 use crate::filetrack::{FileOpKind, FileOps};
 use crate::invariants::Violation;
