@@ -317,6 +317,13 @@ fn assert_one_baseline(input: &Path, extra: &[&str]) {
     args.extend(extra);
     let o = replay(&args, &out);
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    // Every report names the meter.
+    let meter = if recorded { "meter `recorded`" } else { "meter `o200k`" };
+    for f in ["report.md", "report.html"] {
+        let text = std::fs::read_to_string(out.join(f)).unwrap();
+        assert!(text.contains(&format!("Sizes are measured by the {meter}")), "{f}");
+    }
+    assert!(String::from_utf8_lossy(&o.stdout).contains(&format!("meter: {}", &meter[7..meter.len() - 1])));
     let read = |name: &str| -> Vec<csv::StringRecord> {
         let mut r = csv::Reader::from_path(out.join(name)).unwrap();
         r.records().map(|x| x.unwrap()).collect()

@@ -91,6 +91,7 @@ pub fn report_html(page: &Page<'_>) -> String {
             if r.policies.len() == 1 { "y" } else { "ies" },
             r.policies.iter().map(|p| format!("<code>{}</code>", escape(&p.name))).collect::<Vec<_>>().join(", ")
         );
+        let _ = writeln!(out, "<p class=\"note\">{}</p>", escape(&r.run.meter.sentence()));
         if let Some(cm) = &r.cost_model {
             let _ = writeln!(
                 out,
