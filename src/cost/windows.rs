@@ -4,18 +4,21 @@
 //!
 //! Sources of the built-in windows (read 2026-11-27 through the documentation
 //! index), as the input a request may hold:
-//! - Anthropic: the context-windows page of the Claude documentation lists the
+//! - Anthropic: the context-windows page of the Claude documentation, as
+//!   quoted in ccdeck's `src/web/context-window.ts` (secondary), lists the
 //!   1M-token models (Fable 5.1, Mythos 5.1, Fable 5, Mythos 5, Opus 5, Opus
-//!   4.8, 4.7 and 4.6, Sonnet 5, Sonnet 4.6) and says every other Claude model,
-//!   Sonnet 4.5 and Opus 4.5 included, has 200K; Claude's support article on
-//!   the API's window names Sonnet 4 and 4.5's 1M variant (a beta header), which
-//!   a recorded prompt above 200K reveals ([`WindowSource::LongContext`]).
-//! - OpenAI: the model pages give GPT-5 and GPT-5-Codex (and 5.1, 5.2) 400,000
+//!   4.8, 4.7 and 4.6, Sonnet 5, Sonnet 4.6) and gives every other Claude
+//!   model, Sonnet 4.5 and Opus 4.5 included, 200K; Claude's support article
+//!   on the API's window names Sonnet 4 and 4.5's 1M variant (a beta header),
+//!   which a recorded prompt above 200K reveals ([`WindowSource::LongContext`]).
+//! - OpenAI: the model pages give GPT-5-Codex (and GPT-5.2-Codex) 400,000
 //!   tokens of context with 128,000 of output: 272,000 of input, the
 //!   `model_context_window` Codex records. Codex keeps 272,000 for GPT-5.4 and
-//!   5.5 too (its model catalog, openai/codex issue 37137). GPT-4.1: 1,047,576;
-//!   GPT-4o: 128,000; o3 and o4-mini: 200,000 (their model pages).
-//! - Google: Gemini 2.5 Pro and Flash, 1,048,576 (the Gemini models page).
+//!   5.5 too (openai/codex issue 37137). GPT-4.1 1,047,576: Vercel's AI
+//!   Gateway model page (secondary). GPT-4o 128,000, o3 and o4-mini 200,000:
+//!   the matrixcode-core crate's model table (secondary).
+//! - Google: Gemini 2.5 Pro and Flash, 1,048,576: the koda-core crate's model
+//!   table (secondary).
 
 use super::prices::{fragment_in, normalize_model};
 use crate::model::{ResolvedWindow, Session, WindowSource};
