@@ -1,0 +1,172 @@
+//! The baseline's context at each call (following the agent's own recorded
+//! compactions) and the recorded usage's gap spread over the messages behind it.
+
+use super::engine;
+use crate::model::Session;
+
+/// The baseline context size before each message: the full history, reset at
+/// each recorded compaction to its kept range (+ what follows). O(n) to build.
+pub(super) struct Baseline {
+    /// `before[i]` = tokens of the agent's context just before message `i`.
+    before: Vec<u64>,
+    /// Positions where a recorded compaction takes effect, sorted.
+    resets: Vec<usize>,
+    /// The range each of those compactions kept.
+    kept: Vec<std::ops::Range<usize>>,
+}
+
+impl Baseline {
+    pub fn new(session: &Session, est: &dyn Fn(usize) -> u64) -> Baseline {
+        let n = session.messages.len();
+        let mut prefix = Vec::with_capacity(n + 1);
+        prefix.push(0u64);
+        for i in 0..n {
+            prefix.push(prefix[i].saturating_add(est(i)));
+        }
+        let range_sum = |r: &std::ops::Range<usize>| {
+            let (a, b) = (r.start.min(n), r.end.min(n));
+            if a < b { prefix[b].saturating_sub(prefix[a]) } else { 0 }
+        };
+        // Where each recorded compaction takes effect: at its first inserted message.
+        let mut resets: Vec<(usize, u64, std::ops::Range<usize>)> = session
+            .recorded_compactions
+            .iter()
+            .map(|c| (c.inserted.start, range_sum(&c.kept), c.kept.start.min(n)..c.kept.end.min(n)))
+            .collect();
+        resets.sort_by_key(|r| r.0);
+        let mut before = Vec::with_capacity(n + 1);
+        let mut sum = 0u64;
+        let mut r = 0;
+        for i in 0..=n {
+            while r < resets.len() && resets[r].0 == i {
+                sum = resets[r].1;
+                r += 1;
+            }
+            before.push(sum);
+            if i < n {
+                sum = sum.saturating_add(est(i));
+            }
+        }
+        Baseline {
+            before,
+            resets: resets.iter().map(|r| r.0).collect(),
+            kept: resets.into_iter().map(|r| r.2).collect(),
+        }
+    }
+
+    /// The agent's context just before message `m`: the range kept by its last
+    /// compaction, then everything from where that compaction took effect.
+    pub fn context(&self, m: usize) -> (std::ops::Range<usize>, usize) {
+        match self.resets.partition_point(|&r| r <= m).checked_sub(1) {
+            Some(i) => (self.kept[i].clone(), self.resets[i]),
+            None => (0..0, 0),
+        }
+    }
+
+    pub fn at(&self, i: usize) -> u64 {
+        self.before.get(i).copied().unwrap_or(0)
+    }
+
+    /// Whether a recorded compaction took effect in `(a, b]`.
+    pub fn reset_between(&self, a: usize, b: usize) -> bool {
+        let i = self.resets.partition_point(|&r| r <= a);
+        i < self.resets.len() && self.resets[i] <= b
+    }
+}
+
+/// The calibrated estimator's gap (recorded usage − estimate), spread over the
+/// messages that produced it, so that a policy that compacts those messages
+/// away also sheds their share.
+///
+/// The gap is an estimate of what chars/4 misses: content the log does not
+/// carry (attachments a harness adds to a tool result, tool schemas) and the
+/// tokenizer's difference. Carried whole, as the usage of the baseline's
+/// context, it would stay in the policy's estimate after the policy replaced
+/// the messages it came from: the trigger would keep firing on a history with
+/// nothing left to replace (the no-progress loop). Each recorded usage covers
+/// the baseline's context; what its gap adds to the gap of the messages already
+/// covered is shared by the messages new since the previous usage, in
+/// proportion to their estimates (a message never below zero tokens). The first
+/// usage's gap, and what no message can take, stays on the whole request (the
+/// residual), as before. With no compaction by the policy the policy's estimate
+/// equals the baseline's. O(n) per session: shares are assigned once, in
+/// message order, and summed with prefix sums.
+pub(super) struct Calibration {
+    corr: Vec<i64>,
+    /// `prefix[i]` = Σ `corr[..i]`, for `i ≤ covered`.
+    prefix: Vec<i64>,
+    /// Messages before this have their share.
+    covered: usize,
+    /// The first usage's gap (None before it): the system prompt's.
+    base: Option<i64>,
+}
+
+impl Calibration {
+    pub fn new(n: usize) -> Calibration {
+        let mut prefix = Vec::with_capacity(n + 1);
+        prefix.push(0);
+        Calibration { corr: vec![0; n], prefix, covered: 0, base: None }
+    }
+
+    /// Σ shares over `r` (messages not covered yet have none).
+    fn sum(&self, r: std::ops::Range<usize>) -> i64 {
+        let at = |i: usize| self.prefix[i.min(self.covered)];
+        if r.start < r.end { at(r.end) - at(r.start) } else { 0 }
+    }
+
+    /// Usage recorded for the request made of messages before `m`, `gap` tokens
+    /// more than the baseline's estimate of it.
+    pub fn record(
+        &mut self,
+        m: usize,
+        gap: i64,
+        baseline: &Baseline,
+        est: &dyn Fn(usize) -> u64,
+        eng: &mut engine::Engine<'_>,
+        units: Units,
+    ) {
+        let (kept, from) = baseline.context(m);
+        let lo = self.covered.max(from);
+        let m = m.min(self.corr.len());
+        // The first usage also measures the system prompt: its gap is not the
+        // messages'. A message never shrinks below zero tokens.
+        let base = *self.base.get_or_insert(gap);
+        let known = base + self.sum(kept.clone()) + self.sum(from..lo);
+        let weight: i64 = (lo..m).map(|i| est(i) as i64).sum();
+        let share = if weight == 0 { 0 } else { (gap - known).max(-weight) };
+        let mut acc = 0i64;
+        let mut given = 0i64;
+        for i in lo..m {
+            acc += est(i) as i64;
+            // Cumulative rounding: the shares add up to `share` exactly.
+            let upto = ((share as i128 * acc as i128).div_euclid(weight.max(1) as i128)) as i64;
+            self.corr[i] = upto - given;
+            given = upto;
+            if self.corr[i] != 0 {
+                match units {
+                    Units::Policy => eng.calibrate(i, self.corr[i]),
+                    Units::Meter => eng.mcalibrate(i, self.corr[i]),
+                }
+            }
+        }
+        for i in self.covered..m {
+            let next = self.prefix[i] + self.corr[i];
+            self.prefix.push(next);
+        }
+        self.covered = self.covered.max(m);
+        let residual = gap - (self.sum(kept) + self.sum(from..m));
+        match units {
+            Units::Policy => eng.set_residual(residual),
+            Units::Meter => eng.mset_residual(residual),
+        }
+    }
+}
+
+/// Which of the engine's calibrations a [`Calibration`] feeds.
+#[derive(Clone, Copy)]
+pub(super) enum Units {
+    /// The calibrated estimator the policy decides with (past usage only).
+    Policy,
+    /// The meter (every usage up to the call measured).
+    Meter,
+}
