@@ -1,5 +1,6 @@
 //! Tests of policy parsing, rendering and validation.
 
+use super::keys::flatten;
 use super::*;
 
 #[test]

@@ -111,15 +111,15 @@ impl WindowTable {
         if let Some(w) = s.meta.context_window.filter(|&w| w > 0) {
             return ResolvedWindow { tokens: w, source: WindowSource::Log, model: None };
         }
-        let mut counts: Vec<(&str, usize)> = Vec::new();
-        for m in s.calls.iter().filter_map(|c| c.model.as_deref()).chain(s.meta.models.iter().map(String::as_str)) {
-            match counts.iter_mut().find(|(n, _)| *n == m) {
-                Some(c) => c.1 += 1,
-                None => counts.push((m, 1)),
-            }
+        // Calls per model, and where each was first seen (a log may name a new
+        // model at every call: a map keeps this linear).
+        let mut counts: std::collections::HashMap<&str, (usize, usize)> = std::collections::HashMap::new();
+        let names = s.calls.iter().filter_map(|c| c.model.as_deref()).chain(s.meta.models.iter().map(String::as_str));
+        for (i, m) in names.enumerate() {
+            counts.entry(m).or_insert((0, i)).0 += 1;
         }
         // Most calls; at a tie the first seen.
-        let model = counts.iter().enumerate().max_by_key(|(i, (_, n))| (*n, std::cmp::Reverse(*i))).map(|(_, c)| c.0);
+        let model = counts.iter().max_by_key(|(_, (n, first))| (*n, std::cmp::Reverse(*first))).map(|(m, _)| *m);
         let max_prompt = s.calls.iter().filter_map(|c| c.usage.map(|u| u.prompt_tokens())).max().unwrap_or(0);
         match model.and_then(|m| self.find(m).map(|w| (m, w))) {
             Some((m, w)) if w < LONG_CONTEXT_WINDOW && max_prompt > w && normalize_model(m).starts_with("claude") => {

@@ -308,7 +308,7 @@ impl Policy {
     }
 }
 
-fn flatten<'a>(prefix: &str, table: &'a toml::Table, out: &mut Vec<(String, &'a toml::Value)>) {
+pub(super) fn flatten<'a>(prefix: &str, table: &'a toml::Table, out: &mut Vec<(String, &'a toml::Value)>) {
     for (k, v) in table {
         let key = if prefix.is_empty() { k.clone() } else { format!("{prefix}.{k}") };
         match v {

@@ -169,7 +169,8 @@ impl<'p> Prepared<'p> {
             })
             .collect();
         let mut traces = Vec::with_capacity(self.policies.len());
-        let mut meter_cache: Option<Vec<u64>> = None;
+        // The meter's per-message counts: a policy group's, or its own.
+        let (mut meter_group, mut meter_own): (Option<usize>, Option<Vec<u64>>) = (None, None);
         // Worth making once only when several policies read them.
         let facts = (self.policies.len() > 1).then(|| SessionFacts::of(s));
         for (pi, policy) in self.policies.iter().enumerate() {
@@ -191,18 +192,20 @@ impl<'p> Prepared<'p> {
             }
             let summarizer = self.summ_group[pi].and_then(|g| bound[g].as_deref()).unwrap_or(summ.as_ref());
             let meter = options.meter.counter();
-            if meter_cache.is_none() {
-                // The meter counts as this policy's estimator does: its counts serve.
-                meter_cache = Some(match est.kind().message_counter() == meter.kind() {
-                    true => cache[g].clone().unwrap_or_default(),
-                    false => count_message_tokens(s, meter),
-                });
+            // The meter counts as this policy's estimator does: its counts serve.
+            if meter_group.is_none() && meter_own.is_none() {
+                if est.kind().message_counter() == meter.kind() {
+                    meter_group = Some(g);
+                } else {
+                    meter_own = Some(count_message_tokens(s, meter));
+                }
             }
+            let meter_tokens = meter_own.as_deref().or_else(|| meter_group.and_then(|mg| cache[mg].as_deref()));
             let ctx = ReplayContext {
                 estimator: est.as_ref(),
                 summarizer,
                 message_tokens: cache[g].as_deref(),
-                meter_tokens: meter_cache.as_deref(),
+                meter_tokens,
                 facts: facts.as_ref(),
                 options,
             };
