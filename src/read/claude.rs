@@ -22,17 +22,16 @@ use super::{errors, truncate_str};
 use crate::model::{
     Block, Call, CompactionKind, Format, Message, Origin, RecordedCompaction, RecordedError, Role, Session, Usage,
 };
+use agents::{agent_file_id, agent_prompts, fill_agent_meta, read_meta_sidecar, subagents_dir_parent};
+pub use agents::{drop_replayed_responses, is_agent_file, is_linked_subagent, link_across_files, owned_response_ids};
 use rec::{RawBlock, Rec};
 use serde_json::Value;
-use std::cmp::Reverse;
 use std::collections::hash_map::DefaultHasher;
+use tree::{dag_order, sidechain_groups};
 // foldhash rather than SipHash for the maps of uuids, message ids and block
 // hashes a session is built with (keys come from the file, but a map's seed is
 // random per process, as SipHash's is).
 use foldhash::{HashMap, HashMapExt as _, HashSet, HashSetExt as _};
-use std::collections::BinaryHeap;
-// std's set, for the public `drop_replayed_responses` (its callers build it).
-use std::collections::HashSet as StdHashSet;
 use std::hash::{Hash, Hasher};
 use std::path::Path;
 
@@ -175,299 +174,6 @@ fn read_with(path: &Path, data: &[u8], typed: bool) -> Vec<Session> {
     sessions
 }
 
-/// Link sub-agent sessions read from separate files to their parents, and drop the
-/// responses a sub-agent file replays from its parent (`/btw` asides copy the
-/// parent's messages under the same `message.id`; ccusage #913).
-pub fn link_across_files(sessions: &mut [Session]) {
-    let mut index: HashMap<String, usize> = HashMap::new();
-    for (i, s) in sessions.iter().enumerate() {
-        index.entry(s.id.clone()).or_insert(i);
-    }
-    // Per parent: the sub-agent ids it lists (a set, so that thousands of agent
-    // files of one session stay linear) and its agent prompts, built once.
-    let mut listed: HashMap<usize, HashSet<String>> = HashMap::new();
-    let mut prompts: HashMap<usize, AgentPrompts> = HashMap::new();
-    for i in 0..sessions.len() {
-        let Some(parent) = sessions[i].parent.clone() else { continue };
-        let Some(&pi) = index.get(&parent) else { continue };
-        if pi == i {
-            continue;
-        }
-        let child_id = sessions[i].id.clone();
-        let known = listed.entry(pi).or_insert_with(|| sessions[pi].subagents.iter().cloned().collect());
-        if known.insert(child_id.clone()) {
-            sessions[pi].subagents.push(child_id);
-        }
-        if sessions[i].meta.agent_type.is_none() && sessions[i].format == Format::ClaudeCode {
-            let p = prompts.entry(pi).or_insert_with(|| agent_prompts(&sessions[pi]));
-            fill_agent_meta(p, &mut sessions[i]);
-        }
-    }
-
-    let owned: StdHashSet<String> = sessions.iter().flat_map(|s| owned_response_ids(s).map(str::to_string)).collect();
-    for s in sessions.iter_mut() {
-        drop_replayed_responses(s, &owned);
-    }
-}
-
-/// A Claude Code session linked to a parent (inline sidechain or sub-agent file):
-/// it may replay responses its parent owns (see [`drop_replayed_responses`]).
-pub fn is_linked_subagent(s: &Session) -> bool {
-    s.parent.is_some() && s.format == Format::ClaudeCode
-}
-
-/// The response ids a session owns: a response id belongs to the top-level
-/// Claude Code session that recorded it; a sub-agent copy of it is a replay.
-pub fn owned_response_ids(s: &Session) -> impl Iterator<Item = &str> {
-    let top = s.parent.is_none() && s.format == Format::ClaudeCode;
-    s.calls.iter().filter(move |_| top).filter_map(|c| c.response_id.as_deref())
-}
-
-/// Drop from a linked sub-agent session the responses that `owned` (the ids of
-/// every top-level session, [`owned_response_ids`]) says it replays. Other
-/// sessions are left alone.
-pub fn drop_replayed_responses(s: &mut Session, owned: &StdHashSet<String>) {
-    if !owned.is_empty() && is_linked_subagent(s) {
-        drop_replayed(s, owned);
-    }
-}
-
-/// A sub-agent file by its name (`agent-*.jsonl`): its sessions are linked to a
-/// parent read from another file.
-pub fn is_agent_file(path: &Path) -> bool {
-    agent_file_id(path).is_some()
-}
-
-/// Remove from a sub-agent session the responses (and the context around them) it
-/// replays from its parent: the assistant messages whose response id the parent
-/// owns, the tool results answering them, and every non-assistant message before
-/// the last replayed response (the copied parent context).
-fn drop_replayed(s: &mut Session, owned: &StdHashSet<String>) {
-    let dup: HashSet<usize> = s
-        .calls
-        .iter()
-        .filter(|c| c.response_id.as_ref().is_some_and(|id| owned.contains(id)))
-        .map(|c| c.message_index)
-        .collect();
-    let Some(&last) = dup.iter().max() else { return };
-    let dropped_uses: HashSet<String> = dup
-        .iter()
-        .filter_map(|&i| s.messages.get(i))
-        .flat_map(|m| m.tool_uses().map(|(id, _, _)| id.to_string()))
-        .collect();
-    let keep: Vec<bool> = s
-        .messages
-        .iter()
-        .enumerate()
-        .map(|(i, m)| {
-            if dup.contains(&i) || (i < last && m.role != Role::Assistant) {
-                return false;
-            }
-            let answers_dropped = m.has_tool_results()
-                && m.blocks.iter().all(|b| match b {
-                    Block::ToolResult { tool_use_id, .. } => dropped_uses.contains(tool_use_id),
-                    _ => true,
-                });
-            !answers_dropped
-        })
-        .collect();
-    // new_index[i] = number of kept messages before i.
-    let mut new_index = Vec::with_capacity(keep.len() + 1);
-    let mut n = 0usize;
-    for k in &keep {
-        new_index.push(n);
-        n += usize::from(*k);
-    }
-    new_index.push(n);
-    let remap = |r: &std::ops::Range<usize>| {
-        let at = |x: usize| new_index.get(x).copied().unwrap_or(n);
-        at(r.start)..at(r.end).max(at(r.start))
-    };
-    let dropped_calls = s.calls.iter().filter(|c| !keep.get(c.message_index).copied().unwrap_or(true)).count();
-    let dropped_messages = keep.iter().filter(|k| !**k).count();
-    s.calls.retain(|c| keep.get(c.message_index).copied().unwrap_or(true));
-    for c in &mut s.calls {
-        c.message_index = new_index.get(c.message_index).copied().unwrap_or(n);
-    }
-    for c in &mut s.recorded_compactions {
-        c.inserted = remap(&c.inserted);
-        c.kept = remap(&c.kept);
-    }
-    let mut k = keep.iter();
-    s.messages.retain(|_| k.next().copied().unwrap_or(true));
-    for _ in 0..dropped_calls {
-        s.diagnostics.skip("replayed-response");
-    }
-    for _ in dropped_calls..dropped_messages {
-        s.diagnostics.skip("replayed-message");
-    }
-}
-
-/// `agent-ID.jsonl` → `ID` (also `aside_question-…` for `/btw` asides).
-fn agent_file_id(path: &Path) -> Option<String> {
-    let name = path.file_name()?.to_str()?;
-    let id = name.strip_prefix("agent-")?.strip_suffix(".jsonl")?;
-    (!id.is_empty()).then(|| id.to_string())
-}
-
-/// `<session>/subagents/agent-X.jsonl` → `<session>`.
-fn subagents_dir_parent(path: &Path) -> Option<String> {
-    let dir = path.parent()?;
-    if dir.file_name()? != "subagents" {
-        return None;
-    }
-    Some(dir.parent()?.file_name()?.to_str()?.to_string())
-}
-
-/// `agent-X.meta.json` next to a sub-agent file: `{"agentType", "description"}`.
-fn read_meta_sidecar(path: &Path, s: &mut Session) {
-    let Some(stem) = path.file_stem().and_then(|n| n.to_str()) else { return };
-    let meta_path = path.with_file_name(format!("{stem}.meta.json"));
-    let data = match super::read_regular_file(&meta_path) {
-        Ok(d) => d,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return,
-        Err(e) => {
-            s.diagnostics.warn(&meta_path, 0, format!("cannot read sub-agent metadata: {e}"));
-            return;
-        }
-    };
-    match serde_json::from_slice::<Value>(&data) {
-        Ok(v) => {
-            let get = |k: &str| v.get(k).and_then(Value::as_str).map(str::to_string);
-            s.meta.agent_type = get("agentType").or(s.meta.agent_type.take());
-            s.meta.description = get("description").or(s.meta.description.take());
-        }
-        Err(e) => s.diagnostics.warn(&meta_path, 0, format!("malformed sub-agent metadata: {e}")),
-    }
-}
-
-/// A parent's `Task`/`Agent` calls by prompt: (`subagent_type`, `description`) of
-/// the first call with that prompt.
-type AgentPrompts = HashMap<String, (Option<String>, Option<String>)>;
-
-/// Index the parent's agent calls once: matching each sub-agent against every
-/// call would be quadratic in a file with thousands of both.
-fn agent_prompts(parent: &Session) -> AgentPrompts {
-    let mut out = AgentPrompts::new();
-    for (_, name, input) in parent.messages.iter().flat_map(|m| m.tool_uses()) {
-        if !AGENT_TOOLS.contains(&name) {
-            continue;
-        }
-        let Some(prompt) = input.get("prompt").and_then(Value::as_str) else { continue };
-        if !out.contains_key(prompt) {
-            let get = |k: &str| input.get(k).and_then(Value::as_str).map(str::to_string);
-            out.insert(prompt.to_string(), (get("subagent_type"), get("description")));
-        }
-    }
-    out
-}
-
-/// Fill a sub-agent's `agent_type`/`description` from the parent's `Task`/`Agent`
-/// call whose prompt is the sub-agent's first user message (older layouts have no
-/// `.meta.json`).
-fn fill_agent_meta(prompts: &AgentPrompts, child: &mut Session) {
-    if child.meta.agent_type.is_some() && child.meta.description.is_some() {
-        return;
-    }
-    let Some(first) = child.messages.iter().find(|m| m.role == Role::User) else { return };
-    let prompt: String = first
-        .blocks
-        .iter()
-        .filter_map(|b| match b {
-            Block::Text { text } => Some(text.as_str()),
-            _ => None,
-        })
-        .collect();
-    if prompt.is_empty() {
-        return;
-    }
-    if let Some((agent_type, description)) = prompts.get(&prompt) {
-        if child.meta.agent_type.is_none() {
-            child.meta.agent_type = agent_type.clone();
-        }
-        if child.meta.description.is_none() {
-            child.meta.description = description.clone();
-        }
-    }
-}
-
-/// Group index per record: 0 for the file's own session, 1.. for each inline
-/// sidechain (keyed by `agentId`, else by the root `uuid` of its tree), numbered in
-/// order of first appearance; with the agent id of each sidechain group (group g
-/// at index g-1).
-fn sidechain_groups(recs: &[Rec]) -> (Vec<usize>, Vec<String>) {
-    // uuid → parentUuid among sidechain records only: a sidechain's root is the
-    // first record whose parent is not itself a sidechain record.
-    let mut parent_of: HashMap<&str, Option<&str>> = HashMap::new();
-    for r in recs.iter().filter(|r| r.is_sidechain()) {
-        if let Some(u) = r.uuid() {
-            parent_of.entry(u).or_insert_with(|| r.f.parent_uuid.as_deref());
-        }
-    }
-    let mut root_cache: HashMap<&str, &str> = HashMap::new();
-    let mut keys: HashMap<String, usize> = HashMap::new();
-    let mut agent_ids: Vec<String> = Vec::new();
-    let mut last_side: Option<usize> = None;
-    let mut out = Vec::with_capacity(recs.len());
-    for r in recs {
-        if !r.is_sidechain() {
-            out.push(0);
-            continue;
-        }
-        let key = match (r.f.agent_id.as_deref(), r.uuid()) {
-            (Some(a), _) if !a.is_empty() => Some(a),
-            (_, Some(u)) => Some(sidechain_root(u, &parent_of, &mut root_cache)),
-            _ => None,
-        };
-        let g = match key {
-            Some(k) => match keys.get(k) {
-                Some(&g) => g,
-                None => {
-                    agent_ids.push(k.to_string());
-                    keys.insert(k.to_string(), agent_ids.len());
-                    agent_ids.len()
-                }
-            },
-            // A sidechain record without uuid or agentId joins the latest sidechain.
-            None => last_side.unwrap_or(0),
-        };
-        if g != 0 {
-            last_side = Some(g);
-        }
-        out.push(g);
-    }
-    (out, agent_ids)
-}
-
-/// Root uuid of a sidechain record's tree, memoized; cycles stop at the first
-/// repeated node.
-fn sidechain_root<'a>(
-    start: &'a str,
-    parent_of: &HashMap<&'a str, Option<&'a str>>,
-    cache: &mut HashMap<&'a str, &'a str>,
-) -> &'a str {
-    let mut path: Vec<&str> = Vec::new();
-    let mut seen: HashSet<&str> = HashSet::new();
-    let mut cur = start;
-    let root = loop {
-        if let Some(&r) = cache.get(cur) {
-            break r;
-        }
-        if !seen.insert(cur) {
-            break cur;
-        }
-        path.push(cur);
-        match parent_of.get(cur).copied().flatten() {
-            Some(p) if parent_of.contains_key(p) => cur = p,
-            _ => break cur,
-        }
-    };
-    for p in path {
-        cache.insert(p, root);
-    }
-    root
-}
-
 /// Session titles per group. A `custom-title` (set by the user) wins over a
 /// `summary` line, which wins over an `ai-title`. A `summary` titles the session
 /// holding its `leafUuid` (summaries are written into whichever file was open, and
@@ -515,61 +221,6 @@ fn file_titles(recs: &[Rec], groups: &[usize]) -> HashMap<usize, String> {
         custom.entry(g).or_insert(t);
     }
     custom
-}
-
-/// Conversation order of a group: parent before child, file position breaking ties
-/// (so a consistent file keeps its order, and parallel tool results written as
-/// siblings stay where they were written). A dangling parent starts a new root; a
-/// cycle is broken at its earliest record.
-fn dag_order(recs: &[&Rec], s: &mut Session, path: &Path) -> Vec<usize> {
-    let n = recs.len();
-    let mut pos: HashMap<&str, usize> = HashMap::with_capacity(n);
-    for (i, r) in recs.iter().enumerate() {
-        if let Some(u) = r.uuid() {
-            pos.entry(u).or_insert(i);
-        }
-    }
-    let mut children: Vec<Vec<usize>> = vec![Vec::new(); n];
-    let mut has_parent = vec![false; n];
-    for (i, r) in recs.iter().enumerate() {
-        // A compact boundary starts a new root but logically follows
-        // `logicalParentUuid`.
-        let parent = r.f.parent_uuid.as_deref().or(r.f.logical_parent_uuid.as_deref());
-        if let Some(&p) = parent.and_then(|p| pos.get(p)) {
-            children[p].push(i);
-            has_parent[i] = true;
-        }
-    }
-    let mut heap: BinaryHeap<Reverse<usize>> = (0..n).filter(|&i| !has_parent[i]).map(Reverse).collect();
-    let mut emitted = vec![false; n];
-    let mut order = Vec::with_capacity(n);
-    let mut scan = 0usize;
-    while order.len() < n {
-        let Some(Reverse(i)) = heap.pop() else {
-            // Everything left hangs off a parentUuid cycle: break it at the
-            // earliest record.
-            while scan < n && emitted[scan] {
-                scan += 1;
-            }
-            if scan >= n {
-                break;
-            }
-            s.diagnostics.warn(path, recs[scan].line, "parentUuid cycle broken at this record");
-            heap.push(Reverse(scan));
-            continue;
-        };
-        if emitted[i] {
-            continue;
-        }
-        emitted[i] = true;
-        order.push(i);
-        for &c in &children[i] {
-            if !emitted[c] {
-                heap.push(Reverse(c));
-            }
-        }
-    }
-    order
 }
 
 /// A `compact_boundary` waiting for its `isCompactSummary` message.
@@ -1039,6 +690,12 @@ fn merge_usage(a: Option<Usage>, b: Option<Usage>) -> Option<Usage> {
 
 #[path = "claude_rec.rs"]
 mod rec;
+
+#[path = "claude_agents.rs"]
+mod agents;
+
+#[path = "claude_tree.rs"]
+mod tree;
 
 #[cfg(test)]
 #[path = "claude_tests.rs"]
