@@ -6,8 +6,9 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
+use compactor::pipeline::replay_many;
 use compactor::read::{discover, read_all};
-use compactor::replay::{BuiltinResolver, ReplayOptions, replay_many};
+use compactor::replay::{BuiltinResolver, ReplayOptions};
 
 #[test]
 fn every_preset_keeps_the_invariants_on_every_corpus_session() {

@@ -29,8 +29,9 @@ use compactor::invariants::{self, CheckOptions};
 use compactor::model::{
     Block, Call, CompactionKind, Format, Message, Origin, RecordedCompaction, Role, Session, Usage, UsageProvenance,
 };
+use compactor::pipeline::SessionResults;
 use compactor::policy::Policy;
-use compactor::replay::{ReplayContext, ReplayError, ReplayOptions, SessionResults, replay_session};
+use compactor::replay::{ReplayContext, ReplayError, ReplayOptions, replay_session};
 use compactor::summarize::{self, SummarizerKind};
 use compactor::tokens::{self, EstimatorKind};
 use serde_json::{Value, json};

@@ -15,8 +15,8 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::print_stderr)]
 
-mod fuzz_runner;
-mod fuzz_support;
+use crate::fuzz_runner;
+use crate::fuzz_support;
 
 use compactor::model::Format;
 use fuzz_support::{Case, Seed, Target, build_case, check, load_seeds};

@@ -13,12 +13,13 @@
 
 #![allow(clippy::expect_used, clippy::unwrap_used, clippy::print_stderr)] // test code
 
+use compactor::pipeline::replay_many_scored;
 use compactor::quality::{
     CANDIDATE_POLICY, CompactionQuality, QualityAggregate, QualityPlan, REF_MASKING, REF_MASKING_BUDGET, REF_TRUNCATE,
     SessionAtoms, SessionQuality, aggregate, aggregate_sessions, summarize_at, trace_points,
 };
 use compactor::read::{discover, read_all};
-use compactor::replay::{EveryEstimatorResolver, ReplayOptions, Resolver, replay_many_scored};
+use compactor::replay::{EveryEstimatorResolver, ReplayOptions, Resolver};
 use compactor::summarize::{Extractive, SummarizerKind};
 
 const PRESETS: [&str; 5] = ["nous", "opal", "dotnet", "codex", "default"];

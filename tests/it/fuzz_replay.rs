@@ -16,8 +16,8 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::print_stderr)]
 
-mod fuzz_runner;
-mod fuzz_support;
+use crate::fuzz_runner;
+use crate::fuzz_support;
 
 use fuzz_support::replay::{ReplayCase, build, check};
 use std::path::PathBuf;
