@@ -84,8 +84,8 @@ seed=${BENCH_SEED:-1}
 presets=${BENCH_PRESETS:-default nous vibe opal dotnet}
 cache=${COMPACTOR_BENCH_DIR:-${XDG_CACHE_HOME:-$HOME/.cache}/compactor-bench}
 
-echo "building release binaries (cargo build --release --bins)..." >&2
-cargo build --release --bins --quiet
+echo "building release binaries (cargo build --release --bins --features testkit)..." >&2
+cargo build --release --bins --features testkit --quiet
 bin=${CARGO_TARGET_DIR:-target}/release
 bench=$bin/compactor-bench
 compactor=${COMPACTOR_BIN:-$bin/compactor}

@@ -14,8 +14,10 @@ pub mod interrupt;
 pub mod invariants;
 pub mod llm;
 pub mod model;
+pub mod num;
 pub mod outcome;
 pub mod output;
+pub mod pipeline;
 pub mod policy;
 pub mod presets;
 pub mod quality;
@@ -25,8 +27,8 @@ pub mod replay;
 pub mod report;
 pub mod summarize;
 pub mod sweep;
-#[doc(hidden)]
+#[cfg(any(test, feature = "testkit"))]
 pub mod synth;
-#[doc(hidden)]
+#[cfg(any(test, feature = "testkit"))]
 pub mod testing;
 pub mod tokens;

@@ -31,9 +31,6 @@ use std::fmt::Write as _;
 
 use encode::*;
 pub use encode::{iso8601, json_str};
-// Used by the generator; the test build reaches the same items through `tests`.
-#[allow(unused_imports)]
-use tools::*;
 
 /// Bumped whenever the output for a given seed changes, so cached corpora made by
 /// an older generator are not reused.

@@ -40,14 +40,13 @@
 
 mod compact;
 mod engine;
-pub mod many;
 #[cfg(test)]
 mod meter_tests;
 #[cfg(test)]
 mod proptests;
 mod prune;
-pub mod stream;
-#[doc(hidden)]
+mod resolve;
+#[cfg(any(test, feature = "testkit"))]
 pub mod testkit;
 #[cfg(test)]
 mod tests;
@@ -65,11 +64,7 @@ use crate::summarize::{Summarizer, SummarizerUsage};
 use crate::tokens::{Estimator, EstimatorKind, Meter};
 use serde::{Deserialize, Serialize};
 
-pub use many::{
-    BuiltinResolver, EveryEstimatorResolver, Prepared, Progress, Resolver, SessionResults, estimator_name, replay_many,
-    replay_many_scored,
-};
-pub use stream::{Prepare, SessionKey, Stages, StreamProgress, Streamed, replay_stream};
+pub use resolve::{BuiltinResolver, EveryEstimatorResolver, Resolver, estimator_name};
 
 /// The window of a session nothing says more about (`context_window = "auto"`).
 pub const DEFAULT_WINDOW: u64 = 200_000;
