@@ -5,86 +5,12 @@
 //! policy, in session order so sums are byte-identical at any thread count.
 //!
 //! Summary quality (FRR, artifact-trail recall, hallucination rate) comes through
-//! [`QualityHook`]: the quality evaluation of a trace (`crate::quality`) plugs in
-//! there. Without a hook the quality columns read "n/a".
+//! [`crate::quality::QualityHook`]. Without a hook the quality columns read "n/a".
 
 use crate::cost::{CostTotals, SessionCost};
-use crate::model::Session;
-use crate::policy::Policy;
-use crate::replay::{SessionMetrics, SessionTrace};
+use crate::quality::QualityScore;
+use crate::replay::SessionMetrics;
 use serde::{Deserialize, Serialize};
-
-/// Quality of the compactions of one replay (or a sum of them), as sums so
-/// sessions and points aggregate by addition. Each mean is over the compaction
-/// events where the component is defined (FRR needs needed atoms, artifact
-/// recall modified paths, hallucination a summary with atoms).
-#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
-pub struct QualityScore {
-    pub frr_events: u64,
-    pub frr_sum: f64,
-    pub artifact_events: u64,
-    pub artifact_sum: f64,
-    pub hallucination_events: u64,
-    pub hallucination_sum: f64,
-}
-
-impl QualityScore {
-    pub fn add(&mut self, o: &QualityScore) {
-        self.frr_events += o.frr_events;
-        self.frr_sum += o.frr_sum;
-        self.artifact_events += o.artifact_events;
-        self.artifact_sum += o.artifact_sum;
-        self.hallucination_events += o.hallucination_events;
-        self.hallucination_sum += o.hallucination_sum;
-    }
-
-    /// Add one compaction's row (each component where it is defined).
-    pub fn add_row(&mut self, frr: Option<f64>, artifact: Option<f64>, hallucination: Option<f64>) {
-        if let Some(f) = frr {
-            self.frr_events += 1;
-            self.frr_sum += f;
-        }
-        if let Some(a) = artifact {
-            self.artifact_events += 1;
-            self.artifact_sum += a;
-        }
-        if let Some(h) = hallucination {
-            self.hallucination_events += 1;
-            self.hallucination_sum += h;
-        }
-    }
-
-    /// Mean FRR over events with needed atoms, in [0, 1].
-    pub fn frr(&self) -> Option<f64> {
-        mean(self.frr_sum, self.frr_events)
-    }
-    pub fn artifact_recall(&self) -> Option<f64> {
-        mean(self.artifact_sum, self.artifact_events)
-    }
-    pub fn hallucination(&self) -> Option<f64> {
-        mean(self.hallucination_sum, self.hallucination_events)
-    }
-}
-
-fn mean(sum: f64, n: u64) -> Option<f64> {
-    (n > 0).then(|| crate::report::round4(sum / n as f64))
-}
-
-/// Scores the compactions of a trace. `prepare` runs once per session (atom
-/// extraction, the expensive part) and what it returns is shared by every
-/// policy of that session; its `evaluate` runs per (session, policy). The
-/// prepared value may borrow the session (atoms point into its messages).
-pub trait QualityHook: Sync {
-    fn prepare<'s>(&self, session: &'s Session) -> Box<dyn PreparedQuality + 's>;
-}
-
-/// A session prepared by a [`QualityHook`].
-pub trait PreparedQuality: Send + Sync {
-    fn evaluate(&self, policy: &Policy, trace: &SessionTrace) -> QualityScore;
-    /// The session's last `evaluate` is done: drop what was kept to share
-    /// work between its policies (results do not change, memory is freed).
-    fn release(&self) {}
-}
 
 /// One replay, reduced.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
@@ -136,7 +62,7 @@ impl OutcomeTotals {
     }
 
     pub fn finish(mut self) -> OutcomeTotals {
-        self.savings_pct = crate::report::savings_pct(self.input_tokens_baseline, self.input_tokens_policy);
+        self.savings_pct = crate::num::savings_pct(self.input_tokens_baseline, self.input_tokens_policy);
         self.cost = self.cost.finish();
         self
     }

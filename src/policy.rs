@@ -11,11 +11,10 @@
 //! keeps `compactor presets` output complete and makes every preset round-trip
 //! through TOML exactly.
 
-use crate::summarize::SummarizerKind;
 use crate::tokens::EstimatorKind;
 use serde::{Deserialize, Serialize};
 
-mod keys;
+pub(crate) mod keys;
 
 /// A complete context-management policy.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -312,12 +311,6 @@ pub struct Flush {
     pub enabled: bool,
     pub reserve_tokens: u64,
     pub threshold_tokens: u64,
-}
-
-impl Default for Policy {
-    fn default() -> Policy {
-        crate::presets::default_policy()
-    }
 }
 
 impl Default for Prune {
@@ -646,3 +639,25 @@ mod window {
 #[cfg(test)]
 #[path = "policy_tests.rs"]
 mod tests;
+
+/// The summarizer names accepted by policies and `--summarizer`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum SummarizerKind {
+    /// `[Compacted N messages: …]` with role counts and file-op tags (specs/002).
+    Truncate,
+    /// Deterministic structured checkpoint built from the log (the default).
+    Extractive,
+    /// An LLM endpoint (provided by the CLI; not built into the library).
+    Llm,
+}
+
+impl SummarizerKind {
+    pub fn name(self) -> &'static str {
+        match self {
+            SummarizerKind::Truncate => "truncate",
+            SummarizerKind::Extractive => "extractive",
+            SummarizerKind::Llm => "llm",
+        }
+    }
+}

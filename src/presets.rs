@@ -9,12 +9,34 @@
 //! (`extractive`, with the source's summary budget), and `min_gain_tokens` (the
 //! no-progress guard, DESIGN.md §3, which no source has).
 
+use crate::policy::SummarizerKind;
 use crate::policy::{
     AUTO_WINDOW, AgeUnit, ClearToolUses, Compact, CutKind, CutPoints, Fallback, Flush, Measure, Placement, Policy,
     PolicyError, Prune, TriggerKind,
 };
-use crate::summarize::SummarizerKind;
 use crate::tokens::EstimatorKind;
+
+/// The `default` preset.
+impl Default for Policy {
+    fn default() -> Policy {
+        default_policy()
+    }
+}
+
+impl Policy {
+    /// Read a policy from TOML. Keys not in the file keep the values of the base:
+    /// the preset named by a top-level `base = "NAME"` key, else `default`.
+    pub fn from_toml(text: &str) -> Result<Policy, PolicyError> {
+        let table: toml::Table = toml::from_str(text).map_err(|e| PolicyError::Toml(e.to_string()))?;
+        let mut policy = match table.get("base") {
+            Some(toml::Value::String(b)) => get(b).ok_or_else(|| PolicyError::UnknownPreset(b.clone()))?,
+            Some(other) => return Err(crate::policy::keys::invalid_toml("base", other, "a preset name")),
+            None => Policy::default(),
+        };
+        policy.set_table(&table)?;
+        Ok(policy)
+    }
+}
 
 /// A preset: its name, one line of description, and the policy.
 pub struct Preset {

@@ -8,8 +8,9 @@
 //! still load; `super::params` compares them with the run.
 
 use super::CheckError;
+use crate::num::round4;
+use crate::pipeline::results::Report;
 use crate::quality::{CANDIDATE_POLICY, REF_MASKING, REF_MASKING_BUDGET, REF_ORACLE, REF_TRUNCATE};
-use crate::report::{Report, round4};
 use serde::{Deserialize, Serialize};
 
 /// `kind` of a baseline file.

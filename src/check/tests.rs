@@ -4,6 +4,7 @@
 //! `coverage` names every policy, parameter and setting that differs.
 
 use super::*;
+use crate::report::check::markdown;
 use pretty_assertions::assert_eq;
 
 fn preset(policy: &str) -> PresetMetrics {

@@ -258,7 +258,7 @@ pub fn run(args: CheckArgs) -> anyhow::Result<u8> {
     // still apply.
     let mut outcome = check::compare(base.as_ref().unwrap_or(&now), &now, &tolerances, &marks);
     outcome.notes.extend(notes);
-    let mut text = check::markdown(&outcome);
+    let mut text = compactor::report::check::markdown(&outcome);
     if let Some(path) = &write_baseline {
         atomic_write(path, &now.to_json()).with_context(|| format!("cannot write baseline {}", path.display()))?;
         text.push_str(&format!("\nBaseline written to `{}`.\n", path.display()));

@@ -9,12 +9,10 @@ use super::{EXIT_ERROR, EXIT_OK, EXIT_REGRESSION};
 use anyhow::{Context, bail};
 use compactor::cost::{CacheTtl, CostSettings, PriceTable};
 use compactor::model::Session;
+use compactor::pipeline::{Prepare, SessionKey, SessionResults, Stages, StreamProgress, replay_stream};
 use compactor::policy::Policy;
 use compactor::presets;
-use compactor::replay::{
-    BuiltinResolver, Prepare, ReplayError, ReplayOptions, Resolver, SessionKey, SessionResults, Stages, StreamProgress,
-    replay_stream,
-};
+use compactor::replay::{BuiltinResolver, ReplayError, ReplayOptions, Resolver};
 use compactor::report::write::{SessionWriter, WriteOptions, Written};
 use compactor::report::{self, Report, SessionSummary};
 use compactor::summarize::{Summarizer, SummarizerKind};
@@ -293,7 +291,7 @@ pub fn run_replay(
         report.diagnostics.summarizer_fallbacks = a.fallbacks();
         report.diagnostics.llm_summaries = Some(a.summaries());
     }
-    compactor::cost::attach_totals(&mut report, &cost);
+    report.total_costs(&cost);
     if args.redact {
         // A last pass for text made after reading: error and fallback reasons
         // (which can quote a server's answer), paths.

@@ -83,9 +83,9 @@ pub fn run(args: SweepArgs) -> anyhow::Result<u8> {
     for p in result.points.iter().filter(|p| p.error.is_some()) {
         eprintln!("grid point {}: {}", p.index, p.error.as_deref().unwrap_or_default());
     }
-    let mut text = sweep::report::summary_text(&result);
+    let mut text = compactor::report::sweep::summary_text(&result);
     if let Some(dir) = &out {
-        sweep::report::write_all(dir, &result)
+        compactor::report::sweep::write_all(dir, &result)
             .with_context(|| format!("cannot write the sweep reports to {}", dir.display()))?;
         text.push_str(&format!("reports written to {}\n", dir.display()));
     }

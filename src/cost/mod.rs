@@ -241,7 +241,7 @@ pub fn round_usd(x: f64) -> f64 {
 }
 
 fn pct(part: f64, whole: f64) -> f64 {
-    if whole > 0.0 { crate::report::round4(part / whole * 100.0) } else { 0.0 }
+    if whole > 0.0 { crate::num::round4(part / whole * 100.0) } else { 0.0 }
 }
 
 /// The price family of each of a session's calls and of its summarizer,
@@ -379,8 +379,8 @@ fn finish_check(mut c: RecordedCheck) -> RecordedCheck {
     c.error_pct = pct(c.simulated_usd - c.recorded_usd, c.recorded_usd);
     c.median_abs_error_pct = crate::accuracy::median(&c.call_errors);
     c.p90_abs_error_pct = crate::accuracy::p90(&c.call_errors);
-    c.read_share_recorded = if rt > 0 { crate::report::round4(rr as f64 / rt as f64) } else { 0.0 };
-    c.read_share_simulated = if st > 0 { crate::report::round4(sr as f64 / st as f64) } else { 0.0 };
+    c.read_share_recorded = if rt > 0 { crate::num::round4(rr as f64 / rt as f64) } else { 0.0 };
+    c.read_share_simulated = if st > 0 { crate::num::round4(sr as f64 / st as f64) } else { 0.0 };
     c.recorded_usd = round_usd(c.recorded_usd);
     c.simulated_usd = round_usd(c.simulated_usd);
     c
@@ -468,62 +468,41 @@ pub struct CostModelInfo {
     pub user_families: Vec<String>,
 }
 
-/// Price every (session, policy) row of a report and total each policy.
-/// `results` are in the order `replay_many` returned them, as for `report::build`.
-pub fn attach(
-    report: &mut crate::report::Report,
-    sessions: &[Session],
-    results: &[crate::replay::SessionResults],
+/// Price one session's replays, one entry per trace (`None` where it failed),
+/// in the order of `traces`.
+pub fn price_traces<'t>(
+    session: &Session,
+    traces: impl Iterator<Item = Option<&'t SessionTrace>>,
     settings: &CostSettings,
-) {
-    use std::collections::HashMap;
-    let by_key: HashMap<(&str, &std::path::Path), &Session> =
-        sessions.iter().map(|s| ((s.id.as_str(), s.source_path.as_path()), s)).collect();
-    let mut costs: HashMap<(String, String, String), SessionCost> = HashMap::new();
-    let names: Vec<String> = report.policies.iter().map(|p| p.name.clone()).collect();
-    for r in results {
-        let Some(session) = by_key.get(&(r.session_id.as_str(), r.source_path.as_path())) else { continue };
-        let models = SessionModels::of(session, settings);
-        for (name, trace) in names.iter().zip(&r.traces) {
-            let Ok(trace) = trace else { continue };
-            let c = session_cost_with(session, trace, settings, &models, true);
-            costs.insert((r.session_id.clone(), r.source_path.display().to_string(), name.clone()), c);
-        }
-    }
-    for row in &mut report.sessions {
-        let key = (row.session_id.clone(), row.source_path.clone(), row.policy.clone());
-        if let Some(c) = costs.remove(&key) {
-            row.cost = Some(c);
-        }
-    }
-    attach_totals(report, settings);
+) -> Vec<Option<SessionCost>> {
+    let models = SessionModels::of(session, settings);
+    traces.map(|t| t.map(|t| session_cost_with(session, t, settings, &models, true))).collect()
 }
 
-/// Total each policy over the rows already priced (by [`attach`], or by
-/// `report::summarize` while a streamed session was alive) and describe the
-/// cost model.
-pub fn attach_totals(report: &mut crate::report::Report, settings: &CostSettings) {
+/// Total the priced rows of each policy (`rows`: policy index and cost), and
+/// describe the cost model with the families that priced at least one call.
+pub fn totals<'c>(
+    policies: usize,
+    rows: impl Iterator<Item = (usize, &'c SessionCost)>,
+    settings: &CostSettings,
+) -> (Vec<CostTotals>, CostModelInfo) {
     use std::collections::BTreeSet;
-    let names: Vec<&str> = report.policies.iter().map(|p| p.name.as_str()).collect();
-    let mut used: BTreeSet<String> = BTreeSet::new();
-    let mut totals: Vec<CostTotals> = vec![CostTotals::default(); names.len()];
-    for row in &report.sessions {
-        let Some(c) = &row.cost else { continue };
-        used.insert(c.family.clone());
-        if let Some(i) = names.iter().position(|n| *n == row.policy) {
-            totals[i].add(c);
+    let mut used: BTreeSet<&str> = BTreeSet::new();
+    let mut totals: Vec<CostTotals> = vec![CostTotals::default(); policies];
+    for (i, c) in rows {
+        used.insert(c.family.as_str());
+        if let Some(t) = totals.get_mut(i) {
+            t.add(c);
         }
     }
-    for (a, t) in report.aggregates.iter_mut().zip(totals) {
-        a.cost = Some(t.finish());
-    }
     let table = &settings.table;
-    report.cost_model = Some(CostModelInfo {
+    let info = CostModelInfo {
         ttl: settings.ttl,
         model_override: settings.model_override.clone(),
         summarizer_model: settings.summarizer_model.clone(),
         fallback_family: table.families[table.fallback].name.clone(),
-        families_used: table.families.iter().filter(|f| used.contains(&f.name)).cloned().collect(),
+        families_used: table.families.iter().filter(|f| used.contains(f.name.as_str())).cloned().collect(),
         user_families: table.families.iter().filter(|f| f.user).map(|f| f.name.clone()).collect(),
-    });
+    };
+    (totals.into_iter().map(CostTotals::finish).collect(), info)
 }

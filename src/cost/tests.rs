@@ -233,9 +233,9 @@ fn the_baseline_is_checked_against_recorded_cache_usage() {
     // Recorded $0.0375 + (0.0027 + 0.01125) = $0.05145; simulated $0.048.
     close(r.recorded_usd, 0.05145);
     close(r.simulated_usd, 0.048);
-    close(r.error_pct, crate::report::round4((0.048 - 0.05145) / 0.05145 * 100.0));
+    close(r.error_pct, crate::num::round4((0.048 - 0.05145) / 0.05145 * 100.0));
     // Per call: 0 % and |0.0105 − 0.01395| / 0.01395 = 24.7312 %.
-    close(r.median_abs_error_pct.unwrap_or_default(), crate::report::round4(24.731182795698924 / 2.0));
+    close(r.median_abs_error_pct.unwrap_or_default(), crate::num::round4(24.731182795698924 / 2.0));
     close(r.read_share_recorded, 0.4091);
     close(r.read_share_simulated, 0.4545);
     let mut totals = CostTotals::default();

@@ -20,6 +20,11 @@ impl Raw<'_> {
     }
 }
 
+/// The error for a TOML `value` of `key` that is not `expected`.
+pub fn invalid_toml(key: &str, value: &toml::Value, expected: &str) -> PolicyError {
+    invalid(key, Raw::Toml(value), expected)
+}
+
 fn invalid(key: &str, v: Raw<'_>, expected: &str) -> PolicyError {
     PolicyError::InvalidValue { key: key.to_string(), value: v.shown(), expected: expected.to_string() }
 }
@@ -279,26 +284,18 @@ impl Policy {
         self.set_raw(key, Raw::Toml(value))
     }
 
-    /// Read a policy from TOML. Keys not in the file keep the values of the base:
-    /// the preset named by a top-level `base = "NAME"` key, else `default`.
-    pub fn from_toml(text: &str) -> Result<Policy, PolicyError> {
-        let table: toml::Table = toml::from_str(text).map_err(|e| PolicyError::Toml(e.to_string()))?;
-        let mut policy = match table.get("base") {
-            Some(toml::Value::String(b)) => {
-                crate::presets::get(b).ok_or_else(|| PolicyError::UnknownPreset(b.clone()))?
-            }
-            Some(other) => return Err(invalid("base", Raw::Toml(other), "a preset name")),
-            None => Policy::default(),
-        };
+    /// Set every key of a TOML table but `base` (which names the preset the
+    /// table starts from: `presets` reads it, see `Policy::from_toml`).
+    pub fn set_table(&mut self, table: &toml::Table) -> Result<(), PolicyError> {
         let mut leaves = Vec::new();
-        flatten("", &table, &mut leaves);
+        flatten("", table, &mut leaves);
         for (key, value) in leaves {
             if key == "base" {
                 continue;
             }
-            policy.set_toml(&key, value)?;
+            self.set_toml(&key, value)?;
         }
-        Ok(policy)
+        Ok(())
     }
 
     /// Render as TOML (every key; optional ones as `"off"`). `from_toml` of the

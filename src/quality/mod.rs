@@ -36,6 +36,7 @@ mod aggregate;
 mod block_tokens;
 mod event;
 mod extract;
+mod hook;
 mod index;
 pub(crate) mod line_memo;
 mod prune;
@@ -62,12 +63,12 @@ pub use event::{
     AuditAtom, Candidate, CompactionAudit, CompactionPoint, CompactionQuality, MASK_PLACEHOLDER, NeededAtom,
     PreparedEvent, REF_MASKING, REF_ORACLE, REF_TRUNCATE, ReferenceOptions,
 };
+pub use hook::{PreparedQuality, QualityHook, QualityScore};
 pub use index::SessionAtoms;
 pub use prune::{PrunedResult, PruningLoss};
 pub use replay::{
     CANDIDATE_POLICY, EventInfo, EventQuality, QualityAggregate, QualityOptions, QualityPlan, REF_MASKING_BUDGET,
-    REFERENCES, SessionQuality, TracePoint, aggregate_sessions, evaluate_results, evaluate_trace, summarize_at,
-    trace_points,
+    REFERENCES, SessionQuality, TracePoint, aggregate_sessions, evaluate_trace, summarize_at, trace_points,
 };
 pub use score::TraceQualityHook;
 

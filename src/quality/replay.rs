@@ -23,17 +23,16 @@
 
 use super::aggregate::{QualityStats, aggregate};
 use super::event::{CompactionPoint, CompactionQuality, NeededAtom, REF_MASKING, REF_ORACLE, REF_TRUNCATE};
+use super::hook::QualityScore;
 use super::index::SessionAtoms;
 use super::prune::{PrunedResult, PruningLoss};
 use super::view::TextView;
 use super::{AtomKind, ReferenceOptions};
 use crate::filetrack::FileOps;
 use crate::model::{Block, Message, Session};
-use crate::outcome::QualityScore;
 use crate::policy::Policy;
 use crate::replay::{
-    CompactionEvent, CompactionReason, PruneEvent, PruneKind, ReplayError, Resolver, SessionResults, SessionTrace,
-    SummaryOutcome,
+    CompactionEvent, CompactionReason, PruneEvent, PruneKind, ReplayError, Resolver, SessionTrace, SummaryOutcome,
 };
 use crate::summarize::{
     InputLimits, Summarizer, SummaryPart, SummaryRequest, Truncate, head_chars, tail_chars, tool_result_text,
@@ -43,7 +42,6 @@ use serde::{Deserialize, Serialize};
 use std::borrow::Cow;
 use std::collections::{BTreeMap, HashMap, HashSet};
 use std::ops::Range;
-use std::path::Path;
 use std::sync::{Arc, Mutex};
 
 /// Row name of the summary the policy's summarizer wrote. A fixed name, not the
@@ -824,38 +822,4 @@ impl QualityPlan {
             })
             .collect()
     }
-}
-
-/// Score the output of [`replay_many`](crate::replay::replay_many): one entry
-/// per `results` entry, in the same order, with `None` where the replay failed
-/// or the session is not in `sessions`. Sessions run in parallel on `pool`.
-pub fn evaluate_results(
-    sessions: &[Session],
-    results: &[SessionResults],
-    policies: &[Policy],
-    resolver: &dyn Resolver,
-    pool: &rayon::ThreadPool,
-) -> Vec<Vec<Option<SessionQuality>>> {
-    use rayon::prelude::*;
-    let plan = QualityPlan::new(policies, resolver);
-    // `replay_many` sorts its results by (id, path); find each one's session.
-    let mut by_key: HashMap<(&str, &Path), Vec<usize>> = HashMap::new();
-    for (i, s) in sessions.iter().enumerate().rev() {
-        by_key.entry((s.id.as_str(), s.source_path.as_path())).or_default().push(i);
-    }
-    let index: Vec<Option<usize>> = results
-        .iter()
-        .map(|r| by_key.get_mut(&(r.session_id.as_str(), r.source_path.as_path())).and_then(Vec::pop))
-        .collect();
-    pool.install(|| {
-        results
-            .par_iter()
-            .zip(index.par_iter())
-            .with_max_len(1)
-            .map(|(r, &si)| match si.map(|i| &sessions[i]) {
-                Some(session) => plan.evaluate(session, &r.traces),
-                None => vec![None; r.traces.len()],
-            })
-            .collect()
-    })
 }

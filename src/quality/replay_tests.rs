@@ -327,8 +327,9 @@ fn aggregate_pools_sessions_per_policy_and_flags_domination() {
 /// threads.
 #[test]
 fn replay_many_scored_and_the_sweep_hook_agree_with_evaluate_trace() {
-    use crate::outcome::QualityHook;
-    use crate::replay::{BuiltinResolver, replay_many_scored};
+    use crate::pipeline::replay_many_scored;
+    use crate::quality::QualityHook;
+    use crate::replay::BuiltinResolver;
     let s = session();
     let p = whole_history();
     let direct = evaluate(&s, &replay(&s, &p), &p);
@@ -359,7 +360,8 @@ fn replay_many_scored_and_the_sweep_hook_agree_with_evaluate_trace() {
 /// estimator sees each message once, not once more for the quality pass.
 #[test]
 fn scoring_reuses_the_replays_token_counts() {
-    use crate::replay::{BuiltinResolver, ReplayError, Resolver, replay_many_scored};
+    use crate::pipeline::replay_many_scored;
+    use crate::replay::{BuiltinResolver, ReplayError, Resolver};
     use std::sync::Arc;
     use std::sync::atomic::Ordering;
     struct One(Arc<CountingEstimator>);
@@ -413,7 +415,7 @@ fn scoring_reuses_the_replays_token_counts() {
 /// release, each score equals a fresh `evaluate_trace` of that trace.
 #[test]
 fn shared_event_scores_change_no_score_whatever_the_order() {
-    use crate::outcome::QualityHook;
+    use crate::quality::QualityHook;
     use crate::replay::BuiltinResolver;
     let s = session();
     // Same cut with a smaller summary budget: the same point, another summary.

@@ -7,10 +7,10 @@
 //! policy's own summary: references are not needed here, so the sweep hook
 //! skips them (they cost as much as the policy's row each).
 
+use super::hook::{PreparedQuality, QualityHook, QualityScore};
 use super::index::SessionAtoms;
 use super::replay::{CANDIDATE_POLICY, SessionQuality, SharedScores, score_trace_shared};
 use crate::model::Session;
-use crate::outcome::{PreparedQuality, QualityHook, QualityScore};
 use crate::policy::Policy;
 use crate::replay::{Resolver, SessionTrace};
 use crate::tokens::{Estimator, EstimatorKind};

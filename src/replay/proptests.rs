@@ -7,6 +7,7 @@
 use super::testkit::{SessionBuilder, filler};
 use super::*;
 use crate::invariants::{self, CheckOptions};
+use crate::pipeline::{Progress, replay_many};
 use crate::presets;
 use crate::summarize::Extractive;
 use crate::tokens::Chars4;

@@ -4,6 +4,7 @@
 use super::testkit::{CountingEstimator as Counting, SessionBuilder, filler, session};
 use super::*;
 use crate::model::{Block, Origin, Role};
+use crate::pipeline::replay_many;
 use crate::policy::{AgeUnit, Compact, CutKind, CutPoints, Fallback, Flush, Measure, Placement, Prune, TriggerKind};
 use crate::presets;
 use crate::summarize::{Extractive, SummarizeError, Summary, SummaryRequest};

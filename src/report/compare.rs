@@ -5,7 +5,7 @@
 use super::Report;
 use super::markdown::{cell, thousands};
 use crate::cost::CostTotals;
-use crate::outcome::QualityScore;
+use crate::quality::QualityScore;
 use std::fmt::Write as _;
 
 /// One policy's column.
@@ -25,7 +25,7 @@ pub struct PolicyColumn {
     pub quality: Option<QualityScore>,
 }
 
-/// Columns from a report whose aggregates carry costs (see `cost::attach`).
+/// Columns from a report whose aggregates carry costs (see `Report::total_costs`).
 /// `quality[i]` is the quality of policy `i`, when measured
 /// ([`super::quality::policy_scores`]).
 pub fn columns(report: &Report, quality: &[Option<QualityScore>]) -> Vec<PolicyColumn> {

@@ -9,7 +9,8 @@
 //! written as numbers and never touched.
 
 use super::Report;
-use crate::replay::{Event, SessionResults};
+use crate::pipeline::SessionResults;
+use crate::replay::Event;
 
 /// Column names of `sessions.csv`, in order.
 pub const SESSION_COLUMNS: &[&str] = &[

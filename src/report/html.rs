@@ -13,7 +13,8 @@
 
 use super::Report;
 use super::compare::{PolicyColumn, rows};
-use crate::replay::{Event, SessionResults, SessionTrace};
+use crate::pipeline::SessionResults;
+use crate::replay::{Event, SessionTrace};
 use crate::sweep::SweepResult;
 use std::fmt::Write as _;
 
@@ -632,7 +633,7 @@ fn distributions(out: &mut String, r: &Report, frr: Option<&[Vec<f64>]>) {
 
 fn sweep_section(out: &mut String, s: &SweepResult) {
     out.push_str("<h2>Sweep: Pareto front</h2>\n");
-    let _ = writeln!(out, "<p>{}</p>", escape(&crate::sweep::report::recommendation_text(s)).replace('\n', "<br>"));
+    let _ = writeln!(out, "<p>{}</p>", escape(&super::sweep::recommendation_text(s)).replace('\n', "<br>"));
     let ok: Vec<usize> = (0..s.points.len()).filter(|&i| s.points[i].ok()).collect();
     let _ = writeln!(
         out,

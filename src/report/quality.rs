@@ -12,23 +12,13 @@
 
 use super::Report;
 use super::markdown::{cell, thousands};
-use crate::outcome::QualityScore;
+use crate::quality::QualityScore;
 use crate::quality::{
     CANDIDATE_POLICY, QualityAggregate, QualityStats, REF_MASKING, REF_MASKING_BUDGET, REF_ORACLE, REF_TRUNCATE,
-    SessionQuality, aggregate_sessions,
+    SessionQuality,
 };
 use serde::Serialize;
 use std::fmt::Write as _;
-
-/// Fold the rows' quality (set by [`super::build`] from
-/// [`SessionResults::quality`](crate::replay::SessionResults)) per policy onto
-/// the aggregates: only the small per-session values are read, never a trace.
-pub fn attach_aggregates(aggregates: &mut [super::Aggregate], rows: &[super::SessionRow]) {
-    let aggs = aggregate_sessions(rows.iter().filter_map(|r| r.quality.as_ref()));
-    for a in aggregates {
-        a.quality = aggs.iter().find(|q| q.policy == a.policy).cloned();
-    }
-}
 
 /// Quality columns appended to `sessions.csv`, in order. Empty cells when a
 /// value does not exist (no compaction, no needed atom, `--no-quality`).

@@ -20,7 +20,7 @@ use crate::output::fsutil::{
     scratch_file,
 };
 use crate::output::stage::Staged;
-use crate::replay::{SessionKey, SessionResults};
+use crate::pipeline::{SessionKey, SessionResults};
 use std::collections::HashSet;
 use std::io::{Read, Seek, SeekFrom, Write};
 use std::path::{Path, PathBuf};
@@ -334,8 +334,9 @@ impl SessionWriter {
 mod tests {
     use super::*;
     use crate::model::Session;
+    use crate::pipeline::replay_many;
     use crate::policy::Policy;
-    use crate::replay::{BuiltinResolver, ReplayOptions, replay_many};
+    use crate::replay::{BuiltinResolver, ReplayOptions};
     use crate::testing::fixtures_dir;
 
     fn policies() -> Vec<Policy> {

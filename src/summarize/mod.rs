@@ -20,27 +20,7 @@ use std::sync::{Arc, LazyLock};
 pub use extractive::Extractive;
 pub use truncate::Truncate;
 
-/// The summarizer names accepted by policies and `--summarizer`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum SummarizerKind {
-    /// `[Compacted N messages: …]` with role counts and file-op tags (specs/002).
-    Truncate,
-    /// Deterministic structured checkpoint built from the log (the default).
-    Extractive,
-    /// An LLM endpoint (provided by the CLI; not built into the library).
-    Llm,
-}
-
-impl SummarizerKind {
-    pub fn name(self) -> &'static str {
-        match self {
-            SummarizerKind::Truncate => "truncate",
-            SummarizerKind::Extractive => "extractive",
-            SummarizerKind::Llm => "llm",
-        }
-    }
-}
+pub use crate::policy::SummarizerKind;
 
 /// Which summary a request asks for.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -20,7 +20,6 @@
 
 pub mod grid;
 mod memo;
-pub mod report;
 #[cfg(test)]
 mod tests;
 
@@ -28,8 +27,9 @@ pub use grid::{Axis, Grid, GridError, MAX_POINTS};
 
 use crate::cost::{CostSettings, SessionModels, session_cost_with};
 use crate::model::Session;
-use crate::outcome::{OutcomeTotals, PreparedQuality, QualityHook, SessionOutcome};
+use crate::outcome::{OutcomeTotals, SessionOutcome};
 use crate::policy::Policy;
+use crate::quality::{PreparedQuality, QualityHook};
 use crate::replay::{ReplayContext, ReplayOptions, Resolver, SessionFacts, count_message_tokens, replay_session};
 use crate::tokens::Estimator;
 use memo::MemoSummarizer;

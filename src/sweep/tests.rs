@@ -167,7 +167,7 @@ fn point(index: usize, savings: f64, cost: f64, frr: Option<f64>, overflows: u64
     };
     t.cost.saved_pct = cost;
     t.cost.saved_usd = cost / 100.0;
-    t.quality = frr.map(|f| crate::outcome::QualityScore { frr_events: 1, frr_sum: f, ..Default::default() });
+    t.quality = frr.map(|f| crate::quality::QualityScore { frr_events: 1, frr_sum: f, ..Default::default() });
     Point {
         index,
         values: vec![index.to_string()],
@@ -246,7 +246,7 @@ fn a_sweep_shares_counts_and_is_the_same_at_any_thread_count() {
         assert_eq!(p.totals.sessions, 2);
     }
     assert!(one.recommended.is_some());
-    let csv = String::from_utf8(report::sweep_csv(&one)).unwrap();
+    let csv = String::from_utf8(crate::report::sweep::sweep_csv(&one)).unwrap();
     assert_eq!(csv.lines().count(), 9);
     assert!(
         csv.lines()

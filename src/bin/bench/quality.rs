@@ -3,7 +3,7 @@
 //!
 //! Reads a corpus, replays it through presets with a small `context_window` (so
 //! the corpus's short sessions compact), scores every applied compaction with
-//! `quality::evaluate_results`, and prints per preset: savings, compactions,
+//! `pipeline::evaluate_results`, and prints per preset: savings, compactions,
 //! and per candidate (the policy's summary, truncate, masking, oracle) pooled
 //! FRR, artifact-trail recall, hallucination rate and summary tokens.
 //!
@@ -14,13 +14,14 @@
 
 use anyhow::{Context, Result, bail};
 use compactor::model::Session;
+use compactor::pipeline::{SessionResults, evaluate_results, replay_many};
 use compactor::policy::Policy;
 use compactor::quality::{
     CANDIDATE_POLICY, CompactionQuality, QualityStats, SessionAtoms, SessionQuality, aggregate, aggregate_sessions,
-    evaluate_results, summarize_at, trace_points,
+    summarize_at, trace_points,
 };
 use compactor::read::{discover, read_all};
-use compactor::replay::{EveryEstimatorResolver, ReplayOptions, Resolver, SessionResults, replay_many};
+use compactor::replay::{EveryEstimatorResolver, ReplayOptions, Resolver};
 use compactor::summarize::Extractive;
 use rayon::prelude::*;
 use std::collections::BTreeMap;

@@ -4,82 +4,21 @@
 //! use the same estimator. Results come back sorted by (session id, source path,
 //! input position), so every output is byte-identical at any thread count.
 
-use super::{
-    ReplayContext, ReplayError, ReplayOptions, SessionFacts, SessionTrace, count_message_tokens, replay_session,
-};
 use crate::model::Session;
 use crate::policy::Policy;
 use crate::quality::QualityPlan;
-use crate::summarize::{self, Summarizer, SummarizerKind};
-use crate::tokens::{Chars4, Estimator, EstimatorKind};
+use crate::quality::SessionQuality;
+use crate::replay::{
+    ReplayContext, ReplayError, ReplayOptions, Resolver, SessionFacts, SessionTrace, count_message_tokens,
+    replay_session,
+};
+use crate::summarize::Summarizer;
+use crate::tokens::Estimator;
 use rayon::prelude::*;
-use std::path::PathBuf;
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
-
-/// Supplies the estimator and summarizer objects a policy names. The CLI wraps
-/// this to add the BPE estimators and the LLM summarizer.
-pub trait Resolver: Sync {
-    /// For `calibrated`, the base estimator the calibration corrects (chars/4 in
-    /// pi and Opal); the engine applies the recorded-usage correction itself.
-    fn estimator(&self, kind: EstimatorKind) -> Result<Arc<dyn Estimator>, ReplayError>;
-    fn summarizer(&self, kind: SummarizerKind) -> Result<Arc<dyn Summarizer>, ReplayError>;
-    /// The summarizer of one policy: by default the one of its kind. A resolver
-    /// overrides this when policies of the same kind need different objects
-    /// (LLM policies with their own prompt, model or endpoint).
-    fn summarizer_for(&self, policy: &Policy) -> Result<Arc<dyn Summarizer>, ReplayError> {
-        self.summarizer(policy.compact.summarizer)
-    }
-}
-
-/// What the library has built in: `chars4` (also the base of `calibrated`),
-/// `truncate` and `extractive`. Other kinds are an error naming the kind.
-pub struct BuiltinResolver;
-
-impl Resolver for BuiltinResolver {
-    fn estimator(&self, kind: EstimatorKind) -> Result<Arc<dyn Estimator>, ReplayError> {
-        match kind {
-            EstimatorKind::Chars4 | EstimatorKind::Calibrated => Ok(Arc::new(Chars4)),
-            other => Err(ReplayError::Estimator(estimator_name(other).to_string())),
-        }
-    }
-
-    fn summarizer(&self, kind: SummarizerKind) -> Result<Arc<dyn Summarizer>, ReplayError> {
-        summarize::builtin(kind).ok_or_else(|| ReplayError::Summarizer(kind.name().to_string()))
-    }
-}
-
-/// Every estimator the library has, each kind by its message counter
-/// (`calibrated` counts with chars/4; the engine calibrates), and the built-in
-/// summarizers: for tools and tests that replay with `o200k`, `cl100k` or
-/// `per_block` too (the CLI builds its own, shared, estimators).
-pub struct EveryEstimatorResolver;
-
-impl Resolver for EveryEstimatorResolver {
-    fn estimator(&self, kind: EstimatorKind) -> Result<Arc<dyn Estimator>, ReplayError> {
-        Ok(match kind.message_counter() {
-            EstimatorKind::PerBlock => Arc::new(crate::tokens::PerBlock),
-            EstimatorKind::O200k => Arc::new(crate::tokens::O200k),
-            EstimatorKind::Cl100k => Arc::new(crate::tokens::Cl100k),
-            _ => Arc::new(Chars4),
-        })
-    }
-
-    fn summarizer(&self, kind: SummarizerKind) -> Result<Arc<dyn Summarizer>, ReplayError> {
-        BuiltinResolver.summarizer(kind)
-    }
-}
-
-/// The name of an estimator as policies spell it.
-pub fn estimator_name(kind: EstimatorKind) -> &'static str {
-    match kind {
-        EstimatorKind::Chars4 => "chars4",
-        EstimatorKind::PerBlock => "per_block",
-        EstimatorKind::O200k => "o200k",
-        EstimatorKind::Cl100k => "cl100k",
-        EstimatorKind::Calibrated => "calibrated",
-    }
-}
 
 /// Reported after each session.
 #[derive(Debug, Clone, Copy)]
@@ -263,4 +202,38 @@ pub fn replay_many_scored(
     });
     results.sort_by(|a, b| (&a.1.session_id, &a.1.source_path, a.0).cmp(&(&b.1.session_id, &b.1.source_path, b.0)));
     results.into_iter().map(|(_, r)| r).collect()
+}
+
+/// Score the output of [`replay_many`]: one entry
+/// per `results` entry, in the same order, with `None` where the replay failed
+/// or the session is not in `sessions`. Sessions run in parallel on `pool`.
+pub fn evaluate_results(
+    sessions: &[Session],
+    results: &[SessionResults],
+    policies: &[Policy],
+    resolver: &dyn Resolver,
+    pool: &rayon::ThreadPool,
+) -> Vec<Vec<Option<SessionQuality>>> {
+    use rayon::prelude::*;
+    let plan = QualityPlan::new(policies, resolver);
+    // `replay_many` sorts its results by (id, path); find each one's session.
+    let mut by_key: HashMap<(&str, &Path), Vec<usize>> = HashMap::new();
+    for (i, s) in sessions.iter().enumerate().rev() {
+        by_key.entry((s.id.as_str(), s.source_path.as_path())).or_default().push(i);
+    }
+    let index: Vec<Option<usize>> = results
+        .iter()
+        .map(|r| by_key.get_mut(&(r.session_id.as_str(), r.source_path.as_path())).and_then(Vec::pop))
+        .collect();
+    pool.install(|| {
+        results
+            .par_iter()
+            .zip(index.par_iter())
+            .with_max_len(1)
+            .map(|(r, &si)| match si.map(|i| &sessions[i]) {
+                Some(session) => plan.evaluate(session, &r.traces),
+                None => vec![None; r.traces.len()],
+            })
+            .collect()
+    })
 }

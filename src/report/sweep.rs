@@ -3,8 +3,8 @@
 //! CLI prints. Bytes and strings, except [`write_all`], which stages the
 //! files and puts them under `--out` together ([`crate::output::stage`]).
 
-use super::{Point, SweepResult};
-use crate::report::markdown::{cell, thousands};
+use super::markdown::{cell, thousands};
+use crate::sweep::{Point, SweepResult};
 use std::fmt::Write as _;
 
 /// Fixed columns of `sweep.csv` after `point` and one column per axis.

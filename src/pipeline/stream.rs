@@ -15,12 +15,12 @@
 //! is byte-identical at any thread count and identical to reading everything
 //! first ([`crate::read::read_all`] + [`super::replay_many`]).
 
-use super::ReplayOptions;
-use super::many::{Prepared, Resolver, SessionResults};
+use super::many::{Prepared, SessionResults};
 use crate::model::{Diagnostic, Format, Session};
 use crate::policy::Policy;
 use crate::quality::QualityPlan;
 use crate::read::{self, Input, InputKind, claude};
+use crate::replay::{ReplayOptions, Resolver};
 use rayon::prelude::*;
 use std::collections::HashSet;
 use std::path::PathBuf;
@@ -268,7 +268,8 @@ fn replay_one<S>(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::replay::{BuiltinResolver, replay_many};
+    use crate::pipeline::replay_many;
+    use crate::replay::BuiltinResolver;
     use crate::report::{self, csv_out, transcript_jsonl};
     use crate::testing::{corpus_dir, fixtures_dir};
     use std::sync::Mutex;

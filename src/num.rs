@@ -1,0 +1,42 @@
+//! Rounding shared by every number compactor writes: fixed decimals keep reports
+//! short and byte-identical, whichever layer computed the value.
+
+/// Round to 4 decimals; a non-finite value becomes 0 so JSON stays valid.
+pub fn round4(x: f64) -> f64 {
+    if x.is_finite() { (x * 10_000.0).round() / 10_000.0 } else { 0.0 }
+}
+
+/// (baseline − policy) / baseline × 100, rounded to 4 decimals so the JSON is
+/// stable and short.
+pub fn savings_pct(baseline: u64, policy: u64) -> f64 {
+    if baseline == 0 {
+        return 0.0;
+    }
+    round4((baseline as f64 - policy as f64) / baseline as f64 * 100.0)
+}
+
+/// The median (mean of the two middle values for an even count), 0 when empty.
+pub fn median(v: &mut [f64]) -> f64 {
+    if v.is_empty() {
+        return 0.0;
+    }
+    v.sort_by(f64::total_cmp);
+    let n = v.len();
+    if n % 2 == 1 { v[n / 2] } else { (v[n / 2 - 1] + v[n / 2]) / 2.0 }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn rounds_and_guards() {
+        assert_eq!(round4(1.234_56), 1.2346);
+        assert_eq!(round4(f64::NAN), 0.0);
+        assert_eq!(savings_pct(0, 5), 0.0);
+        assert_eq!(savings_pct(200, 50), 75.0);
+        assert_eq!(median(&mut [3.0, 1.0, 2.0]), 2.0);
+        assert_eq!(median(&mut [4.0, 1.0]), 2.5);
+        assert_eq!(median(&mut []), 0.0);
+    }
+}
