@@ -17,13 +17,14 @@
 //! - `compacted.replacement_history` becomes messages listed in
 //!   [`RecordedCompaction::inserted`].
 
+use super::format::{LogFormat, Signal};
 use super::{errors, time};
 use crate::model::{
     Block, Call, CompactionKind, Format, Message, Origin, RecordedCompaction, RecordedError, Role, Session, Usage,
 };
 use serde_json::Value;
 use std::collections::HashMap;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 /// Bounded length of a recorded API error message.
 const MAX_ERROR_LEN: usize = 2000;
@@ -39,6 +40,31 @@ pub fn canonical_tool(name: &str) -> &str {
         | "command_execution" => "shell",
         "file_change" => "apply_patch",
         _ => name,
+    }
+}
+
+/// Codex CLI rollouts in the format registry ([`super::format`]).
+pub struct Codex;
+
+impl LogFormat for Codex {
+    fn id(&self) -> Format {
+        Format::Codex
+    }
+    fn detect_record(&self, rec: &serde_json::Map<String, Value>) -> Signal {
+        let ty = rec.get("type").and_then(Value::as_str).unwrap_or("");
+        if rec.contains_key("payload")
+            && matches!(ty, "session_meta" | "response_item" | "event_msg" | "turn_context" | "compacted")
+        {
+            Signal::Sure
+        } else {
+            Signal::No
+        }
+    }
+    fn read(&self, path: &Path, data: &[u8]) -> Vec<Session> {
+        read(path, data)
+    }
+    fn default_locations(&self, home: &Path) -> Vec<PathBuf> {
+        vec![home.join(".codex/sessions")]
     }
 }
 
