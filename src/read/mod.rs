@@ -1,6 +1,6 @@
-//! Reading session logs: discovery of input files, format detection, dispatch to
-//! the per-format readers, and the helpers they share (line splitting, timestamps,
-//! API-error classification).
+//! Reading session logs: discovery of input files, dispatch to the per-format
+//! readers through the registry of [`format`], and the helpers they share (line
+//! splitting, timestamps, API-error classification).
 //!
 //! Readers never fail on content: a malformed line becomes a diagnostic naming the
 //! file and line, an unknown record kind is counted and kept raw. Only an input
