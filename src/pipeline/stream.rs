@@ -4,14 +4,15 @@
 //! and keeps a small summary) and drops the session before taking the next
 //! input. Peak memory is the inputs in flight, not the corpus.
 //!
-//! One feature needs more than one file: a Claude Code sub-agent may replay
-//! responses its parent owns (`/btw` asides), which are dropped from it against
-//! the response ids of every top-level session ([`crate::read::claude`]). So the
-//! work runs in two phases: first every input that is not a sub-agent file,
-//! keeping only the response ids of top-level sessions; then the sub-agent files
-//! (`agent-*.jsonl`), and the sidechain sessions of the first phase's files,
-//! which are read again (an old layout; modern logs keep sub-agents in their own
-//! files). Sessions come out sorted by [`SessionKey`], so what is built from them
+//! One feature needs more than one file: a linked session (a sub-agent) may
+//! replay what a top-level session of another file owns (`/btw` asides), which
+//! is dropped from it against the keys every top-level session owns; the format
+//! says which files and sessions are linked ([`crate::read::format`]). So the
+//! work runs in two phases: first every input that is not a linked file,
+//! keeping only the owned keys of top-level sessions; then the linked files,
+//! and the linked sessions of the first phase's files, which are read again
+//! (an old layout; modern logs keep sub-agents in their own files). Sessions
+//! come out sorted by [`SessionKey`], so what is built from them
 //! is byte-identical at any thread count and identical to reading everything
 //! first ([`crate::read::read_all`] + [`super::replay_many`]).
 
@@ -19,7 +20,7 @@ use super::many::{Prepared, SessionResults};
 use crate::model::{Diagnostic, Format, Session};
 use crate::policy::Policy;
 use crate::quality::QualityPlan;
-use crate::read::{self, Input, InputKind, claude};
+use crate::read::{self, Input, InputKind, format};
 use crate::replay::{ReplayOptions, Resolver};
 use rayon::prelude::*;
 use std::collections::HashSet;
@@ -59,11 +60,11 @@ pub struct Streamed<S> {
 /// Which sessions of an input a pass replays.
 #[derive(Clone, Copy, PartialEq, Eq)]
 enum Pass {
-    /// First phase: everything but linked Claude sub-agents.
+    /// First phase: everything but linked sessions.
     TopLevel,
-    /// Second phase, a sub-agent file: all its sessions.
+    /// Second phase, a linked file: all its sessions.
     AgentFile,
-    /// Second phase, a first-phase file read again: only its linked sub-agents.
+    /// Second phase, a first-phase file read again: only its linked sessions.
     Sidechains,
 }
 
@@ -72,9 +73,9 @@ struct InputDone<S> {
     read: bool,
     failure: Option<Diagnostic>,
     sessions: Vec<(SessionKey, S)>,
-    /// Response ids of its top-level sessions (first phase).
+    /// Keys its top-level sessions own (first phase).
     owned: Vec<String>,
-    /// It held linked sub-agent sessions, left for the second phase.
+    /// It held linked sessions, left for the second phase.
     deferred: bool,
     /// Those sessions themselves, when the input cannot be read twice (stdin).
     held: Vec<(usize, Session)>,
@@ -108,7 +109,7 @@ pub fn replay_stream<S: Send>(
     stages: &Stages<'_, S>,
 ) -> Streamed<S> {
     let prepared = Prepared::new(policies, resolver);
-    let is_agent = |i: usize| inputs[i].kind == InputKind::File && claude::is_agent_file(&inputs[i].path);
+    let is_agent = |i: usize| inputs[i].kind == InputKind::File && format::is_linked_file(&inputs[i].path);
     let (agents, tops): (Vec<usize>, Vec<usize>) = (0..inputs.len()).partition(|&i| is_agent(i));
     let inputs_done = AtomicUsize::new(0);
     let sessions_done = AtomicUsize::new(0);
@@ -209,7 +210,7 @@ fn process<S>(
     // Standard input cannot be read again: its sub-agents wait in memory.
     let rereadable = inputs[i].kind != InputKind::Stdin;
     for (index, s) in sessions.into_iter().enumerate() {
-        let linked = claude::is_linked_subagent(&s);
+        let linked = format::is_linked_session(&s);
         match pass {
             Pass::TopLevel if linked => {
                 done.deferred = true;
@@ -251,8 +252,8 @@ fn replay_one<S>(
     stages: &Stages<'_, S>,
 ) {
     match pass {
-        Pass::TopLevel => done.owned.extend(claude::owned_response_ids(&s).map(str::to_string)),
-        Pass::AgentFile | Pass::Sidechains => claude::drop_replayed_responses(&mut s, owned),
+        Pass::TopLevel => format::owned_keys(&s, &mut done.owned),
+        Pass::AgentFile | Pass::Sidechains => format::drop_replayed(&mut s, owned),
     }
     // As reading everything first does: responses are dropped (above) before
     // the session is prepared.

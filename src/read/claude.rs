@@ -18,6 +18,7 @@
 //! - `stats` count lines as they appear in the file (every block-line with usage,
 //!   sidechains and replayed uuids included), which is how the corpus MANIFEST counts.
 
+use super::format::{LogFormat, Signal};
 use super::{errors, truncate_str};
 use crate::model::{
     Block, Call, CompactionKind, Format, Message, Origin, RecordedCompaction, RecordedError, Role, Session, Usage,
@@ -33,7 +34,7 @@ use tree::{dag_order, sidechain_groups};
 // random per process, as SipHash's is).
 use foldhash::{HashMap, HashMapExt as _, HashSet, HashSetExt as _};
 use std::hash::{Hash, Hasher};
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 /// Longest API-error text kept in a [`RecordedError`].
 const MAX_ERROR_LEN: usize = 2000;
@@ -57,6 +58,44 @@ const BOOKKEEPING: &[&str] = &[
 
 /// Tool names that start a sub-agent (`Task` up to 2.0, `Agent` in 2.1).
 const AGENT_TOOLS: &[&str] = &["Task", "Agent"];
+
+/// Claude Code in the format registry ([`super::format`]): the only format whose
+/// sessions link across files (sub-agent files, `/btw` asides).
+pub struct ClaudeCode;
+
+impl LogFormat for ClaudeCode {
+    fn id(&self) -> Format {
+        Format::ClaudeCode
+    }
+    fn detect_record(&self, rec: &serde_json::Map<String, Value>) -> Signal {
+        if (rec.contains_key("parentUuid") || rec.contains_key("uuid")) && rec.contains_key("sessionId") {
+            Signal::Sure
+        } else {
+            Signal::No
+        }
+    }
+    fn read(&self, path: &Path, data: &[u8]) -> Vec<Session> {
+        read(path, data)
+    }
+    fn default_locations(&self, home: &Path) -> Vec<PathBuf> {
+        vec![home.join(".claude/projects")]
+    }
+    fn is_linked_file(&self, path: &Path) -> bool {
+        is_agent_file(path)
+    }
+    fn is_linked_session(&self, s: &Session) -> bool {
+        is_linked_subagent(s)
+    }
+    fn owned_keys(&self, s: &Session, out: &mut Vec<String>) {
+        out.extend(owned_response_ids(s).map(str::to_string));
+    }
+    fn drop_replayed(&self, s: &mut Session, owned: &std::collections::HashSet<String>) {
+        drop_replayed_responses(s, owned);
+    }
+    fn link_across_files(&self, sessions: &mut [Session]) {
+        link_across_files(sessions);
+    }
+}
 
 /// Read one Claude Code JSONL file: the file's own session first, then one session
 /// per inline sidechain, in order of first appearance.

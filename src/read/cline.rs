@@ -35,6 +35,7 @@
 //!   larger of (history messages with `metrics.tokens`, `api_req_started` records
 //!   carrying tokens): both files describe the same requests.
 
+use super::format::{LogFormat, contains};
 use super::generic::{self, MAX_ERROR_LEN, str_of, u64_of};
 use super::{errors, time};
 use crate::model::{
@@ -43,6 +44,50 @@ use crate::model::{
 use serde_json::Value;
 use std::collections::HashSet;
 use std::path::Path;
+
+/// Cline / Roo histories in the format registry ([`super::format`]). A task
+/// folder is found and read by discovery ([`read_task_dir`]); this reads a
+/// history file given alone.
+pub struct Cline;
+
+impl LogFormat for Cline {
+    fn id(&self) -> Format {
+        Format::Cline
+    }
+    /// Cline's api_conversation_history.json is a bare MessageParam array, as is
+    /// any saved Anthropic/OpenAI conversation: only Cline's own markers (extras
+    /// on messages, its harness text) make it Cline's, read with positional
+    /// text-result pairing.
+    fn detect_document(&self, doc: &Value) -> bool {
+        let Some(a) = doc.as_array() else { return false };
+        a.iter().any(|m| m.get("role").is_some()) && a.iter().take(super::DETECT_RECORDS).any(is_cline_message)
+    }
+    fn detect_torn(&self, head: &[u8]) -> bool {
+        head.first() == Some(&b'[')
+            && contains(head, "\"role\"")
+            && (contains(head, "<environment_details>")
+                || contains(head, "\"modelInfo\"")
+                || contains(head, "] Result:"))
+    }
+    fn read(&self, path: &Path, data: &[u8]) -> Vec<Session> {
+        read_history_bytes(path, data, None)
+    }
+}
+
+/// A Cline history element: Cline's extras on assistant messages, or its harness
+/// text (`<task>`, `<environment_details>`, `[tool for 'x'] Result:`) in user text.
+fn is_cline_message(m: &Value) -> bool {
+    if m.get("modelInfo").is_some() || m.get("metrics").is_some() {
+        return true;
+    }
+    let Some(blocks) = m.get("content").and_then(|c| c.as_array()) else { return false };
+    blocks.iter().filter_map(|b| b.get("text").and_then(|t| t.as_str())).any(|t| {
+        let t = t.trim_start();
+        t.starts_with("<task>")
+            || t.starts_with("<environment_details>")
+            || (t.starts_with('[') && t.lines().next().is_some_and(|l| l.trim_end().ends_with("] Result:")))
+    })
+}
 
 /// Read a task folder. Errors only when the history file cannot be read.
 pub fn read_task_dir(dir: &Path) -> Result<Vec<Session>, Diagnostic> {

@@ -13,6 +13,7 @@
 //! id). `turn.completed.usage` is the sum over the turn's model requests, so it
 //! becomes one [`Call`] per turn, attached to the turn's last assistant message.
 
+use super::format::{LogFormat, Signal};
 use super::{codex, errors};
 use crate::model::{Block, Call, Format, Message, Origin, RecordedError, Role, Session};
 use serde_json::{Value, json};
@@ -20,6 +21,27 @@ use std::collections::HashMap;
 use std::path::Path;
 
 const MAX_ERROR_LEN: usize = 2000;
+
+/// `codex exec --json` streams in the format registry ([`super::format`]).
+pub struct CodexExec;
+
+impl LogFormat for CodexExec {
+    fn id(&self) -> Format {
+        Format::CodexExec
+    }
+    fn detect_record(&self, rec: &serde_json::Map<String, Value>) -> Signal {
+        match rec.get("type").and_then(Value::as_str) {
+            Some(
+                "thread.started" | "turn.started" | "turn.completed" | "item.started" | "item.completed"
+                | "item.updated" | "turn.failed",
+            ) => Signal::Sure,
+            _ => Signal::No,
+        }
+    }
+    fn read(&self, path: &Path, data: &[u8]) -> Vec<Session> {
+        read(path, data)
+    }
+}
 
 pub fn read(path: &Path, data: &[u8]) -> Vec<Session> {
     let mut sessions = Vec::new();

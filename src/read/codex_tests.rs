@@ -2,7 +2,7 @@
 //! real corpus against MANIFEST.md (both Codex folders), and robustness.
 
 use super::*;
-use crate::model::{ApiErrorKind, Session};
+use crate::model::{ApiErrorKind, Session, UsageProvenance};
 use crate::testing::{corpus_dir, fixtures_dir};
 use proptest::prelude::*;
 

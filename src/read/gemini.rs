@@ -25,11 +25,40 @@
 //! messages and a bad-line diagnostic, so the batch reports the problem instead of
 //! silently dropping the file.
 
+use super::format::{LogFormat, contains};
 use super::generic::{MAX_ERROR_LEN, str_of, u64_of};
 use super::{errors, time};
 use crate::model::{Block, Call, Format, Message, Origin, RecordedError, Role, Session, Usage, UsageProvenance};
 use serde_json::Value;
 use std::path::Path;
+
+/// Gemini CLI sessions in the format registry ([`super::format`]).
+pub struct Gemini;
+
+impl LogFormat for Gemini {
+    fn id(&self) -> Format {
+        Format::Gemini
+    }
+    /// An object with `messages` and Gemini's keys, or messages typed the Gemini
+    /// way (a `type` and no `role`).
+    fn detect_document(&self, doc: &Value) -> bool {
+        let Some(o) = doc.as_object() else { return false };
+        let Some(msgs) = o.get("messages").and_then(Value::as_array) else { return false };
+        o.contains_key("sessionId")
+            || o.contains_key("projectHash")
+            || msgs.iter().any(|m| {
+                matches!(m.get("type").and_then(Value::as_str), Some("gemini" | "user" | "info" | "error"))
+                    && m.get("role").is_none()
+            })
+    }
+    fn detect_torn(&self, head: &[u8]) -> bool {
+        head.first() == Some(&b'{')
+            && (contains(head, "\"projectHash\"") || (contains(head, "\"sessionId\"") && contains(head, "\"gemini\"")))
+    }
+    fn read(&self, path: &Path, data: &[u8]) -> Vec<Session> {
+        read(path, data)
+    }
+}
 
 /// Read a Gemini CLI session file. Never fails: problems become diagnostics.
 pub fn read(path: &Path, data: &[u8]) -> Vec<Session> {

@@ -14,6 +14,7 @@
 //! Anthropic `image` can even share a log), and tool results always end up in
 //! user-role messages, as the model requires.
 
+use super::format::{LogFormat, Signal};
 use super::time;
 use crate::model::{Block, Call, Format, Message, Origin, Role, Session, Usage, UsageProvenance};
 use serde_json::Value;
@@ -369,6 +370,44 @@ fn as_request(v: &Value, line: u64) -> Option<Request<'_>> {
         response,
         timestamp: record_time(v),
     })
+}
+
+/// Plain OpenAI/Anthropic message and request logs in the format registry
+/// ([`super::format`]): the shapes other formats share, so it decides last.
+pub struct Generic;
+
+impl LogFormat for Generic {
+    fn id(&self) -> Format {
+        Format::Generic
+    }
+    /// An object with `messages` or a `role`; an array of messages or of requests.
+    fn detect_document(&self, doc: &Value) -> bool {
+        match doc {
+            Value::Object(o) => o.get("messages").is_some_and(Value::is_array) || o.get("role").is_some(),
+            Value::Array(a) => {
+                a.iter().any(|m| m.get("role").is_some())
+                    || a.iter().any(|m| m.get("messages").is_some_and(Value::is_array))
+            }
+            _ => false,
+        }
+    }
+    fn detect_record(&self, rec: &serde_json::Map<String, Value>) -> Signal {
+        if rec.get("role").and_then(Value::as_str).is_some()
+            || rec.get("messages").is_some_and(Value::is_array)
+            || rec.get("choices").is_some_and(Value::is_array)
+            || rec.get("request").and_then(|r| r.get("messages")).is_some_and(Value::is_array)
+        {
+            Signal::Weak
+        } else {
+            Signal::No
+        }
+    }
+    fn detect_torn(&self, head: &[u8]) -> bool {
+        head.first() == Some(&b'[') && super::format::contains(head, "\"role\"")
+    }
+    fn read(&self, path: &Path, data: &[u8]) -> Vec<Session> {
+        read(path, data)
+    }
 }
 
 /// Read a generic log. Never fails: bad records become diagnostics.

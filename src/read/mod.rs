@@ -1,6 +1,6 @@
-//! Reading session logs: discovery of input files, format detection, dispatch to
-//! the per-format readers, and the helpers they share (line splitting, timestamps,
-//! API-error classification).
+//! Reading session logs: discovery of input files, dispatch to the per-format
+//! readers through the registry of [`format`], and the helpers they share (line
+//! splitting, timestamps, API-error classification).
 //!
 //! Readers never fail on content: a malformed line becomes a diagnostic naming the
 //! file and line, an unknown record kind is counted and kept raw. Only an input
@@ -12,18 +12,17 @@ pub mod codex;
 pub mod codex_exec;
 pub mod discover;
 pub mod errors;
+pub mod format;
 pub mod gemini;
 pub mod generic;
 pub mod pi;
 pub mod time;
 
 use crate::model::{Diagnostic, Format, Session, Severity};
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 pub use discover::{Input, InputKind, discover};
-
-/// How many leading records format detection looks at.
-pub const DETECT_RECORDS: usize = 200;
+pub use format::{DETECT_RECORDS, default_locations, detect};
 
 /// Largest token count a reader takes from a log (2^40, about 1.1e12: far above
 /// any real prompt). Logs are untrusted: a corrupt or hostile count such as
@@ -103,16 +102,15 @@ pub fn read_bytes(path: &Path, data: &[u8], format: Option<Format>) -> Result<Ve
             });
         }
     };
-    let sessions = match format {
-        Format::ClaudeCode => claude::read(path, data),
-        Format::Codex => codex::read(path, data),
-        Format::CodexExec => codex_exec::read(path, data),
-        Format::Pi => pi::read(path, data),
-        Format::Gemini => gemini::read(path, data),
-        Format::Cline => cline::read_history_bytes(path, data, None),
-        Format::Generic => generic::read(path, data),
+    let Some(reader) = format::of(format) else {
+        return Err(Diagnostic {
+            severity: Severity::Error,
+            path: path.to_path_buf(),
+            line: 0,
+            message: format!("no reader for the {} format", format.name()),
+        });
     };
-    Ok(sessions)
+    Ok(reader.read(path, data))
 }
 
 /// Read every input (in parallel), then link sub-agent sessions to their parents.
@@ -135,146 +133,9 @@ pub fn read_all(inputs: &[Input], format: Option<Format>) -> Batch {
             Err(d) => batch.failures.push(d),
         }
     }
-    claude::link_across_files(&mut batch.sessions);
+    format::link_across_files(&mut batch.sessions);
     batch.sessions.sort_by(|a, b| a.source_path.cmp(&b.source_path).then_with(|| a.id.cmp(&b.id)));
     batch
-}
-
-/// Detect the format by scanning up to [`DETECT_RECORDS`] records for signature
-/// keys. Never decides from the first line alone: Claude Code files often start
-/// with bookkeeping lines that any format could have.
-pub fn detect(data: &[u8]) -> Option<Format> {
-    let data = strip_bom(data);
-    let first = data.iter().position(|b| !b.is_ascii_whitespace())?;
-    // Whole-file JSON documents (Gemini session, Cline history, generic arrays).
-    if let Some(f) = detect_json_document(&data[first..]) {
-        return Some(f);
-    }
-    let mut votes: Option<Format> = None;
-    let mut generic_lines = 0usize;
-    for (_, line) in lines(data).take(DETECT_RECORDS) {
-        let Ok(v) = serde_json::from_slice::<serde_json::Value>(line) else { continue };
-        let Some(obj) = v.as_object() else { continue };
-        let ty = obj.get("type").and_then(|t| t.as_str()).unwrap_or("");
-        if obj.contains_key("payload")
-            && matches!(ty, "session_meta" | "response_item" | "event_msg" | "turn_context" | "compacted")
-        {
-            return Some(Format::Codex);
-        }
-        if matches!(
-            ty,
-            "thread.started"
-                | "turn.started"
-                | "turn.completed"
-                | "item.started"
-                | "item.completed"
-                | "item.updated"
-                | "turn.failed"
-        ) {
-            return Some(Format::CodexExec);
-        }
-        if (obj.contains_key("parentUuid") || obj.contains_key("uuid")) && obj.contains_key("sessionId") {
-            return Some(Format::ClaudeCode);
-        }
-        if ty == "session" && (obj.contains_key("cwd") || obj.contains_key("version")) && obj.contains_key("id") {
-            return Some(Format::Pi);
-        }
-        if ty == "message" && obj.get("message").and_then(|m| m.get("role")).is_some() && !obj.contains_key("sessionId")
-        {
-            votes = Some(Format::Pi);
-        }
-        if matches!(ty, "compaction" | "model_change" | "thinking_level_change") && obj.contains_key("timestamp") {
-            votes = votes.or(Some(Format::Pi));
-        }
-        if obj.get("role").and_then(|r| r.as_str()).is_some()
-            || obj.get("messages").is_some_and(|m| m.is_array())
-            || obj.get("choices").is_some_and(|c| c.is_array())
-            || obj.get("request").and_then(|r| r.get("messages")).is_some_and(|m| m.is_array())
-        {
-            generic_lines += 1;
-        }
-    }
-    votes
-        .or(if generic_lines > 0 { Some(Format::Generic) } else { None })
-        .or_else(|| detect_torn_document(&data[first..]))
-}
-
-fn detect_json_document(data: &[u8]) -> Option<Format> {
-    if data.first() != Some(&b'{') && data.first() != Some(&b'[') {
-        return None;
-    }
-    // A JSONL file also starts with '{': only a document that parses whole counts.
-    let v: serde_json::Value = serde_json::from_slice(data).ok()?;
-    match &v {
-        serde_json::Value::Object(o) => {
-            let msgs = o.get("messages").and_then(|m| m.as_array());
-            if let Some(msgs) = msgs {
-                let gemini = msgs.iter().any(|m| {
-                    matches!(m.get("type").and_then(|t| t.as_str()), Some("gemini" | "user" | "info" | "error"))
-                        && m.get("role").is_none()
-                });
-                if o.contains_key("sessionId") || o.contains_key("projectHash") || gemini {
-                    return Some(Format::Gemini);
-                }
-                return Some(Format::Generic);
-            }
-            if o.get("role").is_some() {
-                return Some(Format::Generic);
-            }
-            // One-line JSONL files of other formats are handled by line detection.
-            None
-        }
-        serde_json::Value::Array(a) => {
-            if a.iter().any(|m| m.get("role").is_some()) {
-                // Cline's api_conversation_history.json is a bare MessageParam array,
-                // as is any saved Anthropic/OpenAI conversation: only Cline's own
-                // markers (extras on messages, its harness text) send it to the
-                // Cline reader, which adds positional text-result pairing.
-                return Some(if a.iter().take(DETECT_RECORDS).any(is_cline_message) {
-                    Format::Cline
-                } else {
-                    Format::Generic
-                });
-            }
-            if a.iter().any(|m| m.get("messages").is_some_and(|m| m.is_array())) {
-                return Some(Format::Generic);
-            }
-            None
-        }
-        _ => None,
-    }
-}
-
-/// A Cline history element: Cline's extras on assistant messages, or its harness
-/// text (`<task>`, `<environment_details>`, `[tool for 'x'] Result:`) in user text.
-fn is_cline_message(m: &serde_json::Value) -> bool {
-    if m.get("modelInfo").is_some() || m.get("metrics").is_some() {
-        return true;
-    }
-    let Some(blocks) = m.get("content").and_then(|c| c.as_array()) else { return false };
-    blocks.iter().filter_map(|b| b.get("text").and_then(|t| t.as_str())).any(|t| {
-        let t = t.trim_start();
-        t.starts_with("<task>")
-            || t.starts_with("<environment_details>")
-            || (t.starts_with('[') && t.lines().next().is_some_and(|l| l.trim_end().ends_with("] Result:")))
-    })
-}
-
-/// A whole-file JSON document that does not parse (Gemini rewrites its file in
-/// place, so a read can catch it half-written): recognize it by its leading keys
-/// so the right reader reports the damage instead of "unknown format".
-fn detect_torn_document(data: &[u8]) -> Option<Format> {
-    let head = &data[..data.len().min(64 * 1024)];
-    let has = |needle: &str| head.windows(needle.len()).any(|w| w == needle.as_bytes());
-    match head.first()? {
-        b'{' if has("\"projectHash\"") || (has("\"sessionId\"") && has("\"gemini\"")) => Some(Format::Gemini),
-        b'[' if has("\"role\"") => Some(if has("<environment_details>") || has("\"modelInfo\"") || has("] Result:") {
-            Format::Cline
-        } else {
-            Format::Generic
-        }),
-        _ => None,
-    }
 }
 
 /// Remove a UTF-8 byte-order mark.
@@ -397,12 +258,6 @@ pub fn truncate_str(s: &str, max: usize) -> &str {
         end -= 1;
     }
     &s[..end]
-}
-
-/// Standard locations scanned when no path is given.
-pub fn default_locations() -> Vec<PathBuf> {
-    let Some(home) = std::env::var_os("HOME").map(PathBuf::from) else { return Vec::new() };
-    [home.join(".claude/projects"), home.join(".codex/sessions")].into_iter().filter(|p| p.is_dir()).collect()
 }
 
 #[cfg(test)]

@@ -38,6 +38,7 @@
 //!   indexes land on user messages at file line index+1 — a turn boundary, as pi's
 //!   cut point requires).
 
+use super::format::{LogFormat, Signal};
 use super::generic::{MAX_ERROR_LEN, str_of, u64_of};
 use super::{errors, time};
 use crate::model::{
@@ -54,6 +55,32 @@ const COMPACTION_SUFFIX: &str = "\n</summary>";
 const BRANCH_PREFIX: &str =
     "The following is a summary of a branch that this conversation came back from:\n\n<summary>\n";
 const BRANCH_SUFFIX: &str = "</summary>";
+
+/// pi / OpenClaw sessions in the format registry ([`super::format`]).
+pub struct Pi;
+
+impl LogFormat for Pi {
+    fn id(&self) -> Format {
+        Format::Pi
+    }
+    fn detect_record(&self, rec: &serde_json::Map<String, Value>) -> Signal {
+        let ty = rec.get("type").and_then(Value::as_str).unwrap_or("");
+        if ty == "session" && (rec.contains_key("cwd") || rec.contains_key("version")) && rec.contains_key("id") {
+            return Signal::Sure;
+        }
+        if ty == "message" && rec.get("message").and_then(|m| m.get("role")).is_some() && !rec.contains_key("sessionId")
+        {
+            return Signal::Likely;
+        }
+        if matches!(ty, "compaction" | "model_change" | "thinking_level_change") && rec.contains_key("timestamp") {
+            return Signal::Likely;
+        }
+        Signal::No
+    }
+    fn read(&self, path: &Path, data: &[u8]) -> Vec<Session> {
+        read(path, data)
+    }
+}
 
 /// Read a pi / OpenClaw session file. Never fails: bad lines become diagnostics.
 pub fn read(path: &Path, data: &[u8]) -> Vec<Session> {

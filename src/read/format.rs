@@ -1,0 +1,188 @@
+//! Every log format behind one trait and one registry, so that detection, reading,
+//! default locations and cross-file linking ask the formats instead of naming them.
+
+use super::{claude, lines, strip_bom};
+use super::{cline, codex, codex_exec, gemini, generic, pi};
+use crate::model::{Format, Session};
+use serde_json::{Map, Value};
+use std::collections::HashSet;
+use std::path::{Path, PathBuf};
+
+/// How many leading records format detection looks at.
+pub const DETECT_RECORDS: usize = 200;
+
+/// How far into a whole-file document that does not parse
+/// [`LogFormat::detect_torn`] looks.
+const TORN_HEAD: usize = 64 * 1024;
+
+/// Every format, once. The order is detection's precedence: when two formats
+/// claim the same evidence, the earlier one wins. It is also the order of the
+/// default locations.
+pub static FORMATS: &[&dyn LogFormat] = &[
+    &claude::ClaudeCode,
+    &codex::Codex,
+    &codex_exec::CodexExec,
+    &pi::Pi,
+    &gemini::Gemini,
+    &cline::Cline,
+    &generic::Generic,
+];
+
+/// What one record says about the format of its file.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Signal {
+    /// Nothing.
+    No,
+    /// Only this format writes such a record: detection stops at it.
+    Sure,
+    /// Likely this format: decides when no record is sure.
+    Likely,
+    /// A shape several formats share: decides when no record is sure or likely.
+    Weak,
+}
+
+/// One log format: its name, how to recognize and read a file of it, where the
+/// agent keeps its logs, and how sessions of different files link.
+pub trait LogFormat: Sync {
+    /// The format sessions read by it carry.
+    fn id(&self) -> Format;
+
+    /// The name `--format` takes and reports print.
+    fn name(&self) -> &'static str {
+        self.id().name()
+    }
+
+    /// A whole-file JSON document (parsed whole) that is this format.
+    fn detect_document(&self, _doc: &Value) -> bool {
+        false
+    }
+
+    /// What one JSONL record (an object) says about this format.
+    fn detect_record(&self, _rec: &Map<String, Value>) -> Signal {
+        Signal::No
+    }
+
+    /// A whole-file document that does not parse (caught half-written), by the
+    /// first bytes of its text: it still goes to the reader that reports the damage.
+    fn detect_torn(&self, _head: &[u8]) -> bool {
+        false
+    }
+
+    /// Read a file of this format. Never fails on content (see [`super`]).
+    fn read(&self, path: &Path, data: &[u8]) -> Vec<Session>;
+
+    /// Where the agent keeps its logs under the home directory, scanned when no
+    /// path is given (kept only when they exist).
+    fn default_locations(&self, _home: &Path) -> Vec<PathBuf> {
+        Vec::new()
+    }
+
+    /// A file whose sessions link to sessions of other files (they are replayed
+    /// after every other file: [`is_linked_file`]).
+    fn is_linked_file(&self, _path: &Path) -> bool {
+        false
+    }
+
+    /// A session linked to one read from elsewhere, left for after the others.
+    fn is_linked_session(&self, _s: &Session) -> bool {
+        false
+    }
+
+    /// The keys a top-level session owns, that linked sessions may replay.
+    fn owned_keys(&self, _s: &Session, _out: &mut Vec<String>) {}
+
+    /// Drop from a linked session what it replays of `owned` (every top-level
+    /// session's [`LogFormat::owned_keys`]).
+    fn drop_replayed(&self, _s: &mut Session, _owned: &HashSet<String>) {}
+
+    /// Link the sessions of a whole batch read into memory (parents, sub-agents,
+    /// replayed copies): what the other linking methods do file by file.
+    fn link_across_files(&self, _sessions: &mut [Session]) {}
+}
+
+/// The registry entry of a format.
+pub fn of(format: Format) -> Option<&'static dyn LogFormat> {
+    FORMATS.iter().copied().find(|f| f.id() == format)
+}
+
+/// Detect the format by scanning up to [`DETECT_RECORDS`] records for signature
+/// keys. Never decides from the first line alone: Claude Code files often start
+/// with bookkeeping lines that any format could have.
+pub fn detect(data: &[u8]) -> Option<Format> {
+    let data = strip_bom(data);
+    let first = data.iter().position(|b| !b.is_ascii_whitespace())?;
+    let body = &data[first..];
+    // Whole-file JSON documents (Gemini session, Cline history, generic arrays).
+    // A JSONL file also starts with '{': only a document that parses whole counts.
+    if matches!(body.first(), Some(b'{' | b'['))
+        && let Ok(doc) = serde_json::from_slice::<Value>(body)
+        && let Some(f) = FORMATS.iter().find(|f| f.detect_document(&doc))
+    {
+        return Some(f.id());
+    }
+    let mut likely: Option<Format> = None;
+    let mut weak: Option<Format> = None;
+    for (_, line) in lines(data).take(DETECT_RECORDS) {
+        let Ok(v) = serde_json::from_slice::<Value>(line) else { continue };
+        let Some(obj) = v.as_object() else { continue };
+        for f in FORMATS {
+            match f.detect_record(obj) {
+                Signal::Sure => return Some(f.id()),
+                Signal::Likely => likely = likely.or(Some(f.id())),
+                Signal::Weak => weak = weak.or(Some(f.id())),
+                Signal::No => {}
+            }
+        }
+    }
+    likely.or(weak).or_else(|| {
+        let head = &body[..body.len().min(TORN_HEAD)];
+        FORMATS.iter().find(|f| f.detect_torn(head)).map(|f| f.id())
+    })
+}
+
+/// Whether `needle` occurs in `head`.
+pub(crate) fn contains(head: &[u8], needle: &str) -> bool {
+    memchr::memmem::find(head, needle.as_bytes()).is_some()
+}
+
+/// The default locations of every format that exist, under `$HOME`.
+pub fn default_locations() -> Vec<PathBuf> {
+    let Some(home) = std::env::var_os("HOME").map(PathBuf::from) else { return Vec::new() };
+    FORMATS.iter().flat_map(|f| f.default_locations(&home)).filter(|p| p.is_dir()).collect()
+}
+
+/// A file some format says links to sessions of other files: a batch replays it
+/// after every other file, once the owned keys of those are known.
+pub fn is_linked_file(path: &Path) -> bool {
+    FORMATS.iter().any(|f| f.is_linked_file(path))
+}
+
+/// A session its format says links to one read from elsewhere.
+pub fn is_linked_session(s: &Session) -> bool {
+    of(s.format).is_some_and(|f| f.is_linked_session(s))
+}
+
+/// Add to `out` the keys a top-level session owns.
+pub fn owned_keys(s: &Session, out: &mut Vec<String>) {
+    if let Some(f) = of(s.format) {
+        f.owned_keys(s, out);
+    }
+}
+
+/// Drop from a linked session what it replays of `owned`.
+pub fn drop_replayed(s: &mut Session, owned: &HashSet<String>) {
+    if let Some(f) = of(s.format) {
+        f.drop_replayed(s, owned);
+    }
+}
+
+/// Link a batch read whole into memory, format by format.
+pub fn link_across_files(sessions: &mut [Session]) {
+    for f in FORMATS {
+        f.link_across_files(sessions);
+    }
+}
+
+#[cfg(test)]
+#[path = "format_tests.rs"]
+mod tests;
