@@ -21,8 +21,11 @@
 
 mod encode;
 pub mod floor;
+mod style;
 mod text;
 mod tools;
+
+use style::{STYLES, Style};
 
 #[cfg(test)]
 mod tests;
@@ -240,47 +243,6 @@ pub fn generate_session(spec: &SessionSpec) -> GeneratedSession {
     g.run(spec.length);
     GeneratedSession { session_id: g.session_id, cwd: g.cwd, data: g.out, stats: g.stats }
 }
-
-/// Agent versions the generator imitates, with the on-disk habits of each.
-#[derive(Debug, Clone, Copy)]
-struct Style {
-    version: &'static str,
-    model: &'static str,
-    /// Thinking text is written out (≤ 2.1.1) or left empty with only the
-    /// signature (2.1.9x with Claude 4.6).
-    thinking_text: bool,
-    /// `stop_reason` repeated on every block-line (2.1.x) rather than only on the last.
-    stop_every_line: bool,
-    /// 2.1.x extras: `promptId`, `permissionMode`, the longer usage object,
-    /// `turn_duration` records, `caller` on tool_use.
-    v21: bool,
-}
-
-const STYLES: &[Style] = &[
-    Style {
-        version: "1.0.98",
-        model: "claude-sonnet-4-20250514",
-        thinking_text: true,
-        stop_every_line: false,
-        v21: false,
-    },
-    Style {
-        version: "2.0.28",
-        model: "claude-sonnet-4-5-20250929",
-        thinking_text: true,
-        stop_every_line: false,
-        v21: false,
-    },
-    Style {
-        version: "2.1.1",
-        model: "claude-opus-4-5-20251101",
-        thinking_text: true,
-        stop_every_line: true,
-        v21: true,
-    },
-    Style { version: "2.1.97", model: "claude-sonnet-4-6", thinking_text: false, stop_every_line: true, v21: true },
-    Style { version: "2.1.97", model: "claude-opus-4-6", thinking_text: false, stop_every_line: true, v21: true },
-];
 
 /// Estimated tokens of a text (chars / 4), the generator's notion of context size.
 fn tokens_of(bytes: usize) -> u64 {

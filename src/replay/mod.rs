@@ -38,10 +38,16 @@
 //! over what it keeps, and for `merge_first` the first message). The cache prefix
 //! adds O(log n) per change. The engine does no I/O and never prints.
 
+#[cfg(test)]
+mod batch_tests;
 mod compact;
 mod engine;
 #[cfg(test)]
+mod linear_tests;
+#[cfg(test)]
 mod meter_tests;
+#[cfg(test)]
+mod no_progress_tests;
 #[cfg(test)]
 mod proptests;
 mod prune;

@@ -139,12 +139,15 @@ fn rs_files(dir: &Path, out: &mut Vec<PathBuf>) {
     }
 }
 
+/// `(from, to)` -> the files with that edge.
+type Edges = BTreeMap<(String, String), Vec<String>>;
+
 /// Edges `(from, to) -> files` between top-level modules of the library under
 /// `src`, from non-test code. Also the test files not declared under `cfg(test)`.
-fn edges(src: &Path) -> (BTreeMap<(String, String), Vec<String>>, Vec<String>) {
+fn edges(src: &Path) -> (Edges, Vec<String>) {
     let mut files = Vec::new();
     rs_files(src, &mut files);
-    let mut out: BTreeMap<(String, String), Vec<String>> = BTreeMap::new();
+    let mut out: Edges = BTreeMap::new();
     let mut undeclared = Vec::new();
     for f in &files {
         let rel = f.strip_prefix(src).unwrap_or(f);

@@ -1,0 +1,114 @@
+//! The batch runner over the engine: policies of a session share its token
+//! counts and a summarizer bound to it, with the same traces as alone.
+
+use super::linear_tests::long_session;
+use super::testkit::CountingEstimator as Counting;
+use super::tests::bare;
+use super::*;
+use crate::pipeline::replay_many;
+use crate::presets;
+use crate::summarize::{Extractive, SummarizeError, Summary, SummaryRequest};
+use crate::tokens::{Chars4, EstimatorKind};
+use std::sync::atomic::{AtomicUsize, Ordering};
+
+#[test]
+fn replay_many_shares_token_counts_between_policies() {
+    struct Shared(std::sync::Arc<Counting>);
+    impl Resolver for Shared {
+        fn estimator(&self, _: EstimatorKind) -> Result<std::sync::Arc<dyn crate::tokens::Estimator>, ReplayError> {
+            Ok(self.0.clone())
+        }
+        fn summarizer(
+            &self,
+            kind: crate::summarize::SummarizerKind,
+        ) -> Result<std::sync::Arc<dyn Summarizer>, ReplayError> {
+            BuiltinResolver.summarizer(kind)
+        }
+    }
+    let est = std::sync::Arc::new(Counting { messages: AtomicUsize::new(0) });
+    let sessions = vec![long_session(20), long_session(35)];
+    let n: usize = sessions.iter().map(|s| s.messages.len()).sum();
+    let mut a = bare();
+    a.name = "a".into();
+    let mut b = bare();
+    b.name = "b".into();
+    b.system_tokens = Some(1_000);
+    let pool = rayon::ThreadPoolBuilder::new().num_threads(2).build().unwrap();
+    let out = replay_many(&sessions, &[a, b], &Shared(est.clone()), ReplayOptions::default(), &pool, None);
+    assert_eq!(out.len(), 2);
+    // One estimate per message for both policies together.
+    assert_eq!(est.messages.load(Ordering::Relaxed), n);
+    let (ta, tb) = (out[0].traces[0].as_ref().unwrap(), out[0].traces[1].as_ref().unwrap());
+    assert_eq!(tb.calls[0].tokens_policy, ta.calls[0].tokens_policy + 1_000);
+    assert_eq!((ta.policy.as_str(), tb.policy.as_str()), ("a", "b"));
+}
+
+/// Counts the sessions it is bound to; answers like [`Extractive`].
+struct Binding {
+    binds: AtomicUsize,
+}
+
+impl Summarizer for Binding {
+    fn name(&self) -> &str {
+        "binding"
+    }
+    fn summarize(&self, req: &SummaryRequest<'_>) -> Result<Summary, SummarizeError> {
+        Extractive.summarize(req)
+    }
+    fn for_session<'s>(&'s self, messages: &'s [crate::model::Message]) -> Option<Box<dyn Summarizer + 's>> {
+        self.binds.fetch_add(1, Ordering::Relaxed);
+        Extractive.for_session(messages)
+    }
+}
+
+#[test]
+fn policies_sharing_a_summarizer_share_it_bound_to_each_session() {
+    struct One(std::sync::Arc<Binding>);
+    impl Resolver for One {
+        fn estimator(&self, kind: EstimatorKind) -> Result<std::sync::Arc<dyn crate::tokens::Estimator>, ReplayError> {
+            BuiltinResolver.estimator(kind)
+        }
+        fn summarizer(
+            &self,
+            _: crate::summarize::SummarizerKind,
+        ) -> Result<std::sync::Arc<dyn Summarizer>, ReplayError> {
+            Ok(self.0.clone())
+        }
+    }
+    let sessions = vec![long_session(40), long_session(25)];
+    let policies: Vec<Policy> = ["nous", "default", "spec008"]
+        .iter()
+        .map(|name| {
+            let mut p = testkit::scaled(presets::get(name).unwrap(), 30_000);
+            p.name = (*name).into();
+            p
+        })
+        .collect();
+    let pool = rayon::ThreadPoolBuilder::new().num_threads(2).build().unwrap();
+    let binding = std::sync::Arc::new(Binding { binds: AtomicUsize::new(0) });
+    let out = replay_many(&sessions, &policies, &One(binding.clone()), ReplayOptions::default(), &pool, None);
+    // Bound once per session, shared by the three policies.
+    assert_eq!(binding.binds.load(Ordering::Relaxed), sessions.len());
+    let mut compactions = 0;
+    // Both sessions are named `long`: results keep the input order.
+    for (s, r) in sessions.iter().zip(&out) {
+        for (p, t) in policies.iter().zip(&r.traces) {
+            let ctx = ReplayContext {
+                estimator: &Chars4,
+                summarizer: &Extractive,
+                message_tokens: None,
+                meter_tokens: None,
+                facts: None,
+                options: ReplayOptions::default(),
+            };
+            let plain = replay_session(s, p, &ctx).unwrap();
+            compactions += plain.metrics.compactions;
+            assert_eq!(t.as_ref().unwrap(), &plain, "{}", p.name);
+        }
+    }
+    assert!(compactions > 0);
+    // A summarizer only one policy uses has nothing to share: never bound.
+    let alone = std::sync::Arc::new(Binding { binds: AtomicUsize::new(0) });
+    replay_many(&sessions, &policies[..1], &One(alone.clone()), ReplayOptions::default(), &pool, None);
+    assert_eq!(alone.binds.load(Ordering::Relaxed), 0);
+}
