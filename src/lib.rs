@@ -8,7 +8,6 @@
 pub mod accuracy;
 pub mod check;
 pub mod cost;
-pub mod filetrack;
 pub mod inspect;
 pub mod interrupt;
 pub mod invariants;
@@ -29,4 +28,5 @@ pub mod sweep;
 pub mod synth;
 #[doc(hidden)]
 pub mod testing;
+pub mod text;
 pub mod tokens;

@@ -165,7 +165,14 @@ pub struct CompactionQuality {
     /// quality.md §c.4 composite (0–100), weights renormalized over the
     /// components that exist. Always published next to its components.
     pub quality: Option<f64>,
+    /// The first [`HALLUCINATED_LISTED`] atoms counted in `hallucinated_atoms`,
+    /// as `kind:value` joined by `; `, so a reader can check each one. A string,
+    /// not a list, so the row stays one flat CSV record.
+    pub hallucinated: String,
 }
+
+/// How many hallucinated atoms a row lists (its count is `hallucinated_atoms`).
+pub const HALLUCINATED_LISTED: usize = 8;
 
 /// A needed atom with its match score in one summary.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -342,6 +349,10 @@ pub struct PreparedEvent<'s, 'a> {
     dead_ends: Vec<Target>,
     ask: Option<Target>,
     grounding: Grounding,
+    /// Where F starts: an atom the log holds before it is not invented, even
+    /// outside P ∪ T (a fact an earlier compaction replaced and its summary
+    /// carried on, such as the files the session touched).
+    history_end: usize,
     extra_views: Vec<Cow<'s, TextView>>,
     replaced_tokens: u64,
     kept_tokens: u64,
@@ -512,6 +523,7 @@ impl<'a> SessionAtoms<'a> {
             dead_ends,
             ask,
             grounding,
+            history_end: future.start,
             extra_views,
             replaced_tokens,
             kept_tokens,
@@ -647,15 +659,7 @@ impl<'a> SessionAtoms<'a> {
         if last_in(kept).is_some_and(|t| t > in_p) {
             return None;
         }
-        let text: Vec<&str> = self.messages[in_p]
-            .blocks
-            .iter()
-            .filter_map(|b| match b {
-                Block::Text { text } => Some(text.as_str()),
-                _ => None,
-            })
-            .collect();
-        let text = text.join("\n");
+        let text = crate::text::message_text(&self.messages[in_p]);
         let keywords = extract::keywords(&text, extract::ASK_KEYWORDS);
         if keywords.is_empty() {
             return None;
@@ -905,7 +909,11 @@ impl PreparedEvent<'_, '_> {
 
         // Hallucination and artifact precision over S's own atoms.
         let mut hallucinated = 0u32;
+        // All of them (they are few), sorted so the listing does not depend on
+        // the order a view holds its atoms in.
+        let mut invented_atoms: Vec<(AtomKind, String)> = Vec::new();
         let mut invented = |kind: AtomKind, value: &str| {
+            invented_atoms.push((kind, value.to_string()));
             hallucinated += 1;
             if let Some(a) = audit.as_deref_mut() {
                 a.hallucinated.push(Atom { kind, value: value.to_string() });
@@ -951,6 +959,13 @@ impl PreparedEvent<'_, '_> {
             }
         }
         let hallucination_rate = (summary_atoms > 0).then(|| f64::from(hallucinated) / f64::from(summary_atoms));
+        invented_atoms.sort();
+        let listed = invented_atoms
+            .iter()
+            .take(HALLUCINATED_LISTED)
+            .map(|(k, v)| format!("{}:{v}", k.name()))
+            .collect::<Vec<_>>()
+            .join("; ");
 
         let (ask_keywords, ask_coverage, ask_covered) = match &self.ask {
             Some(a) => {
@@ -1017,6 +1032,7 @@ impl PreparedEvent<'_, '_> {
             dead_ends: self.dead_ends.len() as u32,
             dead_end_retention,
             quality,
+            hallucinated: listed,
         }
     }
 
@@ -1026,7 +1042,7 @@ impl PreparedEvent<'_, '_> {
     /// is the session's id of `value` in `kind`'s class, if any.
     fn grounded(&self, kind: AtomKind, value: &str, id: Option<u32>) -> bool {
         let g = &self.grounding;
-        if id.is_some_and(|id| g.ids.contains(id)) {
+        if id.is_some_and(|id| g.ids.contains(id) || self.atoms.occurs_before(id, self.history_end)) {
             return true;
         }
         let Some(class) = kind.class() else { return true };

@@ -27,7 +27,6 @@ use super::index::SessionAtoms;
 use super::prune::{PrunedResult, PruningLoss};
 use super::view::TextView;
 use super::{AtomKind, ReferenceOptions};
-use crate::filetrack::FileOps;
 use crate::model::{Block, Message, Session};
 use crate::outcome::QualityScore;
 use crate::policy::Policy;
@@ -38,6 +37,7 @@ use crate::replay::{
 use crate::summarize::{
     InputLimits, Summarizer, SummaryPart, SummaryRequest, Truncate, head_chars, tail_chars, tool_result_text,
 };
+use crate::text::filetrack::FileOps;
 use crate::tokens::Estimator;
 use serde::{Deserialize, Serialize};
 use std::borrow::Cow;

@@ -212,42 +212,6 @@ fn a_text_ending_in_whitespace_is_sized_by_building_it() {
 
 use proptest::strategy::Strategy as _;
 
-/// [`rejected_shape`] as `accept_symbol` read it with `str::split`, the
-/// oracle of the byte pass that replaced it.
-fn rejected_shape_by_split(s: &str, call: bool) -> bool {
-    if s.contains('.') || s.contains("::") {
-        let mut segs = s.split(['.', ':']).filter(|x| !x.is_empty());
-        segs.clone().all(|x| x.len() <= 2)
-            || (s.contains('.')
-                && segs.next_back().is_some_and(|last| NOT_MEMBERS.iter().any(|n| n.eq_ignore_ascii_case(last))))
-    } else {
-        call && CALL_KEYWORDS.contains(&s)
-    }
-}
-
-proptest::proptest! {
-    #![proptest_config(proptest::prelude::ProptestConfig { cases: 2048, ..Default::default() })]
-
-    /// The byte pass rejects what the split did: qualified names with
-    /// short, long, empty and extension-like segments, keywords, with
-    /// multi-byte letters among them.
-    #[test]
-    fn rejecting_a_shape_by_bytes_is_rejecting_it_by_split(
-        parts in proptest::collection::vec(
-            proptest::sample::select(vec![
-                "a", "ab", "abc", "Foo", "x1", "_", ".", "::", ":", "(", "rs", "JSON", "Jsonl", "com", "if",
-                "Error", "Exception", "é", "Σσ", "tsx",
-            ]),
-            0..9,
-        )
-    ) {
-        let s: String = parts.concat();
-        for call in [false, true] {
-            proptest::prop_assert_eq!(rejected_shape(&s, call), rejected_shape_by_split(&s, call), "{:?}", s);
-        }
-    }
-}
-
 proptest::proptest! {
     /// A line is cut where `split_inclusive(". ")` and then
     /// `split_inclusive("? ")` cut it, empty pieces aside (the sentence
@@ -511,4 +475,34 @@ fn ranking_the_top_gives_the_head_of_the_full_ranking() {
 #[test]
 fn deterministic() {
     assert_eq!(summarize(&session(), None, 500), summarize(&session(), None, 500));
+}
+
+/// One lens: a Codex `shell_command` (0.77, a `command` string) and an
+/// `exec_command` (a `cmd` string) are commands for the summarizer, which
+/// lists them with their outcome, and for the metric, which finds them
+/// needed (run again later) and held by that summary.
+#[test]
+fn codex_shell_commands_are_collected_and_scored_alike() {
+    use crate::quality::{CompactionPoint, SessionAtoms};
+    let msgs = vec![
+        user("Run the parser tests and the linter."),
+        asst(vec![tool("c1", "shell_command", json!({"command": "cargo test -p parser", "workdir": "/repo"}))]),
+        result("c1", "test result: ok. 3 passed", false),
+        asst(vec![tool("c2", "exec_command", json!({"cmd": "cargo clippy --all-targets", "workdir": "/repo"}))]),
+        result("c2", "Finished", false),
+        user("Run them again."),
+        asst(vec![
+            tool("c3", "shell_command", json!({"command": "cargo test -p parser"})),
+            tool("c4", "exec_command", json!({"cmd": "cargo clippy --all-targets"})),
+        ]),
+    ];
+    let summary = summarize(&msgs[..5], None, 2_000);
+    for c in ["cargo test -p parser", "cargo clippy --all-targets"] {
+        assert!(summary.contains(c), "{c} not collected:\n{summary}");
+    }
+    let atoms = SessionAtoms::new(&msgs, Some("/repo"));
+    let row = atoms.prepare(&CompactionPoint::new(0..5, 5..5, 5..msgs.len()), &Chars4).score("extractive", &summary);
+    assert_eq!(row.needed_command, 2, "{row:?}");
+    assert_eq!(row.recall_command, Some(1.0), "{row:?}");
+    assert_eq!(row.hallucinated_atoms, 0, "{}", row.hallucinated);
 }
