@@ -1070,11 +1070,14 @@ impl PreparedEvent<'_, '_> {
                     && self.atoms.keys_among(&keys.hex, &g.ids).any(|h| extract::hex_compatible(h, value))
             }
             // A shortened or reworded error that carries a known code or
-            // fingerprint (`error: E0308 mismatched types`) is not invented.
-            AtomKind::Error => self
-                .atoms
-                .keys_among(&keys.errors, &g.ids)
-                .any(|e| (value.len() >= 8 && e.starts_with(value)) || (e.len() >= 5 && value.contains(e))),
+            // fingerprint (`error: E0308 mismatched types`) is not invented,
+            // nor one a summary clipped (its `…` mark is not part of it).
+            AtomKind::Error => {
+                let clipped = value.strip_suffix('…').map_or(value, str::trim_end);
+                self.atoms
+                    .keys_among(&keys.errors, &g.ids)
+                    .any(|e| (clipped.len() >= 8 && e.starts_with(clipped)) || (e.len() >= 5 && value.contains(e)))
+            }
             _ => false,
         }
     }

@@ -2,7 +2,9 @@
 //! folding, paths, symbols and ids, shared by every scanner in `extract`.
 
 use super::*;
-pub(crate) use crate::text::symbols::{KNOWN_EXT, accept_symbol, known_ext};
+#[cfg(test)]
+pub(crate) use crate::text::symbols::KNOWN_EXT;
+pub(crate) use crate::text::symbols::{accept_symbol, known_ext};
 
 /// Largest char boundary ≤ `i`.
 pub(crate) fn floor_boundary(s: &str, i: usize) -> usize {
