@@ -476,33 +476,3 @@ fn ranking_the_top_gives_the_head_of_the_full_ranking() {
 fn deterministic() {
     assert_eq!(summarize(&session(), None, 500), summarize(&session(), None, 500));
 }
-
-/// One lens: a Codex `shell_command` (0.77, a `command` string) and an
-/// `exec_command` (a `cmd` string) are commands for the summarizer, which
-/// lists them with their outcome, and for the metric, which finds them
-/// needed (run again later) and held by that summary.
-#[test]
-fn codex_shell_commands_are_collected_and_scored_alike() {
-    use crate::quality::{CompactionPoint, SessionAtoms};
-    let msgs = vec![
-        user("Run the parser tests and the linter."),
-        asst(vec![tool("c1", "shell_command", json!({"command": "cargo test -p parser", "workdir": "/repo"}))]),
-        result("c1", "test result: ok. 3 passed", false),
-        asst(vec![tool("c2", "exec_command", json!({"cmd": "cargo clippy --all-targets", "workdir": "/repo"}))]),
-        result("c2", "Finished", false),
-        user("Run them again."),
-        asst(vec![
-            tool("c3", "shell_command", json!({"command": "cargo test -p parser"})),
-            tool("c4", "exec_command", json!({"cmd": "cargo clippy --all-targets"})),
-        ]),
-    ];
-    let summary = summarize(&msgs[..5], None, 2_000);
-    for c in ["cargo test -p parser", "cargo clippy --all-targets"] {
-        assert!(summary.contains(c), "{c} not collected:\n{summary}");
-    }
-    let atoms = SessionAtoms::new(&msgs, Some("/repo"));
-    let row = atoms.prepare(&CompactionPoint::new(0..5, 5..5, 5..msgs.len()), &Chars4).score("extractive", &summary);
-    assert_eq!(row.needed_command, 2, "{row:?}");
-    assert_eq!(row.recall_command, Some(1.0), "{row:?}");
-    assert_eq!(row.hallucinated_atoms, 0, "{}", row.hallucinated);
-}
