@@ -8,7 +8,6 @@
 pub mod accuracy;
 pub mod check;
 pub mod cost;
-pub mod filetrack;
 pub mod inspect;
 pub mod interrupt;
 pub mod invariants;
@@ -31,4 +30,5 @@ pub mod sweep;
 pub mod synth;
 #[cfg(any(test, feature = "testkit"))]
 pub mod testing;
+pub mod text;
 pub mod tokens;

@@ -93,97 +93,6 @@ impl Default for ReferenceOptions<'_> {
     }
 }
 
-/// A needed atom with its weight and where the agent first used it.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct NeededAtom {
-    pub kind: AtomKind,
-    pub value: String,
-    pub weight: f64,
-    /// Session index of the message of the first use.
-    pub first_use: usize,
-    /// Assistant turns in F before that use.
-    pub turns: usize,
-    /// Used as a tool-call argument (the ×1.5 action bonus).
-    pub tool_arg: bool,
-}
-
-/// Quality of one summary at one compaction point: one flat row (JSON or CSV).
-/// Ratios are `None` when their denominator is empty (no needed atoms, no
-/// modified paths…), so aggregates skip them instead of counting a fake 0 or 1.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct CompactionQuality {
-    pub summarizer: String,
-    pub summary_tokens: u64,
-    pub summary_chars: u64,
-    pub replaced_tokens: u64,
-    pub kept_tokens: u64,
-    /// 1 − tok(S ∪ T) / tok(P ∪ T); negative when S is larger than P.
-    pub compression: Option<f64>,
-    /// 1 − tok(S) / tok(P): the per-compaction reduction of quality.md §b.
-    pub summary_reduction: Option<f64>,
-    pub needed_atoms: u32,
-    pub needed_weight: f64,
-    /// Σ w(a)·match(a, S) over N.
-    pub frr_hit_weight: f64,
-    /// Weighted future-reference recall.
-    pub frr: Option<f64>,
-    pub needed_modified_path: u32,
-    pub recall_modified_path: Option<f64>,
-    pub needed_path: u32,
-    pub recall_path: Option<f64>,
-    pub needed_error: u32,
-    pub recall_error: Option<f64>,
-    pub needed_id: u32,
-    pub recall_id: Option<f64>,
-    pub needed_constraint: u32,
-    pub recall_constraint: Option<f64>,
-    pub needed_command: u32,
-    pub recall_command: Option<f64>,
-    pub needed_symbol: u32,
-    pub recall_symbol: Option<f64>,
-    /// Modified paths of P (all, used later or not).
-    pub modified_paths: u32,
-    pub artifact_trail_recall: Option<f64>,
-    /// Share of S's paths that a tool call of P ∪ T touched.
-    pub artifact_trail_precision: Option<f64>,
-    pub summary_atoms: u32,
-    pub hallucinated_atoms: u32,
-    /// Share of S's atoms found nowhere in P ∪ T ∪ system prompt (see
-    /// `PreparedEvent::grounded` for the spelling tolerance).
-    pub hallucination_rate: Option<f64>,
-    pub constraints: u32,
-    pub constraint_retention: Option<f64>,
-    pub ask_keywords: u32,
-    /// Share of the pending ask's keywords found in S; `None` when the ask is in
-    /// T (kept verbatim) or there is none.
-    pub ask_coverage: Option<f64>,
-    /// OpenClaw's rule: ≥ 2 keyword matches when the ask has ≥ 3, else ≥ 1.
-    pub ask_covered: Option<bool>,
-    pub dead_ends: u32,
-    /// Share of P's failed commands and error fingerprints found in S.
-    pub dead_end_retention: Option<f64>,
-    /// quality.md §c.4 composite (0–100), weights renormalized over the
-    /// components that exist. Always published next to its components.
-    pub quality: Option<f64>,
-}
-
-/// A needed atom with its match score in one summary.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct AuditAtom {
-    pub kind: AtomKind,
-    pub value: String,
-    pub weight: f64,
-    pub score: f64,
-}
-
-/// What one summary kept and invented, for debugging a score (pitfall 10).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct CompactionAudit {
-    pub summarizer: String,
-    pub needed: Vec<AuditAtom>,
-    pub hallucinated: Vec<Atom>,
-}
-
 /// Atoms of P ∪ T, against which a summary's atoms are checked for
 /// hallucination and precision: ids as bits, one bit set per entry of P ∪ T.
 /// What else a check asks (known paths of a basename, errors, hex ids) is
@@ -342,6 +251,10 @@ pub struct PreparedEvent<'s, 'a> {
     dead_ends: Vec<Target>,
     ask: Option<Target>,
     grounding: Grounding,
+    /// Where F starts: an atom the log holds before it is not invented, even
+    /// outside P ∪ T (a fact an earlier compaction replaced and its summary
+    /// carried on, such as the files the session touched).
+    history_end: usize,
     extra_views: Vec<Cow<'s, TextView>>,
     replaced_tokens: u64,
     kept_tokens: u64,
@@ -512,6 +425,7 @@ impl<'a> SessionAtoms<'a> {
             dead_ends,
             ask,
             grounding,
+            history_end: future.start,
             extra_views,
             replaced_tokens,
             kept_tokens,
@@ -647,15 +561,7 @@ impl<'a> SessionAtoms<'a> {
         if last_in(kept).is_some_and(|t| t > in_p) {
             return None;
         }
-        let text: Vec<&str> = self.messages[in_p]
-            .blocks
-            .iter()
-            .filter_map(|b| match b {
-                Block::Text { text } => Some(text.as_str()),
-                _ => None,
-            })
-            .collect();
-        let text = text.join("\n");
+        let text = crate::text::message_text(&self.messages[in_p]);
         let keywords = extract::keywords(&text, extract::ASK_KEYWORDS);
         if keywords.is_empty() {
             return None;
@@ -861,245 +767,6 @@ impl PreparedEvent<'_, '_> {
         view.finish_unordered();
         self.score_view(name, &view, Some(&p_atoms), tokens, chars, None)
     }
-
-    /// Score a view, with `held` the atoms it names by session id (a masking
-    /// view's P), listing each needed atom's score and each hallucinated
-    /// atom in `audit` when given. Only an audit asks for them: every row of
-    /// a replay would copy each needed atom's value once more, to drop it.
-    fn score_view(
-        &self,
-        name: &str,
-        view: &TextView,
-        held: Option<&HeldAtoms<'_, '_>>,
-        tokens: u64,
-        chars: u64,
-        mut audit: Option<&mut CompactionAudit>,
-    ) -> CompactionQuality {
-        let held_keys = held.map(|h| h as &dyn HeldKeys);
-        let kinds = AtomKind::SCORED;
-        let mut need_w = [0.0f64; 7];
-        let mut hit_w = [0.0f64; 7];
-        let mut count = [0u32; 7];
-        if let Some(a) = audit.as_deref_mut() {
-            a.needed.reserve(self.needed.len());
-        }
-        let (mut total_w, mut total_hit) = (0.0, 0.0);
-        for (n, t) in self.needed.iter().zip(&self.targets) {
-            let s = view.match_score_with(t, held_keys);
-            let k = kinds.iter().position(|&k| k == n.kind).unwrap_or(0);
-            need_w[k] += n.weight;
-            hit_w[k] += n.weight * s;
-            count[k] += 1;
-            total_w += n.weight;
-            total_hit += n.weight * s;
-            if let Some(a) = audit.as_deref_mut() {
-                a.needed.push(AuditAtom { kind: n.kind, value: n.value.clone(), weight: n.weight, score: s });
-            }
-        }
-        let ratio = |hit: f64, w: f64| (w > 0.0).then(|| (hit / w).clamp(0.0, 1.0));
-        let recall = |k: usize| ratio(hit_w[k], need_w[k]);
-        let mean_score = |ts: &[Target]| {
-            (!ts.is_empty())
-                .then(|| ts.iter().map(|t| view.match_score_with(t, held_keys)).sum::<f64>() / ts.len() as f64)
-        };
-
-        // Hallucination and artifact precision over S's own atoms.
-        let mut hallucinated = 0u32;
-        let mut invented = |kind: AtomKind, value: &str| {
-            hallucinated += 1;
-            if let Some(a) = audit.as_deref_mut() {
-                a.hallucinated.push(Atom { kind, value: value.to_string() });
-            }
-        };
-        let (mut paths, mut touched) = (0u32, 0u32);
-        let mut summary_atoms = 0u32;
-        for (kind, value) in &view.atoms {
-            // Looked up once for the three questions (a path's class is the
-            // one `touched` asks of).
-            let id = self.atoms.id_of(*kind, value);
-            // Counted with the held ones.
-            if held.is_some_and(|h| h.lists(id)) {
-                continue;
-            }
-            summary_atoms += 1;
-            if !self.grounded(*kind, value, id) {
-                invented(*kind, value);
-            }
-            if *kind == AtomKind::Path {
-                paths += 1;
-                if self.touched(value, id) {
-                    touched += 1;
-                }
-            }
-        }
-        if let Some(h) = held {
-            for id in h.listed.iter() {
-                summary_atoms += 1;
-                let kind = AtomKind::of_class(self.atoms.defs[id as usize].class);
-                let value = h.key(id);
-                // `id` is what looking its key up would give: a key is
-                // interned once per class.
-                if !self.grounded(kind, value, Some(id)) {
-                    invented(kind, value);
-                }
-                if kind == AtomKind::Path {
-                    paths += 1;
-                    if self.touched(value, Some(id)) {
-                        touched += 1;
-                    }
-                }
-            }
-        }
-        let hallucination_rate = (summary_atoms > 0).then(|| f64::from(hallucinated) / f64::from(summary_atoms));
-
-        let (ask_keywords, ask_coverage, ask_covered) = match &self.ask {
-            Some(a) => {
-                let share = view.keyword_share(&a.keywords);
-                let hits = a.keywords.iter().filter(|k| view.has_word(k)).count();
-                let need = if a.keywords.len() >= 3 { 2 } else { 1 };
-                (a.keywords.len() as u32, Some(share), Some(hits >= need))
-            }
-            None => (0, None, None),
-        };
-
-        let p_t = self.replaced_tokens + self.kept_tokens;
-        let compression = (p_t > 0).then(|| 1.0 - (tokens + self.kept_tokens) as f64 / p_t as f64);
-        let summary_reduction = (self.replaced_tokens > 0).then(|| 1.0 - tokens as f64 / self.replaced_tokens as f64);
-        let frr = ratio(total_hit, total_w);
-        let artifact_trail_recall = mean_score(&self.modified);
-        let constraint_retention = mean_score(&self.constraints);
-        let dead_end_retention = mean_score(&self.dead_ends);
-        let quality = composite(&[
-            (0.45, frr),
-            (0.20, artifact_trail_recall),
-            (0.10, constraint_retention),
-            (0.10, ask_coverage),
-            (0.05, dead_end_retention),
-            (0.10, hallucination_rate.map(|h| 1.0 - h)),
-        ]);
-        CompactionQuality {
-            summarizer: name.to_string(),
-            summary_tokens: tokens,
-            summary_chars: chars,
-            replaced_tokens: self.replaced_tokens,
-            kept_tokens: self.kept_tokens,
-            compression,
-            summary_reduction,
-            needed_atoms: self.needed.len() as u32,
-            needed_weight: total_w,
-            frr_hit_weight: total_hit,
-            frr,
-            needed_modified_path: count[0],
-            recall_modified_path: recall(0),
-            needed_path: count[1],
-            recall_path: recall(1),
-            needed_error: count[2],
-            recall_error: recall(2),
-            needed_id: count[3],
-            recall_id: recall(3),
-            needed_constraint: count[4],
-            recall_constraint: recall(4),
-            needed_command: count[5],
-            recall_command: recall(5),
-            needed_symbol: count[6],
-            recall_symbol: recall(6),
-            modified_paths: self.modified.len() as u32,
-            artifact_trail_recall,
-            artifact_trail_precision: (paths > 0).then(|| f64::from(touched) / f64::from(paths)),
-            summary_atoms,
-            hallucinated_atoms: hallucinated,
-            hallucination_rate,
-            constraints: self.constraints.len() as u32,
-            constraint_retention,
-            ask_keywords,
-            ask_coverage,
-            ask_covered,
-            dead_ends: self.dead_ends.len() as u32,
-            dead_end_retention,
-            quality,
-        }
-    }
-
-    /// Does an atom of S name something in P ∪ T ∪ extra texts ∪ system prompt?
-    /// Lenient on spelling (basename of a known path, prefix of a known error or
-    /// SHA): hallucination is about invented facts, not imprecise ones. `id`
-    /// is the session's id of `value` in `kind`'s class, if any.
-    fn grounded(&self, kind: AtomKind, value: &str, id: Option<u32>) -> bool {
-        let g = &self.grounding;
-        if id.is_some_and(|id| g.ids.contains(id)) {
-            return true;
-        }
-        let Some(class) = kind.class() else { return true };
-        let views = self.extra_views.iter().map(|v| v.as_ref()).chain(std::iter::once(&self.atoms.system));
-        for v in views {
-            if v.keys[class].contains(value) {
-                return true;
-            }
-            if class == 0 && !value.contains('/') && v.basenames.contains(value) {
-                return true;
-            }
-            if class == 4 && v.hex.iter().any(|h| extract::hex_compatible(h, value)) {
-                return true;
-            }
-        }
-        let keys = self.atoms.ground_keys();
-        let known = |ids: &[u32]| ids.iter().any(|&id| g.ids.contains(id));
-        match kind {
-            AtomKind::Path | AtomKind::ModifiedPath => {
-                related_path(value, |base| self.atoms.keys_among(keys.with_basename(base), &g.ids))
-            }
-            AtomKind::Symbol => known(keys.with_stem(value)) || known(keys.with_basename(value)),
-            AtomKind::Id => {
-                extract::is_hex_value(value)
-                    && self.atoms.keys_among(&keys.hex, &g.ids).any(|h| extract::hex_compatible(h, value))
-            }
-            // A shortened or reworded error that carries a known code or
-            // fingerprint (`error: E0308 mismatched types`) is not invented.
-            AtomKind::Error => self
-                .atoms
-                .keys_among(&keys.errors, &g.ids)
-                .any(|e| (value.len() >= 8 && e.starts_with(value)) || (e.len() >= 5 && value.contains(e))),
-            _ => false,
-        }
-    }
-
-    /// Did a tool call of P ∪ T touch this path (read, edit, write, list…)?
-    /// `id` is the session's id of the path, if any.
-    fn touched(&self, path: &str, id: Option<u32>) -> bool {
-        let g = &self.grounding;
-        let keys = self.atoms.ground_keys();
-        id.is_some_and(|id| g.touched.contains(id))
-            || related_path(path, |base| self.atoms.keys_among(keys.with_basename(base), &g.touched))
-    }
-}
-
-/// A summary path names a known file when it is that file's bare name, or one
-/// path is the other with a directory prefix (`parser.rs`, `src/parser.rs` and
-/// `/abs/repo/src/parser.rs`), but not when it puts the name in another
-/// directory (`lib/parser.rs`). `known(base)` lists the known paths whose
-/// basename is `base`: one path ending in the other after a `/` has the
-/// other's basename.
-fn related_path<'k, I: Iterator<Item = &'k str>>(value: &str, known: impl Fn(&str) -> I) -> bool {
-    if !value.contains('/') {
-        return known(value).next().is_some();
-    }
-    known(extract::basename(value)).any(|k| {
-        (k.len() > value.len() && k.ends_with(value) && k.as_bytes()[k.len() - value.len() - 1] == b'/')
-            || (value.len() > k.len() && value.ends_with(k) && value.as_bytes()[value.len() - k.len() - 1] == b'/')
-    })
-}
-
-/// quality.md §c.4 composite, ×100, weights renormalized over the components
-/// present.
-fn composite(parts: &[(f64, Option<f64>)]) -> Option<f64> {
-    let (mut w, mut s) = (0.0, 0.0);
-    for (weight, v) in parts {
-        if let Some(v) = v {
-            w += weight;
-            s += weight * v;
-        }
-    }
-    (w > 0.0).then(|| 100.0 * s / w)
 }
 
 /// Every piece of text in a block (tool-call string arguments, tool-result
@@ -1109,163 +776,19 @@ pub(super) fn visit_block_text(block: &Block, f: &mut dyn FnMut(&str)) {
         Block::Text { text } | Block::Thinking { text, .. } => f(text),
         Block::ToolUse { name, input, .. } => {
             f(name);
-            visit_json_strings(input, 0, f);
+            crate::text::visit_strings(input, f);
         }
         Block::ToolResult { content, .. } => content.iter().for_each(|c| visit_block_text(c, f)),
         Block::Image { .. } | Block::Other { .. } => {}
     }
 }
 
-fn visit_json_strings(v: &serde_json::Value, depth: usize, f: &mut dyn FnMut(&str)) {
-    if depth > 8 {
-        return;
-    }
-    match v {
-        serde_json::Value::String(s) => f(s),
-        serde_json::Value::Array(a) => a.iter().for_each(|x| visit_json_strings(x, depth + 1, f)),
-        serde_json::Value::Object(o) => o.values().for_each(|x| visit_json_strings(x, depth + 1, f)),
-        _ => {}
-    }
-}
+mod row;
+mod score;
+pub use row::{AuditAtom, CompactionAudit, CompactionQuality, HALLUCINATED_LISTED, NeededAtom};
+#[cfg(test)]
+use score::related_path;
 
 #[cfg(test)]
-mod bits_tests {
-    use super::Bits;
-    use proptest::prelude::*;
-
-    proptest! {
-        /// Bits answer as a set of ids, also for ids past the length it was made for.
-        #[test]
-        fn bits_are_a_set(len in 0usize..200, ids in proptest::collection::vec(0u32..300, 0..64), probe in 0u32..400) {
-            let mut bits = Bits::with_len(len);
-            let mut set = std::collections::HashSet::new();
-            for id in ids {
-                prop_assert_eq!(bits.insert(id), set.insert(id));
-            }
-            for id in (0..400).chain([probe]) {
-                prop_assert_eq!(bits.contains(id), set.contains(&id), "{}", id);
-            }
-            let mut sorted: Vec<u32> = set.into_iter().collect();
-            sorted.sort_unstable();
-            prop_assert_eq!(bits.iter().collect::<Vec<_>>(), sorted);
-        }
-    }
-}
-
-#[cfg(test)]
-mod held_tests {
-    use super::super::event_tests::arb_message;
-    use super::{AtomKind, CompactionPoint, HeldAtoms, SessionAtoms, flag};
-    use crate::quality::view::{HeldKeys, Target, TextView};
-    use crate::tokens::Chars4;
-    use proptest::prelude::*;
-
-    proptest! {
-        #![proptest_config(ProptestConfig { cases: 256, ..ProptestConfig::default() })]
-
-        /// A view holding some of the session's atoms by id (observation
-        /// masking's P) scores and matches as the view with those atoms'
-        /// keys added to it, beside a text of its own (a previous summary)
-        /// that may name the same atoms: every row field, and every match of
-        /// the session's atoms, their partial forms (a basename under another
-        /// directory, a short SHA, a command's first two words) and the
-        /// event's targets.
-        #[test]
-        fn held_atoms_answer_as_added_keys(
-            msgs in prop::collection::vec(arb_message(), 0..12),
-            cut in (0usize..14, 0usize..14, 0usize..14),
-            summary in "[a-zA-Z0-9_/. :#()`'\\-\\n]{0,80}",
-            pick in prop::collection::vec(any::<bool>(), 1..8),
-            quote in any::<bool>(),
-        ) {
-            let atoms = SessionAtoms::new(&msgs, Some("/w"));
-            let (a, b, c) = cut;
-            let p = CompactionPoint::new(0..a, a..b, b..c.max(b));
-            let prepared = atoms.prepare(&p, &Chars4);
-            // Half the time the summary quotes the session, so that it lists
-            // atoms the held ones list too (counted once).
-            let mut summary = summary;
-            if quote {
-                for m in &msgs {
-                    m.blocks.iter().for_each(|b| super::visit_block_text(b, &mut |t| summary.push_str(t)));
-                }
-            }
-            let base = TextView::from_text(&summary, Some("/w"), true);
-            let mut copied = base.clone();
-            let mut named = base.clone();
-            let n = atoms.defs.len();
-            let mut held = HeldAtoms { atoms: &atoms, keys: super::Bits::with_len(n), listed: super::Bits::with_len(n) };
-            let entries = (0..msgs.len()).flat_map(|m| atoms.entries_of(m).iter());
-            for (e, take) in entries.zip(pick.iter().cycle()) {
-                if *take {
-                    let strong = e.flags & flag::STRONG != 0;
-                    copied.add_key(atoms.kind_of(e.atom, e.flags), &atoms.defs[e.atom as usize].key, strong);
-                    held.add(e.atom, e.flags);
-                }
-            }
-            copied.finish_unordered();
-            named.finish_unordered();
-            prop_assert_eq!(
-                prepared.score_view("m", &named, Some(&held), 7, 9, None),
-                prepared.score_view("m", &copied, None, 7, 9, None)
-            );
-            let mut targets: Vec<Target> = prepared.targets.clone();
-            for def in &atoms.defs {
-                let kind = AtomKind::of_class(def.class);
-                let target = |value: String| Target::new(kind, value, def.keywords.to_vec());
-                targets.push(target(def.key.to_string()));
-                targets.push(target(format!("elsewhere/{}", def.key)));
-                targets.push(target(def.key.chars().take(7).collect()));
-                let words: Vec<&str> = def.key.split(' ').collect();
-                if words.len() >= 2 {
-                    targets.push(target(format!("{} {} zz", words[0], words[1])));
-                }
-            }
-            let held_keys: &dyn HeldKeys = &held;
-            for t in &targets {
-                prop_assert_eq!(named.match_score_with(t, Some(held_keys)), copied.match_score(t), "{:?}", t);
-            }
-        }
-    }
-}
-
-#[cfg(test)]
-mod related_path_tests {
-    use super::{extract, related_path};
-    use foldhash::{HashMap, HashSet};
-    use proptest::prelude::*;
-
-    /// What `related_path` answered when it read every known path.
-    fn over_all(value: &str, known: &[&str]) -> bool {
-        let basenames: HashSet<&str> = known.iter().map(|k| extract::basename(k)).collect();
-        if !value.contains('/') {
-            return basenames.contains(value);
-        }
-        basenames.contains(extract::basename(value))
-            && known.iter().any(|k| {
-                (k.len() > value.len() && k.ends_with(value) && k.as_bytes()[k.len() - value.len() - 1] == b'/')
-                    || (value.len() > k.len()
-                        && value.ends_with(*k)
-                        && value.as_bytes()[value.len() - k.len() - 1] == b'/')
-            })
-    }
-
-    proptest! {
-        /// Indexing the known paths by basename changes no answer, for
-        /// paths with a prefix, a suffix or a name in common, leading and
-        /// trailing slashes, and empty components.
-        #[test]
-        fn known_paths_by_basename_answer_as_all_of_them(
-            known in proptest::collection::vec("/?((a|src|lib|p.rs|q.rs|)/){0,3}(p.rs|q.rs|a|)/?", 0..8),
-            value in "/?((a|src|lib|p.rs|q.rs|)/){0,3}(p.rs|q.rs|a|)/?",
-        ) {
-            let known: Vec<&str> = known.iter().map(String::as_str).collect();
-            let mut by_base: HashMap<&str, Vec<&str>> = HashMap::default();
-            for k in &known {
-                by_base.entry(extract::basename(k)).or_default().push(k);
-            }
-            let of_base = |b: &str| by_base.get(b).into_iter().flatten().copied();
-            prop_assert_eq!(related_path(&value, of_base), over_all(&value, &known));
-        }
-    }
-}
+#[path = "event/unit_tests.rs"]
+mod unit_tests;

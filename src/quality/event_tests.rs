@@ -737,3 +737,62 @@ fn the_oracle_lists_each_needed_atom_on_its_own_line() {
     }
     assert_eq!(prepared.score(REF_ORACLE, &oracle).frr, Some(1.0));
 }
+
+/// One lens: a Codex `shell_command` (0.77, a `command` string) and an
+/// `exec_command` (a `cmd` string) are commands for the summarizer, which
+/// lists them with their outcome, and for the metric, which finds them
+/// needed (run again later) and held by that summary.
+#[test]
+fn codex_shell_commands_are_collected_and_scored_alike() {
+    use crate::model::{Block, Message, Origin, Role};
+    use crate::summarize::{Extractive, InputLimits, Summarizer, SummaryPart, SummaryRequest};
+    use crate::text::filetrack::FileOps;
+    use crate::tokens::Chars4;
+    use serde_json::json;
+    let user = |t: &str| Message::new(Role::User, Origin::Human, vec![Block::text(t)]);
+    let asst = |b: Vec<Block>| Message::new(Role::Assistant, Origin::Model, b);
+    let tool =
+        |id: &str, name: &str, input: serde_json::Value| Block::ToolUse { id: id.into(), name: name.into(), input };
+    let result = |id: &str, t: &str, err: bool| {
+        Message::new(
+            Role::User,
+            Origin::ToolResult,
+            vec![Block::ToolResult { tool_use_id: id.into(), content: vec![Block::text(t)], is_error: Some(err) }],
+        )
+    };
+    let msgs = vec![
+        user("Run the parser tests and the linter."),
+        asst(vec![tool("c1", "shell_command", json!({"command": "cargo test -p parser", "workdir": "/repo"}))]),
+        result("c1", "test result: ok. 3 passed", false),
+        asst(vec![tool("c2", "exec_command", json!({"cmd": "cargo clippy --all-targets", "workdir": "/repo"}))]),
+        result("c2", "Finished", false),
+        user("Run them again."),
+        asst(vec![
+            tool("c3", "shell_command", json!({"command": "cargo test -p parser"})),
+            tool("c4", "exec_command", json!({"cmd": "cargo clippy --all-targets"})),
+        ]),
+    ];
+    let refs: Vec<&Message> = msgs[..5].iter().collect();
+    let ops = FileOps::default();
+    let req = SummaryRequest {
+        part: SummaryPart::History,
+        messages: &refs,
+        previous_summary: None,
+        file_ops: &ops,
+        max_tokens: 2_000,
+        limits: InputLimits::default(),
+        estimator: &Chars4,
+    };
+    let summary = match Extractive.summarize(&req) {
+        Ok(s) => s.text,
+        Err(e) => panic!("extractive: {e}"),
+    };
+    for c in ["cargo test -p parser", "cargo clippy --all-targets"] {
+        assert!(summary.contains(c), "{c} not collected:\n{summary}");
+    }
+    let atoms = SessionAtoms::new(&msgs, Some("/repo"));
+    let row = atoms.prepare(&CompactionPoint::new(0..5, 5..5, 5..msgs.len()), &Chars4).score("extractive", &summary);
+    assert_eq!(row.needed_command, 2, "{row:?}");
+    assert_eq!(row.recall_command, Some(1.0), "{row:?}");
+    assert_eq!(row.hallucinated_atoms, 0, "{}", row.hallucinated);
+}

@@ -572,6 +572,11 @@ impl<'a> SessionAtoms<'a> {
     }
 
     /// Was the path `id` modified anywhere before message `before`?
+    /// Does the atom occur in a message before `before`?
+    pub(crate) fn occurs_before(&self, id: u32, before: usize) -> bool {
+        self.occ.get(id as usize).and_then(|o| o.first()).is_some_and(|o| (o.msg as usize) < before)
+    }
+
     pub(crate) fn modified_before(&self, id: u32, before: usize) -> bool {
         self.occ[id as usize].iter().take_while(|o| (o.msg as usize) < before).any(|o| o.flags & flag::MODIFIED != 0)
     }

@@ -44,7 +44,6 @@ mod replay;
 mod runs;
 mod score;
 mod view;
-pub(crate) mod words;
 
 #[cfg(test)]
 #[path = "extract_tests.rs"]
@@ -60,8 +59,8 @@ mod replay_tests;
 
 pub use aggregate::{QualityStats, aggregate};
 pub use event::{
-    AuditAtom, Candidate, CompactionAudit, CompactionPoint, CompactionQuality, MASK_PLACEHOLDER, NeededAtom,
-    PreparedEvent, REF_MASKING, REF_ORACLE, REF_TRUNCATE, ReferenceOptions,
+    AuditAtom, Candidate, CompactionAudit, CompactionPoint, CompactionQuality, HALLUCINATED_LISTED, MASK_PLACEHOLDER,
+    NeededAtom, PreparedEvent, REF_MASKING, REF_ORACLE, REF_TRUNCATE, ReferenceOptions,
 };
 pub use hook::{PreparedQuality, QualityHook, QualityScore};
 pub use index::SessionAtoms;

@@ -287,7 +287,7 @@ fn rows_write_as_flat_csv_records() {
     let mut lines = text.lines();
     let header = lines.next().unwrap_or_default();
     assert!(header.starts_with("event,call,future_start,reason,outcome,policy_summarizer,chained,"), "{header}");
-    assert!(header.contains(",summarizer,summary_tokens,") && header.ends_with(",quality"), "{header}");
+    assert!(header.contains(",summarizer,summary_tokens,") && header.ends_with(",quality,hallucinated"), "{header}");
     assert_eq!(lines.count(), 5, "one record per candidate");
 }
 

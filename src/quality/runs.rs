@@ -14,7 +14,7 @@
 //! the runs answers exactly what the search does. A needle with other bytes is
 //! searched, unless one of its own runs is missing from the index.
 
-use super::words;
+use crate::text::words;
 use std::collections::hash_map::RandomState;
 use std::hash::{BuildHasher, BuildHasherDefault, Hasher};
 use std::sync::atomic::{AtomicU32, Ordering};

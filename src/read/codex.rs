@@ -35,12 +35,7 @@ const MAX_ERROR_LEN: usize = 2000;
 /// `local_shell_call`, `codex exec`'s `command_execution`) maps to `shell`; exec's
 /// `file_change` is the `apply_patch` tool. Other names pass through.
 pub fn canonical_tool(name: &str) -> &str {
-    match name {
-        "shell" | "shell_command" | "exec_command" | "local_shell" | "container.exec" | "unified_exec"
-        | "command_execution" => "shell",
-        "file_change" => "apply_patch",
-        _ => name,
-    }
+    crate::text::tools::codex_canonical(name)
 }
 
 /// Codex CLI rollouts in the format registry ([`super::format`]).

@@ -22,13 +22,13 @@
 
 use super::engine::{Engine, Item, Kind};
 use super::{CompactionEvent, CompactionReason, SummaryOutcome};
-use crate::filetrack::FileOps;
 use crate::model::{Block, Message, Origin, Role};
 use crate::policy::{CutKind, CutPoints, Fallback, Placement};
 use crate::summarize::{
     Extractive, InputLimits, Summarizer, SummarizerUsage, Summary, SummaryPart, SummaryRequest, Truncate, head_chars,
     tail_chars,
 };
+use crate::text::filetrack::FileOps;
 use std::borrow::Cow;
 
 struct Plan {
@@ -49,14 +49,7 @@ enum Got {
 }
 
 fn human_text(m: &Message) -> String {
-    m.blocks
-        .iter()
-        .filter_map(|b| match b {
-            Block::Text { text } => Some(text.as_str()),
-            _ => None,
-        })
-        .collect::<Vec<_>>()
-        .join("\n")
+    crate::text::message_text(m)
 }
 
 impl Engine<'_> {

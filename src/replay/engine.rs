@@ -8,10 +8,10 @@
 
 use super::totals::{Fenwick, MeterState};
 use super::{CallRow, CompactionEvent, CompactionReason, Event, PruneEvent, ReplayContext};
-use crate::filetrack::FileOps;
 use crate::model::{Block, Message, Origin, Role, Session};
 use crate::policy::{Measure, Policy};
 use crate::summarize::Summarizer;
+use crate::text::filetrack::FileOps;
 use crate::tokens::Estimator;
 use foldhash::{HashMap as FastMap, HashSet as FastSet};
 use std::borrow::Cow;

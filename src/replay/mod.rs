@@ -61,12 +61,12 @@ mod usage_gap;
 mod verify;
 use usage_gap::{Baseline, Calibration, Units};
 
-use crate::filetrack::{FileOpKind, FileOps};
 use crate::invariants::Violation;
 use crate::model::{Block, Message, Session, WindowSource};
 use crate::policy::{Policy, PolicyError};
 use crate::read::MAX_TOKENS;
 use crate::summarize::{Summarizer, SummarizerUsage};
+use crate::text::filetrack::{FileOpKind, FileOps};
 use crate::tokens::{Estimator, EstimatorKind, Meter};
 use serde::{Deserialize, Serialize};
 
@@ -144,7 +144,7 @@ impl SessionFacts {
                     .collect()
             })
             .collect();
-        let file_ops = session.messages.iter().map(|m| crate::filetrack::message_file_ops(m).collect()).collect();
+        let file_ops = session.messages.iter().map(|m| crate::text::filetrack::message_file_ops(m).collect()).collect();
         SessionFacts { result_chars, file_ops }
     }
 

@@ -27,9 +27,9 @@
 use super::{
     SummarizeError, Summarizer, SummarizerUsage, Summary, SummaryPart, SummaryRequest, head_chars, tool_result_text,
 };
-use crate::filetrack::FileOps;
 use crate::model::{Block, Message, Origin, Role};
-use crate::quality::words::{Words, split_str};
+use crate::text::filetrack::FileOps;
+use crate::text::words::{Words, split_str};
 use foldhash::{HashMap, HashMapExt as _, HashSet, HashSetExt as _};
 use regex::Regex;
 use std::borrow::Cow;

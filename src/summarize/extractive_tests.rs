@@ -212,42 +212,6 @@ fn a_text_ending_in_whitespace_is_sized_by_building_it() {
 
 use proptest::strategy::Strategy as _;
 
-/// [`rejected_shape`] as `accept_symbol` read it with `str::split`, the
-/// oracle of the byte pass that replaced it.
-fn rejected_shape_by_split(s: &str, call: bool) -> bool {
-    if s.contains('.') || s.contains("::") {
-        let mut segs = s.split(['.', ':']).filter(|x| !x.is_empty());
-        segs.clone().all(|x| x.len() <= 2)
-            || (s.contains('.')
-                && segs.next_back().is_some_and(|last| NOT_MEMBERS.iter().any(|n| n.eq_ignore_ascii_case(last))))
-    } else {
-        call && CALL_KEYWORDS.contains(&s)
-    }
-}
-
-proptest::proptest! {
-    #![proptest_config(proptest::prelude::ProptestConfig { cases: 2048, ..Default::default() })]
-
-    /// The byte pass rejects what the split did: qualified names with
-    /// short, long, empty and extension-like segments, keywords, with
-    /// multi-byte letters among them.
-    #[test]
-    fn rejecting_a_shape_by_bytes_is_rejecting_it_by_split(
-        parts in proptest::collection::vec(
-            proptest::sample::select(vec![
-                "a", "ab", "abc", "Foo", "x1", "_", ".", "::", ":", "(", "rs", "JSON", "Jsonl", "com", "if",
-                "Error", "Exception", "é", "Σσ", "tsx",
-            ]),
-            0..9,
-        )
-    ) {
-        let s: String = parts.concat();
-        for call in [false, true] {
-            proptest::prop_assert_eq!(rejected_shape(&s, call), rejected_shape_by_split(&s, call), "{:?}", s);
-        }
-    }
-}
-
 proptest::proptest! {
     /// A line is cut where `split_inclusive(". ")` and then
     /// `split_inclusive("? ")` cut it, empty pieces aside (the sentence

@@ -10,8 +10,8 @@
 pub mod extractive;
 pub mod truncate;
 
-use crate::filetrack::FileOps;
 use crate::model::{Block, Message};
+use crate::text::filetrack::FileOps;
 use crate::tokens::Estimator;
 use serde::{Deserialize, Serialize};
 use std::borrow::Cow;

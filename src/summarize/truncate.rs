@@ -50,9 +50,9 @@ impl Summarizer for Truncate {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::filetrack::{FileOpKind, FileOps};
     use crate::model::{Block, Message};
     use crate::summarize::{InputLimits, SummaryPart};
+    use crate::text::filetrack::{FileOpKind, FileOps};
     use crate::tokens::Chars4;
 
     #[test]

@@ -57,9 +57,9 @@ fn the_memo_answers_a_repeated_replay_and_changes_nothing() {
 /// the same request again is remembered.
 #[test]
 fn the_memo_tells_requests_apart_by_their_last_message() {
-    use crate::filetrack::FileOps;
     use crate::model::Message;
     use crate::summarize::{InputLimits, Summarizer, SummaryPart, SummaryRequest};
+    use crate::text::filetrack::FileOps;
     let s = long_session();
     let n = s.messages.len();
     assert!(n > 3);

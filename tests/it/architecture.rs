@@ -10,7 +10,7 @@ const LAYERS: &[(&str, &[&str])] = &[
     ("model", &["model", "num", "interrupt", "output"]),
     ("read", &["read"]),
     ("tokens", &["tokens", "accuracy"]),
-    ("text", &["text", "filetrack"]),
+    ("text", &["text"]),
     ("policy", &["policy", "presets"]),
     ("summarize", &["summarize", "llm"]),
     ("replay", &["replay", "invariants"]),

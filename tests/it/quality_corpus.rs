@@ -113,3 +113,61 @@ fn extractive_keeps_more_than_truncate_and_masking_at_equal_or_smaller_budgets()
     }
     eprintln!("{}", report.join("\n"));
 }
+
+/// An extractive summary only copies what the log holds, so every atom the
+/// metric reads in it must be grounded in the log before the compaction: a
+/// nonzero hallucination count is the summarizer and the metric reading the
+/// log through different lenses. Checked on every compaction of every preset
+/// that compacts here, chained ones and those after a recorded (the agent's
+/// own) compaction included; a failing row lists its atoms.
+#[test]
+fn extractive_hallucinates_nothing_on_the_corpus() {
+    let Some(corpus) = compactor::testing::corpus_dir() else { return };
+    let (inputs, problems) = discover(std::slice::from_ref(&corpus));
+    assert!(problems.is_empty(), "{problems:?}");
+    let sessions = read_all(&inputs, None).sessions;
+    let pool = rayon::ThreadPoolBuilder::new().build().expect("pool");
+    let opts = ReplayOptions { keep_transcript: false, ..ReplayOptions::default() };
+    let (mut rows, mut chained, mut after_recorded) = (0usize, 0usize, 0usize);
+    let mut bad = Vec::new();
+    for window in ["32000", "40000", "64000"] {
+        let policies: Vec<_> = ["default", "nous", "opal", "pi", "codex", "dotnet"]
+            .iter()
+            .map(|name| {
+                let mut p = compactor::presets::get(name).expect("preset");
+                p.set("context_window", window).expect("context_window");
+                p.set("compact.summarizer", "extractive").expect("summarizer");
+                p
+            })
+            .collect();
+        let plan = QualityPlan::new(&policies, &EveryEstimatorResolver);
+        let results = replay_many_scored(&sessions, &policies, &EveryEstimatorResolver, opts, &pool, None, Some(&plan));
+        for r in &results {
+            let session = sessions.iter().find(|s| s.id == r.session_id && s.source_path == r.source_path).unwrap();
+            let first_recorded = session.recorded_compactions.iter().map(|c| c.inserted.start).min();
+            for (pi, q) in r.quality.iter().enumerate() {
+                let Some(q) = q else { continue };
+                for e in &q.events {
+                    let Some(row) = e.rows.iter().find(|r| r.summarizer == CANDIDATE_POLICY) else { continue };
+                    rows += 1;
+                    chained += usize::from(e.info.chained);
+                    after_recorded += usize::from(first_recorded.is_some_and(|m| m < e.info.future_start));
+                    if row.hallucinated_atoms > 0 {
+                        bad.push(format!(
+                            "{} {} window {window} event {}: {} of {} ({})",
+                            policies[pi].name,
+                            r.session_id,
+                            e.info.event,
+                            row.hallucinated_atoms,
+                            row.summary_atoms,
+                            row.hallucinated
+                        ));
+                    }
+                }
+            }
+        }
+    }
+    eprintln!("{rows} extractive rows, {chained} chained, {after_recorded} after a recorded compaction");
+    assert!(chained > 0 && after_recorded > 0, "the corpus must exercise chained and post-recorded compactions");
+    assert!(bad.is_empty(), "extractive invented atoms:\n{}", bad.join("\n"));
+}

@@ -21,7 +21,7 @@
 
 use super::AtomKind;
 use super::line_memo::LineMemo;
-use super::words;
+use crate::text::words;
 use crate::tokens::ascii_space;
 use memchr::memmem;
 use regex::{Captures, Regex};
@@ -43,8 +43,6 @@ pub(crate) const CONSTRAINT_KEYWORDS: usize = 16;
 pub(crate) const ASK_KEYWORDS: usize = 12;
 /// Most bytes of one shell command normalized.
 const MAX_COMMAND_INPUT: usize = 16 * 1024;
-/// JSON nesting followed inside tool inputs.
-const MAX_JSON_DEPTH: usize = 8;
 
 /// How a text is read: `Code` (tool arguments and results) makes every symbol an
 /// atom; `Prose` (user and assistant text) only the symbols in code spans.

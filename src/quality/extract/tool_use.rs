@@ -3,74 +3,11 @@
 
 use super::*;
 
-/// Tools whose path arguments are modified files (all agents' spellings,
-/// compared case-insensitively).
-const EDIT_TOOLS: &[&str] = &[
-    "edit",
-    "write",
-    "multiedit",
-    "notebookedit",
-    "write_file",
-    "replace",
-    "write_to_file",
-    "replace_in_file",
-    "create_file",
-    "edit_file",
-    "apply_diff",
-    "insert_content",
-    "search_replace",
-    "apply_patch",
-    "patch",
-    "delete_file",
-    "str_replace",
-    "insert",
-];
-/// Editor tools with a `command` argument where only `view` reads.
-const EDITOR_TOOLS: &[&str] = &["str_replace_editor", "str_replace_based_edit_tool", "text_editor"];
-/// Shell tools of Claude, Codex, pi, Gemini, Cline and others.
-const SHELL_TOOLS: &[&str] = &[
-    "bash",
-    "shell",
-    "shell_command",
-    "exec_command",
-    "local_shell",
-    "run_shell_command",
-    "execute_command",
-    "run_command",
-    "run_terminal_cmd",
-    "terminal",
-    "container.exec",
-];
-/// Argument keys that hold one path.
-const PATH_KEYS: &[&str] = &[
-    "file_path",
-    "filepath",
-    "filePath",
-    "path",
-    "notebook_path",
-    "absolute_path",
-    "filename",
-    "file",
-    "target_file",
-    "dir_path",
-    "directory",
-    "relative_workspace_path",
-    "target_directory",
-    "source",
-    "destination",
-];
-/// Argument keys that hold a list of paths.
-const PATHS_KEYS: &[&str] = &["paths", "file_paths", "files", "absolute_paths"];
-
-/// Tool name without an MCP `server__` prefix, lower-cased.
-fn tool_base_name(name: &str) -> String {
-    name.rsplit("__").next().unwrap_or(name).to_ascii_lowercase()
-}
+use crate::text::tools::{self, PATH_KEYS, PATHS_KEYS, ToolKind};
 
 /// Scan one tool call: path arguments, shell commands, patch headers, then every
 /// string argument as code.
 pub(crate) fn scan_tool_use(name: &str, input: &Value, cwd: Option<&str>, out: &mut Vec<Found>) {
-    let base = tool_base_name(name);
     let parsed;
     let input = match input {
         Value::String(s) if s.trim_start().starts_with('{') => {
@@ -79,9 +16,8 @@ pub(crate) fn scan_tool_use(name: &str, input: &Value, cwd: Option<&str>, out: &
         }
         _ => input,
     };
-    let editor_write = EDITOR_TOOLS.contains(&base.as_str())
-        && input.get("command").and_then(Value::as_str).is_some_and(|c| c != "view");
-    let modifies = EDIT_TOOLS.contains(&base.as_str()) || editor_write;
+    let kind = tools::tool_kind(name);
+    let modifies = tools::modifies(name, input);
 
     if let Value::Object(map) = input {
         for key in PATH_KEYS {
@@ -107,11 +43,11 @@ pub(crate) fn scan_tool_use(name: &str, input: &Value, cwd: Option<&str>, out: &
         }
     }
 
-    if SHELL_TOOLS.contains(&base.as_str()) {
+    if kind == ToolKind::Command {
         let cmd = match input {
             Value::String(s) => Some(s.clone()),
             Value::Array(_) => command_text(input),
-            _ => ["command", "cmd", "commands", "script"].iter().find_map(|k| input.get(*k).and_then(command_text)),
+            _ => tools::COMMAND_KEYS.iter().find_map(|k| input.get(*k).and_then(command_text)),
         };
         if let Some(cmd) = cmd {
             for c in normalize_commands(&cmd, cwd) {
@@ -121,7 +57,7 @@ pub(crate) fn scan_tool_use(name: &str, input: &Value, cwd: Option<&str>, out: &
     }
 
     let mut budget = SCAN_HEAD + SCAN_TAIL;
-    visit_strings(input, 0, &mut |s| {
+    crate::text::visit_strings(input, &mut |s| {
         if s.contains("*** ") {
             patch_files(s, cwd, out);
         }
@@ -164,18 +100,6 @@ fn command_text(v: &Value) -> Option<String> {
             Some(quoted.join(" "))
         }
         _ => None,
-    }
-}
-
-fn visit_strings(v: &Value, depth: usize, f: &mut dyn FnMut(&str)) {
-    if depth > MAX_JSON_DEPTH {
-        return;
-    }
-    match v {
-        Value::String(s) => f(s),
-        Value::Array(items) => items.iter().for_each(|i| visit_strings(i, depth + 1, f)),
-        Value::Object(map) => map.values().for_each(|i| visit_strings(i, depth + 1, f)),
-        _ => {}
     }
 }
 

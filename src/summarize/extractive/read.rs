@@ -93,27 +93,15 @@ pub(super) fn sentence_pieces(line: &str) -> impl Iterator<Item = &str> {
     })
 }
 
-pub(super) const SHELL_TOOLS: [&str; 10] = [
-    "bash",
-    "shell",
-    "exec_command",
-    "run_shell_command",
-    "execute_command",
-    "run_terminal_cmd",
-    "local_shell",
-    "command",
-    "terminal",
-    "run_command",
-];
-
+/// A shell tool of any agent, by the one tool table (Codex `shell_command`
+/// and `exec_command` included, as the metric reads them).
 pub(super) fn is_shell(name: &str) -> bool {
-    let n = name.to_ascii_lowercase();
-    SHELL_TOOLS.contains(&n.rsplit("__").next().unwrap_or(&n))
+    crate::text::tools::is_command(name)
 }
 
 /// The command string of a shell tool call (`["bash","-lc","cmd"]` → `cmd`).
 pub(super) fn command_of(input: &serde_json::Value) -> Option<String> {
-    let c = input.get("command").or_else(|| input.get("cmd"))?;
+    let c = crate::text::tools::COMMAND_KEYS.iter().find_map(|k| input.get(*k))?;
     match c {
         serde_json::Value::String(s) => Some(s.clone()),
         serde_json::Value::Array(a) => {
@@ -128,14 +116,7 @@ pub(super) fn command_of(input: &serde_json::Value) -> Option<String> {
 }
 
 pub(super) fn human_text(m: &Message) -> String {
-    m.blocks
-        .iter()
-        .filter_map(|b| match b {
-            Block::Text { text } => Some(text.as_str()),
-            _ => None,
-        })
-        .collect::<Vec<_>>()
-        .join("\n")
+    crate::text::message_text(m)
 }
 
 /// The accepted identifiers of a text, one entry per occurrence, in order.
@@ -331,7 +312,7 @@ pub(super) enum Step {
     Decision(String),
     Command(String),
     Error(String),
-    File(crate::filetrack::FileOpKind, String),
+    File(crate::text::filetrack::FileOpKind, String),
     /// Identifier occurrences and their weight.
     Idents(Arc<[Name]>, u32),
     /// Code symbol occurrences and their weight.
@@ -389,7 +370,7 @@ pub(super) fn read_message(m: &Message, kind: Kind, calls: &Calls<'_>, names: &N
                         push_symbols(&mut steps, text, 2.0, names);
                     }
                     Block::ToolUse { name, input, .. } => {
-                        for (k, path) in crate::filetrack::tool_file_ops(name, input) {
+                        for (k, path) in crate::text::filetrack::tool_file_ops(name, input) {
                             steps.push(Step::File(k, path));
                         }
                         if is_shell(name) {
@@ -398,7 +379,7 @@ pub(super) fn read_message(m: &Message, kind: Kind, calls: &Calls<'_>, names: &N
                                 push_symbols(&mut steps, &c, 3.0, names);
                             }
                         } else {
-                            read_json(input, 0, &mut steps, names);
+                            read_json(input, &mut steps, names);
                         }
                     }
                     _ => {}
@@ -463,20 +444,12 @@ pub(super) fn read_message(m: &Message, kind: Kind, calls: &Calls<'_>, names: &N
 
 /// The strings of a tool call's arguments: code the agent wrote (edit/write
 /// contents, patterns) is what it works on next. Bounded like tool output.
-pub(super) fn read_json(v: &serde_json::Value, depth: usize, steps: &mut Vec<Step>, names: &Names) {
-    if depth > 8 {
-        return;
-    }
-    match v {
-        serde_json::Value::String(s) => {
-            let text = preview_words(s, SCAN_HEAD, SCAN_TAIL);
-            push_idents(steps, &text, 3, names);
-            push_symbols(steps, &text, 3.0, names);
-        }
-        serde_json::Value::Array(a) => a.iter().for_each(|x| read_json(x, depth + 1, steps, names)),
-        serde_json::Value::Object(o) => o.values().for_each(|x| read_json(x, depth + 1, steps, names)),
-        _ => {}
-    }
+pub(super) fn read_json(v: &serde_json::Value, steps: &mut Vec<Step>, names: &Names) {
+    crate::text::visit_strings(v, &mut |s| {
+        let text = preview_words(s, SCAN_HEAD, SCAN_TAIL);
+        push_idents(steps, &text, 3, names);
+        push_symbols(steps, &text, 3.0, names);
+    });
 }
 
 pub(super) static NULL: serde_json::Value = serde_json::Value::Null;

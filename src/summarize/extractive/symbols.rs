@@ -1,31 +1,5 @@
-//! Which dotted/called names count as code symbols: the shape rules that keep file
-//! names, domains, keywords and vendored paths out of the symbol list.
-
-/// File extensions and top-level domains: `page.tsx` and `github.com` are not
-/// member accesses.
-/// (`.log` and `.map` are left out: `console.log` and `items.map` are code.)
-pub(super) const NOT_MEMBERS: [&str; 38] = [
-    "rs", "py", "ts", "tsx", "js", "jsx", "mjs", "cjs", "go", "java", "kt", "c", "h", "cc", "cpp", "hpp", "cs", "rb",
-    "md", "toml", "json", "jsonl", "yaml", "yml", "txt", "sh", "sql", "html", "css", "lock", "xml", "com", "org",
-    "net", "io", "dev", "ai", "app",
-];
-
-/// The longest of [`NOT_MEMBERS`]: a longer last segment is none of them.
-pub(super) const NOT_MEMBER_MAX: usize = {
-    let mut max = 0;
-    let mut i = 0;
-    while i < NOT_MEMBERS.len() {
-        if NOT_MEMBERS[i].len() > max {
-            max = NOT_MEMBERS[i].len();
-        }
-        i += 1;
-    }
-    max
-};
-
-/// Words that look like calls (`if (`) but are syntax.
-pub(super) const CALL_KEYWORDS: [&str; 12] =
-    ["if", "for", "while", "switch", "return", "catch", "function", "match", "elif", "and", "not", "with"];
+//! The summarizer's choice among code symbols (the shape rules are the one filter of
+//! `text::symbols`) and the vendored trees it leaves out.
 
 /// `s` without any repeats of `prefix` at its start: `trim_start_matches`,
 /// without building a substring searcher for each call (a previous summary's
@@ -37,49 +11,17 @@ pub(super) fn strip_all<'s>(mut s: &'s str, prefix: &str) -> &'s str {
     s
 }
 
-/// A symbol match worth listing, without its call parenthesis.
+/// A symbol match worth listing, without its call parenthesis: a symbol by
+/// the one filter ([`crate::text::symbols::accept_symbol`]), and not an
+/// error-like flag or field (`isError`, `event.isError`), which would read as
+/// an exception class and name an error that never happened.
 pub(super) fn accept_symbol(m: &str) -> Option<&str> {
-    let call = m.ends_with('(');
-    let s = m.trim_end_matches('(');
-    if s.len() < 3 || s.len() > 80 {
-        return None;
-    }
-    if rejected_shape(s, call) {
-        return None;
-    }
-    // `isError`, `event.isError`: flags and fields, which read as error names
-    // (an exception class) and would name an error that never happened.
+    let s = crate::text::symbols::accept_symbol(m)?;
     let error_like = s.ends_with("Error") || s.ends_with("Exception");
     if error_like && (s.contains('.') || s.starts_with(|c: char| c.is_ascii_lowercase())) {
         return None;
     }
     Some(s)
-}
-
-/// A qualified name (`.` or `::`) whose segments are all one or two bytes
-/// long, or a dotted one whose last segment is a file extension or a domain
-/// (`main.rs`, `example.com`); a call of a syntax keyword (`if (`).
-pub(super) fn rejected_shape(s: &str, call: bool) -> bool {
-    // Byte tests and one pass over the segments, not `contains("::")` and
-    // `split(['.', ':'])`: setting up a substring or char searcher cost more
-    // than this whole check on a symbol's few bytes.
-    let b = s.as_bytes();
-    let dotted = b.contains(&b'.');
-    if dotted || b.windows(2).any(|w| w == b"::") {
-        // Its segments between `.` and `:`, empty ones aside: is one longer
-        // than 2, and which is the last?
-        let (mut long, mut last): (bool, &[u8]) = (false, &[]);
-        for seg in b.split(|&c| c == b'.' || c == b':').filter(|x| !x.is_empty()) {
-            long |= seg.len() > 2;
-            last = seg;
-        }
-        !long
-            || (dotted
-                && last.len() <= NOT_MEMBER_MAX
-                && NOT_MEMBERS.iter().any(|n| n.as_bytes().eq_ignore_ascii_case(last)))
-    } else {
-        call && CALL_KEYWORDS.contains(&s)
-    }
 }
 
 /// Byte ranges of the identifier segments of a qualified symbol

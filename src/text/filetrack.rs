@@ -1,10 +1,10 @@
 //! File operations read from tool calls: which files the agent read and which it
 //! modified (specs/002 "cumulative file-op tracking", pi `extractFileOpsFromMessage`).
 //!
-//! Tool names differ per agent (Claude Code `Read`/`Edit`/`Write`, Codex
-//! `apply_patch` inside `shell`, pi `read`/`edit`/`write`, Gemini `read_file`/
-//! `replace`, Cline `write_to_file`, opencode `filePath` arguments…), so the
-//! classification is by lower-cased name and the path by the usual argument keys.
+//! Tool names differ per agent; the classification and the path keys are those
+//! of the one tool table ([`super::tools`]).
+
+use super::tools::{self, PATH_KEYS, ToolKind};
 
 use crate::model::{Block, Message};
 use serde::{Deserialize, Serialize};
@@ -94,38 +94,24 @@ pub fn message_file_ops(m: &Message) -> impl Iterator<Item = (FileOpKind, String
 
 /// How a tool name touches files, when it is a file tool.
 pub fn classify_tool(name: &str) -> Option<FileOpKind> {
-    let n = name.to_ascii_lowercase();
-    // MCP tools are `mcp__server__tool`: classify by the tool part.
-    let n = n.rsplit("__").next().unwrap_or(&n);
-    match n {
-        "read" | "read_file" | "readfile" | "view" | "view_file" | "open_file" | "cat" | "notebookread"
-        | "read_many_files" | "get_file_contents" | "read_text_file" => Some(FileOpKind::Read),
-        "edit" | "multiedit" | "multi_edit" | "write" | "write_file" | "edit_file" | "create_file" | "notebookedit"
-        | "replace" | "replace_in_file" | "write_to_file" | "str_replace" | "insert" | "apply_patch" | "patch"
-        | "delete_file" | "move_file" | "edit_notebook" => Some(FileOpKind::Modified),
+    match tools::tool_kind(name) {
+        ToolKind::Read => Some(FileOpKind::Read),
+        k if k.writes() => Some(FileOpKind::Modified),
         _ => None,
     }
 }
 
-/// Argument keys that hold one file path.
-const PATH_KEYS: [&str; 8] =
-    ["file_path", "path", "filePath", "absolute_path", "notebook_path", "target_file", "filename", "file"];
-
 /// The file operations of one tool call.
 pub fn tool_file_ops(name: &str, input: &serde_json::Value) -> Vec<(FileOpKind, String)> {
     let mut out = Vec::new();
-    let lower = name.to_ascii_lowercase();
     // A patch anywhere in the arguments (Codex `apply_patch`, or `shell` running it).
     let patch = find_patch(input);
     if let Some(p) = patch {
         out.extend(patch_paths(p).into_iter().map(|path| (FileOpKind::Modified, path)));
     }
     // Anthropic's text editor tool: `command` says whether it reads or writes.
-    if lower.starts_with("str_replace_based_edit_tool") || lower == "str_replace_editor" || lower == "text_editor" {
-        let kind = match input.get("command").and_then(|c| c.as_str()) {
-            Some("view") => FileOpKind::Read,
-            _ => FileOpKind::Modified,
-        };
+    if tools::tool_kind(name) == ToolKind::Editor {
+        let kind = if tools::modifies(name, input) { FileOpKind::Modified } else { FileOpKind::Read };
         if let Some(p) = path_arg(input) {
             out.push((kind, p));
         }

@@ -1,0 +1,81 @@
+//! The quality plan of a run (which references each policy gets, which policies share
+//! scores) and the scoring of a batch of replay results with it.
+
+use super::*;
+
+/// Reference names in report order, after [`CANDIDATE_POLICY`].
+pub const REFERENCES: [&str; 4] = [REF_TRUNCATE, REF_MASKING, REF_MASKING_BUDGET, REF_ORACLE];
+
+/// What scoring a replay needs per policy, resolved once per run: the
+/// policy's estimator and [`QualityOptions::for_policy`]. A pipeline that
+/// replays one session at a time calls [`QualityPlan::evaluate`] right after
+/// it, while the session is still in memory.
+pub struct QualityPlan {
+    estimators: Vec<Option<Arc<dyn Estimator>>>,
+    options: Vec<QualityOptions>,
+}
+
+impl QualityPlan {
+    pub fn new(policies: &[Policy], resolver: &dyn Resolver) -> QualityPlan {
+        QualityPlan {
+            estimators: policies.iter().map(|p| resolver.estimator(p.estimator).ok()).collect(),
+            options: policies.iter().map(QualityOptions::for_policy).collect(),
+        }
+    }
+
+    /// What [`evaluate_trace`] returns for a trace with no compaction and no
+    /// pruning, without extracting any atom.
+    fn empty(&self, _session: &Session, trace: &SessionTrace) -> SessionQuality {
+        SessionQuality {
+            session_id: trace.session_id.clone(),
+            policy: trace.policy.clone(),
+            summarizer: String::new(),
+            compactions: 0,
+            events: Vec::new(),
+            candidates: Vec::new(),
+            pruning: PruningLoss::default(),
+        }
+    }
+
+    /// Score every trace of one session (atoms are extracted once for all
+    /// policies). One entry per trace, `None` where the replay failed.
+    pub fn evaluate(
+        &self,
+        session: &Session,
+        traces: &[Result<SessionTrace, ReplayError>],
+    ) -> Vec<Option<SessionQuality>> {
+        self.evaluate_counted(session, traces, &[])
+    }
+
+    /// [`QualityPlan::evaluate`] with the per-message token counts each
+    /// replay used (`counts[i]` for trace `i`, when known): scoring sums
+    /// them instead of estimating every message again.
+    pub fn evaluate_counted(
+        &self,
+        session: &Session,
+        traces: &[Result<SessionTrace, ReplayError>],
+        counts: &[Option<&[u64]>],
+    ) -> Vec<Option<SessionQuality>> {
+        if traces.iter().all(|t| t.as_ref().map_or(true, |t| t.compactions.is_empty() && t.prunes.is_empty())) {
+            // Nothing to score: skip the atom extraction.
+            return traces.iter().map(|t| t.as_ref().ok().map(|t| self.empty(session, t))).collect();
+        }
+        let mut atoms = SessionAtoms::from_session(session);
+        let compacting = traces.iter().filter(|t| t.as_ref().is_ok_and(|t| !t.compactions.is_empty())).count();
+        atoms.share_block_tokens(compacting >= 3);
+        for (est, c) in self.estimators.iter().zip(counts) {
+            if let (Some(est), Some(c)) = (est, c) {
+                atoms.seed_token_counts(est.kind(), c);
+            }
+        }
+        traces
+            .iter()
+            .enumerate()
+            .map(|(pi, t)| {
+                let trace = t.as_ref().ok()?;
+                let est = self.estimators.get(pi)?.as_deref()?;
+                Some(evaluate_trace(session, trace, &atoms, est, self.options.get(pi)?))
+            })
+            .collect()
+    }
+}

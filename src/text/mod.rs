@@ -1,0 +1,48 @@
+//! The text/atoms layer: how a message reads as text, which tool does what, and
+//! what counts as a path or a symbol, shared by the summarizer and the metric so
+//! the two read a log through one lens. Imports only `model` and `tokens`.
+
+pub mod filetrack;
+pub mod symbols;
+pub mod tools;
+pub mod words;
+
+use crate::model::{Block, Message};
+use serde_json::Value;
+
+/// The text blocks of a message, joined by newlines (tool calls, results,
+/// thinking and images left out).
+pub fn message_text(m: &Message) -> String {
+    let mut parts = m.blocks.iter().filter_map(|b| match b {
+        Block::Text { text } => Some(text.as_str()),
+        _ => None,
+    });
+    let Some(first) = parts.next() else { return String::new() };
+    let mut out = first.to_string();
+    for p in parts {
+        out.push('\n');
+        out.push_str(p);
+    }
+    out
+}
+
+/// JSON nesting followed inside tool arguments.
+pub const MAX_JSON_DEPTH: usize = 8;
+
+/// Every string of a JSON value, in document order, down to [`MAX_JSON_DEPTH`]
+/// levels of arrays and objects (tool arguments are hostile input).
+pub fn visit_strings(v: &Value, f: &mut dyn FnMut(&str)) {
+    visit_at(v, 0, f);
+}
+
+fn visit_at(v: &Value, depth: usize, f: &mut dyn FnMut(&str)) {
+    if depth > MAX_JSON_DEPTH {
+        return;
+    }
+    match v {
+        Value::String(s) => f(s),
+        Value::Array(items) => items.iter().for_each(|i| visit_at(i, depth + 1, f)),
+        Value::Object(map) => map.values().for_each(|i| visit_at(i, depth + 1, f)),
+        _ => {}
+    }
+}
