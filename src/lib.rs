@@ -32,3 +32,4 @@ pub mod synth;
 pub mod testing;
 pub mod text;
 pub mod tokens;
+pub mod tools;

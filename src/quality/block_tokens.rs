@@ -1,15 +1,7 @@
 //! The identifier and word tokens of every block of a session but its tool
-//! results, indexed by token: which blocks hold each one. Observation
-//! masking's view of an event is P with its older tool outputs hidden, and
-//! every event of every policy asks it hundreds of token questions. Copying
-//! P's text into each such view and indexing it again was 9 % of a
-//! five-preset `compare` of the 50 MB synthetic corpus (callgrind). Here the
-//! session's messages are read once, at its first masking view, and a view
-//! names the blocks it holds ([`BlockSelection`]): that `compare` runs 4.5 %
-//! fewer instructions. Tool results are left out: they are most of a
-//! session's text, and a masking view holds only the last few of them, which
-//! it still reads itself. Only sessions scored under several policies use
-//! the index ([`SessionAtoms::share_block_tokens`]).
+//! results, indexed by token: observation-masking views name the blocks they
+//! hold instead of copying and indexing P's text again, which a `compare`
+//! with several policies paid for every event (figures in docs/perf.md).
 //!
 //! The tokens are those a view's token text has ([`TextView::has_ident`],
 //! [`TextView::has_word`]): that text is the scanned pieces of each block's

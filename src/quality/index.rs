@@ -294,11 +294,8 @@ impl<'a> SessionAtoms<'a> {
 
     /// Let observation-masking views name their blocks' tokens from one
     /// index of the session's ([`SessionAtoms::block_tokens`]) instead of
-    /// each copying P's text. The index reads every block but the tool
-    /// results once, at about 2.5 times a view's cost per byte (callgrind,
-    /// 50 MB synthetic corpus: a one-policy replay ran 8 % more instructions
-    /// with it, a five-preset compare 4.5 % fewer), so it pays from three
-    /// policies scored on the session.
+    /// each copying P's text. The index costs more than one view, so it pays
+    /// only from three policies scored on the session (docs/perf.md).
     pub(crate) fn share_block_tokens(&mut self, on: bool) {
         self.share_block_tokens = on;
     }

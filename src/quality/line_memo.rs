@@ -8,11 +8,6 @@
 //! scope given with it) alone. Short lines are computed directly (hashing and
 //! locking would cost more); each shard is cleared when it fills, which
 //! bounds the memory.
-//!
-//! (Whole texts were memoized too, keyed by their BLAKE3 hash, for the
-//! summarizer's scans of messages. It reads each message of a session once,
-//! so those lookups found nothing in a replay or `compare` and 3 % of texts
-//! in a sweep, for the cost of hashing every text: removed.)
 
 use std::sync::{Arc, Mutex};
 

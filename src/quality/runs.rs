@@ -22,8 +22,7 @@ use std::sync::{LazyLock, OnceLock};
 
 /// Questions a text answers by search before it is indexed. A text asked
 /// this many is mostly asked many more (a view is asked about each needed
-/// atom it does not list): 8, 16 and 32 cost the same on the 50 MB synthetic
-/// corpus, and 8 the least on a 1,600-turn session (callgrind).
+/// atom it does not list). The count is measured (docs/perf.md).
 pub(crate) const SEARCHES: u32 = 8;
 
 /// The three kinds of bounded token a text is asked about.

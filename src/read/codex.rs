@@ -35,7 +35,7 @@ const MAX_ERROR_LEN: usize = 2000;
 /// `local_shell_call`, `codex exec`'s `command_execution`) maps to `shell`; exec's
 /// `file_change` is the `apply_patch` tool. Other names pass through.
 pub fn canonical_tool(name: &str) -> &str {
-    crate::text::tools::codex_canonical(name)
+    crate::tools::codex_canonical(name)
 }
 
 /// Codex CLI rollouts in the format registry ([`super::format`]).

@@ -2,9 +2,9 @@
 //! modified (specs/002 "cumulative file-op tracking", pi `extractFileOpsFromMessage`).
 //!
 //! Tool names differ per agent; the classification and the path keys are those
-//! of the one tool table ([`super::tools`]).
+//! of the one tool table ([`crate::tools`]).
 
-use super::tools::{self, PATH_KEYS, ToolKind};
+use crate::tools::{self, PATH_KEYS, ToolKind};
 
 use crate::model::{Block, Message};
 use serde::{Deserialize, Serialize};

@@ -1,10 +1,9 @@
-//! The text/atoms layer: how a message reads as text, which tool does what, and
-//! what counts as a path or a symbol, shared by the summarizer and the metric so
-//! the two read a log through one lens. Imports only `model` and `tokens`.
+//! The text/atoms layer: how a message reads as text, what a tool call did to
+//! files, and what counts as a path or a symbol, shared by the summarizer and the
+//! metric so the two read a log through one lens.
 
 pub mod filetrack;
 pub mod symbols;
-pub mod tools;
 pub mod words;
 
 use crate::model::{Block, Message};

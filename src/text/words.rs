@@ -287,10 +287,7 @@ impl<'t> Words<'t> {
     /// ([`BlockMasks`]): a word is a run of set bits, found with two
     /// trailing-zero counts, and what it holds is a test of each mask
     /// against its bits. A byte loop branched at every word's start and end,
-    /// on the text itself, which no predictor guesses: a fifth of all the
-    /// mispredicted branches of a replay (cachegrind: 829K of 4.07M on a 5 MB
-    /// corpus; 47K now), most of the loop's time (8.2 % of a replay's
-    /// samples under `perf`, 4.6 % now, for 25 % more instructions here).
+    /// on the text itself, which no predictor guesses (docs/perf.md).
     pub(crate) fn of(text: &'t str) -> Words<'t> {
         let b = text.as_bytes();
         // About a candidate per 10 bytes of text (what logs hold): sized once

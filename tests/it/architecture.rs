@@ -7,7 +7,7 @@ use std::path::{Path, PathBuf};
 /// Bottom first. A module may use modules of its own layer or below; within a
 /// layer the edges must not form a cycle. Keep in step with ARCHITECTURE.md.
 const LAYERS: &[(&str, &[&str])] = &[
-    ("model", &["model", "num", "interrupt", "output"]),
+    ("model", &["model", "num", "tools", "interrupt", "output"]),
     ("read", &["read"]),
     ("tokens", &["tokens", "accuracy"]),
     ("text", &["text"]),

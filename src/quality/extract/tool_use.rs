@@ -3,7 +3,7 @@
 
 use super::*;
 
-use crate::text::tools::{self, PATH_KEYS, PATHS_KEYS, ToolKind};
+use crate::tools::{self, PATH_KEYS, PATHS_KEYS, ToolKind};
 
 /// Scan one tool call: path arguments, shell commands, patch headers, then every
 /// string argument as code.

@@ -96,12 +96,12 @@ pub(super) fn sentence_pieces(line: &str) -> impl Iterator<Item = &str> {
 /// A shell tool of any agent, by the one tool table (Codex `shell_command`
 /// and `exec_command` included, as the metric reads them).
 pub(super) fn is_shell(name: &str) -> bool {
-    crate::text::tools::is_command(name)
+    crate::tools::is_command(name)
 }
 
 /// The command string of a shell tool call (`["bash","-lc","cmd"]` → `cmd`).
 pub(super) fn command_of(input: &serde_json::Value) -> Option<String> {
-    let c = crate::text::tools::COMMAND_KEYS.iter().find_map(|k| input.get(*k))?;
+    let c = crate::tools::COMMAND_KEYS.iter().find_map(|k| input.get(*k))?;
     match c {
         serde_json::Value::String(s) => Some(s.clone()),
         serde_json::Value::Array(a) => {
