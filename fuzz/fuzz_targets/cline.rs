@@ -1,7 +1,7 @@
-//! libFuzzer target: `cline` (see `tests/fuzz_support` for the generator and checks).
+//! libFuzzer target: `cline` (see `tests/it/fuzz_support` for the generator and checks).
 #![no_main]
 
-#[path = "../../tests/fuzz_support/mod.rs"]
+#[path = "../../tests/it/fuzz_support/mod.rs"]
 mod fuzz_support;
 
 use fuzz_support::{Seed, Target, build_case, check, load_seeds};

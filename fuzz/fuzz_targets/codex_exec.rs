@@ -1,7 +1,7 @@
-//! libFuzzer target: `codex_exec` (see `tests/fuzz_support` for the generator and checks).
+//! libFuzzer target: `codex_exec` (see `tests/it/fuzz_support` for the generator and checks).
 #![no_main]
 
-#[path = "../../tests/fuzz_support/mod.rs"]
+#[path = "../../tests/it/fuzz_support/mod.rs"]
 mod fuzz_support;
 
 use compactor::model::Format;

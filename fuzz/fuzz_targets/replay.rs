@@ -1,8 +1,8 @@
 //! libFuzzer target: `replay` — arbitrary sessions through every preset at two
-//! windows, with the invariant checks (see `tests/fuzz_support/replay.rs`).
+//! windows, with the invariant checks (see `tests/it/fuzz_support/replay.rs`).
 #![no_main]
 
-#[path = "../../tests/fuzz_support/mod.rs"]
+#[path = "../../tests/it/fuzz_support/mod.rs"]
 mod fuzz_support;
 
 libfuzzer_sys::fuzz_target!(|data: &[u8]| {

@@ -174,7 +174,8 @@ impl PreparedEvent<'_, '_> {
         }
     }
 
-    /// Does an atom of S name something in P ∪ T ∪ extra texts ∪ system prompt?
+    /// Does an atom of S name something the log held before the future F (P, T,
+    /// what earlier compactions dropped), in extra texts or the system prompt?
     /// Lenient on spelling (basename of a known path, prefix of a known error or
     /// SHA): hallucination is about invented facts, not imprecise ones. `id`
     /// is the session's id of `value` in `kind`'s class, if any.
