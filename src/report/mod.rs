@@ -7,6 +7,7 @@
 pub mod check;
 pub mod compare;
 pub mod csv_out;
+pub mod export;
 pub mod html;
 pub mod jsonl;
 pub mod markdown;

@@ -283,23 +283,11 @@ pub fn write_all(out: &std::path::Path, r: &SweepResult) -> std::io::Result<Vec<
     use crate::output::fsutil::atomic_write;
     let staged = crate::output::stage::Staged::new(out, Vec::new());
     staged.create()?;
-    let html = crate::report::html::report_html(&crate::report::html::Page {
-        command: "sweep",
-        report: None,
-        charts: &crate::report::html::Charts::default(),
-        columns: &[],
-        frr: None,
-        sweep: Some(r),
-    });
-    let mut files: Vec<(&str, Vec<u8>)> = vec![("sweep.csv", sweep_csv(r)), ("sweep.md", sweep_md(r).into_bytes())];
-    if let Some(t) = recommended_toml(r) {
-        files.push(("recommended.toml", t.into_bytes()));
-    }
-    files.push(("report.html", html.into_bytes()));
     let mut written = Vec::new();
-    for (name, bytes) in files {
-        atomic_write(&staged.dir().join(name), &bytes)?;
-        written.push(out.join(name));
+    for e in super::export::SWEEP {
+        let Some(bytes) = e.export(r) else { continue };
+        atomic_write(&staged.dir().join(e.file_name()), &bytes)?;
+        written.push(out.join(e.file_name()));
     }
     staged.commit()?;
     Ok(written)

@@ -14,7 +14,7 @@
 //! the same bytes under the same names.
 
 use super::html::{ChartKeeper, Charts, DEFAULT_MAX_SESSIONS};
-use super::{Report, SourceLines, csv_out, markdown, to_json, write_transcript, write_transcript_sharing};
+use super::{Report, SourceLines, csv_out, export, write_transcript, write_transcript_sharing};
 use crate::output::fsutil::{
     atomic_write, atomic_write_unsynced_with, atomic_write_with, ensure_dir, fnv1a, pending_path, safe_stem,
     scratch_file,
@@ -122,32 +122,27 @@ pub fn write_all(
     Ok(written)
 }
 
-/// sessions.csv, calls.csv (from `calls`), report.md, report.html, then
-/// report.json.
+/// calls.csv (from `calls`), then every exporter of [`export::REPLAY`] in order
+/// (report.json last).
 fn write_reports(
     out: &Path,
     report: &Report,
     charts: &Charts,
     calls: impl FnOnce(&mut dyn Write) -> std::io::Result<()>,
 ) -> std::io::Result<Vec<PathBuf>> {
-    let path = |name: &str| out.join(name);
+    let mut written = Vec::with_capacity(export::REPLAY.len() + 1);
     interrupted()?;
-    atomic_write(&path("sessions.csv"), &csv_out::sessions_csv(report))?;
-    interrupted()?;
-    atomic_write_with(&path("calls.csv"), calls)?;
-    interrupted()?;
-    atomic_write(&path("quality.csv"), &super::quality::quality_csv(report))?;
-    interrupted()?;
-    atomic_write(&path("report.md"), markdown::report_md(report).as_bytes())?;
-    interrupted()?;
-    atomic_write(&path("report.html"), html_page(report, charts).as_bytes())?;
-    // Last, so a report.json present means the run completed.
-    interrupted()?;
-    atomic_write(&path("report.json"), &to_json(report))?;
-    Ok(["sessions.csv", "calls.csv", "quality.csv", "report.md", "report.html", "report.json"]
-        .iter()
-        .map(|n| path(n))
-        .collect())
+    atomic_write_with(&out.join("calls.csv"), calls)?;
+    written.push(out.join("calls.csv"));
+    let run = export::ReplayRun { report, charts };
+    for e in export::REPLAY {
+        let Some(bytes) = e.export(&run) else { continue };
+        interrupted()?;
+        let path = out.join(e.file_name());
+        atomic_write(&path, &bytes)?;
+        written.push(path);
+    }
+    Ok(written)
 }
 
 /// Stop between files after Ctrl-C: each file written is complete (atomic), and

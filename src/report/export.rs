@@ -1,0 +1,144 @@
+//! Every file a command writes from its results goes through one trait, and each
+//! command's results have one registry of exporters, in the order they are written
+//! (the last one marks a complete run).
+
+use super::Report;
+use super::html::{Charts, Page, report_html};
+use crate::sweep::SweepResult;
+
+/// One output file made from a command's results `T`.
+pub trait Exporter<T: ?Sized>: Sync {
+    /// The file's name under `--out`.
+    fn file_name(&self) -> &'static str;
+    /// The file's bytes; `None` when the results have nothing for it.
+    fn export(&self, results: &T) -> Option<Vec<u8>>;
+}
+
+/// What `replay` and `compare` export: the report and the charts kept for it.
+/// (`calls.csv` and the transcripts are streamed while the replay runs.)
+pub struct ReplayRun<'a> {
+    pub report: &'a Report,
+    pub charts: &'a Charts,
+}
+
+/// A replay's reports; report.json last, so its presence means the run completed.
+pub static REPLAY: &[&dyn for<'a> Exporter<ReplayRun<'a>>] = &[&SessionsCsv, &QualityCsv, &Markdown, &Html, &Json];
+
+/// A sweep's reports.
+pub static SWEEP: &[&dyn Exporter<SweepResult>] = &[&SweepCsv, &SweepMd, &RecommendedToml, &SweepHtml];
+
+struct SessionsCsv;
+struct QualityCsv;
+struct Markdown;
+struct Html;
+struct Json;
+struct SweepCsv;
+struct SweepMd;
+struct RecommendedToml;
+struct SweepHtml;
+
+impl<'a> Exporter<ReplayRun<'a>> for SessionsCsv {
+    fn file_name(&self) -> &'static str {
+        "sessions.csv"
+    }
+    fn export(&self, r: &ReplayRun<'a>) -> Option<Vec<u8>> {
+        Some(super::csv_out::sessions_csv(r.report))
+    }
+}
+
+impl<'a> Exporter<ReplayRun<'a>> for QualityCsv {
+    fn file_name(&self) -> &'static str {
+        "quality.csv"
+    }
+    fn export(&self, r: &ReplayRun<'a>) -> Option<Vec<u8>> {
+        Some(super::quality::quality_csv(r.report))
+    }
+}
+
+impl<'a> Exporter<ReplayRun<'a>> for Markdown {
+    fn file_name(&self) -> &'static str {
+        "report.md"
+    }
+    fn export(&self, r: &ReplayRun<'a>) -> Option<Vec<u8>> {
+        Some(super::markdown::report_md(r.report).into_bytes())
+    }
+}
+
+impl<'a> Exporter<ReplayRun<'a>> for Html {
+    fn file_name(&self) -> &'static str {
+        "report.html"
+    }
+    fn export(&self, r: &ReplayRun<'a>) -> Option<Vec<u8>> {
+        Some(super::write::html_page(r.report, r.charts).into_bytes())
+    }
+}
+
+impl<'a> Exporter<ReplayRun<'a>> for Json {
+    fn file_name(&self) -> &'static str {
+        "report.json"
+    }
+    fn export(&self, r: &ReplayRun<'a>) -> Option<Vec<u8>> {
+        Some(super::to_json(r.report))
+    }
+}
+
+impl Exporter<SweepResult> for SweepCsv {
+    fn file_name(&self) -> &'static str {
+        "sweep.csv"
+    }
+    fn export(&self, r: &SweepResult) -> Option<Vec<u8>> {
+        Some(super::sweep::sweep_csv(r))
+    }
+}
+
+impl Exporter<SweepResult> for SweepMd {
+    fn file_name(&self) -> &'static str {
+        "sweep.md"
+    }
+    fn export(&self, r: &SweepResult) -> Option<Vec<u8>> {
+        Some(super::sweep::sweep_md(r).into_bytes())
+    }
+}
+
+impl Exporter<SweepResult> for RecommendedToml {
+    fn file_name(&self) -> &'static str {
+        "recommended.toml"
+    }
+    fn export(&self, r: &SweepResult) -> Option<Vec<u8>> {
+        super::sweep::recommended_toml(r).map(String::into_bytes)
+    }
+}
+
+impl Exporter<SweepResult> for SweepHtml {
+    fn file_name(&self) -> &'static str {
+        "report.html"
+    }
+    fn export(&self, r: &SweepResult) -> Option<Vec<u8>> {
+        let page = Page {
+            command: "sweep",
+            report: None,
+            charts: &Charts::default(),
+            columns: &[],
+            frr: None,
+            sweep: Some(r),
+        };
+        Some(report_html(&page).into_bytes())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Each registry names each file once, and a replay's report.json comes last.
+    #[test]
+    fn registries_name_each_file_once() {
+        let replay: Vec<&str> = REPLAY.iter().map(|e| e.file_name()).collect();
+        let sweep: Vec<&str> = SWEEP.iter().map(|e| e.file_name()).collect();
+        for names in [&replay, &sweep] {
+            let set: std::collections::BTreeSet<_> = names.iter().collect();
+            assert_eq!(set.len(), names.len(), "{names:?}");
+        }
+        assert_eq!(replay.last(), Some(&"report.json"));
+    }
+}
