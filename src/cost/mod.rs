@@ -468,17 +468,6 @@ pub struct CostModelInfo {
     pub user_families: Vec<String>,
 }
 
-/// Price one session's replays, one entry per trace (`None` where it failed),
-/// in the order of `traces`.
-pub fn price_traces<'t>(
-    session: &Session,
-    traces: impl Iterator<Item = Option<&'t SessionTrace>>,
-    settings: &CostSettings,
-) -> Vec<Option<SessionCost>> {
-    let models = SessionModels::of(session, settings);
-    traces.map(|t| t.map(|t| session_cost_with(session, t, settings, &models, true))).collect()
-}
-
 /// Total the priced rows of each policy (`rows`: policy index and cost), and
 /// describe the cost model with the families that priced at least one call.
 pub fn totals<'c>(
