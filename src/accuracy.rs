@@ -219,13 +219,7 @@ fn round4(x: f64) -> f64 {
 
 /// Median; the mean of the two middle values for an even count.
 pub fn median(v: &[f64]) -> Option<f64> {
-    if v.is_empty() {
-        return None;
-    }
-    let s = sorted(v);
-    let n = s.len();
-    let m = if n % 2 == 1 { s[n / 2] } else { (s[n / 2 - 1] + s[n / 2]) / 2.0 };
-    Some(round4(m))
+    crate::num::median(v).map(round4)
 }
 
 /// 90th percentile, nearest-rank: the smallest value with at least 90 % of the

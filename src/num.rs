@@ -15,14 +15,16 @@ pub fn savings_pct(baseline: u64, policy: u64) -> f64 {
     round4((baseline as f64 - policy as f64) / baseline as f64 * 100.0)
 }
 
-/// The median (mean of the two middle values for an even count), 0 when empty.
-pub fn median(v: &mut [f64]) -> f64 {
+/// The median (mean of the two middle values for an even count), unrounded;
+/// `None` when empty.
+pub fn median(v: &[f64]) -> Option<f64> {
     if v.is_empty() {
-        return 0.0;
+        return None;
     }
-    v.sort_by(f64::total_cmp);
-    let n = v.len();
-    if n % 2 == 1 { v[n / 2] } else { (v[n / 2 - 1] + v[n / 2]) / 2.0 }
+    let mut s = v.to_vec();
+    s.sort_by(f64::total_cmp);
+    let n = s.len();
+    Some(if n % 2 == 1 { s[n / 2] } else { (s[n / 2 - 1] + s[n / 2]) / 2.0 })
 }
 
 #[cfg(test)]
@@ -35,8 +37,8 @@ mod tests {
         assert_eq!(round4(f64::NAN), 0.0);
         assert_eq!(savings_pct(0, 5), 0.0);
         assert_eq!(savings_pct(200, 50), 75.0);
-        assert_eq!(median(&mut [3.0, 1.0, 2.0]), 2.0);
-        assert_eq!(median(&mut [4.0, 1.0]), 2.5);
-        assert_eq!(median(&mut []), 0.0);
+        assert_eq!(median(&[3.0, 1.0, 2.0]), Some(2.0));
+        assert_eq!(median(&[4.0, 1.0]), Some(2.5));
+        assert_eq!(median(&[]), None);
     }
 }

@@ -443,7 +443,7 @@ fn aggregate<'a>(policy: &str, rows: impl Iterator<Item = &'a SessionRow>) -> Ag
         }
     }
     a.savings_pct = savings_pct(a.input_tokens_baseline, a.input_tokens_policy);
-    a.median_session_savings_pct = round4(median(&mut per_session));
+    a.median_session_savings_pct = round4(median(&per_session).unwrap_or(0.0));
     a
 }
 

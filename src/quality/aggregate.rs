@@ -10,6 +10,7 @@
 //! FRR and are skipped, never counted as 0 or 1.
 
 use super::event::CompactionQuality;
+use crate::num::median;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 
@@ -114,14 +115,4 @@ fn stats(name: &str, rows: &[&CompactionQuality]) -> QualityStats {
 
 fn mean(v: &[f64]) -> Option<f64> {
     (!v.is_empty()).then(|| v.iter().sum::<f64>() / v.len() as f64)
-}
-
-fn median(v: &[f64]) -> Option<f64> {
-    if v.is_empty() {
-        return None;
-    }
-    let mut s = v.to_vec();
-    s.sort_by(f64::total_cmp);
-    let m = s.len() / 2;
-    Some(if s.len() % 2 == 1 { s[m] } else { (s[m - 1] + s[m]) / 2.0 })
 }

@@ -29,18 +29,37 @@ fn is_test_file(path: &Path) -> bool {
     stem == "tests" || stem == "proptests" || stem.ends_with("_tests") || stem == "testkit"
 }
 
-/// `text` without comments, string literals and `#[cfg(test)]` items.
+/// `text` without comments, string and char literals, and `#[cfg(test)]` items.
+/// Literals go first, so a brace or a `;` inside one cannot end an item early.
 fn code_only(text: &str) -> String {
+    let code = without_literals(text);
+    let b = code.as_bytes();
+    let mut out = String::with_capacity(code.len());
+    let mut i = 0;
+    while let Some(at) = code[i..].find("#[cfg(test)]") {
+        out.push_str(&code[i..i + at]);
+        i = skip_item(b, i + at + "#[cfg(test)]".len());
+    }
+    out.push_str(&code[i..]);
+    out
+}
+
+/// `text` with comments removed and every string or char literal emptied.
+fn without_literals(text: &str) -> String {
     let b = text.as_bytes();
     let mut out = String::with_capacity(text.len());
     let mut i = 0;
     while i < b.len() {
-        if text[i..].starts_with("//") {
-            while i < b.len() && b[i] != b'\n' {
-                i += 1;
-            }
-        } else if text[i..].starts_with("/*") {
-            i = text[i..].find("*/").map_or(b.len(), |e| i + e + 2);
+        let rest = &text[i..];
+        if rest.starts_with("//") {
+            i = rest.find('\n').map_or(b.len(), |e| i + e);
+        } else if rest.starts_with("/*") {
+            i = rest.find("*/").map_or(b.len(), |e| i + e + 2);
+        } else if let Some(hashes) = raw_string_hashes(rest) {
+            let close = format!("\"{}", "#".repeat(hashes));
+            let open = 2 + hashes;
+            i = rest[open..].find(&close).map_or(b.len(), |e| i + open + e + close.len());
+            out.push_str("\"\"");
         } else if b[i] == b'"' {
             i += 1;
             while i < b.len() && b[i] != b'"' {
@@ -48,17 +67,37 @@ fn code_only(text: &str) -> String {
             }
             i += 1;
             out.push_str("\"\"");
-        } else if text[i..].starts_with("r#\"") {
-            i = text[i + 3..].find("\"#").map_or(b.len(), |e| i + 3 + e + 2);
-        } else if text[i..].starts_with("#[cfg(test)]") {
-            i = skip_item(b, i + "#[cfg(test)]".len());
+        } else if let Some(len) = char_literal(rest) {
+            i += len;
+            out.push_str("' '");
         } else {
-            let c = text[i..].chars().next().unwrap_or(' ');
+            let c = rest.chars().next().unwrap_or(' ');
             out.push(c);
             i += c.len_utf8();
         }
     }
     out
+}
+
+/// `r"…"` or `r#"…"#`: the number of `#`.
+fn raw_string_hashes(rest: &str) -> Option<usize> {
+    let after = rest.strip_prefix('r')?;
+    let hashes = after.len() - after.trim_start_matches('#').len();
+    after[hashes..].starts_with('"').then_some(hashes)
+}
+
+/// The length of a char literal at the start of `rest` (`'x'`, `'\''`, `'"'`),
+/// not a lifetime (`'a`).
+fn char_literal(rest: &str) -> Option<usize> {
+    let body = rest.strip_prefix('\'')?;
+    let len = if let Some(esc) = body.strip_prefix('\\') {
+        // The escaped char, then whatever the escape holds (`u{…}`) up to the quote.
+        let first = esc.chars().next()?.len_utf8();
+        1 + first + esc[first..].find('\'')?
+    } else {
+        body.chars().next()?.len_utf8()
+    };
+    body[len..].starts_with('\'').then_some(len + 2)
 }
 
 /// The end of the item that starts at `i`: a `;` before any `{`, or the brace
@@ -327,8 +366,10 @@ fn the_checker_reports_each_kind_of_break() {
 fn references_are_read_from_code_only() {
     let code = code_only(
         "use crate::{a, b::{c, d}, self};\n// crate::commented\nlet s = \"crate::quoted\";\n\
+         let q = '\"'; let e = '\\''; fn f<'a>(_: &'a str) { crate::h::x(); }\nlet r = r#\"crate::raw\"#;\n\
+         #[cfg(test)]\nmod t { const X: &str = \"}\"; use crate::hidden; }\n\
          #[cfg(test)]\nmod tests { use crate::in_tests; }\nfn f() { crate::e::g(); compactor::x::y(); }\n",
     );
     let refs: Vec<String> = crate_refs(&code).into_iter().collect();
-    assert_eq!(refs, ["a", "b", "e"]);
+    assert_eq!(refs, ["a", "b", "e", "h"]);
 }
