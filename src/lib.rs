@@ -12,6 +12,7 @@ pub mod inspect;
 pub mod interrupt;
 pub mod invariants;
 pub mod llm;
+pub mod metrics;
 pub mod model;
 pub mod num;
 pub mod outcome;

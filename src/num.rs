@@ -1,4 +1,4 @@
-//! Rounding shared by every number compactor writes: fixed decimals keep reports
+//! Rounding and digit grouping shared by every number compactor writes: fixed decimals keep reports
 //! short and byte-identical, whichever layer computed the value.
 
 /// Round to 4 decimals; a non-finite value becomes 0 so JSON stays valid.
@@ -25,6 +25,24 @@ pub fn median(v: &[f64]) -> Option<f64> {
     s.sort_by(f64::total_cmp);
     let n = s.len();
     Some(if n % 2 == 1 { s[n / 2] } else { (s[n / 2 - 1] + s[n / 2]) / 2.0 })
+}
+
+/// Thousands separators: 1234567 → "1,234,567".
+pub fn thousands(n: u64) -> String {
+    let s = n.to_string();
+    let mut out = String::with_capacity(s.len() + s.len() / 3);
+    for (i, c) in s.chars().enumerate() {
+        if i > 0 && (s.len() - i).is_multiple_of(3) {
+            out.push(',');
+        }
+        out.push(c);
+    }
+    out
+}
+
+/// [`thousands`] with a minus sign: -1234 → "-1,234".
+pub fn signed(n: i64) -> String {
+    if n < 0 { format!("-{}", thousands(n.unsigned_abs())) } else { thousands(n as u64) }
 }
 
 #[cfg(test)]

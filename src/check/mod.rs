@@ -32,6 +32,7 @@ pub mod params;
 pub use baseline::{BASELINE_KIND, BASELINE_VERSION, Baseline, PresetMetrics, ReplaySettings, SessionMetrics};
 pub use params::{Coverage, RunSettings, coverage};
 
+use crate::metrics::{self, Gate, Totals, Unit, view};
 use serde::Serialize;
 use std::collections::HashMap;
 
@@ -47,45 +48,32 @@ pub enum CheckError {
     Glob { glob: String, reason: String },
 }
 
-/// Tolerances of one preset (flags override the policy's `check.*` keys).
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub struct Tolerances {
-    pub max_frr_drop: f64,
-    pub max_savings_drop: f64,
-    pub max_hallucination: f64,
-}
+/// Tolerances of one preset: the policy's `check.*` keys, which flags override.
+pub type Tolerances = crate::policy::CheckTolerances;
 
-impl From<&crate::policy::CheckTolerances> for Tolerances {
-    fn from(t: &crate::policy::CheckTolerances) -> Tolerances {
-        Tolerances {
-            max_frr_drop: t.max_frr_drop,
-            max_savings_drop: t.max_savings_drop,
-            max_hallucination: t.max_hallucination,
-        }
-    }
-}
-
-/// What a rule checks.
+/// What a rule checks: a gated metric of the metric table
+/// ([`crate::metrics::Gate`]), or one of the per-session rules.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Rule {
-    FrrDrop,
-    SavingsDrop,
-    Hallucination,
+    /// The metric (its key) dropped by more than its tolerance.
+    Drop(&'static str),
+    /// The metric (its key) is above its ceiling.
+    Ceiling(&'static str),
     NewViolations,
     NewNoProgress,
     MustKeepLost,
 }
 
 impl Rule {
-    pub fn name(self) -> &'static str {
+    pub fn name(self) -> String {
+        let label = |key: &'static str| metrics::get(key).map_or(key, |m| m.label);
         match self {
-            Rule::FrrDrop => "FRR drop",
-            Rule::SavingsDrop => "savings drop",
-            Rule::Hallucination => "hallucination",
-            Rule::NewViolations => "new invariant violations",
-            Rule::NewNoProgress => "new no-progress compactions",
-            Rule::MustKeepLost => "modified path lost on a must-keep session",
+            Rule::Drop(key) => format!("{} drop", label(key)),
+            Rule::Ceiling(key) => label(key).to_string(),
+            Rule::NewViolations => "new invariant violations".into(),
+            Rule::NewNoProgress => "new no-progress compactions".into(),
+            Rule::MustKeepLost => "modified path lost on a must-keep session".into(),
         }
     }
 }
@@ -168,17 +156,6 @@ impl MustKeep {
     }
 }
 
-fn pts(v: Option<f64>) -> String {
-    v.map(|x| format!("{x:.2}")).unwrap_or_else(|| "–".to_string())
-}
-
-fn delta(base: Option<f64>, now: Option<f64>) -> String {
-    match (base, now) {
-        (Some(b), Some(n)) => format!("{:+.2}", n - b),
-        _ => String::new(),
-    }
-}
-
 fn count_delta(base: u64, now: u64) -> String {
     format!("{:+}", now as i64 - base as i64)
 }
@@ -194,113 +171,87 @@ pub fn compare(
     let mut lines = Vec::new();
     let mut failures = Vec::new();
     let mut notes = Vec::new();
-    let default = Tolerances::from(&crate::policy::CheckTolerances::default());
     let base_sessions: HashMap<(&str, &str, &str), &SessionMetrics> =
         base.sessions.iter().map(|s| ((s.session_id.as_str(), s.file.as_str(), s.policy.as_str()), s)).collect();
     fn fail(failures: &mut Vec<Failure>, policy: &str, rule: Rule, detail: String) {
         failures.push(Failure { policy: policy.to_string(), rule, detail });
     }
     for p in &now.presets {
-        let tol = tolerances.get(&p.policy).copied().unwrap_or(default);
+        let tol_policy = tolerances.get(&p.policy).cloned().unwrap_or_default();
         let b = base.presets.iter().find(|b| b.policy == p.policy);
         let mut line = |metric: &'static str, baseline: String, now: String, change: String, rule: String, status| {
             lines.push(Line { policy: p.policy.clone(), metric, baseline, now, change, rule, status });
         };
+        let now_t = totals(p);
         let Some(b) = b else {
-            line(
-                "savings %",
-                "–".into(),
-                pts(Some(p.savings_pct)),
-                String::new(),
-                "not in baseline, not compared".into(),
-                Status::New,
-            );
-            line("FRR", "–".into(), pts(p.frr), String::new(), "not in baseline, not compared".into(), Status::New);
+            for m in metrics::of_view(view::CHECK).filter(|m| matches!(m.gate, Some(Gate::MaxDrop(_)))) {
+                let v = m.of_totals(&now_t);
+                line(
+                    m.label,
+                    "–".into(),
+                    m.points(v),
+                    String::new(),
+                    "not in baseline, not compared".into(),
+                    Status::New,
+                );
+            }
             notes.push(format!("policy `{}` is not in the baseline: not compared", p.policy));
             continue;
         };
-        // FRR of the policy's summaries.
-        let frr_status = match (b.frr, p.frr) {
-            (Some(bf), Some(nf)) if nf < bf - tol.max_frr_drop - 1e-9 => {
-                fail(
-                    &mut failures,
-                    &p.policy,
-                    Rule::FrrDrop,
-                    format!("FRR {nf:.2}, baseline {bf:.2}, allowed drop {:.2}", tol.max_frr_drop),
-                );
-                Status::Regression
-            }
-            (Some(_), Some(_)) => Status::Ok,
-            _ => Status::Info,
-        };
-        line("FRR", pts(b.frr), pts(p.frr), delta(b.frr, p.frr), format!("drop ≤ {:.2}", tol.max_frr_drop), frr_status);
-        for (metric, bv, nv) in [
-            ("FRR truncate", b.frr_truncate, p.frr_truncate),
-            ("FRR masking", b.frr_masking, p.frr_masking),
-            ("FRR masking@budget", b.frr_masking_budget, p.frr_masking_budget),
-            ("FRR oracle", b.frr_oracle, p.frr_oracle),
-            ("artifact recall %", b.artifact_recall, p.artifact_recall),
-        ] {
-            // A preset that compacts on neither side has no quality to show.
-            if bv.is_some() || nv.is_some() {
-                line(metric, pts(bv), pts(nv), delta(bv, nv), String::new(), Status::Info);
-            }
+        let base_t = totals(b);
+        for m in metrics::of_view(view::CHECK) {
+            let (bv, nv) = (m.of_totals(&base_t), m.of_totals(&now_t));
+            let (bp, np) = (bv.map(|v| m.to_points(v)), nv.map(|v| m.to_points(v)));
+            let unit = if m.unit == Unit::Count { "" } else { "%" };
+            let (rule, status) = match m.gate {
+                Some(Gate::MaxDrop(tol)) => {
+                    let tol = tol(&tol_policy);
+                    let status = match (bp, np) {
+                        (Some(b), Some(n)) if n < b - tol - 1e-9 => {
+                            fail(
+                                &mut failures,
+                                &p.policy,
+                                Rule::Drop(m.key),
+                                format!("{} {n:.2}{unit}, baseline {b:.2}{unit}, allowed drop {tol:.2}", m.label),
+                            );
+                            Status::Regression
+                        }
+                        (Some(_), Some(_)) => Status::Ok,
+                        _ => Status::Info,
+                    };
+                    (format!("drop ≤ {tol:.2}"), status)
+                }
+                Some(Gate::Ceiling(tol)) => {
+                    let tol = tol(&tol_policy);
+                    let status = match np {
+                        Some(n) if n > tol + 1e-9 => {
+                            fail(
+                                &mut failures,
+                                &p.policy,
+                                Rule::Ceiling(m.key),
+                                format!("{} {n:.2}{unit}, ceiling {tol:.2}{unit}", m.label),
+                            );
+                            Status::Regression
+                        }
+                        Some(_) => Status::Ok,
+                        None => Status::Info,
+                    };
+                    if bv.is_none() && nv.is_none() {
+                        continue;
+                    }
+                    (format!("≤ {tol:.2}"), status)
+                }
+                // A preset that compacts on neither side has no quality to show.
+                None if bv.is_none() && nv.is_none() => continue,
+                None => (String::new(), Status::Info),
+            };
+            let change = match (bp, np) {
+                (Some(b), Some(n)) if m.unit == Unit::Count => format!("{:+}", n as i64 - b as i64),
+                (Some(b), Some(n)) => format!("{:+.2}", n - b),
+                _ => String::new(),
+            };
+            line(m.label, m.points(bv), m.points(nv), change, rule, status);
         }
-        // Hallucination: an absolute ceiling.
-        let h_status = match p.hallucination {
-            Some(h) if h > tol.max_hallucination + 1e-9 => {
-                fail(
-                    &mut failures,
-                    &p.policy,
-                    Rule::Hallucination,
-                    format!("hallucination {h:.2}%, ceiling {:.2}%", tol.max_hallucination),
-                );
-                Status::Regression
-            }
-            Some(_) => Status::Ok,
-            None => Status::Info,
-        };
-        if b.hallucination.is_some() || p.hallucination.is_some() {
-            line(
-                "hallucination %",
-                pts(b.hallucination),
-                pts(p.hallucination),
-                delta(b.hallucination, p.hallucination),
-                format!("≤ {:.2}", tol.max_hallucination),
-                h_status,
-            );
-        }
-        // Savings.
-        let s_status = if p.savings_pct < b.savings_pct - tol.max_savings_drop - 1e-9 {
-            fail(
-                &mut failures,
-                &p.policy,
-                Rule::SavingsDrop,
-                format!(
-                    "savings {:.2}%, baseline {:.2}%, allowed drop {:.2}",
-                    p.savings_pct, b.savings_pct, tol.max_savings_drop
-                ),
-            );
-            Status::Regression
-        } else {
-            Status::Ok
-        };
-        line(
-            "savings %",
-            pts(Some(b.savings_pct)),
-            pts(Some(p.savings_pct)),
-            delta(Some(b.savings_pct), Some(p.savings_pct)),
-            format!("drop ≤ {:.2}", tol.max_savings_drop),
-            s_status,
-        );
-        line(
-            "compactions",
-            b.compactions.to_string(),
-            p.compactions.to_string(),
-            count_delta(b.compactions, p.compactions),
-            String::new(),
-            Status::Info,
-        );
         // Per-session counters: violations and no-progress compactions.
         let mine: Vec<&SessionMetrics> = now.sessions.iter().filter(|s| s.policy == p.policy).collect();
         let mut new_violations = Vec::new();
@@ -380,6 +331,27 @@ pub fn compare(
         notes.push(format!("{} baseline session(s) were not replayed", missing.len()));
     }
     Outcome { lines, failures, notes }
+}
+
+/// A preset's metrics as the metric table reads them (points back to shares).
+fn totals(p: &PresetMetrics) -> Totals {
+    let share = |v: Option<f64>| v.map(|x| x / 100.0);
+    Totals {
+        sessions: p.sessions,
+        sessions_failed: p.sessions_failed,
+        savings_pct: p.savings_pct,
+        compactions: p.compactions,
+        no_progress_compactions: p.no_progress_compactions,
+        quality_measured: p.frr.is_some() || p.artifact_recall.is_some() || p.hallucination.is_some(),
+        frr_pooled: share(p.frr),
+        frr_truncate: share(p.frr_truncate),
+        frr_masking: share(p.frr_masking),
+        frr_masking_budget: share(p.frr_masking_budget),
+        frr_oracle: share(p.frr_oracle),
+        artifact_recall: share(p.artifact_recall),
+        hallucination: share(p.hallucination),
+        ..Totals::default()
+    }
 }
 
 #[cfg(test)]

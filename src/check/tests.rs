@@ -69,7 +69,7 @@ fn frr_drop_beyond_the_tolerance_fails() {
     assert!(!run(&baseline(), &now).regressed());
     now.presets[0].frr = Some(57.9); // −2.1
     let o = run(&baseline(), &now);
-    assert_eq!(rules(&o), vec![("nous".to_string(), Rule::FrrDrop)]);
+    assert_eq!(rules(&o), vec![("nous".to_string(), Rule::Drop("frr_pooled"))]);
     // A wider tolerance for that preset accepts it.
     let wide = HashMap::from([(
         "nous".to_string(),
@@ -82,7 +82,7 @@ fn frr_drop_beyond_the_tolerance_fails() {
 fn savings_drop_fails() {
     let mut now = baseline();
     now.presets[1].savings_pct = 38.5;
-    assert_eq!(rules(&run(&baseline(), &now)), vec![("opal".to_string(), Rule::SavingsDrop)]);
+    assert_eq!(rules(&run(&baseline(), &now)), vec![("opal".to_string(), Rule::Drop("savings_pct"))]);
     now.presets[1].savings_pct = 55.0; // better is fine
     assert!(!run(&baseline(), &now).regressed());
 }
@@ -93,7 +93,7 @@ fn hallucination_above_one_percent_fails_whatever_the_baseline() {
     now.presets[0].hallucination = Some(1.2);
     let mut base = baseline();
     base.presets[0].hallucination = Some(1.5);
-    assert_eq!(rules(&run(&base, &now)), vec![("nous".to_string(), Rule::Hallucination)]);
+    assert_eq!(rules(&run(&base, &now)), vec![("nous".to_string(), Rule::Ceiling("hallucination_rate"))]);
 }
 
 #[test]
@@ -290,4 +290,24 @@ fn a_baseline_without_parameters_says_so_and_compares_none() {
     // Written and read back, the recorded ones survive.
     let back = Baseline::from_report_json(&recorded().to_json()).unwrap();
     assert_eq!((back.policies, back.settings), (recorded().policies, recorded().settings));
+}
+
+#[test]
+fn every_gated_metric_of_the_table_is_checked_and_lines_use_its_labels() {
+    let o = run(&baseline(), &baseline());
+    let labels: Vec<&str> = o.lines.iter().filter(|l| l.policy == "nous").map(|l| l.metric).collect();
+    // Table order, then the per-session rules.
+    let table: Vec<&str> = crate::metrics::of_view(crate::metrics::view::CHECK).map(|m| m.label).collect();
+    assert_eq!(labels[..table.len()], table[..]);
+    for m in crate::metrics::METRICS.iter().filter(|m| m.gate.is_some()) {
+        assert!(m.views & crate::metrics::view::CHECK != 0, "{} is gated but not shown by check", m.key);
+    }
+    // A gate fires on the metric it belongs to, in the metric's own points.
+    let mut now = baseline();
+    now.presets[1].artifact_recall = Some(10.0); // no gate: shown, never fails
+    now.presets[1].hallucination = Some(1.01);
+    let o = run(&baseline(), &now);
+    assert_eq!(rules(&o), vec![("opal".to_string(), Rule::Ceiling("hallucination_rate"))]);
+    assert_eq!(o.failures[0].detail, "hallucination rate 1.01%, ceiling 1.00%");
+    assert_eq!(Rule::Drop("frr_pooled").name(), "FRR drop");
 }

@@ -246,7 +246,7 @@ pub fn run(args: CheckArgs) -> anyhow::Result<u8> {
         .policies
         .iter()
         .map(|p| {
-            let mut t = Tolerances::from(&p.check);
+            let mut t: Tolerances = p.check.clone();
             t.max_frr_drop = max_frr_drop.unwrap_or(t.max_frr_drop);
             t.max_savings_drop = max_savings_drop.unwrap_or(t.max_savings_drop);
             t.max_hallucination = max_hallucination.unwrap_or(t.max_hallucination);

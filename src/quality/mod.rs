@@ -109,7 +109,7 @@ impl AtomKind {
 
     /// Type weight of quality.md §c.3. `Ask` has none there: it is measured by
     /// ask coverage, not by FRR, so it weighs 0.
-    pub fn weight(self) -> f64 {
+    pub const fn weight(self) -> f64 {
         match self {
             AtomKind::ModifiedPath => 3.0,
             AtomKind::Error | AtomKind::Id | AtomKind::Constraint => 2.0,

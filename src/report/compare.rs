@@ -4,7 +4,7 @@
 
 use super::Report;
 use super::markdown::{cell, thousands};
-use crate::cost::CostTotals;
+use crate::metrics::{self, Totals, view};
 use crate::quality::QualityScore;
 use std::fmt::Write as _;
 
@@ -12,17 +12,9 @@ use std::fmt::Write as _;
 #[derive(Debug, Clone, PartialEq)]
 pub struct PolicyColumn {
     pub policy: String,
-    pub sessions: u64,
-    pub savings_pct: f64,
-    pub input_tokens_baseline: u64,
-    pub input_tokens_policy: u64,
-    pub cost: Option<CostTotals>,
-    pub overflow_calls_baseline: u64,
-    pub overflow_calls_policy: u64,
-    pub compactions: u64,
-    pub no_progress_compactions: u64,
     /// `None`: quality not measured.
     pub quality: Option<QualityScore>,
+    pub totals: Totals,
 }
 
 /// Columns from a report whose aggregates carry costs (see `Report::total_costs`).
@@ -33,60 +25,19 @@ pub fn columns(report: &Report, quality: &[Option<QualityScore>]) -> Vec<PolicyC
         .aggregates
         .iter()
         .enumerate()
-        .map(|(i, a)| PolicyColumn {
-            policy: a.policy.clone(),
-            sessions: a.sessions,
-            savings_pct: a.savings_pct,
-            input_tokens_baseline: a.input_tokens_baseline,
-            input_tokens_policy: a.input_tokens_policy,
-            cost: a.cost.clone(),
-            overflow_calls_baseline: a.overflow_calls_baseline,
-            overflow_calls_policy: a.overflow_calls_policy,
-            compactions: a.compactions,
-            no_progress_compactions: a.no_progress_compactions,
-            quality: quality.get(i).copied().flatten(),
+        .map(|(i, a)| {
+            let q = quality.get(i).copied().flatten();
+            PolicyColumn { policy: a.policy.clone(), quality: q, totals: Totals::from_aggregate(a, q) }
         })
         .collect()
 }
 
-fn pct_or_na(v: Option<f64>) -> String {
-    v.map(|x| format!("{:.1}%", x * 100.0)).unwrap_or_else(|| "n/a".into())
-}
-
-/// The rows of the table: label and one value per column.
-pub fn rows(cols: &[PolicyColumn]) -> Vec<(&'static str, Vec<String>)> {
-    let cost = |f: &dyn Fn(&CostTotals) -> String| -> Vec<String> {
-        cols.iter().map(|c| c.cost.as_ref().map(f).unwrap_or_else(|| "n/a".into())).collect()
-    };
-    let q = |f: &dyn Fn(&QualityScore) -> Option<f64>| -> Vec<String> {
-        cols.iter().map(|c| pct_or_na(c.quality.as_ref().and_then(f))).collect()
-    };
-    vec![
-        ("sessions", cols.iter().map(|c| c.sessions.to_string()).collect()),
-        ("billed input, baseline", cols.iter().map(|c| thousands(c.input_tokens_baseline)).collect()),
-        ("billed input, policy", cols.iter().map(|c| thousands(c.input_tokens_policy)).collect()),
-        ("token savings", cols.iter().map(|c| format!("{:.1}%", c.savings_pct)).collect()),
-        ("cost baseline", cost(&|t| format!("${:.4}", t.baseline.usd))),
-        ("cost policy (+ summaries)", cost(&|t| format!("${:.4}", t.policy.usd + t.summarizer_usd))),
-        ("cost savings", cost(&|t| format!("{:.1}%", t.saved_pct))),
-        ("cache read share, policy", cost(&|t| format!("{:.1}%", t.policy.read_share() * 100.0))),
-        ("sessions shedding tokens but costing more", cost(&|t| t.sessions_sheds_tokens_costs_more.to_string())),
-        (
-            "overflow calls (baseline → policy)",
-            cols.iter()
-                .map(|c| format!("{} → {}", thousands(c.overflow_calls_baseline), thousands(c.overflow_calls_policy)))
-                .collect(),
-        ),
-        (
-            "compactions (no-progress)",
-            cols.iter()
-                .map(|c| format!("{} ({})", thousands(c.compactions), thousands(c.no_progress_compactions)))
-                .collect(),
-        ),
-        ("FRR", q(&|s| s.frr())),
-        ("artifact recall", q(&|s| s.artifact_recall())),
-        ("hallucination rate", q(&|s| s.hallucination())),
-    ]
+/// The rows of the table: the compare metrics of the metric table, each with
+/// its label and one cell per column.
+pub fn rows(cols: &[PolicyColumn]) -> Vec<(String, Vec<String>)> {
+    metrics::of_view(view::COMPARE)
+        .map(|m| (m.compact_label(), cols.iter().map(|c| m.cell(&c.totals)).collect()))
+        .collect()
 }
 
 /// Markdown table: one column per policy.

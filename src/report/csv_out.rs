@@ -48,8 +48,8 @@ pub const SESSION_COLUMNS: &[&str] = &[
 
 pub fn sessions_csv(report: &Report) -> Vec<u8> {
     let mut w = csv::Writer::from_writer(Vec::new());
-    // Summary-quality columns follow (`report::quality::SESSION_COLUMNS`).
-    let _ = w.write_record(SESSION_COLUMNS.iter().chain(super::quality::SESSION_COLUMNS));
+    // Summary-quality columns follow (`report::quality::session_columns`).
+    let _ = w.write_record(SESSION_COLUMNS.iter().copied().chain(super::quality::session_columns()));
     for r in &report.sessions {
         let m = &r.metrics;
         let mut rec: Vec<String> = vec![

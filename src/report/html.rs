@@ -124,7 +124,7 @@ fn compare_table(out: &mut String, cols: &[PolicyColumn]) {
     }
     out.push_str("</tr>\n");
     for (label, vals) in rows(cols) {
-        let _ = write!(out, "<tr><td>{}</td>", escape(label));
+        let _ = write!(out, "<tr><td>{}</td>", escape(&label));
         for v in vals {
             let _ = write!(out, "<td>{}</td>", escape(&v));
         }

@@ -2,24 +2,9 @@
 //! summary printed on stdout after a replay.
 
 use super::{Aggregate, Report};
+use crate::metrics::{self, Totals, view};
+pub use crate::num::{signed, thousands};
 use std::fmt::Write as _;
-
-/// Thousands separators: 1234567 → "1,234,567".
-pub fn thousands(n: u64) -> String {
-    let s = n.to_string();
-    let mut out = String::with_capacity(s.len() + s.len() / 3);
-    for (i, c) in s.chars().enumerate() {
-        if i > 0 && (s.len() - i).is_multiple_of(3) {
-            out.push(',');
-        }
-        out.push(c);
-    }
-    out
-}
-
-fn signed(n: i64) -> String {
-    if n < 0 { format!("-{}", thousands(n.unsigned_abs())) } else { thousands(n as u64) }
-}
 
 /// A table cell from untrusted text: no pipes, no newlines, no HTML, bounded.
 pub fn cell(s: &str) -> String {
@@ -46,29 +31,21 @@ fn inline(s: &str, max: usize) -> String {
 }
 
 fn aggregate_table(out: &mut String, aggs: &[Aggregate]) {
-    out.push_str(
-        "| policy | sessions | calls | billed input baseline | billed input policy | savings | overflow calls (baseline → policy) | compactions | no-progress | pruned soft / hard | net saved |\n",
-    );
-    out.push_str("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n");
+    let shown: Vec<_> = metrics::of_view(view::REPLAY).collect();
+    out.push_str("| policy |");
+    for m in &shown {
+        let _ = write!(out, " {} |", m.compact_label());
+    }
+    out.push_str("\n|---|");
+    out.push_str(&"---:|".repeat(shown.len()));
+    out.push('\n');
     for a in aggs {
-        let _ = writeln!(
-            out,
-            "| {} | {}{} | {} | {} | {} | {:.1}% | {} → {} | {} | {} | {} / {} | {} |",
-            cell(&a.policy),
-            a.sessions,
-            if a.sessions_failed > 0 { format!(" ({} failed)", a.sessions_failed) } else { String::new() },
-            thousands(a.calls),
-            thousands(a.input_tokens_baseline),
-            thousands(a.input_tokens_policy),
-            a.savings_pct,
-            thousands(a.overflow_calls_baseline),
-            thousands(a.overflow_calls_policy),
-            thousands(a.compactions),
-            thousands(a.no_progress_compactions),
-            thousands(a.pruned_soft),
-            thousands(a.pruned_hard),
-            signed(a.net_savings_tokens),
-        );
+        let t = Totals::from_aggregate(a, None);
+        let _ = write!(out, "| {} |", cell(&a.policy));
+        for m in &shown {
+            let _ = write!(out, " {} |", m.cell(&t));
+        }
+        out.push('\n');
     }
 }
 

@@ -12,6 +12,7 @@
 
 use super::Report;
 use super::markdown::{cell, thousands};
+use crate::metrics::{self, view};
 use crate::quality::QualityScore;
 use crate::quality::{
     CANDIDATE_POLICY, QualityAggregate, QualityStats, REF_MASKING, REF_MASKING_BUDGET, REF_ORACLE, REF_TRUNCATE,
@@ -20,50 +21,44 @@ use crate::quality::{
 use serde::Serialize;
 use std::fmt::Write as _;
 
-/// Quality columns appended to `sessions.csv`, in order. Empty cells when a
-/// value does not exist (no compaction, no needed atom, `--no-quality`).
-pub const SESSION_COLUMNS: &[&str] = &[
-    "quality_compactions",
-    "needed_atoms",
-    "frr",
-    "frr_truncate",
-    "frr_masking",
-    "frr_masking_budget",
-    "frr_oracle",
-    "recall_modified_path",
-    "recall_path",
-    "recall_error",
-    "recall_id",
-    "recall_constraint",
-    "recall_command",
-    "recall_symbol",
-    "artifact_trail_recall",
-    "artifact_trail_precision",
-    "hallucination_rate",
-    "constraint_retention",
-    "ask_coverage",
-    "dead_end_retention",
-    "compression",
-    "summary_tokens_mean",
-    "masking_tokens_mean",
-    "quality_composite",
-    "lost_modified_paths",
-    "pruning_needed_lost",
-    "pruning_needed_lost_weight",
-];
+/// Quality columns appended to `sessions.csv`, in order: the policy's FRR and
+/// the reference points', the quality components of the metric table, then the
+/// summary sizes and what was lost. Empty cells when a value does not exist (no
+/// compaction, no needed atom, `--no-quality`).
+pub fn session_columns() -> Vec<&'static str> {
+    let head = [
+        "quality_compactions",
+        "needed_atoms",
+        "frr",
+        "frr_truncate",
+        "frr_masking",
+        "frr_masking_budget",
+        "frr_oracle",
+    ];
+    let tail = [
+        "summary_tokens_mean",
+        "masking_tokens_mean",
+        "quality_composite",
+        "lost_modified_paths",
+        "pruning_needed_lost",
+        "pruning_needed_lost_weight",
+    ];
+    head.into_iter().chain(metrics::of_view(view::COMPONENTS).map(|m| m.column)).chain(tail).collect()
+}
 
 fn num(v: Option<f64>) -> String {
     v.map(|x| format!("{x:.4}")).unwrap_or_default()
 }
 
-/// The cells of [`SESSION_COLUMNS`] for one row.
+/// The cells of [`session_columns`] for one row.
 pub fn session_cells(q: Option<&SessionQuality>) -> Vec<String> {
-    let Some(q) = q else { return vec![String::new(); SESSION_COLUMNS.len()] };
+    let Some(q) = q else { return vec![String::new(); session_columns().len()] };
     let policy = q.candidate(CANDIDATE_POLICY);
     let frr = |name: &str| num(q.candidate(name).and_then(|c| c.frr_pooled));
     let p = |f: fn(&QualityStats) -> Option<f64>| num(policy.and_then(f));
     let lost: usize = q.events.iter().map(|e| e.lost_modified_paths.len()).sum();
-    vec![
+    let components = metrics::of_view(view::COMPONENTS).map(|m| num(policy.and_then(|c| m.of_stats(c))));
+    let head = [
         q.compactions.to_string(),
         policy.map(|c| c.needed_atoms.to_string()).unwrap_or_default(),
         frr(CANDIDATE_POLICY),
@@ -71,27 +66,16 @@ pub fn session_cells(q: Option<&SessionQuality>) -> Vec<String> {
         frr(REF_MASKING),
         frr(REF_MASKING_BUDGET),
         frr(REF_ORACLE),
-        p(|c| c.recall_modified_path),
-        p(|c| c.recall_path),
-        p(|c| c.recall_error),
-        p(|c| c.recall_id),
-        p(|c| c.recall_constraint),
-        p(|c| c.recall_command),
-        p(|c| c.recall_symbol),
-        p(|c| c.artifact_trail_recall_mean),
-        p(|c| c.artifact_trail_precision_mean),
-        p(|c| c.hallucination_rate_mean),
-        p(|c| c.constraint_retention_mean),
-        p(|c| c.ask_coverage_mean),
-        p(|c| c.dead_end_retention_mean),
-        p(|c| c.compression_mean),
+    ];
+    let tail = [
         p(|c| c.summary_tokens_mean),
         num(q.candidate(REF_MASKING).and_then(|c| c.summary_tokens_mean)),
         p(|c| c.quality_mean),
         lost.to_string(),
         q.pruning.needed_lost.to_string(),
         format!("{:.4}", q.pruning.needed_lost_weight + 0.0),
-    ]
+    ];
+    head.into_iter().chain(components).chain(tail).collect()
 }
 
 /// The session, policy and source of a `quality.csv` row.
@@ -170,35 +154,24 @@ the last 10 tool outputs kept), `masking@budget` (masking cut to the policy summ
     }
     out.push('\n');
     out.push_str("Components of the policy's summaries (recall per atom type pooled over needed atoms; the rest are means over events):\n\n");
-    out.push_str(
-        "| policy | modified path | path | error | id | constraint | command | symbol | artifact recall | artifact precision | hallucination | constraint retention | ask coverage | dead-end retention | compression | composite |\n",
-    );
-    out.push_str("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n");
+    let shown: Vec<_> = metrics::of_view(view::COMPONENTS).collect();
+    out.push_str("| policy |");
+    for m in &shown {
+        let _ = write!(out, " {} |", m.label);
+    }
+    out.push_str(" composite |\n|---|");
+    out.push_str(&"---:|".repeat(shown.len() + 1));
+    out.push('\n');
     for a in &aggs {
         let Some(s) = a.candidate(CANDIDATE_POLICY) else {
-            let _ = writeln!(out, "| {} | no compaction |||||||||||||||", cell(&a.policy));
+            let _ = writeln!(out, "| {} | no compaction |{}", cell(&a.policy), "|".repeat(shown.len()));
             continue;
         };
-        let _ = writeln!(
-            out,
-            "| {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} |",
-            cell(&a.policy),
-            pct(s.recall_modified_path),
-            pct(s.recall_path),
-            pct(s.recall_error),
-            pct(s.recall_id),
-            pct(s.recall_constraint),
-            pct(s.recall_command),
-            pct(s.recall_symbol),
-            pct(s.artifact_trail_recall_mean),
-            pct(s.artifact_trail_precision_mean),
-            pct(s.hallucination_rate_mean),
-            pct(s.constraint_retention_mean),
-            pct(s.ask_coverage_mean),
-            pct(s.dead_end_retention_mean),
-            pct(s.compression_mean),
-            s.quality_mean.map(|q| format!("{q:.1}")).unwrap_or_else(|| "–".to_string()),
-        );
+        let _ = write!(out, "| {} |", cell(&a.policy));
+        for m in &shown {
+            let _ = write!(out, " {} |", pct(m.of_stats(s)));
+        }
+        let _ = writeln!(out, " {} |", s.quality_mean.map(|q| format!("{q:.1}")).unwrap_or_else(|| "–".to_string()));
     }
     out.push('\n');
     out.push_str(

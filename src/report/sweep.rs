@@ -3,39 +3,17 @@
 //! CLI prints. Bytes and strings, except [`write_all`], which stages the
 //! files and puts them under `--out` together ([`crate::output::stage`]).
 
-use super::markdown::{cell, thousands};
+use super::markdown::cell;
+use crate::metrics::{self, Totals, view};
 use crate::sweep::{Point, SweepResult};
 use std::fmt::Write as _;
 
-/// Fixed columns of `sweep.csv` after `point` and one column per axis.
-pub const COLUMNS: &[&str] = &[
-    "sessions",
-    "sessions_failed",
-    "calls",
-    "input_tokens_baseline",
-    "input_tokens_policy",
-    "savings_pct",
-    "cost_baseline_usd",
-    "cost_policy_usd",
-    "summarizer_usd",
-    "cost_saved_usd",
-    "cost_saved_pct",
-    "sessions_sheds_tokens_costs_more",
-    "overflow_calls_baseline",
-    "overflow_calls_policy",
-    "compactions",
-    "no_progress_compactions",
-    "frr",
-    "artifact_recall",
-    "hallucination_rate",
-    "front_savings_frr",
-    "front_cost_frr",
-    "recommended",
-    "error",
-];
-
-fn opt(v: Option<f64>) -> String {
-    v.map(|x| format!("{x:.4}")).unwrap_or_default()
+/// The columns of `sweep.csv` after `point` and one column per axis: the sweep
+/// metrics of the metric table, then the fronts, the recommendation and the error.
+pub fn columns() -> Vec<&'static str> {
+    let mut cols: Vec<&str> = metrics::of_view(view::SWEEP_CSV).map(|m| m.column).collect();
+    cols.extend(["front_savings_frr", "front_cost_frr", "recommended", "error"]);
+    cols
 }
 
 /// `sweep.csv`. FRR, artifact recall and hallucination are empty when quality
@@ -44,33 +22,14 @@ pub fn sweep_csv(r: &SweepResult) -> Vec<u8> {
     let mut w = csv::Writer::from_writer(Vec::new());
     let mut header: Vec<&str> = vec!["point"];
     header.extend(r.axes.iter().map(String::as_str));
-    header.extend_from_slice(COLUMNS);
+    header.extend(columns());
     let _ = w.write_record(&header);
     for (i, p) in r.points.iter().enumerate() {
-        let t = &p.totals;
-        let q = t.quality;
+        let t = Totals::from_outcome(&p.totals);
         let mut rec: Vec<String> = vec![p.index.to_string()];
         rec.extend(p.values.iter().cloned());
+        rec.extend(metrics::of_view(view::SWEEP_CSV).map(|m| m.csv(m.of_totals(&t))));
         rec.extend([
-            t.sessions.to_string(),
-            t.sessions_failed.to_string(),
-            t.calls.to_string(),
-            t.input_tokens_baseline.to_string(),
-            t.input_tokens_policy.to_string(),
-            format!("{:.2}", t.savings_pct),
-            format!("{:.6}", t.cost.baseline.usd),
-            format!("{:.6}", t.cost.policy.usd),
-            format!("{:.6}", t.cost.summarizer_usd),
-            format!("{:.6}", t.cost.saved_usd),
-            format!("{:.2}", t.cost.saved_pct),
-            t.cost.sessions_sheds_tokens_costs_more.to_string(),
-            t.overflow_calls_baseline.to_string(),
-            t.overflow_calls_policy.to_string(),
-            t.compactions.to_string(),
-            t.no_progress_compactions.to_string(),
-            opt(q.and_then(|q| q.frr())),
-            opt(q.and_then(|q| q.artifact_recall())),
-            opt(q.and_then(|q| q.hallucination())),
             u8::from(p.front_savings).to_string(),
             u8::from(p.front_cost).to_string(),
             u8::from(r.recommended == Some(i)).to_string(),
@@ -222,43 +181,34 @@ fn cell_line(s: &str) -> String {
 }
 
 fn table(out: &mut String, r: &SweepResult, keep: impl Fn(&Point) -> bool) {
+    let shown: Vec<_> = metrics::of_view(view::SWEEP_MD).collect();
     out.push_str("| point |");
     for a in &r.axes {
         let _ = write!(out, " {} |", cell(a));
     }
-    out.push_str(
-        " savings | cost saved | overflow calls | compactions (no-progress) | FRR | artifact recall | hallucination | front |\n|---:|",
-    );
+    for m in &shown {
+        let _ = write!(out, " {} |", m.compact_label());
+    }
+    out.push_str(" front |\n|---:|");
     for _ in &r.axes {
         out.push_str("---|");
     }
-    out.push_str("---:|---:|---:|---:|---:|---:|---:|---|\n");
+    out.push_str(&"---:|".repeat(shown.len()));
+    out.push_str("---|\n");
     for (i, p) in r.points.iter().enumerate().filter(|(_, p)| keep(p)) {
-        let t = &p.totals;
         let _ = write!(out, "| {}{} |", p.index, if r.recommended == Some(i) { " ★" } else { "" });
         for v in &p.values {
             let _ = write!(out, " {} |", cell(v));
         }
         if let Some(e) = &p.error {
-            let _ = writeln!(out, " error: {} | | | | | | | |", cell(e));
+            let _ = writeln!(out, " error: {} |{}", cell(e), " |".repeat(shown.len()));
             continue;
         }
-        let q = t.quality;
-        let _ = writeln!(
-            out,
-            " {:.1}% | ${:.4} ({:.1}%) | {} → {} | {} ({}) | {} | {} | {} | {} |",
-            t.savings_pct,
-            t.cost.saved_usd,
-            t.cost.saved_pct,
-            thousands(t.overflow_calls_baseline),
-            thousands(t.overflow_calls_policy),
-            thousands(t.compactions),
-            thousands(t.no_progress_compactions),
-            pct_or_na(q.and_then(|q| q.frr())),
-            pct_or_na(q.and_then(|q| q.artifact_recall())),
-            pct_or_na(q.and_then(|q| q.hallucination())),
-            front_label(p),
-        );
+        let t = Totals::from_outcome(&p.totals);
+        for m in &shown {
+            let _ = write!(out, " {} |", m.cell(&t));
+        }
+        let _ = writeln!(out, " {} |", front_label(p));
     }
 }
 

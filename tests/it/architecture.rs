@@ -16,7 +16,7 @@ const LAYERS: &[(&str, &[&str])] = &[
     ("replay", &["replay", "invariants"]),
     ("quality", &["quality"]),
     ("cost", &["cost"]),
-    ("pipeline", &["pipeline", "outcome", "check", "sweep", "inspect"]),
+    ("pipeline", &["pipeline", "outcome", "check", "sweep", "inspect", "metrics"]),
     ("report", &["report", "redact"]),
 ];
 

@@ -87,7 +87,7 @@ fn a_baseline_of_the_same_run_passes_and_replays_its_own_policies() {
     assert_eq!(o.status.code(), Some(0), "{}{}", text(&o.stdout), text(&o.stderr));
     let out = text(&o.stdout);
     assert!(out.starts_with("## compactor check: no regression\n"), "{out}");
-    assert!(out.contains("| opal | FRR |") && out.contains("| spec008 | savings % |"), "{out}");
+    assert!(out.contains("| opal | FRR |") && out.contains("| spec008 | token savings |"), "{out}");
     assert_eq!(std::fs::read_to_string(&summary).unwrap(), out, "--summary writes what is printed");
     // A report.json is a baseline too.
     let reports = tempfile::tempdir().unwrap();
@@ -130,7 +130,7 @@ fn savings_drop_exits_1() {
     save(&path, &v);
     let o = check(&["--baseline"], &[&path]);
     assert_eq!(o.status.code(), Some(1), "{}", text(&o.stdout));
-    assert!(text(&o.stdout).contains("- `spec008` savings drop: savings"), "{}", text(&o.stdout));
+    assert!(text(&o.stdout).contains("- `spec008` token savings drop: token savings"), "{}", text(&o.stdout));
     let o = check(&["--baseline"], &[&path, Path::new("--max-savings-drop"), Path::new("2")]);
     assert_eq!(o.status.code(), Some(0), "{}", text(&o.stdout));
 }
@@ -186,8 +186,8 @@ async fn invented_facts_in_summaries_exit_1() {
     let o = tokio::task::block_in_place(|| check(&[POLICY, &llm, &["--write-baseline"]].concat(), &[&baseline]));
     assert_eq!(o.status.code(), Some(1), "{}{}", text(&o.stdout), text(&o.stderr));
     let out = text(&o.stdout);
-    assert!(out.contains("- `opal` hallucination: hallucination "), "{out}");
-    assert!(!out.contains("FRR drop") && !out.contains("savings drop"), "only the hallucination rule: {out}");
+    assert!(out.contains("- `opal` hallucination rate: hallucination rate "), "{out}");
+    assert!(!out.contains("FRR drop") && !out.contains("token savings drop"), "only the hallucination rule: {out}");
     assert!(!server.received_requests().await.unwrap().is_empty());
     // With the extractive checkpoints of the same policies, the rule holds.
     let o = check(&[POLICY, &["--write-baseline"]].concat(), &[&baseline]);
@@ -253,7 +253,10 @@ fn policies_on_one_side_only_exit_2_unless_allowed() {
     let o = check(&[POLICY, &["--preset", "nous", "--allow-new", "--baseline"]].concat(), &[&path]);
     let out = text(&o.stdout);
     assert_eq!(o.status.code(), Some(0), "{out}{}", text(&o.stderr));
-    assert!(out.contains("| nous | savings % | – |") && out.contains("not in baseline, not compared | new |"), "{out}");
+    assert!(
+        out.contains("| nous | token savings | – |") && out.contains("not in baseline, not compared | new |"),
+        "{out}"
+    );
     assert!(out.contains("- policy `nous` is not in the baseline: not compared"), "{out}");
     // A policy of the baseline left out is an error, --allow-new or not.
     assert_eq!(POLICY[..4], ["--preset", "opal", "--preset", "spec008"]);
