@@ -1,19 +1,10 @@
-//! report.html: escaping of untrusted text and the page's structure.
+//! report.html: the chart arithmetic, and untrusted text escaped wherever the
+//! sweep section shows it (the replay sections: tests/it/html_report.rs).
 
 use super::*;
+use crate::outcome::OutcomeTotals;
+use crate::sweep::Point;
 use proptest::prelude::*;
-
-fn unescape(s: &str) -> String {
-    s.replace("&lt;", "<").replace("&gt;", ">").replace("&quot;", "\"").replace("&#39;", "'").replace("&amp;", "&")
-}
-
-#[test]
-fn escape_handles_markup_quotes_and_controls() {
-    assert_eq!(escape("<script>alert(1)</script>"), "&lt;script&gt;alert(1)&lt;/script&gt;");
-    assert_eq!(escape(r#"a "b" & 'c'"#), "a &quot;b&quot; &amp; &#39;c&#39;");
-    assert_eq!(escape("x\u{0}y\u{1b}[31m\n\tz"), "x\u{FFFD}y\u{FFFD}[31m\n\tz");
-    assert_eq!(escape("&amp;"), "&amp;amp;");
-}
 
 #[test]
 fn bins_split_negative_zero_and_tens() {
@@ -30,27 +21,75 @@ fn ticks_are_round_and_cover_the_range() {
     assert_eq!(short(45_000.0), "45K");
 }
 
-proptest! {
-    /// Whatever the input, the output has no markup characters, every `&`
-    /// starts one of the five entities, and (without control characters)
-    /// unescaping gives the input back.
-    #[test]
-    fn escaped_text_is_inert(s in any::<String>()) {
-        let e = escape(&s);
-        prop_assert!(!e.contains(['<', '>', '"', '\'']));
-        for (i, _) in e.match_indices('&') {
-            let rest = &e[i..];
-            prop_assert!(["&amp;", "&lt;", "&gt;", "&quot;", "&#39;"].iter().any(|x| rest.starts_with(x)), "{}", rest);
-        }
-        prop_assert!(!e.chars().any(|c| c.is_control() && c != '\n' && c != '\t'));
-        if !s.chars().any(|c| c.is_control() && c != '\n' && c != '\t') {
-            prop_assert_eq!(unescape(&e), s);
-        }
-    }
+/// What maud makes of text: `& < > "` as entities.
+fn escaped(s: &str) -> String {
+    s.replace('&', "&amp;").replace('<', "&lt;").replace('>', "&gt;").replace('"', "&quot;")
+}
 
+/// A sweep of two points on one axis, the first recommended and on the front.
+fn sweep(axis: &str, value: &str) -> SweepResult {
+    let point = |index: usize, value: &str, savings_pct: f64| Point {
+        index,
+        values: vec![value.to_string()],
+        policy: None,
+        error: None,
+        totals: OutcomeTotals { sessions: 1, calls: 3, savings_pct, ..OutcomeTotals::default() },
+        front_savings: index == 1,
+        front_cost: false,
+    };
+    SweepResult {
+        axes: vec![axis.to_string()],
+        points: vec![point(1, value, 40.0), point(2, "7", 10.0)],
+        recommended: Some(0),
+        min_frr: None,
+        quality_measured: false,
+        sessions: 1,
+    }
+}
+
+fn sweep_page(s: &SweepResult) -> String {
+    report_html(&Page {
+        command: "sweep",
+        report: None,
+        charts: &Charts::default(),
+        columns: &[],
+        frr: None,
+        sweep: Some(s),
+    })
+}
+
+const SCRIPT: &str = "<script>alert(1)</script>";
+const IMG: &str = "\"><img src=x onerror=alert(2)>";
+
+#[test]
+fn sweep_axes_and_values_are_escaped_everywhere_they_are_shown() {
+    let axis = format!("{SCRIPT}&amp;x.y");
+    let value = format!("{IMG}&amp;");
+    let page = sweep_page(&sweep(&axis, &value));
+    let lower = page.to_ascii_lowercase();
+    assert!(!lower.contains("<script") && !lower.contains("<img"), "{page}");
+    let (a, v) = (escaped(&axis), escaped(&value));
+    assert!(a.contains("&amp;amp;") && v.contains("&quot;&gt;&lt;img"));
+    // The axes line, the table header (a break allowed after the dot), a value cell.
+    assert!(page.contains(&format!("<code>{a}</code>")), "{page}");
+    assert!(page.contains(&format!("<th>{}<wbr>y</th>", escaped(&format!("{SCRIPT}&amp;x.")))), "{page}");
+    assert!(page.contains(&format!("<td>{v}</td>")), "{page}");
+    // The recommendation and a point's tooltip.
+    assert!(page.contains(&format!("recommended: point 1 of 2: {a}={v}<br>")), "{page}");
+    assert!(page.contains(&format!("<title>point 1: {a}={v} | savings 40.0%")), "{page}");
+}
+
+proptest! {
+    /// Whatever a point's value, the page has the same markup: as many `<`,
+    /// `>` and `"` as with a plain value, and the value itself as escaped text.
     #[test]
-    fn markup_in_text_never_survives(a in "[a-z<>/\"' =&]{0,40}", b in "[a-z]{0,10}") {
-        let e = escape(&format!("<{b}>{a}</{b}>"));
-        prop_assert!(!e.contains('<'));
+    fn a_value_never_adds_markup(value in any::<String>()) {
+        let page = sweep_page(&sweep("compact.threshold", &value));
+        let plain = sweep_page(&sweep("compact.threshold", "v"));
+        for c in ['<', '>', '"'] {
+            prop_assert_eq!(page.matches(c).count(), plain.matches(c).count(), "{:?}", c);
+        }
+        let cell = format!("<td>{}</td>", escaped(&value));
+        prop_assert!(page.contains(&cell));
     }
 }

@@ -12,6 +12,7 @@ pub mod html;
 pub mod jsonl;
 pub mod markdown;
 pub mod quality;
+mod svg;
 pub mod sweep;
 pub mod write;
 

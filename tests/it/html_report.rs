@@ -130,3 +130,64 @@ fn report_html_renders_charts_and_log_strings_as_text() {
         std::fs::copy(&shot, Path::new(&dir).join("report.png")).unwrap();
     }
 }
+
+/// Markup in a session id, a model name, a cwd, a source path and a policy name
+/// (so in every series label): each lands in report.html as escaped text, in
+/// each place it is shown. Needs no browser.
+#[test]
+fn every_log_string_lands_escaped_in_report_html() {
+    const ID: &str = "<script>alert(1)</script>\"><img src=x onerror=alert(2)>&amp;";
+    const POLICY: &str = "<script>alert(3)</script>\"><img src=x onerror=alert(4)>&amp;";
+    const DIR: &str = "\"><img src=x onerror=alert(5)>&amp;";
+    let json = |s: &str| serde_json::to_string(s).unwrap().trim_matches('"').to_string();
+    let esc = |s: &str| s.replace('&', "&amp;").replace('<', "&lt;").replace('>', "&gt;").replace('"', "&quot;");
+
+    let input = tempfile::tempdir().unwrap();
+    let dir = input.path().join(DIR);
+    std::fs::create_dir(&dir).unwrap();
+    let src = std::fs::read_to_string(
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/claude-code/long-tool-loop.jsonl"),
+    )
+    .expect("fixture");
+    let text = src
+        .replace("044c3cd7-f43c-461c-a698-4080bab12a02", &json(ID))
+        .replace("/home/dev/src/api-server", &json(&format!("/home/{ID}")))
+        .replace("claude-sonnet-4-5-20250929", &json(DIR));
+    std::fs::write(dir.join("hostile.jsonl"), text).unwrap();
+    let policy = input.path().join("hostile.toml");
+    // A TOML basic string takes JSON's escapes.
+    let toml = format!("base = \"opal\"\nname = {}\n", serde_json::to_string(POLICY).unwrap());
+    std::fs::write(&policy, toml).unwrap();
+    let out = tempfile::tempdir().unwrap();
+    let o = cargo_bin_cmd!("compactor")
+        .args(["replay", "--quiet", "--preset", "default", "--set", "context_window=20000", "--policy"])
+        .arg(&policy)
+        .arg(&dir)
+        .arg("--out")
+        .arg(out.path())
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(0), "{}", String::from_utf8_lossy(&o.stderr));
+    let html = std::fs::read_to_string(out.path().join("report.html")).unwrap();
+
+    let lower = html.to_ascii_lowercase();
+    assert!(!lower.contains("<script") && !lower.contains("<img"), "markup reached the page");
+    let (id, policy) = (esc(ID), esc(POLICY));
+    assert!(id.contains("&amp;amp;") && id.contains("&quot;&gt;&lt;img"));
+    for shown in [
+        // The session: its heading, its chart's label, its source path.
+        format!("<h3>{id}</h3>"),
+        format!("aria-label=\"context size per call of session {id}\""),
+        format!("{}/hostile.jsonl · ", esc(&dir.display().to_string())),
+        // The policy: the run line, the compare table, the legends, the bars'
+        // and compaction markers' tooltips, the FRR series.
+        format!("<code>{policy}</code>"),
+        format!("<th>{policy}</th>"),
+        format!("</i>{policy}</span>"),
+        format!("<title>{policy}: "),
+        format!(" ({policy})</title>"),
+        format!("</i>{policy} FRR</span>"),
+    ] {
+        assert!(html.contains(&shown), "not in report.html: {shown}");
+    }
+}
