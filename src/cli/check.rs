@@ -15,6 +15,7 @@ use anyhow::{Context, bail};
 use compactor::check::{self, Baseline, Coverage, MustKeep, ReplaySettings, RunSettings, Tolerances};
 use compactor::output::fsutil::atomic_write;
 use compactor::policy::Policy;
+use compactor::report::export::{self, CheckRun};
 use compactor::summarize::SummarizerKind;
 use std::collections::{BTreeSet, HashMap};
 use std::path::Path;
@@ -258,10 +259,18 @@ pub fn run(args: CheckArgs) -> anyhow::Result<u8> {
     // still apply.
     let mut outcome = check::compare(base.as_ref().unwrap_or(&now), &now, &tolerances, &marks);
     outcome.notes.extend(notes);
-    let mut text = compactor::report::check::markdown(&outcome);
     if let Some(path) = &write_baseline {
         atomic_write(path, &now.to_json()).with_context(|| format!("cannot write baseline {}", path.display()))?;
-        text.push_str(&format!("\nBaseline written to `{}`.\n", path.display()));
+    }
+    let run = CheckRun { outcome: &outcome, baseline_written: write_baseline.as_deref() };
+    let mut text = String::new();
+    for e in export::CHECK {
+        let Some(bytes) = e.export(&run) else { continue };
+        if let Some(dir) = &out {
+            let path = dir.join(e.file_name());
+            atomic_write(&path, &bytes).with_context(|| format!("cannot write {}", path.display()))?;
+        }
+        text.push_str(&String::from_utf8_lossy(&bytes));
     }
     if let Some(path) = &summary {
         std::fs::write(path, &text).with_context(|| format!("cannot write the summary to {}", path.display()))?;

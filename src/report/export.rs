@@ -24,6 +24,16 @@ pub struct ReplayRun<'a> {
 /// A replay's reports; report.json last, so its presence means the run completed.
 pub static REPLAY: &[&dyn for<'a> Exporter<ReplayRun<'a>>] = &[&SessionsCsv, &QualityCsv, &Markdown, &Html, &Json];
 
+/// What `check` exports: its outcome, and the baseline it wrote, if any.
+pub struct CheckRun<'a> {
+    pub outcome: &'a crate::check::Outcome,
+    pub baseline_written: Option<&'a std::path::Path>,
+}
+
+/// A check's report: the markdown it prints, that `--summary FILE` writes (for
+/// `$GITHUB_STEP_SUMMARY`) and that `--out DIR` keeps beside the replay's reports.
+pub static CHECK: &[&dyn for<'a> Exporter<CheckRun<'a>>] = &[&CheckMd];
+
 /// A sweep's reports.
 pub static SWEEP: &[&dyn Exporter<SweepResult>] = &[&SweepCsv, &SweepMd, &RecommendedToml, &SweepHtml];
 
@@ -32,6 +42,7 @@ struct QualityCsv;
 struct Markdown;
 struct Html;
 struct Json;
+struct CheckMd;
 struct SweepCsv;
 struct SweepMd;
 struct RecommendedToml;
@@ -140,5 +151,18 @@ mod tests {
             assert_eq!(set.len(), names.len(), "{names:?}");
         }
         assert_eq!(replay.last(), Some(&"report.json"));
+    }
+}
+
+impl<'a> Exporter<CheckRun<'a>> for CheckMd {
+    fn file_name(&self) -> &'static str {
+        "check.md"
+    }
+    fn export(&self, r: &CheckRun<'a>) -> Option<Vec<u8>> {
+        let mut text = super::check::markdown(r.outcome);
+        if let Some(path) = r.baseline_written {
+            text.push_str(&format!("\nBaseline written to `{}`.\n", path.display()));
+        }
+        Some(text.into_bytes())
     }
 }

@@ -96,6 +96,10 @@ fn a_baseline_of_the_same_run_passes_and_replays_its_own_policies() {
         &[&dir.path().join("b2.json"), Path::new("--out"), reports.path()],
     );
     assert_eq!(o.status.code(), Some(0));
+    // --out keeps check's report beside the replay's: what was printed.
+    let kept = std::fs::read_to_string(reports.path().join("check.md")).unwrap();
+    assert_eq!(kept, text(&o.stdout));
+    assert!(kept.contains("Baseline written to `") && kept.contains("b2.json`"), "{kept}");
     let o = check(&[POLICY, &["--baseline"]].concat(), &[&reports.path().join("report.json")]);
     assert_eq!(o.status.code(), Some(0), "{}{}", text(&o.stdout), text(&o.stderr));
 }
