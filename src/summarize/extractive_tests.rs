@@ -267,7 +267,8 @@ proptest::proptest! {
         let msgs = session();
         // A copy of the call whose result is message 4.
         let copy = msgs[3].clone();
-        let bound = SessionExtractive::new(&msgs);
+        let lens_bound = SessionLens::new(&msgs, None);
+        let bound = SessionExtractive::new(&lens_bound);
         let ops = FileOps::default();
         let mut prev: Option<String> = None;
         for (a, b, iterative, with_copy, prefix) in asks {
@@ -286,7 +287,8 @@ proptest::proptest! {
 #[test]
 fn the_session_bound_summarizer_reads_each_message_once() {
     let msgs = session();
-    let bound = SessionExtractive::new(&msgs);
+    let lens_bound = SessionLens::new(&msgs, None);
+    let bound = SessionExtractive::new(&lens_bound);
     let ops = FileOps::default();
     let all: Vec<&Message> = msgs.iter().collect();
     let first = bound.summarize(&request(&all, None, false, &ops)).unwrap();
@@ -315,13 +317,15 @@ fn answers_do_not_depend_on_the_order_names_got_their_ids() {
     let all: Vec<&Message> = msgs.iter().collect();
     let later: Vec<&Message> = msgs[4..].iter().collect();
     let plain = Extractive.summarize(&request(&all, None, false, &ops)).unwrap();
-    let first = SessionExtractive::new(&msgs);
+    let lens_first = SessionLens::new(&msgs, None);
+    let first = SessionExtractive::new(&lens_first);
     assert_eq!(first.summarize(&request(&all, None, false, &ops)).unwrap(), plain);
     let mut seen: Vec<(u32, Arc<str>)> =
         first.names.ids.lock().unwrap().iter().map(|(t, &(id, _))| (id, t.clone())).collect();
     seen.sort_by_key(|&(id, _)| std::cmp::Reverse(id));
     assert!(seen.len() >= 5, "{}", seen.len());
-    let reversed = SessionExtractive::new(&msgs);
+    let lens_reversed = SessionLens::new(&msgs, None);
+    let reversed = SessionExtractive::new(&lens_reversed);
     for (_, t) in &seen {
         reversed.names.name(t);
     }
