@@ -390,14 +390,14 @@ fn checkpoint_carries_goal_constraints_files_errors_and_ids() {
         "root cause is an off-by-one",
         "## Next Steps\n1. Continue with the last user request: Also bump the version to 1.4.2",
         "### Files modified\n- `/repo/src/parser.rs`",
-        "`cargo test -p parser` → exit 101",
+        "`cargo test -p parser` → exit code 101",
         "error[E0308]: mismatched types at src/parser.rs:42",
         "`https://github.com/acme/parser/pull/17`",
         "`1.4.2`",
-        "`E0308`",
+        "Bash: E0308",
         // Code symbols are listed bare, comma-packed (a backtick pair is a
         // token per symbol).
-        "### Code symbols\n- parse_header",
+        "### Code symbols\n- parse",
     ] {
         assert!(s.contains(needle), "missing {needle:?} in\n{s}");
     }
@@ -458,7 +458,9 @@ fn iterative_update_keeps_previous_facts() {
     assert_eq!(third.matches("- `/repo/src/parser.rs`").count(), 1, "{third}");
     // Named in the decision and once in the symbol list, as in `second`.
     assert_eq!(third.matches("parse_header").count(), second.matches("parse_header").count(), "{third}");
-    assert_eq!(third.matches(", parse_header").count() + third.matches("- parse_header").count(), 1, "{third}");
+    // Named in prose only, outside a code span: the metric makes no symbol
+    // atom of it, so the symbol list does not carry it.
+    assert_eq!(third.matches(", parse_header").count() + third.matches("- parse_header").count(), 0, "{third}");
 }
 
 #[test]
