@@ -13,6 +13,7 @@ use crate::replay::{
     replay_session,
 };
 use crate::summarize::Summarizer;
+use crate::text::atoms::SessionLens;
 use crate::tokens::Estimator;
 use rayon::prelude::*;
 use std::collections::HashMap;
@@ -52,8 +53,8 @@ pub struct Prepared<'p> {
     /// `group[i]` = the first policy with the same estimator object as policy `i`:
     /// policies sharing an estimator share its token counts.
     group: Vec<usize>,
-    /// `summ_group[i]`: the same for the summarizer object, when at least two
-    /// policies use it: they share one summarizer bound to each session
+    /// `summ_group[i]`: the first policy with the same summarizer object as
+    /// policy `i`: they share one summarizer bound to each session
     /// ([`Summarizer::for_session`]), which reads each message once.
     summ_group: Vec<Option<usize>>,
 }
@@ -80,10 +81,7 @@ impl<'p> Prepared<'p> {
         let summ_group: Vec<Option<usize>> = (0..resolved.len())
             .map(|i| {
                 let (_, si) = resolved[i].as_ref().ok()?;
-                let same: Vec<usize> = (0..resolved.len())
-                    .filter(|&j| resolved[j].as_ref().is_ok_and(|(_, sj)| Arc::ptr_eq(si, sj)))
-                    .collect();
-                (same.len() >= 2).then(|| same[0])
+                (0..resolved.len()).find(|&j| resolved[j].as_ref().is_ok_and(|(_, sj)| Arc::ptr_eq(si, sj)))
             })
             .collect();
         Prepared { policies, resolved, group, summ_group }
@@ -100,10 +98,13 @@ impl<'p> Prepared<'p> {
     /// memory: [`SessionResults::quality`].
     pub fn replay_scored(&self, s: &Session, options: ReplayOptions, quality: Option<&QualityPlan>) -> SessionResults {
         let mut cache: Vec<Option<Vec<u64>>> = vec![None; self.resolved.len()];
-        // Each shared summarizer bound to this session, at its first policy.
+        // The session's atoms, each message's read once for the summarizers
+        // of every policy and the quality pass.
+        let lens = SessionLens::of(s);
+        // Each summarizer bound to this session, at its first policy.
         let bound: Vec<Option<Box<dyn Summarizer + '_>>> = (0..self.resolved.len())
             .map(|i| match &self.resolved[i] {
-                Ok((_, summ)) if self.summ_group[i] == Some(i) => summ.for_session(&s.messages),
+                Ok((_, summ)) if self.summ_group[i] == Some(i) => summ.for_session(&lens),
                 _ => None,
             })
             .collect();
@@ -151,7 +152,8 @@ impl<'p> Prepared<'p> {
             traces.push(replay_session(s, policy, &ctx));
         }
         let counts: Vec<Option<&[u64]>> = (0..self.policies.len()).map(|pi| cache[self.group[pi]].as_deref()).collect();
-        let quality = quality.map(|plan| plan.evaluate_counted(s, &traces, &counts)).unwrap_or_default();
+        drop(bound);
+        let quality = quality.map(|plan| plan.evaluate_with(s, &lens, &traces, &counts)).unwrap_or_default();
         SessionResults { session_id: s.id.clone(), source_path: s.source_path.clone(), traces, quality }
     }
 }

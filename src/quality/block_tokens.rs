@@ -13,10 +13,10 @@
 //! [`TextView::has_ident`]: super::view::TextView::has_ident
 //! [`TextView::has_word`]: super::view::TextView::has_word
 
-use super::extract;
 use super::runs::Runs;
 use super::view::push_piece;
 use crate::model::{Block, Message};
+use crate::text::atoms as extract;
 use foldhash::HashMap;
 use std::ops::Range;
 use std::sync::Arc;

@@ -20,11 +20,11 @@
 //! argument`, Δturns = assistant messages in F before the first use.
 
 use super::block_tokens::BlockSelection;
-use super::extract;
 use super::index::{Occ, SessionAtoms, flag};
 use super::view::{HeldKeys, Target, TextView};
 use super::{Atom, AtomKind};
 use crate::model::Block;
+use crate::text::atoms as extract;
 use crate::tokens::Estimator;
 use serde::{Deserialize, Serialize};
 use std::borrow::Cow;

@@ -1,8 +1,8 @@
 //! Extraction and normalization, one atom type at a time: what must be found,
 //! what must not, and the normalized value.
 
-use super::extract::{self, Ctx};
 use super::{Atom, AtomKind, extract_atoms, extract_tool_call_atoms};
+use crate::text::atoms::{self as extract, Ctx};
 use pretty_assertions::assert_eq;
 use serde_json::json;
 

@@ -4,6 +4,7 @@
 use crate::model::Session;
 use crate::policy::Policy;
 use crate::replay::SessionTrace;
+use crate::text::atoms::SessionLens;
 use serde::{Deserialize, Serialize};
 
 /// Quality of the compactions of one replay (or a sum of them), as sums so
@@ -68,6 +69,12 @@ fn mean(sum: f64, n: u64) -> Option<f64> {
 /// prepared value may borrow the session (atoms point into its messages).
 pub trait QualityHook: Sync {
     fn prepare<'s>(&self, session: &'s Session) -> Box<dyn PreparedQuality + 's>;
+
+    /// [`QualityHook::prepare`] reading the messages' atoms from the
+    /// session's `lens`, shared with the summarizers that replay it.
+    fn prepare_with<'s>(&self, session: &'s Session, _lens: &'s SessionLens<'s>) -> Box<dyn PreparedQuality + 's> {
+        self.prepare(session)
+    }
 }
 
 /// A session prepared by a [`QualityHook`].

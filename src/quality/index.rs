@@ -3,10 +3,10 @@
 //! a matter of lookups and binary searches rather than rescans.
 
 use super::block_tokens::BlockTokens;
-use super::extract::{self, Ctx, Found};
 use super::view::TextView;
 use super::{AtomKind, CLASSES};
 use crate::model::{Block, Message, Origin, Role, Session};
+use crate::text::atoms::{self as extract, Found, SessionLens};
 use crate::tokens::{Estimator, EstimatorKind};
 use foldhash::{HashMap, HashMapExt as _};
 use std::ops::Range;
@@ -189,7 +189,7 @@ impl<'a> SessionAtoms<'a> {
     /// list; the engine refers to messages by their index in it). `cwd` makes
     /// absolute paths under the workspace relative.
     pub fn new(messages: &'a [Message], cwd: Option<&str>) -> SessionAtoms<'a> {
-        SessionAtoms::build_excluding(messages, cwd, &[])
+        SessionAtoms::build_excluding(&SessionLens::new(messages, cwd), &[])
     }
 
     /// Index a session: cwd from its metadata, and the messages that only exist
@@ -199,15 +199,29 @@ impl<'a> SessionAtoms<'a> {
     ///
     /// [`RecordedCompaction::inserted`]: crate::model::RecordedCompaction::inserted
     pub fn from_session(session: &'a Session) -> SessionAtoms<'a> {
-        let inserted: Vec<Range<usize>> = session.recorded_compactions.iter().map(|c| c.inserted.clone()).collect();
-        SessionAtoms::build_excluding(&session.messages, session.meta.cwd.as_deref(), &inserted)
+        SessionAtoms::from_lens(session, &SessionLens::of(session))
     }
 
-    fn build_excluding(messages: &'a [Message], cwd: Option<&str>, excluded: &[Range<usize>]) -> SessionAtoms<'a> {
+    /// [`SessionAtoms::from_session`] reading each message's atoms from the
+    /// session's `lens` (read there once, shared with the summarizer).
+    pub fn from_lens(session: &'a Session, lens: &SessionLens<'a>) -> SessionAtoms<'a> {
+        let inserted: Vec<Range<usize>> = session.recorded_compactions.iter().map(|c| c.inserted.clone()).collect();
+        SessionAtoms::build_excluding(lens, &inserted)
+    }
+
+    /// [`SessionAtoms::new`] reading each message's atoms from `lens`.
+    #[cfg(test)]
+    pub(crate) fn from_lens_of(messages: &'a [Message], lens: &SessionLens<'a>) -> SessionAtoms<'a> {
+        debug_assert!(std::ptr::eq(messages, lens.messages()));
+        SessionAtoms::build_excluding(lens, &[])
+    }
+
+    fn build_excluding(lens: &SessionLens<'a>, excluded: &[Range<usize>]) -> SessionAtoms<'a> {
         /// Keys of each lookup class a message brings, about (sized by
         /// class, so a new class cannot go without an estimate).
         const PER_MESSAGE: [usize; CLASSES] = [6, 8, 1, 1, 1, 0];
-        let cwd = cwd.and_then(extract::normalize_cwd);
+        let messages = lens.messages();
+        let cwd = lens.cwd().map(str::to_string);
         // Sized once from the message count rather than grown (and rehashed)
         // atom by atom: the 50 MB synthetic corpus has about 20 atoms per
         // message (8 paths, 10 symbols), 30 entries. Capped at 16K
@@ -233,7 +247,7 @@ impl<'a> SessionAtoms<'a> {
             ground_keys: OnceLock::new(),
             block_chars: OnceLock::new(),
         };
-        s.build(excluded);
+        s.build(lens, excluded);
         s
     }
 
@@ -345,10 +359,7 @@ impl<'a> SessionAtoms<'a> {
         self.messages.is_empty()
     }
 
-    fn build(&mut self, excluded: &[Range<usize>]) {
-        // What a block names, one block after the other: one buffer for all
-        // of a session's blocks, not a new one grown for each.
-        let mut found: Vec<Found> = Vec::new();
+    fn build(&mut self, lens: &SessionLens<'_>, excluded: &[Range<usize>]) {
         // Command entries of each tool call, by tool_use id, so a failed result
         // can flag them.
         let mut pending: HashMap<String, Vec<usize>> = HashMap::new();
@@ -356,8 +367,6 @@ impl<'a> SessionAtoms<'a> {
         // after each, so it is not grown again from nothing per message.
         let mut local: HashMap<(u32, u32), u8> = HashMap::new();
         let mut items: Vec<((u32, u32), u8)> = Vec::new();
-        let cwd = self.cwd.clone();
-        let cwd = cwd.as_deref();
         let messages = self.messages;
         for (mi, msg) in messages.iter().enumerate() {
             self.msg_start.push(self.entries.len());
@@ -373,58 +382,30 @@ impl<'a> SessionAtoms<'a> {
             if human && msg.blocks.iter().any(|b| matches!(b, Block::Text { text } if !text.trim().is_empty())) {
                 self.humans.push(mi);
             }
+            let Some(read) = lens.message(mi) else { continue };
             let base = if assistant { flag::USE } else { 0 };
-            let text_ctx = if msg.origin == Origin::ToolResult { Ctx::Code } else { Ctx::Prose };
             let mut tool_ids: Vec<(u32, &str)> = Vec::new();
             let mut failed_results: Vec<&str> = Vec::new();
-            for (bi, block) in msg.blocks.iter().enumerate() {
+            for (bi, (block, atoms)) in read.blocks().enumerate() {
                 let bi = u32::try_from(bi).unwrap_or(u32::MAX);
-                found.clear();
+                let found = &atoms.found;
                 match block {
-                    Block::Text { text } => {
-                        extract::scan_text(text, text_ctx, cwd, &mut found);
+                    Block::Text { .. } => {
                         let f = base | if human { flag::HUMAN } else { 0 };
-                        self.add_all(&mut local, bi, &found, f);
-                        if human {
-                            for (sentence, kw) in extract::constraints(text) {
-                                let id = self.intern_constraint(&sentence, kw);
-                                add_local(&mut local, id, bi, flag::STRONG | flag::HUMAN);
-                            }
+                        self.add_all(&mut local, bi, found, f);
+                        for (sentence, kw) in &atoms.constraints {
+                            let id = self.intern_constraint(sentence, kw);
+                            add_local(&mut local, id, bi, flag::STRONG | flag::HUMAN);
                         }
                     }
-                    Block::Thinking { text, .. } => {
-                        extract::scan_text(text, Ctx::Prose, cwd, &mut found);
-                        self.add_all(&mut local, bi, &found, base);
-                    }
-                    Block::ToolUse { id, name, input } => {
-                        extract::scan_tool_use(name, input, cwd, &mut found);
-                        self.add_all(&mut local, bi, &found, base | flag::ARG);
+                    Block::Thinking { .. } => self.add_all(&mut local, bi, found, base),
+                    Block::ToolUse { id, .. } => {
+                        self.add_all(&mut local, bi, found, base | flag::ARG);
                         tool_ids.push((bi, id.as_str()));
                     }
-                    Block::ToolResult { tool_use_id, content, is_error } => {
-                        let mut text_seen = false;
-                        let mut failed = *is_error == Some(true);
-                        for c in content {
-                            if let Block::Text { text } = c {
-                                extract::scan_text(text, Ctx::Code, cwd, &mut found);
-                                if *is_error == Some(true) && !text_seen {
-                                    if let Some(line) = extract::failure_line(text) {
-                                        found.push(Found {
-                                            kind: AtomKind::Error,
-                                            value: line,
-                                            strong: true,
-                                            modified: false,
-                                        });
-                                    }
-                                    text_seen = true;
-                                }
-                                if is_error.is_none() && extract::has_nonzero_exit(text) {
-                                    failed = true;
-                                }
-                            }
-                        }
-                        self.add_all(&mut local, bi, &found, base | flag::TOOL_RESULT);
-                        if failed {
+                    Block::ToolResult { tool_use_id, .. } => {
+                        self.add_all(&mut local, bi, found, base | flag::TOOL_RESULT);
+                        if atoms.failed {
                             failed_results.push(tool_use_id.as_str());
                         }
                     }
@@ -502,15 +483,15 @@ impl<'a> SessionAtoms<'a> {
         id
     }
 
-    fn intern_constraint(&mut self, sentence: &str, keywords: Vec<String>) -> u32 {
-        let key = extract::constraint_key(&keywords);
+    fn intern_constraint(&mut self, sentence: &str, keywords: &[String]) -> u32 {
+        let key = extract::constraint_key(keywords);
         if let Some(&id) = self.lookup[5].get(key.as_str()) {
             return id;
         }
         let id = self.intern(5, &key);
         let def = &mut self.defs[id as usize];
         def.display = Some(sentence.into());
-        def.keywords = keywords.into_boxed_slice();
+        def.keywords = keywords.into();
         id
     }
 

@@ -10,9 +10,9 @@
 
 use super::AtomKind;
 use super::event::NeededAtom;
-use super::extract;
 use super::index::{SessionAtoms, flag};
 use super::view::TextView;
+use crate::text::atoms as extract;
 use foldhash::{HashSet, HashSetExt as _};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeSet;

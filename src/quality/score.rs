@@ -13,6 +13,7 @@ use super::replay::{CANDIDATE_POLICY, SessionQuality, SharedScores, score_trace_
 use crate::model::Session;
 use crate::policy::Policy;
 use crate::replay::{Resolver, SessionTrace};
+use crate::text::atoms::SessionLens;
 use crate::tokens::{Estimator, EstimatorKind};
 use std::sync::{Arc, Mutex};
 
@@ -51,6 +52,8 @@ impl TraceQualityHook {
 
 struct Prepared<'s> {
     session: &'s Session,
+    /// The session's atoms, when shared with its replays' summarizers.
+    lens: Option<&'s SessionLens<'s>>,
     /// Built on first need; dropped by `release`.
     atoms: Mutex<Option<Arc<SessionAtoms<'s>>>>,
     shared: SharedScores,
@@ -61,6 +64,17 @@ impl QualityHook for TraceQualityHook {
     fn prepare<'s>(&self, session: &'s Session) -> Box<dyn PreparedQuality + 's> {
         Box::new(Prepared {
             session,
+            lens: None,
+            atoms: Mutex::new(None),
+            shared: SharedScores::default(),
+            estimators: self.estimators.clone(),
+        })
+    }
+
+    fn prepare_with<'s>(&self, session: &'s Session, lens: &'s SessionLens<'s>) -> Box<dyn PreparedQuality + 's> {
+        Box::new(Prepared {
+            session,
+            lens: Some(lens),
             atoms: Mutex::new(None),
             shared: SharedScores::default(),
             estimators: self.estimators.clone(),
@@ -80,7 +94,11 @@ impl PreparedQuality for Prepared<'_> {
             // Held while building: the session's other replays wait for the
             // one extraction instead of each doing it.
             let Ok(mut slot) = self.atoms.lock() else { return QualityScore::default() };
-            slot.get_or_insert_with(|| Arc::new(SessionAtoms::from_session(self.session))).clone()
+            let build = || match self.lens {
+                Some(lens) => SessionAtoms::from_lens(self.session, lens),
+                None => SessionAtoms::from_session(self.session),
+            };
+            slot.get_or_insert_with(|| Arc::new(build())).clone()
         };
         // Many grid points compact at the same places with the same summaries:
         // each distinct event is scored once (`SharedScores`).

@@ -20,10 +20,10 @@
 //! - constraint: share of its keywords present in S ≥ 0.75 → 1, ≥ 0.5 → 0.5.
 
 use super::block_tokens::BlockSelection;
-use super::extract::{self, Found};
-use super::line_memo::LineMemo;
 use super::runs::{RunLookup, Runs, contains_bounded, ident_inner, word_char};
 use super::{AtomKind, CLASSES};
+use crate::text::atoms::{self as extract, Found};
+use crate::text::line_memo::LineMemo;
 use foldhash::HashSet;
 use std::borrow::Cow;
 use std::sync::{Arc, LazyLock, OnceLock};
@@ -525,7 +525,7 @@ fn line_commands(line: &str, items: extract::ListItems<'_>, cwd: Option<&str>) -
 #[cfg(test)]
 mod tests {
     use super::TextView;
-    use crate::quality::extract;
+    use crate::text::atoms as extract;
     use foldhash::HashSet;
     use proptest::prelude::*;
 

@@ -55,9 +55,9 @@ impl Summarizer for Binding {
     fn summarize(&self, req: &SummaryRequest<'_>) -> Result<Summary, SummarizeError> {
         Extractive.summarize(req)
     }
-    fn for_session<'s>(&'s self, messages: &'s [crate::model::Message]) -> Option<Box<dyn Summarizer + 's>> {
+    fn for_session<'s>(&'s self, lens: &'s crate::text::atoms::SessionLens<'s>) -> Option<Box<dyn Summarizer + 's>> {
         self.binds.fetch_add(1, Ordering::Relaxed);
-        Extractive.for_session(messages)
+        Extractive.for_session(lens)
     }
 }
 
@@ -107,8 +107,44 @@ fn policies_sharing_a_summarizer_share_it_bound_to_each_session() {
         }
     }
     assert!(compactions > 0);
-    // A summarizer only one policy uses has nothing to share: never bound.
+    // A summarizer only one policy uses is bound too: it reads the atoms
+    // of the session's lens, which the quality pass shares.
     let alone = std::sync::Arc::new(Binding { binds: AtomicUsize::new(0) });
     replay_many(&sessions, &policies[..1], &One(alone.clone()), ReplayOptions::default(), &pool, None);
-    assert_eq!(alone.binds.load(Ordering::Relaxed), 0);
+    assert_eq!(alone.binds.load(Ordering::Relaxed), sessions.len());
+}
+
+/// One lens per session: three policies compact it with the extractive
+/// summarizer and the quality pass scores every compaction, and each block
+/// of each message is still read into atoms once (here, on this thread),
+/// not once per policy and once more for the metric.
+#[test]
+fn a_block_is_read_into_atoms_once_for_every_policy_and_the_metric() {
+    use crate::pipeline::Prepared;
+    use crate::quality::QualityPlan;
+    use crate::text::atoms::session_reads_here as reads;
+    let s = long_session(40);
+    let policies: Vec<Policy> = ["nous", "default", "spec008"]
+        .iter()
+        .map(|name| {
+            let mut p = testkit::scaled(presets::get(name).unwrap(), 30_000);
+            p.name = (*name).into();
+            p
+        })
+        .collect();
+    let plan = QualityPlan::new(&policies, &BuiltinResolver);
+    let prepared = Prepared::new(&policies, &BuiltinResolver);
+    let before = reads();
+    let r = prepared.replay_scored(&s, ReplayOptions::default(), Some(&plan));
+    let read = reads() - before;
+    let compacting = r.traces.iter().filter(|t| t.as_ref().is_ok_and(|t| t.metrics.compactions > 0)).count();
+    assert_eq!(compacting, 3, "every policy compacts");
+    assert!(r.quality.iter().all(|q| q.as_ref().is_some_and(|q| q.compactions > 0)), "every replay is scored");
+    let blocks: usize = s.messages.iter().map(|m| m.blocks.len()).sum();
+    assert!(read <= blocks, "{read} reads of {blocks} blocks");
+    // The metric alone reads every block: the summarizers added nothing.
+    let before = reads();
+    drop(crate::quality::SessionAtoms::from_session(&s));
+    assert_eq!(reads() - before, blocks);
+    assert_eq!(read, blocks);
 }

@@ -17,6 +17,11 @@
 //! section order. With a previous summary (iterative update, specs/000), its
 //! items are parsed back and merged, older items yielding first when space runs out.
 //!
+//! Identifiers, symbols, commands, errors and constraints are the metric's
+//! atoms (`text::atoms`), read once per message by the session's
+//! [`SessionLens`] and shared with the quality pass: the summary lists what
+//! the metric looks for, spelled as the metric reads it back.
+//!
 //! Each replaced message is read into [`Step`]s (a request, a constraint, a
 //! file touched, identifier occurrences…) that are then applied at its
 //! position. A sweep or `compare` replaces the same messages under many
@@ -24,12 +29,12 @@
 //! (naming each identifier and symbol once, by id) and applies the kept steps
 //! at every compaction.
 
-use super::{
-    SummarizeError, Summarizer, SummarizerUsage, Summary, SummaryPart, SummaryRequest, head_chars, tool_result_text,
-};
+use super::{SummarizeError, Summarizer, SummarizerUsage, Summary, SummaryPart, SummaryRequest, head_chars};
 use crate::model::{Block, Message, Origin, Role};
+use crate::text::atoms::{AtomKind, Ctx, Found, MessageAtoms, MessageView, SessionLens, normalize_path, scan_text};
 use crate::text::filetrack::FileOps;
-use crate::text::words::{Words, split_str};
+use crate::text::words::split_str;
+use crate::tools::is_command;
 use foldhash::{HashMap, HashMapExt as _, HashSet, HashSetExt as _};
 use regex::Regex;
 use std::borrow::Cow;
@@ -55,18 +60,21 @@ impl Summarizer for Extractive {
         Ok(summarize(req, None))
     }
 
-    fn for_session<'s>(&'s self, messages: &'s [Message]) -> Option<Box<dyn Summarizer + 's>> {
-        Some(Box::new(SessionExtractive::new(messages)))
+    fn for_session<'s>(&'s self, lens: &'s SessionLens<'s>) -> Option<Box<dyn Summarizer + 's>> {
+        Some(Box::new(SessionExtractive::new(lens)))
     }
 }
 
-/// The extractive summarizer for one session's requests: it reads each of the
-/// session's messages once and keeps what it found (the message's [`Step`]s),
+/// The extractive summarizer for one session's requests: it takes each
+/// message's atoms from the session's lens (read once, shared with the
+/// quality pass) and keeps what it made of them (the message's [`Step`]s),
 /// so the compactions of a sweep's or `compare`'s policies, which replace the
 /// same messages again and again, only apply them. Same answers as
-/// [`Extractive`]; held until the session's last replay.
+/// [`Extractive`] when the lens has no working directory (with one, paths
+/// read relative to it); held until the session's last replay.
 pub struct SessionExtractive<'s> {
-    messages: &'s [Message],
+    /// The session's atoms, shared with the quality pass.
+    lens: &'s SessionLens<'s>,
     read: Vec<OnceLock<Read>>,
     /// The identifiers and symbols of the steps read, and of the previous
     /// summaries absorbed, by id.
@@ -82,10 +90,10 @@ struct Read {
 }
 
 impl<'s> SessionExtractive<'s> {
-    pub fn new(messages: &'s [Message]) -> SessionExtractive<'s> {
+    pub fn new(lens: &'s SessionLens<'s>) -> SessionExtractive<'s> {
         SessionExtractive {
-            messages,
-            read: (0..messages.len()).map(|_| OnceLock::new()).collect(),
+            lens,
+            read: (0..lens.messages().len()).map(|_| OnceLock::new()).collect(),
             names: Arc::default(),
             reads: 0.into(),
         }
@@ -99,17 +107,21 @@ impl<'s> SessionExtractive<'s> {
     /// The steps of the session's message `i` (`m`) read with `calls`: kept
     /// from the first request that read it, unless its results answer other
     /// calls this time.
-    fn steps(&self, i: usize, m: &Message, kind: Kind, calls: &Calls<'_>) -> Cow<'_, [Step]> {
+    fn steps(&self, i: usize, m: &Message, kind: Kind, calls: &Calls<'_>, atoms: MessageView<'_>) -> Cow<'_, [Step]> {
         let refs = if kind == Kind::ToolResults { call_refs(m, calls) } else { Vec::new() };
         let names = &self.names;
         let Some(slot) = self.read.get(i).filter(|_| !refs.contains(&CallRef::Foreign)) else {
-            return Cow::Owned(read_message(m, kind, calls, names));
+            return Cow::Owned(read_message(m, kind, calls, names, atoms));
         };
         let read = slot.get_or_init(|| {
             self.reads.fetch_add(1, Ordering::Relaxed);
-            Read { calls: refs.clone(), steps: read_message(m, kind, calls, names) }
+            Read { calls: refs.clone(), steps: read_message(m, kind, calls, names, atoms) }
         });
-        if read.calls == refs { Cow::Borrowed(&read.steps) } else { Cow::Owned(read_message(m, kind, calls, names)) }
+        if read.calls == refs {
+            Cow::Borrowed(&read.steps)
+        } else {
+            Cow::Owned(read_message(m, kind, calls, names, atoms))
+        }
     }
 }
 
@@ -124,7 +136,11 @@ impl Summarizer for SessionExtractive<'_> {
 }
 
 fn summarize(req: &SummaryRequest<'_>, memory: Option<&SessionExtractive<'_>>) -> Summary {
-    let mut facts = Facts { names: memory.map(|m| m.names.clone()).unwrap_or_default(), ..Facts::default() };
+    let mut facts = Facts {
+        names: memory.map(|m| m.names.clone()).unwrap_or_default(),
+        cwd: memory.and_then(|m| m.lens.cwd()).map(str::to_string),
+        ..Facts::default()
+    };
     if let Some(prev) = req.previous_summary {
         facts.absorb_previous(prev);
     }
@@ -297,6 +313,9 @@ struct Facts {
     /// Position where the replaced messages start (after a previous summary):
     /// files touched after it were used in this part, the others are carried.
     scan_start: u64,
+    /// The session's working directory (normalized), which atoms' paths are
+    /// relative to.
+    cwd: Option<String>,
 }
 
 /// The occurrences of one identifier, as Σw, Σw·t and Σw·t² over their
@@ -330,10 +349,15 @@ impl Seen {
 }
 
 impl Facts {
-    /// Count the identifiers (paths, file names, ids, error codes) of one text.
+    /// Count the identifiers (paths, ids, errors) of one line of text.
     fn ident(&mut self, text: &str, weight: u32) {
-        let found = self.names.all(&idents_of(text));
-        self.count_idents(&found, weight);
+        let mut found = Vec::new();
+        scan_text(text, Ctx::Prose, self.cwd.as_deref(), &mut found);
+        let mut steps = Vec::new();
+        push_atoms(&mut steps, &found, weight, 0.0, true, &self.names);
+        if let Some(Step::Idents(names, w)) = steps.first() {
+            self.count_idents(&names.clone(), *w);
+        }
     }
 
     fn count_idents(&mut self, found: &[Name], weight: u32) {
@@ -388,22 +412,34 @@ impl Facts {
         for &m in req.messages {
             self.pos += 1;
             let kind = kind_of(m);
-            let index = memory.and_then(|mem| super::index_in(mem.messages, m));
+            let index = memory.and_then(|mem| super::index_in(mem.lens.messages(), m));
             match kind {
                 Kind::Summary => {
                     self.absorb_previous(&human_text(m));
                     continue;
                 }
                 Kind::Other => continue,
-                Kind::Assistant => note_calls(m, index, &mut calls),
-                Kind::Human | Kind::ToolResults => {}
+                Kind::Assistant | Kind::Human | Kind::ToolResults => {}
+            }
+            // The session's atoms of the message, or (a copy, or no session)
+            // its atoms read now.
+            let owned;
+            let atoms = match memory.zip(index).and_then(|(mem, i)| mem.lens.message(i)) {
+                Some(a) => a,
+                None => {
+                    owned = MessageAtoms::new(m);
+                    MessageView::new(m, &owned, self.cwd.as_deref())
+                }
+            };
+            if kind == Kind::Assistant {
+                note_calls(m, index, atoms, &mut calls);
             }
             match memory.zip(index) {
-                Some((mem, i)) => match mem.steps(i, m, kind, &calls) {
+                Some((mem, i)) => match mem.steps(i, m, kind, &calls, atoms) {
                     Cow::Borrowed(steps) => steps.iter().for_each(|s| self.apply(s)),
                     Cow::Owned(steps) => steps.iter().for_each(|s| self.apply(s)),
                 },
-                None => read_message(m, kind, &calls, &names).iter().for_each(|s| self.apply(s)),
+                None => read_message(m, kind, &calls, &names, atoms).iter().for_each(|s| self.apply(s)),
             }
         }
     }
@@ -509,9 +545,16 @@ impl Facts {
         // thousands of identifiers was two B-tree searches of string
         // compares (0.85 % of a chars4 replay of 50 MB).
         let ops = &self.file_ops;
-        let mut listed = HashSet::with_capacity(ops.read.len() + ops.modified.len());
-        listed.extend(ops.read.iter().chain(&ops.modified).map(String::as_str));
-        ranked(self.idents.iter().filter(|(s, _)| !listed.contains(s)), self.pos, LIST_CAP)
+        let mut listed: HashSet<Cow<'_, str>> = HashSet::with_capacity(2 * (ops.read.len() + ops.modified.len()));
+        for p in ops.read.iter().chain(&ops.modified) {
+            // Listed as the tool call spelled it; an atom names it relative
+            // to the working directory.
+            if let Some(n) = normalize_path(p, self.cwd.as_deref()).filter(|n| n != p) {
+                listed.insert(Cow::Owned(n));
+            }
+            listed.insert(Cow::Borrowed(p.as_str()));
+        }
+        ranked(self.idents.iter().filter(|(s, _)| !listed.contains(*s)), self.pos, LIST_CAP)
     }
 
     /// Code symbols, best first, packed into lines. A symbol that a better
@@ -651,6 +694,41 @@ impl Facts {
         doc.ranked(2, 5, "- ", &self.symbol_lines(PACK_LINE), SYMBOL_TOP_LINES);
         doc.render()
     }
+}
+
+/// Every identifier, symbol, command and quoted error the summarizer takes
+/// from the messages of `lens` (read as one request), as it spells them.
+#[cfg(test)]
+pub(crate) fn collected(lens: &SessionLens<'_>) -> std::collections::BTreeSet<String> {
+    let names = Names::default();
+    let mut calls: Calls<'_> = HashMap::new();
+    let mut out = std::collections::BTreeSet::new();
+    for (i, m) in lens.messages().iter().enumerate() {
+        let kind = kind_of(m);
+        let Some(atoms) = lens.message(i) else { continue };
+        if kind == Kind::Assistant {
+            note_calls(m, Some(i), atoms, &mut calls);
+        }
+        for step in read_message(m, kind, &calls, &names, atoms) {
+            match step {
+                Step::Idents(found, _) | Step::Symbols(found, _) => {
+                    out.extend(found.iter().map(|n| n.text.to_string()))
+                }
+                Step::Command(line) => {
+                    let (cmds, status) = line.rsplit_once(" → ").unwrap_or((line.as_str(), ""));
+                    out.extend(split_str(cmds, ", ").map(|c| c.trim_matches('`').to_string()));
+                    if status.starts_with("exit code ") {
+                        out.insert(status.to_string());
+                    }
+                }
+                Step::Error(line) => {
+                    out.insert(line.split_once(": ").map_or(line.as_str(), |(_, e)| e).to_string());
+                }
+                _ => {}
+            }
+        }
+    }
+    out
 }
 
 #[cfg(test)]

@@ -11,6 +11,7 @@ pub mod extractive;
 pub mod truncate;
 
 use crate::model::{Block, Message};
+use crate::text::atoms::SessionLens;
 use crate::text::filetrack::FileOps;
 use crate::tokens::Estimator;
 use serde::{Deserialize, Serialize};
@@ -101,12 +102,12 @@ pub trait Summarizer: Send + Sync {
     fn name(&self) -> &str;
     fn summarize(&self, req: &SummaryRequest<'_>) -> Result<Summary, SummarizeError>;
 
-    /// This summarizer for requests about one session's `messages`, when it
-    /// can remember what it read of them from one request to the next: a
-    /// sweep or `compare` compacts the same messages under many policies.
-    /// Answers must equal [`Summarizer::summarize`]'s. `None`: nothing to
-    /// remember (the summarizer itself serves).
-    fn for_session<'s>(&'s self, _messages: &'s [Message]) -> Option<Box<dyn Summarizer + 's>> {
+    /// This summarizer for requests about one session (`lens`: its messages
+    /// and their atoms, read once and shared with the quality pass), when it
+    /// reads the session's atoms or can remember what it read from one
+    /// request to the next: a sweep or `compare` compacts the same messages
+    /// under many policies. `None`: the summarizer itself serves.
+    fn for_session<'s>(&'s self, _lens: &'s SessionLens<'s>) -> Option<Box<dyn Summarizer + 's>> {
         None
     }
 }

@@ -16,6 +16,7 @@
 
 use crate::model::Message;
 use crate::summarize::{SummarizeError, Summarizer, Summary, SummaryPart, SummaryRequest};
+use crate::text::atoms::SessionLens;
 use foldhash::HashMap;
 use std::sync::Mutex;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -38,11 +39,11 @@ pub struct MemoSummarizer<'a> {
 }
 
 impl<'a> MemoSummarizer<'a> {
-    pub fn new(inner: &'a dyn Summarizer, messages: &'a [Message]) -> MemoSummarizer<'a> {
+    pub fn new(inner: &'a dyn Summarizer, lens: &'a SessionLens<'a>) -> MemoSummarizer<'a> {
         MemoSummarizer {
             inner,
-            session: inner.for_session(messages),
-            messages,
+            session: inner.for_session(lens),
+            messages: lens.messages(),
             cache: Mutex::default(),
             previous: Mutex::default(),
             hits: AtomicU64::new(0),

@@ -31,6 +31,7 @@ use crate::outcome::{OutcomeTotals, SessionOutcome};
 use crate::policy::Policy;
 use crate::quality::{PreparedQuality, QualityHook};
 use crate::replay::{ReplayContext, ReplayOptions, Resolver, SessionFacts, count_message_tokens, replay_session};
+use crate::text::atoms::SessionLens;
 use crate::tokens::Estimator;
 use memo::MemoSummarizer;
 use rayon::prelude::*;
@@ -160,14 +161,16 @@ pub fn run(
                     return (si, Vec::new());
                 }
                 let s = &sessions[si];
+                // The session's atoms, shared by every point's summarizer and scoring.
+                let lens = SessionLens::of(s);
                 let counts: Vec<Vec<u64>> = estimators.iter().map(|e| count_message_tokens(s, e.as_ref())).collect();
                 let prep = Prepared {
                     meter: meter_est.is_none().then(|| count_message_tokens(s, cost.meter.counter())),
                     counts,
                     facts: SessionFacts::of(s),
                     models: SessionModels::of(s, cost),
-                    quality: quality.map(|q| q.prepare(s)),
-                    memos: summarizers.iter().map(|x| MemoSummarizer::new(x.as_ref(), &s.messages)).collect(),
+                    quality: quality.map(|q| q.prepare_with(s, &lens)),
+                    memos: summarizers.iter().map(|x| MemoSummarizer::new(x.as_ref(), &lens)).collect(),
                 };
                 let outs = runnable
                     .par_iter()

@@ -40,7 +40,9 @@ fn the_memo_answers_a_repeated_replay_and_changes_nothing() {
     };
     let plain = replay_session(&s, &p, &ctx_plain).unwrap();
     assert!(plain.metrics.compactions >= 2, "{:?}", plain.metrics);
-    let memo = MemoSummarizer::new(&Extractive, &s.messages);
+    // No working directory: the unbound summarizer reads paths as written.
+    let lens = SessionLens::new(&s.messages, None);
+    let memo = MemoSummarizer::new(&Extractive, &lens);
     let ctx = ReplayContext { summarizer: &memo, ..ctx_plain };
     let first = replay_session(&s, &p, &ctx).unwrap();
     let misses = memo.misses.load(Ordering::Relaxed);
@@ -63,7 +65,9 @@ fn the_memo_tells_requests_apart_by_their_last_message() {
     let s = long_session();
     let n = s.messages.len();
     assert!(n > 3);
-    let memo = MemoSummarizer::new(&Extractive, &s.messages);
+    // No working directory: the unbound summarizer reads paths as written.
+    let lens = SessionLens::new(&s.messages, None);
+    let memo = MemoSummarizer::new(&Extractive, &lens);
     let ops = FileOps::default();
     let ask_after = |msgs: &[&Message], previous: Option<&str>| {
         let req = SummaryRequest {

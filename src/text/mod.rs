@@ -1,8 +1,11 @@
 //! The text/atoms layer: how a message reads as text, what a tool call did to
-//! files, and what counts as a path or a symbol, shared by the summarizer and the
-//! metric so the two read a log through one lens.
+//! files, and which atoms (paths, ids, errors, commands, symbols, constraints)
+//! it names, read once per message ([`atoms::SessionLens`]) and shared by the
+//! summarizer and the metric so the two read a log through one lens.
 
+pub mod atoms;
 pub mod filetrack;
+pub(crate) mod line_memo;
 pub mod symbols;
 pub mod words;
 

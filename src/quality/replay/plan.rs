@@ -2,6 +2,7 @@
 //! scores) and the scoring of a batch of replay results with it.
 
 use super::*;
+use crate::text::atoms::SessionLens;
 
 /// Reference names in report order, after [`CANDIDATE_POLICY`].
 pub const REFERENCES: [&str; 4] = [REF_TRUNCATE, REF_MASKING, REF_MASKING_BUDGET, REF_ORACLE];
@@ -56,11 +57,23 @@ impl QualityPlan {
         traces: &[Result<SessionTrace, ReplayError>],
         counts: &[Option<&[u64]>],
     ) -> Vec<Option<SessionQuality>> {
+        self.evaluate_with(session, &SessionLens::of(session), traces, counts)
+    }
+
+    /// [`QualityPlan::evaluate_counted`] reading the messages' atoms from the
+    /// session's `lens` (shared with the summarizers of the replays).
+    pub fn evaluate_with<'s>(
+        &self,
+        session: &'s Session,
+        lens: &SessionLens<'s>,
+        traces: &[Result<SessionTrace, ReplayError>],
+        counts: &[Option<&[u64]>],
+    ) -> Vec<Option<SessionQuality>> {
         if traces.iter().all(|t| t.as_ref().map_or(true, |t| t.compactions.is_empty() && t.prunes.is_empty())) {
             // Nothing to score: skip the atom extraction.
             return traces.iter().map(|t| t.as_ref().ok().map(|t| self.empty(session, t))).collect();
         }
-        let mut atoms = SessionAtoms::from_session(session);
+        let mut atoms = SessionAtoms::from_lens(session, lens);
         let compacting = traces.iter().filter(|t| t.as_ref().is_ok_and(|t| !t.compactions.is_empty())).count();
         atoms.share_block_tokens(compacting >= 3);
         for (est, c) in self.estimators.iter().zip(counts) {

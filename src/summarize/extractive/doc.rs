@@ -48,19 +48,6 @@ pub(super) fn pack<S: AsRef<str>>(items: impl Iterator<Item = S>, sep: &str, wid
     lines
 }
 
-/// Head and tail of a long text, each cut on whitespace so the scan never
-/// sees half a path or identifier at the seams.
-pub(super) fn preview_words(s: &str, head: usize, tail: usize) -> Cow<'_, str> {
-    if s.len() <= head + tail {
-        return Cow::Borrowed(s);
-    }
-    let h = head_chars(s, head);
-    let h = h.rfind(char::is_whitespace).map_or(h, |i| &h[..i]);
-    let t = super::super::tail_chars(s, tail);
-    let t = t.find(char::is_whitespace).map_or(t, |i| &t[i..]);
-    Cow::Owned(format!("{h}\n[…]\n{t}"))
-}
-
 /// One line of at most `max` characters, cut on whitespace: a half-written
 /// path or identifier names nothing that exists (it would read as invented).
 /// Only a line that is a single huge token is cut inside it.
@@ -74,19 +61,6 @@ pub(super) fn clip_item(s: &str, max: usize) -> String {
         Some(i) if i > 0 => format!("{} …", &head[..i]),
         _ => format!("{head}…"),
     }
-}
-
-pub(super) fn plausible_ident(s: &str) -> bool {
-    let n = s.chars().count();
-    if !(3..=200).contains(&n) {
-        return false;
-    }
-    // A hex run must mix digits and letters to be a hash, not a word or a number.
-    if s.chars().all(|c| c.is_ascii_hexdigit()) {
-        return s.chars().any(|c| c.is_ascii_digit()) && s.chars().any(|c| c.is_ascii_alphabetic());
-    }
-    // `a/b` fragments of prose ("and/or") are not paths.
-    !s.contains('/') || s.contains('.') || s.matches('/').count() != 1 || s.starts_with('/')
 }
 
 /// A multi-line block clipped to `max` characters.

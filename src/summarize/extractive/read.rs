@@ -1,5 +1,6 @@
-//! Reading one message into [`Step`]s: the sentence and identifier patterns, the
-//! tool-call bookkeeping, and the per-message scan that the checkpoint applies later.
+//! Reading one message into [`Step`]s: the sentence patterns, the tool-call
+//! bookkeeping, and the message's atoms (the metric's, from the session's lens)
+//! sorted into the checkpoint's identifiers, symbols, commands and errors.
 
 use super::*;
 
@@ -7,11 +8,6 @@ pub(super) fn re(pattern: &str) -> Option<Regex> {
     Regex::new(pattern).ok()
 }
 
-pub(super) static CONSTRAINT: LazyLock<Option<Regex>> = LazyLock::new(|| {
-    re(
-        r"(?i)(?-u:\b)(must|never|always|don'?t|do not|only|should ?n[o']t|avoid|make sure|ensure|required?|prefer|without)(?-u:\b)",
-    )
-});
 pub(super) static DECISION: LazyLock<Option<Regex>> = LazyLock::new(|| {
     re(
         r"(?i)(?-u:\b)(decided|decision|instead of|i'?ll use|we'?ll use|i will use|chose|choose|going with|switch(?:ed)? to|the fix is|root cause|the problem is|the issue is|because)(?-u:\b)",
@@ -25,42 +21,6 @@ pub(super) static DONE: LazyLock<Option<Regex>> = LazyLock::new(|| {
 pub(super) static INTENT: LazyLock<Option<Regex>> = LazyLock::new(|| {
     re(r"(?i)^\s*(now,? (i'?ll|let me)|let me|i'?ll|i will|next,? i|i'?m going to|i am going to)(?-u:\b)")
 });
-pub(super) static ERROR_LINE: LazyLock<Option<Regex>> = LazyLock::new(|| {
-    re(
-        r"(?i)((?-u:\b)error(?-u:\b)|(?-u:\b)failed(?-u:\b)|(?-u:\b)failure(?-u:\b)|panicked|traceback|exception|fatal:|no such file|not found|cannot |permission denied|segmentation fault|(?-u:\b)E\d{4}(?-u:\b))",
-    )
-});
-pub(super) static EXIT_CODE: LazyLock<Option<Regex>> =
-    LazyLock::new(|| re(r"(?i)(?:exit code:?|exited with(?: code)?|exit status:?|process exited with code)\s*(-?\d+)"));
-/// Identifier patterns, one alternation so a text is scanned once: URL, UUID,
-/// path, file name, hex hash, version, error code, ticket, issue, code symbol
-/// (`mod::item`, snake_case, camelCase). Matching is
-/// leftmost-first, so a path inside a URL or a file name inside a path is part of
-/// the larger identifier, not another one.
-pub(super) static IDENTS: LazyLock<Option<Regex>> = LazyLock::new(|| {
-    // ASCII classes and word boundaries keep the whole alternation in the fast
-    // DFA engines (Unicode `\b` is not supported there).
-    let parts = [
-        r#"https?://[^\s<>"'`)\]]+"#,
-        r"(?-u:\b)[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}(?-u:\b)",
-        r"(?:~|\.{1,2})?/?(?:[A-Za-z0-9_.@+-]+/)+[A-Za-z0-9_.@+-]+",
-        r"(?-u:\b)[A-Za-z0-9_-]+(?:\.[A-Za-z0-9_-]+)*\.(?:rs|py|ts|tsx|js|jsx|mjs|go|java|kt|c|h|cc|cpp|hpp|cs|rb|ex|exs|swift|php|md|toml|json|jsonl|yaml|yml|txt|sh|sql|html|css|lock|cfg|ini|xml|proto|ipynb)(?-u:\b)",
-        r"(?-u:\b)[0-9a-f]{7,40}(?-u:\b)",
-        r"(?-u:\b)v?[0-9]+\.[0-9]+\.[0-9]+(?:[-+][A-Za-z0-9_.]+)?(?-u:\b)",
-        r"(?-u:\b)[A-Z]{1,5}[0-9]{3,5}(?-u:\b)",
-        r"(?-u:\b)[A-Z][A-Z0-9]{1,9}-[0-9]{1,6}(?-u:\b)",
-        r"#[0-9]{2,6}(?-u:\b)",
-    ];
-    re(&parts.iter().map(|p| format!("(?:{p})")).collect::<Vec<_>>().join("|"))
-});
-
-/// Tool output scanned for identifiers and errors when the policy sets no
-/// preview: the head and tail of each result (bulk output in the middle of a long
-/// listing rarely fits a bounded summary, and scanning it all would make the
-/// summarizer cost grow with output size rather than with the number of facts).
-pub(super) const SCAN_HEAD: usize = 24_000;
-pub(super) const SCAN_TAIL: usize = 4_000;
-
 pub(super) fn matches(r: &LazyLock<Option<Regex>>, s: &str) -> bool {
     r.as_ref().is_some_and(|r| r.is_match(s))
 }
@@ -93,60 +53,8 @@ pub(super) fn sentence_pieces(line: &str) -> impl Iterator<Item = &str> {
     })
 }
 
-/// A shell tool of any agent, by the one tool table (Codex `shell_command`
-/// and `exec_command` included, as the metric reads them).
-pub(super) fn is_shell(name: &str) -> bool {
-    crate::tools::is_command(name)
-}
-
-/// The command string of a shell tool call (`["bash","-lc","cmd"]` → `cmd`).
-pub(super) fn command_of(input: &serde_json::Value) -> Option<String> {
-    let c = crate::tools::COMMAND_KEYS.iter().find_map(|k| input.get(*k))?;
-    match c {
-        serde_json::Value::String(s) => Some(s.clone()),
-        serde_json::Value::Array(a) => {
-            let parts: Vec<&str> = a.iter().filter_map(|x| x.as_str()).collect();
-            match parts.as_slice() {
-                [sh, flag, cmd] if (sh.ends_with("sh")) && flag.starts_with('-') => Some((*cmd).to_string()),
-                _ => Some(parts.join(" ")),
-            }
-        }
-        _ => None,
-    }
-}
-
 pub(super) fn human_text(m: &Message) -> String {
     crate::text::message_text(m)
-}
-
-/// The accepted identifiers of a text, one entry per occurrence, in order.
-/// Not memoized by text: a session's messages are read once each
-/// ([`SessionExtractive`]; a single replay's compactions replace each message
-/// once), so hashing every text to look it up found next to nothing, at the
-/// price of a tenth of the summarizer's reading.
-pub(super) fn idents_of(text: &str) -> Vec<&str> {
-    let Some(r) = IDENTS.as_ref() else { return Vec::new() };
-    let mut out = Vec::new();
-    for m in r.find_iter(text) {
-        let s = m.as_str().trim_end_matches(['.', ',', ':', ';']);
-        // `response.json()` is a method call, not a file; `@file.txt` and
-        // `x.file.txt` are not the file `file.txt`.
-        let glued = !s.contains('/')
-            && text[..m.start()].chars().next_back().is_some_and(|c| c.is_alphanumeric() || "@.-_$".contains(c));
-        if !plausible_ident(s) || glued || text[m.end()..].starts_with('(') {
-            continue;
-        }
-        out.push(s);
-    }
-    out
-}
-
-/// The accepted code symbols of a text (the shapes of quality.md §c.2, as
-/// atom extraction matches them), one entry per occurrence, in order; not
-/// memoized either (see [`idents_of`]).
-pub(super) fn symbols_of(text: &str) -> Vec<&str> {
-    let words = Words::of(text);
-    words.symbols().filter_map(|(start, end)| accept_symbol(&text[start..end])).collect()
 }
 
 /// An identifier or code symbol, with its id among its [`Names`].
@@ -264,22 +172,28 @@ pub(super) enum CallRef {
 }
 
 /// A tool call seen earlier in the request, for the results that follow.
-#[derive(Clone, Copy)]
+#[derive(Clone)]
 pub(super) struct Call<'m> {
     pub(super) name: &'m str,
-    pub(super) input: &'m serde_json::Value,
     pub(super) at: CallRef,
+    /// The command atoms of the call (a shell tool's), in order.
+    pub(super) commands: Vec<String>,
 }
 
 pub(super) type Calls<'m> = HashMap<&'m str, Call<'m>>;
 
 /// Record the tool calls of an assistant message (`index`: its place in the
-/// session, when it is one of the session's messages).
-pub(super) fn note_calls<'m>(m: &'m Message, index: Option<usize>, calls: &mut Calls<'m>) {
+/// session, when it is one of the session's messages; `atoms`: what it names).
+pub(super) fn note_calls<'m>(m: &'m Message, index: Option<usize>, atoms: MessageView<'_>, calls: &mut Calls<'m>) {
     for (bi, b) in m.blocks.iter().enumerate() {
-        if let Block::ToolUse { id, name, input } = b {
+        if let Block::ToolUse { id, name, .. } = b {
             let at = index.map_or(CallRef::Foreign, |i| CallRef::At(i, bi));
-            calls.insert(id.as_str(), Call { name: name.as_str(), input, at });
+            let commands = if is_command(name) {
+                atoms.block(bi).found.iter().filter(|f| f.kind == AtomKind::Command).map(|f| f.value.clone()).collect()
+            } else {
+                Vec::new()
+            };
+            calls.insert(id.as_str(), Call { name: name.as_str(), at, commands });
         }
     }
 }
@@ -319,24 +233,72 @@ pub(super) enum Step {
     Symbols(Arc<[Name]>, f64),
 }
 
-pub(super) fn push_idents(steps: &mut Vec<Step>, text: &str, weight: u32, names: &Names) {
-    let found = idents_of(text);
-    if !found.is_empty() {
-        steps.push(Step::Idents(names.all(&found), weight));
+/// How a found atom is spelled in a checkpoint: its normalized value (what the
+/// metric reads back), hashes and UUIDs in the lower case `git` prints.
+pub(super) fn spelled(f: &Found) -> Cow<'_, str> {
+    let v = f.value.as_str();
+    if f.kind == AtomKind::Id
+        && v.bytes().any(|b| b.is_ascii_uppercase())
+        && v.bytes().all(|b| b.is_ascii_hexdigit() || b == b'-')
+    {
+        Cow::Owned(v.to_ascii_lowercase())
+    } else {
+        Cow::Borrowed(v)
     }
 }
 
-pub(super) fn push_symbols(steps: &mut Vec<Step>, text: &str, weight: f64, names: &Names) {
-    let found = symbols_of(text);
-    if !found.is_empty() {
-        steps.push(Step::Symbols(names.all(&found), weight));
+/// The identifier and symbol steps of one block's atoms: paths, ids and (with
+/// `errors`) error atoms as identifiers of weight `ident_w`, code symbols of
+/// weight `symbol_w`. Only the atoms the metric creates (not symbol-shaped
+/// words of prose); commands go with their results.
+pub(super) fn push_atoms(
+    steps: &mut Vec<Step>,
+    found: &[Found],
+    ident_w: u32,
+    symbol_w: f64,
+    errors: bool,
+    names: &Names,
+) {
+    let mut idents: Vec<Cow<'_, str>> = Vec::new();
+    let mut symbols: Vec<&str> = Vec::new();
+    for f in found.iter().filter(|f| f.strong) {
+        match f.kind {
+            AtomKind::Path | AtomKind::ModifiedPath | AtomKind::Id => idents.push(spelled(f)),
+            // Codes only (`E0308`): a fingerprint runs to the end of its line
+            // when read back, so it gets a line of its own (Errors seen).
+            AtomKind::Error if errors && !f.value.contains(char::is_whitespace) => idents.push(spelled(f)),
+            // Already a symbol by the one filter; listed unless error-like.
+            AtomKind::Symbol if !error_like(&f.value) => symbols.push(&f.value),
+            _ => {}
+        }
+    }
+    if !idents.is_empty() {
+        let texts: Vec<&str> = idents.iter().map(|c| c.as_ref()).collect();
+        steps.push(Step::Idents(names.all(&texts), ident_w));
+    }
+    if !symbols.is_empty() {
+        steps.push(Step::Symbols(names.all(&symbols), symbol_w));
     }
 }
+
+/// Most error atoms quoted for one tool result.
+const ERRORS_PER_RESULT: usize = 3;
 
 /// The steps of one message of kind `kind` (not [`Kind::Summary`], which
-/// is merged as a previous summary).
-pub(super) fn read_message(m: &Message, kind: Kind, calls: &Calls<'_>, names: &Names) -> Vec<Step> {
+/// is merged as a previous summary), `atoms` being what it names.
+pub(super) fn read_message(
+    m: &Message,
+    kind: Kind,
+    calls: &Calls<'_>,
+    names: &Names,
+    atoms: MessageView<'_>,
+) -> Vec<Step> {
     let mut steps = Vec::new();
+    // The blocks this kind reads, with their atoms (a thinking block's are
+    // never read).
+    let blocks = |keep: fn(&Block) -> bool| {
+        m.blocks.iter().enumerate().filter(move |(_, b)| keep(b)).map(move |(bi, b)| (b, atoms.block(bi)))
+    };
     match kind {
         Kind::Human => {
             let text = human_text(m);
@@ -344,16 +306,18 @@ pub(super) fn read_message(m: &Message, kind: Kind, calls: &Calls<'_>, names: &N
                 return steps;
             }
             steps.push(Step::Request(clip_block(&text, REQUEST_MAX)));
-            for s in sentences(&text) {
-                if matches(&CONSTRAINT, s) {
-                    steps.push(Step::Constraint(clip_item(s, ITEM_MAX)));
+            let text = |b: &Block| matches!(b, Block::Text { .. });
+            for (_, a) in blocks(text) {
+                for (sentence, _) in &a.constraints {
+                    steps.push(Step::Constraint(clip_item(sentence, ITEM_MAX)));
                 }
             }
-            push_idents(&mut steps, &text, 3, names);
-            push_symbols(&mut steps, &text, 2.0, names);
+            for (_, a) in blocks(text) {
+                push_atoms(&mut steps, &a.found, 3, 2.0, true, names);
+            }
         }
         Kind::Assistant => {
-            for b in &m.blocks {
+            for (b, a) in blocks(|b| matches!(b, Block::Text { .. } | Block::ToolUse { .. })) {
                 match b {
                     Block::Text { text } => {
                         for s in sentences(text) {
@@ -366,75 +330,57 @@ pub(super) fn read_message(m: &Message, kind: Kind, calls: &Calls<'_>, names: &N
                                 steps.push(Step::Decision(clip_item(s, ITEM_MAX)));
                             }
                         }
-                        push_idents(&mut steps, text, 2, names);
-                        push_symbols(&mut steps, text, 2.0, names);
+                        push_atoms(&mut steps, &a.found, 2, 2.0, true, names);
                     }
                     Block::ToolUse { name, input, .. } => {
                         for (k, path) in crate::text::filetrack::tool_file_ops(name, input) {
                             steps.push(Step::File(k, path));
                         }
-                        if is_shell(name) {
-                            if let Some(c) = command_of(input) {
-                                push_idents(&mut steps, &c, 3, names);
-                                push_symbols(&mut steps, &c, 3.0, names);
-                            }
-                        } else {
-                            read_json(input, &mut steps, names);
-                        }
+                        push_atoms(&mut steps, &a.found, 3, 3.0, true, names);
                     }
                     _ => {}
                 }
             }
         }
         Kind::ToolResults => {
-            for b in &m.blocks {
-                let Block::ToolResult { tool_use_id, content, is_error } = b else { continue };
-                let full = tool_result_text(content);
-                // The policy's preview limits bound what an LLM summarizer
-                // is sent; this one reads the output itself, bounded by
-                // its own window.
-                let text = preview_words(&full, SCAN_HEAD, SCAN_TAIL);
-                let (name, input) = calls.get(tool_use_id.as_str()).map_or(("tool", &NULL), |c| (c.name, c.input));
-                let failed = *is_error == Some(true);
-                let exit = EXIT_CODE
-                    .as_ref()
-                    .and_then(|r| r.captures(&text))
-                    .and_then(|c| c.get(1))
-                    .and_then(|g| g.as_str().parse::<i64>().ok());
-                if is_shell(name)
-                    && let Some(cmd) = command_of(input)
-                {
-                    let status = match (exit, failed) {
-                        (Some(code), _) => format!("exit {code}"),
+            for (b, a) in blocks(|b| matches!(b, Block::ToolResult { .. })) {
+                let Block::ToolResult { tool_use_id, .. } = b else { continue };
+                let (name, commands) =
+                    calls.get(tool_use_id.as_str()).map_or(("tool", &[][..]), |c| (c.name, c.commands.as_slice()));
+                let shell = is_command(name);
+                let errors: Vec<&Found> = a.found.iter().filter(|f| f.strong && f.kind == AtomKind::Error).collect();
+                let exit = errors.iter().find_map(|f| f.value.strip_prefix("exit code "));
+                if shell && !commands.is_empty() {
+                    let status = match (exit, a.failed) {
+                        // As the metric reads an exit code back.
+                        (Some(code), _) => format!("exit code {code}"),
                         (None, true) => "failed".to_string(),
                         (None, false) => "ok".to_string(),
                     };
-                    steps.push(Step::Command(format!("`{}` → {status}", clip_item(&cmd, 160))));
+                    let shown: Vec<String> = commands.iter().map(|c| ["`", c, "`"].concat()).collect();
+                    steps.push(Step::Command(format!("{} → {status}", shown.join(", "))));
                 }
-                let nonzero = exit.is_some_and(|c| c != 0);
-                // Error-looking lines count from what a command printed or
-                // a call that failed: in a file the agent read, `catch
-                // (error)` is code, not a failure.
-                let may_err = failed || nonzero || is_shell(name);
-                // Otherwise no line is looked at (nor split off: the test
-                // below would walk every line of the output to find none).
-                let searched = if may_err { text.as_ref() } else { "" };
-                let mut error_lines = searched.lines().filter(|l| matches(&ERROR_LINE, l)).take(2).peekable();
-                if failed || nonzero || error_lines.peek().is_some() {
-                    let lines: Vec<String> = error_lines.map(|l| clip_item(l, 200)).collect();
-                    let shown = if lines.is_empty() {
-                        text.lines().find(|l| !l.trim().is_empty()).map(|l| clip_item(l, 200)).unwrap_or_default()
-                    } else {
-                        lines.join(" | ")
-                    };
-                    if !shown.is_empty() {
-                        steps.push(Step::Error(format!("{name}: {shown}")));
-                    }
-                    // Identifiers on error lines matter more than those in bulk output.
-                    push_idents(&mut steps, &shown, 2, names);
+                // Error atoms are failures in what a command printed or a
+                // call that failed: in a file the agent read, `catch (error)`
+                // is code (an identifier, not an error seen).
+                let failure = a.failed || shell;
+                // A command's exit code is in its status line.
+                let in_status = |v: &str| shell && !commands.is_empty() && v.starts_with("exit code ");
+                let (quoted, rest): (Vec<&str>, Vec<&str>) = if failure {
+                    let all: Vec<&str> = errors.iter().map(|f| f.value.as_str()).filter(|v| !in_status(v)).collect();
+                    let cut = all.len().min(ERRORS_PER_RESULT);
+                    (all[..cut].to_vec(), all[cut..].to_vec())
+                } else {
+                    (Vec::new(), Vec::new())
+                };
+                for e in &quoted {
+                    steps.push(Step::Error(format!("{name}: {}", whole_words(e))));
                 }
-                push_idents(&mut steps, &text, 1, names);
-                push_symbols(&mut steps, &text, 2.0, names);
+                let codes: Vec<&str> = rest.into_iter().filter(|e| !e.contains(char::is_whitespace)).collect();
+                if !codes.is_empty() {
+                    steps.push(Step::Idents(names.all(&codes), 1));
+                }
+                push_atoms(&mut steps, &a.found, 1, 2.0, !failure, names);
             }
         }
         Kind::Summary | Kind::Other => {}
@@ -442,14 +388,15 @@ pub(super) fn read_message(m: &Message, kind: Kind, calls: &Calls<'_>, names: &N
     steps
 }
 
-/// The strings of a tool call's arguments: code the agent wrote (edit/write
-/// contents, patterns) is what it works on next. Bounded like tool output.
-pub(super) fn read_json(v: &serde_json::Value, steps: &mut Vec<Step>, names: &Names) {
-    crate::text::visit_strings(v, &mut |s| {
-        let text = preview_words(s, SCAN_HEAD, SCAN_TAIL);
-        push_idents(steps, &text, 3, names);
-        push_symbols(steps, &text, 3.0, names);
-    });
+/// An error fingerprint as a summary quotes it: one cut at its length limit
+/// ends at its last whole word, marked `…` (half a path or a symbol would read
+/// as one the log never named; the metric takes a `…` for a cut).
+pub(super) fn whole_words(e: &str) -> Cow<'_, str> {
+    if e.chars().count() < crate::text::atoms::ERROR_FINGERPRINT_CHARS {
+        return Cow::Borrowed(e);
+    }
+    match e.rfind(' ') {
+        Some(i) if i > 0 => Cow::Owned(format!("{} …", e[..i].trim_end())),
+        _ => Cow::Borrowed(e),
+    }
 }
-
-pub(super) static NULL: serde_json::Value = serde_json::Value::Null;

@@ -16,12 +16,13 @@ pub(super) fn strip_all<'s>(mut s: &'s str, prefix: &str) -> &'s str {
 /// error-like flag or field (`isError`, `event.isError`), which would read as
 /// an exception class and name an error that never happened.
 pub(super) fn accept_symbol(m: &str) -> Option<&str> {
-    let s = crate::text::symbols::accept_symbol(m)?;
-    let error_like = s.ends_with("Error") || s.ends_with("Exception");
-    if error_like && (s.contains('.') || s.starts_with(|c: char| c.is_ascii_lowercase())) {
-        return None;
-    }
-    Some(s)
+    crate::text::symbols::accept_symbol(m).filter(|s| !error_like(s))
+}
+
+/// An error-like flag or field (`isError`, `event.isError`), not a class.
+pub(super) fn error_like(s: &str) -> bool {
+    (s.ends_with("Error") || s.ends_with("Exception"))
+        && (s.contains('.') || s.starts_with(|c: char| c.is_ascii_lowercase()))
 }
 
 /// Byte ranges of the identifier segments of a qualified symbol

@@ -1,4 +1,6 @@
-//! Deterministic atom extraction and normalization (quality.md §c.2).
+//! Deterministic atom extraction and normalization (quality.md §c.2): the one
+//! reading of paths, ids, errors, commands and symbols that the summarizer and
+//! the metric share.
 //!
 //! One text is scanned by a fixed list of linear-time regexes, compiled once,
 //! and by the hand-written matchers of `words` for the shapes that match most
@@ -19,7 +21,6 @@
 //! - ids: hex and UUIDs upper-cased, URLs without trailing punctuation or `/`;
 //! - constraints and asks: lower-cased keyword sets without stop words.
 
-use super::AtomKind;
 use super::line_memo::LineMemo;
 use crate::text::words;
 use crate::tokens::ascii_space;
@@ -134,7 +135,9 @@ pub(crate) fn patterns_compile() -> bool {
 
 mod commands;
 mod keywords;
+mod kind;
 mod scan;
+mod session;
 mod text;
 mod tool_use;
 
@@ -144,17 +147,27 @@ pub(crate) use commands::{line_as_commands_in, normalize_commands};
 #[cfg(test)]
 pub(crate) use keywords::word_tokens;
 pub(crate) use keywords::{add_constraints, constraint_key, constraints, constraints_of_line, keywords, words_text};
+pub use kind::AtomKind;
+pub(crate) use kind::CLASSES;
 #[cfg(test)]
 pub(crate) use scan::scan_prose_line;
 pub(crate) use scan::{
     ListItems, MEMO_MIN_LINE, failure_line, has_nonzero_exit, list_items, read_by_line, scan_exit_codes,
     scan_prose_line_in, scan_text,
 };
+pub use session::SessionLens;
+pub(crate) use session::{MessageAtoms, MessageView};
 pub(crate) use text::{
     basename, fingerprint, floor_boundary, fold_ws, fold_ws_into, hex_compatible, is_hex_value, normalize_cwd,
     normalize_path, pieces, truncate_chars,
 };
 pub(crate) use tool_use::scan_tool_use;
+
+/// Blocks read into atoms on this thread so far (tests count reads).
+#[cfg(test)]
+pub(crate) fn session_reads_here() -> usize {
+    session::READS_HERE.with(std::cell::Cell::get)
+}
 
 #[cfg(test)]
 #[path = "fast_path_tests.rs"]
