@@ -50,6 +50,9 @@ mod extract_tests;
 #[cfg(test)]
 #[path = "event_tests.rs"]
 mod event_tests;
+#[cfg(test)]
+#[path = "lens_tests.rs"]
+mod lens_tests;
 
 #[cfg(test)]
 #[path = "replay_tests.rs"]
