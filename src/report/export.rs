@@ -137,6 +137,19 @@ impl Exporter<SweepResult> for SweepHtml {
     }
 }
 
+impl<'a> Exporter<CheckRun<'a>> for CheckMd {
+    fn file_name(&self) -> &'static str {
+        "check.md"
+    }
+    fn export(&self, r: &CheckRun<'a>) -> Option<Vec<u8>> {
+        let mut text = super::check::markdown(r.outcome);
+        if let Some(path) = r.baseline_written {
+            text.push_str(&format!("\nBaseline written to `{}`.\n", path.display()));
+        }
+        Some(text.into_bytes())
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -151,18 +164,5 @@ mod tests {
             assert_eq!(set.len(), names.len(), "{names:?}");
         }
         assert_eq!(replay.last(), Some(&"report.json"));
-    }
-}
-
-impl<'a> Exporter<CheckRun<'a>> for CheckMd {
-    fn file_name(&self) -> &'static str {
-        "check.md"
-    }
-    fn export(&self, r: &CheckRun<'a>) -> Option<Vec<u8>> {
-        let mut text = super::check::markdown(r.outcome);
-        if let Some(path) = r.baseline_written {
-            text.push_str(&format!("\nBaseline written to `{}`.\n", path.display()));
-        }
-        Some(text.into_bytes())
     }
 }
