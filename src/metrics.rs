@@ -509,6 +509,8 @@ impl Metric {
                 Some(o) => format!("{} / {}", self.label, o.label),
                 None => self.label.to_string(),
             },
+            // A count in parentheses names itself; the same quantity in another
+            // unit (dollars and percent saved) needs no second name.
             Some(Pair::Paren(other)) => match get(other) {
                 Some(o) if self.unit == o.unit || o.unit == Unit::Count => format!("{} ({})", self.label, o.label),
                 _ => self.label.to_string(),

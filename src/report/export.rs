@@ -159,10 +159,13 @@ mod tests {
     fn registries_name_each_file_once() {
         let replay: Vec<&str> = REPLAY.iter().map(|e| e.file_name()).collect();
         let sweep: Vec<&str> = SWEEP.iter().map(|e| e.file_name()).collect();
-        for names in [&replay, &sweep] {
+        let check: Vec<&str> = CHECK.iter().map(|e| e.file_name()).collect();
+        for names in [&replay, &sweep, &check] {
             let set: std::collections::BTreeSet<_> = names.iter().collect();
             assert_eq!(set.len(), names.len(), "{names:?}");
         }
         assert_eq!(replay.last(), Some(&"report.json"));
+        // check --out writes the replay's files and its own: none may overwrite another.
+        assert!(check.iter().all(|c| !replay.contains(c)), "{check:?}");
     }
 }
