@@ -203,48 +203,43 @@ pub fn compare(
             let (bv, nv) = (m.of_totals(&base_t), m.of_totals(&now_t));
             let (bp, np) = (bv.map(|v| m.to_points(v)), nv.map(|v| m.to_points(v)));
             let unit = if m.unit == Unit::Count { "" } else { "%" };
-            let (rule, status) = match m.gate {
+            let (rule, status, failure) = match m.gate {
                 Some(Gate::MaxDrop(tol)) => {
                     let tol = tol(&tol_policy);
-                    let status = match (bp, np) {
-                        (Some(b), Some(n)) if n < b - tol - 1e-9 => {
-                            fail(
-                                &mut failures,
-                                &p.policy,
+                    let (status, failure) = match (bp, np) {
+                        (Some(b), Some(n)) if n < b - tol - 1e-9 => (
+                            Status::Regression,
+                            Some((
                                 Rule::Drop(m.key),
                                 format!("{} {n:.2}{unit}, baseline {b:.2}{unit}, allowed drop {tol:.2}", m.label),
-                            );
-                            Status::Regression
-                        }
-                        (Some(_), Some(_)) => Status::Ok,
-                        _ => Status::Info,
+                            )),
+                        ),
+                        (Some(_), Some(_)) => (Status::Ok, None),
+                        _ => (Status::Info, None),
                     };
-                    (format!("drop ≤ {tol:.2}"), status)
+                    (format!("drop ≤ {tol:.2}"), status, failure)
                 }
+                // A ceiling on a value neither side has (no compaction): no line.
+                Some(Gate::Ceiling(_)) if bv.is_none() && nv.is_none() => continue,
                 Some(Gate::Ceiling(tol)) => {
                     let tol = tol(&tol_policy);
-                    let status = match np {
-                        Some(n) if n > tol + 1e-9 => {
-                            fail(
-                                &mut failures,
-                                &p.policy,
-                                Rule::Ceiling(m.key),
-                                format!("{} {n:.2}{unit}, ceiling {tol:.2}{unit}", m.label),
-                            );
-                            Status::Regression
-                        }
-                        Some(_) => Status::Ok,
-                        None => Status::Info,
+                    let (status, failure) = match np {
+                        Some(n) if n > tol + 1e-9 => (
+                            Status::Regression,
+                            Some((Rule::Ceiling(m.key), format!("{} {n:.2}{unit}, ceiling {tol:.2}{unit}", m.label))),
+                        ),
+                        Some(_) => (Status::Ok, None),
+                        None => (Status::Info, None),
                     };
-                    if bv.is_none() && nv.is_none() {
-                        continue;
-                    }
-                    (format!("≤ {tol:.2}"), status)
+                    (format!("≤ {tol:.2}"), status, failure)
                 }
                 // A preset that compacts on neither side has no quality to show.
                 None if bv.is_none() && nv.is_none() => continue,
-                None => (String::new(), Status::Info),
+                None => (String::new(), Status::Info, None),
             };
+            if let Some((rule, detail)) = failure {
+                fail(&mut failures, &p.policy, rule, detail);
+            }
             let change = match (bp, np) {
                 (Some(b), Some(n)) if m.unit == Unit::Count => format!("{:+}", n as i64 - b as i64),
                 (Some(b), Some(n)) => format!("{:+.2}", n - b),

@@ -76,14 +76,7 @@ fn policies_sharing_a_summarizer_share_it_bound_to_each_session() {
         }
     }
     let sessions = vec![long_session(40), long_session(25)];
-    let policies: Vec<Policy> = ["nous", "default", "spec008"]
-        .iter()
-        .map(|name| {
-            let mut p = testkit::scaled(presets::get(name).unwrap(), 30_000);
-            p.name = (*name).into();
-            p
-        })
-        .collect();
+    let policies = three_scaled_presets();
     let pool = rayon::ThreadPoolBuilder::new().num_threads(2).build().unwrap();
     let binding = std::sync::Arc::new(Binding { binds: AtomicUsize::new(0) });
     let out = replay_many(&sessions, &policies, &One(binding.clone()), ReplayOptions::default(), &pool, None);
@@ -124,14 +117,7 @@ fn a_block_is_read_into_atoms_once_for_every_policy_and_the_metric() {
     use crate::quality::QualityPlan;
     use crate::text::atoms::session_reads_here as reads;
     let s = long_session(40);
-    let policies: Vec<Policy> = ["nous", "default", "spec008"]
-        .iter()
-        .map(|name| {
-            let mut p = testkit::scaled(presets::get(name).unwrap(), 30_000);
-            p.name = (*name).into();
-            p
-        })
-        .collect();
+    let policies = three_scaled_presets();
     let plan = QualityPlan::new(&policies, &BuiltinResolver);
     let prepared = Prepared::new(&policies, &BuiltinResolver);
     let before = reads();
@@ -147,4 +133,16 @@ fn a_block_is_read_into_atoms_once_for_every_policy_and_the_metric() {
     drop(crate::quality::SessionAtoms::from_session(&s));
     assert_eq!(reads() - before, blocks);
     assert_eq!(read, blocks);
+}
+
+/// nous, default and spec008 scaled to a 30K window, each under its own name.
+fn three_scaled_presets() -> Vec<Policy> {
+    ["nous", "default", "spec008"]
+        .iter()
+        .map(|name| {
+            let mut p = testkit::scaled(presets::get(name).unwrap(), 30_000);
+            p.name = (*name).into();
+            p
+        })
+        .collect()
 }
