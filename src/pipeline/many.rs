@@ -153,7 +153,7 @@ impl<'p> Prepared<'p> {
         }
         let counts: Vec<Option<&[u64]>> = (0..self.policies.len()).map(|pi| cache[self.group[pi]].as_deref()).collect();
         drop(bound);
-        let quality = quality.map(|plan| plan.evaluate_with(s, &lens, &traces, &counts)).unwrap_or_default();
+        let quality = quality.map(|plan| plan.evaluate_with(s, lens, &traces, &counts)).unwrap_or_default();
         SessionResults { session_id: s.id.clone(), source_path: s.source_path.clone(), traces, quality }
     }
 }

@@ -6,7 +6,7 @@ use super::block_tokens::BlockTokens;
 use super::view::TextView;
 use super::{AtomKind, CLASSES};
 use crate::model::{Block, Message, Origin, Role, Session};
-use crate::text::atoms::{self as extract, Found, SessionLens};
+use crate::text::atoms::{self as extract, Found, MessageView, SessionLens};
 use crate::tokens::{Estimator, EstimatorKind};
 use foldhash::{HashMap, HashMapExt as _};
 use std::ops::Range;
@@ -184,12 +184,37 @@ impl GroundKeys {
     }
 }
 
+/// How the index reads a session's lens: `Keep` leaves each message's atoms
+/// there for other readers (a sweep's later summaries), `Drain` takes them
+/// out as it goes (the last reader).
+enum Lens<'l, 'a> {
+    Keep(&'l SessionLens<'a>),
+    Drain(&'l mut SessionLens<'a>),
+}
+
+impl<'a> Lens<'_, 'a> {
+    fn lens(&self) -> &SessionLens<'a> {
+        match self {
+            Lens::Keep(l) => l,
+            Lens::Drain(l) => l,
+        }
+    }
+}
+
+/// The messages that exist only because the agent compacted
+/// ([`RecordedCompaction::inserted`]): a policy replay never has them.
+///
+/// [`RecordedCompaction::inserted`]: crate::model::RecordedCompaction::inserted
+fn recorded_insertions(session: &Session) -> Vec<Range<usize>> {
+    session.recorded_compactions.iter().map(|c| c.inserted.clone()).collect()
+}
+
 impl<'a> SessionAtoms<'a> {
     /// Extract and index the atoms of `messages` (the session's full message
     /// list; the engine refers to messages by their index in it). `cwd` makes
     /// absolute paths under the workspace relative.
     pub fn new(messages: &'a [Message], cwd: Option<&str>) -> SessionAtoms<'a> {
-        SessionAtoms::build_excluding(&SessionLens::new(messages, cwd), &[])
+        SessionAtoms::build_excluding(Lens::Drain(&mut SessionLens::new(messages, cwd)), &[])
     }
 
     /// Index a session: cwd from its metadata, and the messages that only exist
@@ -199,29 +224,36 @@ impl<'a> SessionAtoms<'a> {
     ///
     /// [`RecordedCompaction::inserted`]: crate::model::RecordedCompaction::inserted
     pub fn from_session(session: &'a Session) -> SessionAtoms<'a> {
-        SessionAtoms::from_lens(session, &SessionLens::of(session))
+        SessionAtoms::from_lens_draining(session, SessionLens::of(session))
     }
 
     /// [`SessionAtoms::from_session`] reading each message's atoms from the
-    /// session's `lens` (read there once, shared with the summarizer).
+    /// session's `lens` (read there once, shared with the summarizer), which
+    /// keeps them for its other readers.
     pub fn from_lens(session: &'a Session, lens: &SessionLens<'a>) -> SessionAtoms<'a> {
-        let inserted: Vec<Range<usize>> = session.recorded_compactions.iter().map(|c| c.inserted.clone()).collect();
-        SessionAtoms::build_excluding(lens, &inserted)
+        SessionAtoms::build_excluding(Lens::Keep(lens), &recorded_insertions(session))
+    }
+
+    /// [`SessionAtoms::from_lens`] as the lens's last reader: each message's
+    /// atoms are dropped once indexed, so a session's atoms are never held
+    /// twice (in the lens and in the index).
+    pub fn from_lens_draining(session: &'a Session, mut lens: SessionLens<'a>) -> SessionAtoms<'a> {
+        SessionAtoms::build_excluding(Lens::Drain(&mut lens), &recorded_insertions(session))
     }
 
     /// [`SessionAtoms::new`] reading each message's atoms from `lens`.
     #[cfg(test)]
     pub(crate) fn from_lens_of(messages: &'a [Message], lens: &SessionLens<'a>) -> SessionAtoms<'a> {
         debug_assert!(std::ptr::eq(messages, lens.messages()));
-        SessionAtoms::build_excluding(lens, &[])
+        SessionAtoms::build_excluding(Lens::Keep(lens), &[])
     }
 
-    fn build_excluding(lens: &SessionLens<'a>, excluded: &[Range<usize>]) -> SessionAtoms<'a> {
+    fn build_excluding(mut lens: Lens<'_, 'a>, excluded: &[Range<usize>]) -> SessionAtoms<'a> {
         /// Keys of each lookup class a message brings, about (sized by
         /// class, so a new class cannot go without an estimate).
         const PER_MESSAGE: [usize; CLASSES] = [6, 8, 1, 1, 1, 0];
-        let messages = lens.messages();
-        let cwd = lens.cwd().map(str::to_string);
+        let messages = lens.lens().messages();
+        let cwd = lens.lens().cwd().map(str::to_string);
         // Sized once from the message count rather than grown (and rehashed)
         // atom by atom: the 50 MB synthetic corpus has about 20 atoms per
         // message (8 paths, 10 symbols), 30 entries. Capped at 16K
@@ -247,7 +279,7 @@ impl<'a> SessionAtoms<'a> {
             ground_keys: OnceLock::new(),
             block_chars: OnceLock::new(),
         };
-        s.build(lens, excluded);
+        s.build(&mut lens, excluded);
         s
     }
 
@@ -359,7 +391,8 @@ impl<'a> SessionAtoms<'a> {
         self.messages.is_empty()
     }
 
-    fn build(&mut self, lens: &SessionLens<'_>, excluded: &[Range<usize>]) {
+    fn build(&mut self, lens: &mut Lens<'_, 'a>, excluded: &[Range<usize>]) {
+        let cwd = self.cwd.clone();
         // Command entries of each tool call, by tool_use id, so a failed result
         // can flag them.
         let mut pending: HashMap<String, Vec<usize>> = HashMap::new();
@@ -382,7 +415,17 @@ impl<'a> SessionAtoms<'a> {
             if human && msg.blocks.iter().any(|b| matches!(b, Block::Text { text } if !text.trim().is_empty())) {
                 self.humans.push(mi);
             }
-            let Some(read) = lens.message(mi) else { continue };
+            // A message's atoms taken from a draining lens live for this
+            // iteration only.
+            let taken;
+            let read = match lens {
+                Lens::Keep(l) => l.message(mi),
+                Lens::Drain(l) => {
+                    taken = l.take(mi);
+                    taken.as_ref().map(|(m, atoms)| MessageView::new(m, atoms, cwd.as_deref()))
+                }
+            };
+            let Some(read) = read else { continue };
             let base = if assistant { flag::USE } else { 0 };
             let mut tool_ids: Vec<(u32, &str)> = Vec::new();
             let mut failed_results: Vec<&str> = Vec::new();

@@ -68,8 +68,31 @@ fn codex_shell_commands_are_collected_and_scored_alike() {
 /// atoms the session's lens read once for both.
 #[test]
 fn the_summarizer_collects_exactly_the_metric_atoms_of_shell_calls() {
-    use crate::model::{Block, Message, Origin, Role};
     use crate::text::atoms::SessionLens;
+    let msgs = shell_session();
+    let lens = SessionLens::new(&msgs, Some("/repo"));
+    let summarizer = crate::summarize::extractive::collected(&lens);
+    let reads = lens.blocks_read();
+    let atoms = SessionAtoms::from_lens_of(&msgs, &lens);
+    assert_eq!(lens.blocks_read(), reads, "the metric read the lens's atoms");
+    // The metric's atoms that some message creates (strong), hashes spelled
+    // as the summarizer prints them.
+    let metric: std::collections::BTreeSet<String> = (0..atoms.atom_count())
+        .filter(|&id| atoms.occ[id].iter().any(|o| o.flags & super::index::flag::STRONG != 0))
+        .map(|id| {
+            let v = &atoms.defs[id].key;
+            if crate::text::atoms::is_hex_value(v) { v.to_ascii_lowercase() } else { v.to_string() }
+        })
+        .collect();
+    assert!(metric.contains("cargo test -p parser --lib parse_header"), "{metric:?}");
+    assert!(metric.contains("src/parser.rs"), "{metric:?}");
+    assert!(metric.iter().any(|v| v.starts_with("ValueError")), "{metric:?}");
+    assert_eq!(summarizer, metric);
+}
+
+/// A Codex `shell_command` and a Claude `Bash` call, with their results.
+fn shell_session() -> Vec<crate::model::Message> {
+    use crate::model::{Block, Message, Origin, Role};
     use serde_json::json;
     let asst = |b: Vec<Block>| Message::new(Role::Assistant, Origin::Model, b);
     let tool =
@@ -81,7 +104,7 @@ fn the_summarizer_collects_exactly_the_metric_atoms_of_shell_calls() {
             vec![Block::ToolResult { tool_use_id: id.into(), content: vec![Block::text(t)], is_error: err }],
         )
     };
-    let msgs = vec![
+    vec![
         asst(vec![tool(
             "c1",
             "shell_command",
@@ -102,23 +125,44 @@ fn the_summarizer_collects_exactly_the_metric_atoms_of_shell_calls() {
             "FAILED tests/test_header.py::test_header_bytes - ValueError: bad magic 0xCAFE\nexit code 1",
             Some(true),
         ),
-    ];
-    let lens = SessionLens::new(&msgs, Some("/repo"));
-    let summarizer = crate::summarize::extractive::collected(&lens);
-    let reads = lens.blocks_read();
-    let atoms = SessionAtoms::from_lens_of(&msgs, &lens);
-    assert_eq!(lens.blocks_read(), reads, "the metric read the lens's atoms");
-    // The metric's atoms that some message creates (strong), hashes spelled
-    // as the summarizer prints them.
-    let metric: std::collections::BTreeSet<String> = (0..atoms.atom_count())
-        .filter(|&id| atoms.occ[id].iter().any(|o| o.flags & super::index::flag::STRONG != 0))
-        .map(|id| {
-            let v = &atoms.defs[id].key;
-            if crate::text::atoms::is_hex_value(v) { v.to_ascii_lowercase() } else { v.to_string() }
-        })
-        .collect();
-    assert!(metric.contains("cargo test -p parser --lib parse_header"), "{metric:?}");
-    assert!(metric.contains("src/parser.rs"), "{metric:?}");
-    assert!(metric.iter().any(|v| v.starts_with("ValueError")), "{metric:?}");
-    assert_eq!(summarizer, metric);
+    ]
+}
+
+/// The quality pass is the lens's last reader: it takes each message's atoms
+/// out as it indexes them. The index is the one a keeping read builds, and no
+/// block is read twice (what the summarizer read is taken, not read again).
+#[test]
+fn a_draining_index_is_the_keeping_one_and_reads_no_block_twice() {
+    use crate::model::{Block, Format, Message, Origin, Role, Session};
+    use crate::text::atoms::{SessionLens, session_reads_here as reads};
+    let mut session = Session::new("s", Format::Codex, "s.jsonl");
+    session.messages = shell_session();
+    // A thinking block: the metric reads it, the summarizer never does.
+    let thought = Block::Thinking { text: "Check `parse_header` in src/parser.rs first.".into(), opaque_len: 0 };
+    session.messages.insert(0, Message::new(Role::Assistant, Origin::Model, vec![thought]));
+    session.meta.cwd = Some("/repo".into());
+    /// Each atom's key and its occurrences (message, block, flags).
+    type Shape = Vec<(String, Vec<(u32, u32, u8)>)>;
+    let shape = |a: &SessionAtoms<'_>| -> Shape {
+        (0..a.atom_count())
+            .map(|id| (a.defs[id].key.to_string(), a.occ[id].iter().map(|o| (o.msg, o.block, o.flags)).collect()))
+            .collect()
+    };
+
+    let keeping = SessionLens::of(&session);
+    let start = reads();
+    let summary = crate::summarize::extractive::collected(&keeping);
+    let kept = SessionAtoms::from_lens(&session, &keeping);
+    let keeping_reads = reads() - start;
+    assert_eq!(keeping.blocks_read(), keeping_reads, "every block read once, and kept");
+
+    let draining = SessionLens::of(&session);
+    let start = reads();
+    assert_eq!(crate::summarize::extractive::collected(&draining), summary);
+    let by_summarizer = reads() - start;
+    assert!(by_summarizer > 0 && by_summarizer < keeping_reads, "the summarizer reads some blocks, not all");
+    let drained = SessionAtoms::from_lens_draining(&session, draining);
+    assert_eq!(reads() - start, keeping_reads, "no block read twice");
+    assert!(!shape(&kept).is_empty());
+    assert_eq!(shape(&drained), shape(&kept));
 }

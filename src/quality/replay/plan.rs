@@ -57,15 +57,16 @@ impl QualityPlan {
         traces: &[Result<SessionTrace, ReplayError>],
         counts: &[Option<&[u64]>],
     ) -> Vec<Option<SessionQuality>> {
-        self.evaluate_with(session, &SessionLens::of(session), traces, counts)
+        self.evaluate_with(session, SessionLens::of(session), traces, counts)
     }
 
     /// [`QualityPlan::evaluate_counted`] reading the messages' atoms from the
-    /// session's `lens` (shared with the summarizers of the replays).
+    /// session's `lens` (shared with the summarizers of the replays, done by
+    /// now): the index takes each message's atoms out of it as it goes.
     pub fn evaluate_with<'s>(
         &self,
         session: &'s Session,
-        lens: &SessionLens<'s>,
+        lens: SessionLens<'s>,
         traces: &[Result<SessionTrace, ReplayError>],
         counts: &[Option<&[u64]>],
     ) -> Vec<Option<SessionQuality>> {
@@ -73,7 +74,7 @@ impl QualityPlan {
             // Nothing to score: skip the atom extraction.
             return traces.iter().map(|t| t.as_ref().ok().map(|t| self.empty(session, t))).collect();
         }
-        let mut atoms = SessionAtoms::from_lens(session, lens);
+        let mut atoms = SessionAtoms::from_lens_draining(session, lens);
         let compacting = traces.iter().filter(|t| t.as_ref().is_ok_and(|t| !t.compactions.is_empty())).count();
         atoms.share_block_tokens(compacting >= 3);
         for (est, c) in self.estimators.iter().zip(counts) {

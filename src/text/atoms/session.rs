@@ -144,6 +144,16 @@ impl<'s> SessionLens<'s> {
         Some(MessageView::new(m, atoms, self.cwd.as_deref()))
     }
 
+    /// Message `i` and its atoms, taken out of the lens (blocks no one read yet
+    /// are read on demand from the returned atoms): for the last reader of a
+    /// session, which drops each message's atoms once used, so they are not
+    /// held next to what it builds from them. `None` past the end.
+    pub(crate) fn take(&mut self, i: usize) -> Option<(&'s Message, MessageAtoms)> {
+        let m = self.messages.get(i)?;
+        let atoms = self.slots.get_mut(i)?.take().unwrap_or_else(|| MessageAtoms::new(m));
+        Some((m, atoms))
+    }
+
     /// How many blocks were read: each at most once, whoever asked.
     pub fn blocks_read(&self) -> usize {
         self.slots.iter().filter_map(OnceLock::get).flat_map(|a| a.blocks.iter()).filter(|b| b.get().is_some()).count()
