@@ -11,6 +11,7 @@
 //!   points at the assistant message the request produced.
 
 use serde::{Deserialize, Serialize};
+use std::borrow::Cow;
 use std::collections::BTreeMap;
 use std::ops::Range;
 use std::path::PathBuf;
@@ -167,6 +168,31 @@ pub(crate) fn json_escape_mask(w: u64) -> u64 {
     lt_space | quote | backslash
 }
 
+/// The text blocks of `blocks`, joined by newlines (tool calls, results,
+/// thinking and images left out): borrowed when there is one. The one way a
+/// message, a tool result or a record reads as plain text.
+pub fn joined_text(blocks: &[Block]) -> Cow<'_, str> {
+    let mut texts = blocks.iter().filter_map(|b| match b {
+        Block::Text { text } => Some(text.as_str()),
+        _ => None,
+    });
+    match (texts.next(), texts.next()) {
+        (None, _) => Cow::Borrowed(""),
+        (Some(one), None) => Cow::Borrowed(one),
+        (Some(a), Some(b)) => {
+            let mut s = String::with_capacity(a.len() + b.len() + 1);
+            s.push_str(a);
+            s.push('\n');
+            s.push_str(b);
+            for t in texts {
+                s.push('\n');
+                s.push_str(t);
+            }
+            Cow::Owned(s)
+        }
+    }
+}
+
 /// Length of the compact JSON serialization of a value, without allocating it.
 pub fn json_len(v: &serde_json::Value) -> usize {
     struct Counter(usize);
@@ -205,6 +231,11 @@ pub struct Message {
 impl Message {
     pub fn new(role: Role, origin: Origin, blocks: Vec<Block>) -> Message {
         Message { role, origin, blocks, source_line: 0, timestamp: None }
+    }
+
+    /// The message's text blocks, joined by newlines ([`joined_text`]).
+    pub fn text(&self) -> Cow<'_, str> {
+        joined_text(&self.blocks)
     }
 
     pub fn has_tool_results(&self) -> bool {
@@ -570,5 +601,30 @@ impl Session {
     /// [`RecordedCompaction::inserted`]).
     pub fn is_inserted(&self, index: usize) -> bool {
         self.recorded_compactions.iter().any(|c| c.inserted.contains(&index))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    proptest::proptest! {
+        /// A message reads as its text blocks joined by newlines, whatever
+        /// else it holds; one text block is borrowed, not copied.
+        #[test]
+        fn joined_text_is_the_text_blocks_joined(parts in proptest::collection::vec((0u8..3, "[a-z\n]{0,6}"), 0..6)) {
+            let blocks: Vec<Block> = parts
+                .iter()
+                .map(|(k, t)| match k {
+                    0 => Block::text(t.as_str()),
+                    1 => Block::Thinking { text: t.clone(), opaque_len: 0 },
+                    _ => Block::ToolResult { tool_use_id: "t".into(), content: vec![Block::text(t.as_str())], is_error: None },
+                })
+                .collect();
+            let texts: Vec<&str> = parts.iter().filter(|(k, _)| *k == 0).map(|(_, t)| t.as_str()).collect();
+            let joined = joined_text(&blocks);
+            proptest::prop_assert_eq!(joined.as_ref(), texts.join("\n"));
+            proptest::prop_assert_eq!(matches!(joined, Cow::Borrowed(_)), texts.len() <= 1);
+        }
     }
 }

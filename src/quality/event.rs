@@ -561,7 +561,7 @@ impl<'a> SessionAtoms<'a> {
         if last_in(kept).is_some_and(|t| t > in_p) {
             return None;
         }
-        let text = crate::text::message_text(&self.messages[in_p]);
+        let text = self.messages[in_p].text().into_owned();
         let keywords = extract::keywords(&text, extract::ASK_KEYWORDS);
         if keywords.is_empty() {
             return None;

@@ -80,6 +80,15 @@ impl LogFormat for ClaudeCode {
     fn default_locations(&self, home: &Path) -> Vec<PathBuf> {
         vec![home.join(".claude/projects")]
     }
+    /// A sub-agent's `*.meta.json`, the project's session index, the prompt
+    /// history, a workflow's journal.
+    fn is_sidecar(&self, name: &str) -> bool {
+        name.ends_with(".meta.json") || matches!(name, "sessions-index.json" | "history.jsonl" | "journal.jsonl")
+    }
+    /// Tool outputs spilled to files, and file snapshots.
+    fn is_skipped_dir(&self, name: &str) -> bool {
+        matches!(name, "tool-results" | "file-history")
+    }
     fn is_linked_file(&self, path: &Path) -> bool {
         is_agent_file(path)
     }
@@ -440,14 +449,7 @@ impl<'p> Builder<'p> {
     /// error, not a call: its zero usage is no request) or a harness notice such as
     /// "No response requested." (`isApiErrorMessage: false`).
     fn synthetic(&mut self, r: &Rec, response_id: Option<&str>, blocks: Vec<Block>) {
-        let text: String = blocks
-            .iter()
-            .filter_map(|b| match b {
-                Block::Text { text } => Some(text.as_str()),
-                _ => None,
-            })
-            .collect::<Vec<_>>()
-            .join("\n");
+        let text = crate::model::joined_text(&blocks);
         let is_error = match r.f.is_api_error_message {
             Some(flag) => flag,
             None => r.f.error.0.is_some() || text.starts_with("API Error"),
@@ -465,7 +467,7 @@ impl<'p> Builder<'p> {
         }
         // The `error` code (`rate_limit`) and HTTP status help when the text alone
         // is vague.
-        let mut signal = text.clone();
+        let mut signal = text.clone().into_owned();
         if let Some(e) = r.f.error.0.as_ref().and_then(Value::as_str) {
             signal.push(' ');
             signal.push_str(e);

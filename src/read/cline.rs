@@ -72,7 +72,20 @@ impl LogFormat for Cline {
     fn read(&self, path: &Path, data: &[u8]) -> Vec<Session> {
         read_history_bytes(path, data, None)
     }
+    fn folder_marker(&self) -> Option<&'static str> {
+        Some(HISTORY)
+    }
+    fn read_folder(&self, dir: &Path) -> Result<Vec<Session>, Diagnostic> {
+        read_task_dir(dir)
+    }
+    /// A task's UI log and metadata (read with its history), the task index.
+    fn is_sidecar(&self, name: &str) -> bool {
+        matches!(name, "ui_messages.json" | "task_metadata.json" | "taskHistory.json")
+    }
 }
+
+/// The file that makes a folder a Cline task.
+const HISTORY: &str = "api_conversation_history.json";
 
 /// A Cline history element: Cline's extras on assistant messages, or its harness
 /// text (`<task>`, `<environment_details>`, `[tool for 'x'] Result:`) in user text.
@@ -91,7 +104,7 @@ fn is_cline_message(m: &Value) -> bool {
 
 /// Read a task folder. Errors only when the history file cannot be read.
 pub fn read_task_dir(dir: &Path) -> Result<Vec<Session>, Diagnostic> {
-    let history = dir.join("api_conversation_history.json");
+    let history = dir.join(HISTORY);
     let data = super::read_regular_file(&history).map_err(|e| Diagnostic {
         severity: Severity::Error,
         path: history.clone(),

@@ -42,7 +42,7 @@ fn task_folder_with_positional_text_results_and_ui_usage() {
     // Discovery turns the folder into a ClineTask input.
     let (inputs, _) = crate::read::discover(std::slice::from_ref(&dir));
     assert_eq!(inputs.len(), 1);
-    assert_eq!(inputs[0].kind, crate::read::InputKind::ClineTask);
+    assert_eq!(inputs[0].kind, crate::read::InputKind::Folder(Format::Cline));
 
     let s = crate::read::read_input(&inputs[0], None).unwrap().remove(0);
     assert_eq!(s.id, "1730000000000");
@@ -158,7 +158,7 @@ fn read_fixture(id: &str) -> Session {
     let dir = fixtures_dir().join("cline").join(id);
     let (inputs, _) = crate::read::discover(std::slice::from_ref(&dir));
     assert_eq!(inputs.len(), 1);
-    assert_eq!(inputs[0].kind, crate::read::InputKind::ClineTask);
+    assert_eq!(inputs[0].kind, crate::read::InputKind::Folder(Format::Cline));
     crate::read::read_input(&inputs[0], None).unwrap().remove(0)
 }
 

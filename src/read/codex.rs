@@ -61,6 +61,10 @@ impl LogFormat for Codex {
     fn default_locations(&self, home: &Path) -> Vec<PathBuf> {
         vec![home.join(".codex/sessions")]
     }
+    /// The prompt history next to the sessions folder.
+    fn is_sidecar(&self, name: &str) -> bool {
+        name == "history.jsonl"
+    }
 }
 
 pub fn read(path: &Path, data: &[u8]) -> Vec<Session> {

@@ -2,22 +2,21 @@
 //! globs, and `-` for standard input. Output order is sorted so runs are
 //! deterministic.
 //!
-//! What a directory walk includes: `*.jsonl` and `*.json` session files,
-//! Cline task folders (a folder holding `api_conversation_history.json` is one
-//! input). What it leaves out, on purpose: sidecar files that are not sessions
-//! (`*.meta.json`, Cline's `ui_messages.json`/`task_metadata.json`, OpenClaw's
-//! `sessions.json`, `sessions-index.json`, prompt `history.jsonl`, workflow
-//! `journal.jsonl`), Claude's spilled `tool-results/`, and credentials
-//! (`auth.json` is never opened).
+//! What a directory walk includes: `*.jsonl` and `*.json` session files, and
+//! session folders (a folder holding a format's marker file is one input, read
+//! by that format). What it leaves out, on purpose: the files and folders the
+//! formats name as no sessions (indexes, prompt histories, spilled tool
+//! outputs), configuration files, and credentials (`auth.json` is never opened).
 
-use crate::model::{Diagnostic, Severity};
+use super::format;
+use crate::model::{Diagnostic, Format, Severity};
 use std::path::{Path, PathBuf};
 
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
 pub enum InputKind {
     File,
-    /// A Cline/Roo task folder.
-    ClineTask,
+    /// A folder that is one session of a format (a Cline task folder).
+    Folder(Format),
     Stdin,
 }
 
@@ -26,8 +25,6 @@ pub struct Input {
     pub path: PathBuf,
     pub kind: InputKind,
 }
-
-const CLINE_HISTORY: &str = "api_conversation_history.json";
 
 /// Expand user-given paths into inputs. Paths that match nothing are reported.
 pub fn discover(paths: &[PathBuf]) -> (Vec<Input>, Vec<Diagnostic>) {
@@ -41,10 +38,11 @@ pub fn discover(paths: &[PathBuf]) -> (Vec<Input>, Vec<Diagnostic>) {
         if p.is_dir() {
             walk_dir(p, &mut inputs);
         } else if p.is_file() {
-            if p.file_name().is_some_and(|n| n == CLINE_HISTORY)
+            // A folder's marker file given by itself stands for its folder.
+            if let Some(f) = format::marker_format(p)
                 && let Some(dir) = p.parent()
             {
-                inputs.push(Input { path: dir.to_path_buf(), kind: InputKind::ClineTask });
+                inputs.push(Input { path: dir.to_path_buf(), kind: InputKind::Folder(f) });
                 continue;
             }
             inputs.push(Input { path: p.clone(), kind: InputKind::File });
@@ -82,24 +80,9 @@ fn is_session_file(path: &Path) -> bool {
     if !(name.ends_with(".jsonl") || name.ends_with(".json")) {
         return false;
     }
-    if name.ends_with(".meta.json") {
-        return false;
-    }
-    !matches!(
-        name,
-        "auth.json"
-            | "ui_messages.json"
-            | "task_metadata.json"
-            | "taskHistory.json"
-            | "sessions.json"
-            | "sessions-index.json"
-            | "history.jsonl"
-            | "journal.jsonl"
-            | "settings.json"
-            | "config.json"
-            | "package.json"
-            | "logs.json"
-    )
+    // Credentials and configuration, whatever the agent; then what a format
+    // names as its own non-session files.
+    !matches!(name, "auth.json" | "settings.json" | "config.json" | "package.json") && !format::is_sidecar(name)
 }
 
 fn walk_dir(dir: &Path, inputs: &mut Vec<Input>) {
@@ -108,12 +91,12 @@ fn walk_dir(dir: &Path, inputs: &mut Vec<Input>) {
         let Ok(entry) = entry else { continue };
         let path = entry.path();
         if entry.file_type().is_dir() {
-            if entry.depth() > 0 && path.file_name().is_some_and(|n| n == "tool-results" || n == "file-history") {
+            if entry.depth() > 0 && path.file_name().is_some_and(|n| format::is_skipped_dir(&n.to_string_lossy())) {
                 it.skip_current_dir();
                 continue;
             }
-            if path.join(CLINE_HISTORY).is_file() {
-                inputs.push(Input { path: path.to_path_buf(), kind: InputKind::ClineTask });
+            if let Some(f) = format::folder_format(path) {
+                inputs.push(Input { path: path.to_path_buf(), kind: InputKind::Folder(f) });
                 it.skip_current_dir();
             }
             continue;
@@ -195,7 +178,7 @@ mod tests {
             names,
             ["proj/a.jsonl", "proj/agent-1234567.jsonl", "proj/sess/subagents/agent-abc.jsonl", "tasks/123"]
         );
-        assert_eq!(inputs[3].kind, InputKind::ClineTask);
+        assert_eq!(inputs[3].kind, InputKind::Folder(Format::Cline));
     }
 
     #[test]

@@ -3,7 +3,7 @@
 
 use super::{claude, lines, strip_bom};
 use super::{cline, codex, codex_exec, gemini, generic, pi};
-use crate::model::{Format, Session};
+use crate::model::{Diagnostic, Format, Session, Severity};
 use serde_json::{Map, Value};
 use std::collections::HashSet;
 use std::path::{Path, PathBuf};
@@ -70,6 +70,37 @@ pub trait LogFormat: Sync {
 
     /// Read a file of this format. Never fails on content (see [`super`]).
     fn read(&self, path: &Path, data: &[u8]) -> Vec<Session>;
+
+    /// The file that makes a folder holding it one session of this format,
+    /// read whole by [`LogFormat::read_folder`] (a Cline task folder); `None`
+    /// when the format's sessions are files.
+    fn folder_marker(&self) -> Option<&'static str> {
+        None
+    }
+
+    /// Read a session folder: one holding [`LogFormat::folder_marker`].
+    /// Errors only when the folder cannot be read at all.
+    fn read_folder(&self, dir: &Path) -> Result<Vec<Session>, Diagnostic> {
+        Err(Diagnostic {
+            severity: Severity::Error,
+            path: dir.to_path_buf(),
+            line: 0,
+            message: format!("{} sessions are files, not folders", self.name()),
+        })
+    }
+
+    /// A file the agent keeps next to its sessions that is no session (an
+    /// index, a prompt history, a task's UI log), by its name: a directory
+    /// walk leaves it out.
+    fn is_sidecar(&self, _name: &str) -> bool {
+        false
+    }
+
+    /// A folder under the agent's sessions that holds no session (spilled tool
+    /// outputs, file snapshots), by its name: a directory walk skips it.
+    fn is_skipped_dir(&self, _name: &str) -> bool {
+        false
+    }
 
     /// Where the agent keeps its logs under the home directory, scanned when no
     /// path is given (kept only when they exist).
@@ -143,6 +174,29 @@ pub fn detect(data: &[u8]) -> Option<Format> {
 /// Whether `needle` occurs in `head`.
 pub(crate) fn contains(head: &[u8], needle: &str) -> bool {
     memchr::memmem::find(head, needle.as_bytes()).is_some()
+}
+
+/// The format whose session folders `dir` is one of (it holds the format's
+/// [`LogFormat::folder_marker`]).
+pub fn folder_format(dir: &Path) -> Option<Format> {
+    FORMATS.iter().find(|f| f.folder_marker().is_some_and(|m| dir.join(m).is_file())).map(|f| f.id())
+}
+
+/// The format whose [`LogFormat::folder_marker`] `file` is: the file given
+/// by itself stands for its folder.
+pub fn marker_format(file: &Path) -> Option<Format> {
+    let name = file.file_name()?;
+    FORMATS.iter().find(|f| f.folder_marker().is_some_and(|m| name == m)).map(|f| f.id())
+}
+
+/// A file some format keeps next to its sessions that is no session.
+pub fn is_sidecar(name: &str) -> bool {
+    FORMATS.iter().any(|f| f.is_sidecar(name))
+}
+
+/// A folder some format keeps under its sessions that holds none.
+pub fn is_skipped_dir(name: &str) -> bool {
+    FORMATS.iter().any(|f| f.is_skipped_dir(name))
 }
 
 /// The default locations of every format that exist, under `$HOME`.

@@ -22,6 +22,43 @@ fn the_registry_holds_every_format_once_with_distinct_names() {
     }
 }
 
+/// Discovery knows no format by name: a folder holding a format's marker
+/// file is one input of that format (found by a walk, or given as the marker
+/// itself), read by the format's folder reader; the names a format calls
+/// sidecars or skipped folders are left out of a walk.
+#[test]
+fn discovery_asks_the_registry_for_session_folders_and_sidecars() {
+    let dir = tempfile::tempdir().unwrap();
+    let marked: Vec<_> = FORMATS.iter().filter_map(|f| Some((f.id(), f.folder_marker()?))).collect();
+    assert!(!marked.is_empty(), "no format has session folders");
+    for (f, marker) in &marked {
+        let task = dir.path().join(f.name()).join("task-1");
+        std::fs::create_dir_all(&task).unwrap();
+        std::fs::write(task.join(marker), "[]").unwrap();
+        // Any other file of the folder belongs to it, not to the walk.
+        std::fs::write(task.join("notes.json"), "{}").unwrap();
+        let (walked, problems) = discover(std::slice::from_ref(&dir.path().join(f.name())));
+        assert!(problems.is_empty(), "{problems:?}");
+        assert_eq!(walked, [crate::read::Input { path: task.clone(), kind: InputKind::Folder(*f) }]);
+        let (given, _) = discover(&[task.join(marker)]);
+        assert_eq!(given, walked, "the marker file stands for its folder");
+        let read = crate::read::read_input(&given[0], None).map(|s| s.len());
+        assert!(read.is_ok(), "{}: {read:?}", f.name());
+    }
+    let side = dir.path().join("sidecars");
+    std::fs::create_dir_all(side.join("tool-results")).unwrap();
+    std::fs::write(side.join("tool-results/out.jsonl"), "{}").unwrap();
+    for name in
+        ["sessions-index.json", "history.jsonl", "ui_messages.json", "sessions.json", "logs.json", "a.meta.json"]
+    {
+        assert!(is_sidecar(name), "{name}");
+        std::fs::write(side.join(name), "{}").unwrap();
+    }
+    std::fs::write(side.join("s.jsonl"), "{}").unwrap();
+    let (inputs, _) = discover(std::slice::from_ref(&side));
+    assert_eq!(inputs, [crate::read::Input { path: side.join("s.jsonl"), kind: InputKind::File }]);
+}
+
 /// Every fixture is detected as the format of the folder it is in
 /// (`fixtures/<format name>/…`), and every format has a fixture.
 #[test]
@@ -37,7 +74,7 @@ fn detection_picks_the_format_of_every_fixture() {
             panic!("{}: not under a folder named after a format", rel.display());
         };
         let file = match input.kind {
-            InputKind::ClineTask => input.path.join("api_conversation_history.json"),
+            InputKind::Folder(f) => input.path.join(super::of(f).and_then(|r| r.folder_marker()).unwrap_or_default()),
             _ => input.path.clone(),
         };
         let data = read_regular_file(&file).unwrap();

@@ -58,6 +58,10 @@ impl LogFormat for Gemini {
     fn read(&self, path: &Path, data: &[u8]) -> Vec<Session> {
         read(path, data)
     }
+    /// A project's prompt log.
+    fn is_sidecar(&self, name: &str) -> bool {
+        name == "logs.json"
+    }
 }
 
 /// Read a Gemini CLI session file. Never fails: problems become diagnostics.
@@ -253,14 +257,7 @@ fn value_text(v: &Value) -> Block {
 }
 
 fn content_text(content: Option<&Value>) -> String {
-    parts(content)
-        .iter()
-        .filter_map(|b| match b {
-            Block::Text { text } => Some(text.as_str()),
-            _ => None,
-        })
-        .collect::<Vec<_>>()
-        .join("\n")
+    crate::model::joined_text(&parts(content)).into_owned()
 }
 
 #[cfg(test)]

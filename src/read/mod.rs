@@ -50,7 +50,15 @@ pub struct Batch {
 /// be read at all (I/O error, or no format recognized).
 pub fn read_input(input: &Input, format: Option<Format>) -> Result<Vec<Session>, Diagnostic> {
     match &input.kind {
-        InputKind::ClineTask => cline::read_task_dir(&input.path),
+        InputKind::Folder(f) => match format::of(*f) {
+            Some(reader) => reader.read_folder(&input.path),
+            None => Err(Diagnostic {
+                severity: Severity::Error,
+                path: input.path.clone(),
+                line: 0,
+                message: format!("no reader for {} folders", f.name()),
+            }),
+        },
         InputKind::File => {
             let data = read_regular_file(&input.path).map_err(|e| Diagnostic {
                 severity: Severity::Error,

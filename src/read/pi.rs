@@ -80,6 +80,10 @@ impl LogFormat for Pi {
     fn read(&self, path: &Path, data: &[u8]) -> Vec<Session> {
         read(path, data)
     }
+    /// OpenClaw's session store (keys to session files).
+    fn is_sidecar(&self, name: &str) -> bool {
+        name == "sessions.json"
+    }
 }
 
 /// Read a pi / OpenClaw session file. Never fails: bad lines become diagnostics.

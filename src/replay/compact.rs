@@ -49,7 +49,7 @@ enum Got {
 }
 
 fn human_text(m: &Message) -> String {
-    crate::text::message_text(m)
+    m.text().into_owned()
 }
 
 impl Engine<'_> {

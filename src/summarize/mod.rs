@@ -139,27 +139,7 @@ pub fn builtin(kind: SummarizerKind) -> Option<Arc<dyn Summarizer>> {
 
 /// The text of a tool result's content: text blocks joined with newlines (the
 /// way OpenClaw's pruner measures it); images are not text.
-pub fn tool_result_text(content: &[Block]) -> Cow<'_, str> {
-    let mut texts = content.iter().filter_map(|b| match b {
-        Block::Text { text } => Some(text.as_str()),
-        _ => None,
-    });
-    match (texts.next(), texts.next()) {
-        (None, _) => Cow::Borrowed(""),
-        (Some(one), None) => Cow::Borrowed(one),
-        (Some(a), Some(b)) => {
-            let mut s = String::with_capacity(a.len() + b.len() + 1);
-            s.push_str(a);
-            s.push('\n');
-            s.push_str(b);
-            for t in texts {
-                s.push('\n');
-                s.push_str(t);
-            }
-            Cow::Owned(s)
-        }
-    }
-}
+pub use crate::model::joined_text as tool_result_text;
 
 /// The first `n` characters of `s` (whole string when shorter).
 pub fn head_chars(s: &str, n: usize) -> &str {

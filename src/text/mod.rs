@@ -9,24 +9,7 @@ pub(crate) mod line_memo;
 pub mod symbols;
 pub mod words;
 
-use crate::model::{Block, Message};
 use serde_json::Value;
-
-/// The text blocks of a message, joined by newlines (tool calls, results,
-/// thinking and images left out).
-pub fn message_text(m: &Message) -> String {
-    let mut parts = m.blocks.iter().filter_map(|b| match b {
-        Block::Text { text } => Some(text.as_str()),
-        _ => None,
-    });
-    let Some(first) = parts.next() else { return String::new() };
-    let mut out = first.to_string();
-    for p in parts {
-        out.push('\n');
-        out.push_str(p);
-    }
-    out
-}
 
 /// JSON nesting followed inside tool arguments.
 pub const MAX_JSON_DEPTH: usize = 8;

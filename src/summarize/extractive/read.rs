@@ -54,7 +54,7 @@ pub(super) fn sentence_pieces(line: &str) -> impl Iterator<Item = &str> {
 }
 
 pub(super) fn human_text(m: &Message) -> String {
-    crate::text::message_text(m)
+    m.text().into_owned()
 }
 
 /// An identifier or code symbol, with its id among its [`Names`].
