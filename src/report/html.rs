@@ -85,7 +85,18 @@ pub fn report_html(page: &Page<'_>) -> String {
         }
         "\n"
     };
-    markup.into_string()
+    without_controls(markup.into_string())
+}
+
+/// `html` with every control character a log string brought (HTML forbids
+/// them; the template writes none but line breaks) replaced by U+FFFD: one
+/// pass over the page, so no string can bring one in by omission.
+fn without_controls(html: String) -> String {
+    let forbidden = |c: char| c.is_control() && !matches!(c, '\n' | '\t' | '\r');
+    if !html.contains(forbidden) {
+        return html;
+    }
+    html.chars().map(|c| if forbidden(c) { '\u{FFFD}' } else { c }).collect()
 }
 
 /// What ran: sessions, inputs, policies, the meter and the cost model.

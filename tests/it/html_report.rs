@@ -139,6 +139,8 @@ fn every_log_string_lands_escaped_in_report_html() {
     const ID: &str = "<script>alert(1)</script>\"><img src=x onerror=alert(2)>&amp;";
     const POLICY: &str = "<script>alert(3)</script>\"><img src=x onerror=alert(4)>&amp;";
     const DIR: &str = "\"><img src=x onerror=alert(5)>&amp;";
+    // Control characters (HTML forbids them) in a second session's id.
+    const CONTROLS: &str = "ctl\u{1}\u{1b}[31m\u{7f}\u{85}end";
     let json = |s: &str| serde_json::to_string(s).unwrap().trim_matches('"').to_string();
     let esc = |s: &str| s.replace('&', "&amp;").replace('<', "&lt;").replace('>', "&gt;").replace('"', "&quot;");
 
@@ -154,6 +156,8 @@ fn every_log_string_lands_escaped_in_report_html() {
         .replace("/home/dev/src/api-server", &json(&format!("/home/{ID}")))
         .replace("claude-sonnet-4-5-20250929", &json(DIR));
     std::fs::write(dir.join("hostile.jsonl"), text).unwrap();
+    let controls = src.replace("044c3cd7-f43c-461c-a698-4080bab12a02", &json(CONTROLS));
+    std::fs::write(dir.join("controls.jsonl"), controls).unwrap();
     let policy = input.path().join("hostile.toml");
     // A TOML basic string takes JSON's escapes.
     let toml = format!("base = \"opal\"\nname = {}\n", serde_json::to_string(POLICY).unwrap());
@@ -170,6 +174,8 @@ fn every_log_string_lands_escaped_in_report_html() {
     assert_eq!(o.status.code(), Some(0), "{}", String::from_utf8_lossy(&o.stderr));
     let html = std::fs::read_to_string(out.path().join("report.html")).unwrap();
 
+    assert!(!html.chars().any(|c| c.is_control() && !matches!(c, '\n' | '\t' | '\r')), "a control character");
+    assert!(html.contains("<h3>ctl\u{FFFD}\u{FFFD}[31m\u{FFFD}\u{FFFD}end</h3>"), "the id, its controls replaced");
     let lower = html.to_ascii_lowercase();
     assert!(!lower.contains("<script") && !lower.contains("<img"), "markup reached the page");
     let (id, policy) = (esc(ID), esc(POLICY));
