@@ -489,6 +489,12 @@ struct LineView {
     constraints: Vec<(String, Vec<String>)>,
 }
 
+impl crate::text::line_memo::Weigh for LineView {
+    fn weight(&self) -> usize {
+        size_of::<Self>() + self.found.weight() + self.commands.weight() + self.constraints.weight()
+    }
+}
+
 impl LineView {
     fn of(line: &str, cwd: Option<&str>) -> LineView {
         // Both reads ask whether it is a packed list: asked once.

@@ -65,6 +65,12 @@ pub(crate) struct Found {
     pub modified: bool,
 }
 
+impl crate::text::line_memo::Weigh for Found {
+    fn weight(&self) -> usize {
+        size_of::<Self>() + self.value.capacity()
+    }
+}
+
 impl Found {
     fn new(kind: AtomKind, value: String) -> Found {
         Found { kind, value, strong: true, modified: false }
