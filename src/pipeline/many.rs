@@ -41,6 +41,9 @@ pub struct SessionResults {
     /// session's own task, right after its replays, so reports are built from
     /// these small values and never walk the traces again.
     pub quality: Vec<Option<crate::quality::SessionQuality>>,
+    /// The compactions the log itself records, scored once whatever the
+    /// policies (with quality only).
+    pub recorded: Option<crate::quality::RecordedQuality>,
 }
 
 type Resolved = Result<(Arc<dyn Estimator>, Arc<dyn Summarizer>), ReplayError>;
@@ -153,8 +156,10 @@ impl<'p> Prepared<'p> {
         }
         let counts: Vec<Option<&[u64]>> = (0..self.policies.len()).map(|pi| cache[self.group[pi]].as_deref()).collect();
         drop(bound);
-        let quality = quality.map(|plan| plan.evaluate_with(s, lens, &traces, &counts)).unwrap_or_default();
-        SessionResults { session_id: s.id.clone(), source_path: s.source_path.clone(), traces, quality }
+        let (quality, recorded) = quality
+            .map(|plan| plan.evaluate_with(s, lens, &traces, &counts, Some(options.meter.counter())))
+            .unwrap_or_default();
+        SessionResults { session_id: s.id.clone(), source_path: s.source_path.clone(), traces, quality, recorded }
     }
 }
 

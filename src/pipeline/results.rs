@@ -6,7 +6,9 @@ use super::SessionResults;
 use crate::model::{Diagnostic, Format, Session};
 use crate::num::{median, round4, savings_pct};
 use crate::policy::Policy;
-use crate::quality::{QualityAggregate, SessionQuality, aggregate_sessions};
+use crate::quality::{
+    QualityAggregate, RecordedAggregate, RecordedQuality, SessionQuality, aggregate_recorded, aggregate_sessions,
+};
 use crate::replay::{SessionMetrics, SessionTrace};
 use serde::{Deserialize, Serialize};
 
@@ -30,6 +32,14 @@ pub struct Report {
     /// How costs were computed (`Report::total_costs`); absent when they were not.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub cost_model: Option<crate::cost::CostModelInfo>,
+    /// The compactions the agents made themselves, scored next to compactor's
+    /// summarizers at the same points: one entry per session that records any
+    /// (in session order), and one aggregate per agent and version. Empty
+    /// without the quality pass.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub recorded: Vec<RecordedQuality>,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub recorded_aggregates: Vec<RecordedAggregate>,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -264,6 +274,8 @@ pub struct SessionSummary {
     /// Warnings past the listing limit, only counted.
     pub unlisted_warnings: u64,
     pub bad_lines: u64,
+    /// The compactions the log records, scored ([`SessionResults::recorded`](super::SessionResults)).
+    pub recorded: Option<RecordedQuality>,
 }
 
 /// The summary of one session's replays (`results.traces` in policy order).
@@ -293,6 +305,7 @@ pub fn summarize(
         warnings: session.diagnostics.messages.clone(),
         unlisted_warnings: session.diagnostics.unlisted,
         bad_lines: session.diagnostics.bad_lines,
+        recorded: results.recorded.clone(),
     }
 }
 
@@ -349,6 +362,7 @@ pub fn build_from_summaries(
         .map(|d| Diagnostic { path: d.path.to_string_lossy().into_owned().into(), ..d.clone() })
         .collect();
     failed.sort();
+    let recorded: Vec<RecordedQuality> = summaries.iter().filter_map(|s| s.recorded.clone()).collect();
     Report {
         schema_version: SCHEMA_VERSION,
         tool: ToolInfo { name: "compactor".into(), version: env!("CARGO_PKG_VERSION").into() },
@@ -370,6 +384,8 @@ pub fn build_from_summaries(
             llm_summaries: None,
         },
         cost_model: None,
+        recorded_aggregates: aggregate_recorded(&recorded),
+        recorded,
     }
 }
 

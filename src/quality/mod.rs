@@ -38,6 +38,7 @@ mod event;
 mod hook;
 mod index;
 mod prune;
+mod recorded;
 mod replay;
 mod runs;
 mod score;
@@ -66,6 +67,10 @@ pub use event::{
 pub use hook::{PreparedQuality, QualityHook, QualityScore};
 pub use index::SessionAtoms;
 pub use prune::{PrunedResult, PruningLoss};
+pub use recorded::{
+    CANDIDATE_RECORDED, REF_EXTRACTIVE_BUDGET, RecordedAggregate, RecordedEvent, RecordedQuality, RecordedStatus,
+    aggregate_recorded, evaluate_recorded,
+};
 pub use replay::{
     CANDIDATE_POLICY, EventInfo, EventQuality, QualityAggregate, QualityOptions, QualityPlan, REF_MASKING_BUDGET,
     REFERENCES, SessionQuality, TracePoint, aggregate_sessions, evaluate_trace, summarize_at, trace_points,

@@ -100,6 +100,7 @@ of every session.\n",
     }
     out.push_str(&super::compare::cost_md(report));
     super::quality::markdown_section(&mut out, report);
+    super::quality::recorded_section(&mut out, report);
     out.push_str("## Policies\n\n");
     out.push_str(
         "| policy | window | estimator | trigger point | summarizer | source |\n|---|---:|---|---:|---|---|\n",

@@ -15,8 +15,8 @@ use super::markdown::{cell, thousands};
 use crate::metrics::{self, view};
 use crate::quality::QualityScore;
 use crate::quality::{
-    CANDIDATE_POLICY, QualityAggregate, QualityStats, REF_MASKING, REF_MASKING_BUDGET, REF_ORACLE, REF_TRUNCATE,
-    SessionQuality,
+    CANDIDATE_POLICY, CANDIDATE_RECORDED, QualityAggregate, QualityStats, REF_EXTRACTIVE_BUDGET, REF_MASKING,
+    REF_MASKING_BUDGET, REF_ORACLE, REF_TRUNCATE, SessionQuality,
 };
 use serde::Serialize;
 use std::fmt::Write as _;
@@ -193,6 +193,59 @@ the last 10 tool outputs kept), `masking@budget` (masking cut to the policy summ
     }
     out.push('\n');
 }
+
+/// The `## The agent's own compactions` section of `report.md`: the
+/// compactions the logs record, per agent and version, the recorded summary
+/// next to compactor's summarizers at the same points and budget. Nothing
+/// when no log records one (or `--no-quality`).
+pub fn recorded_section(out: &mut String, report: &Report) {
+    if report.recorded_aggregates.is_empty() {
+        return;
+    }
+    out.push_str(
+        "## The agent's own compactions
+
+",
+    );
+    out.push_str(
+        "Compactions the logs record, with the summary the agent's model wrote (`recorded`), scored like \
+a policy's against the rest of the log. At the same point and on the same dropped part: \
+`extractive@budget` (compactor's extractive summarizer within the recorded summary's tokens), \
+`truncate`, `masking@budget` (observation masking cut to that budget) and `oracle`. Not scored: \
+summaries stored unreadable (encrypted) and continuations (what was dropped is in an earlier file). \
+Percentages; FRR pooled over compactions, the rest means.\n\n",
+    );
+    let shown: Vec<_> = metrics::of_view(view::COMPONENTS).collect();
+    out.push_str("| agent | version | compactions (scored, unreadable, continuation) | summary | FRR |");
+    for m in &shown {
+        let _ = write!(out, " {} |", m.label);
+    }
+    out.push_str(" summary tokens |\n|---|---|---|---|---:|");
+    out.push_str(&"---:|".repeat(shown.len() + 1));
+    out.push('\n');
+    for a in &report.recorded_aggregates {
+        let counts = format!("{} ({}, {}, {})", a.compactions, a.scored, a.unreadable, a.continuations);
+        let version = a.version.as_deref().map_or_else(|| "–".to_string(), cell);
+        if a.candidates.is_empty() {
+            let _ =
+                writeln!(out, "| {} | {version} | {counts} | – |{}", cell(&a.agent), " – |".repeat(shown.len() + 2));
+            continue;
+        }
+        for name in RECORDED_ROWS {
+            let Some(s) = a.candidate(name) else { continue };
+            let _ = write!(out, "| {} | {version} | {counts} | {name} | {} |", cell(&a.agent), pct(s.frr_pooled));
+            for m in &shown {
+                let _ = write!(out, " {} |", pct(m.of_stats(s)));
+            }
+            let _ = writeln!(out, " {} |", tokens(s.summary_tokens_mean));
+        }
+    }
+    out.push('\n');
+}
+
+/// The rows of a recorded compaction, in report order.
+const RECORDED_ROWS: [&str; 5] =
+    [CANDIDATE_RECORDED, REF_EXTRACTIVE_BUDGET, REF_MASKING_BUDGET, REF_TRUNCATE, REF_ORACLE];
 
 /// The compare columns' quality (FRR, artifact recall, hallucination, means
 /// over compactions) of each policy, in aggregate order, summed from the

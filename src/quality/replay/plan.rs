@@ -2,6 +2,8 @@
 //! scores) and the scoring of a batch of replay results with it.
 
 use super::*;
+use crate::quality::recorded::{evaluate_recorded_with, recorded_extractive};
+use crate::summarize::Extractive;
 use crate::text::atoms::SessionLens;
 
 /// Reference names in report order, after [`CANDIDATE_POLICY`].
@@ -57,24 +59,37 @@ impl QualityPlan {
         traces: &[Result<SessionTrace, ReplayError>],
         counts: &[Option<&[u64]>],
     ) -> Vec<Option<SessionQuality>> {
-        self.evaluate_with(session, SessionLens::of(session), traces, counts)
+        self.evaluate_with(session, SessionLens::of(session), traces, counts, None).0
     }
 
     /// [`QualityPlan::evaluate_counted`] reading the messages' atoms from the
     /// session's `lens` (shared with the summarizers of the replays, done by
-    /// now): the index takes each message's atoms out of it as it goes.
+    /// now): the index takes each message's atoms out of it as it goes. With
+    /// `meter`, the compactions the log records are scored too, once, sized
+    /// with it ([`evaluate_recorded`](crate::quality::evaluate_recorded)).
     pub fn evaluate_with<'s>(
         &self,
         session: &'s Session,
         lens: SessionLens<'s>,
         traces: &[Result<SessionTrace, ReplayError>],
         counts: &[Option<&[u64]>],
-    ) -> Vec<Option<SessionQuality>> {
-        if traces.iter().all(|t| t.as_ref().map_or(true, |t| t.compactions.is_empty() && t.prunes.is_empty())) {
+        meter: Option<&dyn Estimator>,
+    ) -> (Vec<Option<SessionQuality>>, Option<crate::quality::RecordedQuality>) {
+        let recorded_asked = meter.is_some() && !session.recorded_compactions.is_empty();
+        if !recorded_asked
+            && traces.iter().all(|t| t.as_ref().map_or(true, |t| t.compactions.is_empty() && t.prunes.is_empty()))
+        {
             // Nothing to score: skip the atom extraction.
-            return traces.iter().map(|t| t.as_ref().ok().map(|t| self.empty(session, t))).collect();
+            return (traces.iter().map(|t| t.as_ref().ok().map(|t| self.empty(session, t))).collect(), None);
         }
+        // The recorded compactions' extractive summaries read the lens
+        // before the index takes its atoms.
+        let extractive = meter.filter(|_| recorded_asked).map(|m| match Extractive.for_session(&lens) {
+            Some(bound) => recorded_extractive(session, bound.as_ref(), m),
+            None => recorded_extractive(session, &Extractive, m),
+        });
         let mut atoms = SessionAtoms::from_lens_draining(session, lens);
+        let recorded = meter.and_then(|m| evaluate_recorded_with(session, &atoms, m, &extractive.unwrap_or_default()));
         let compacting = traces.iter().filter(|t| t.as_ref().is_ok_and(|t| !t.compactions.is_empty())).count();
         atoms.share_block_tokens(compacting >= 3);
         for (est, c) in self.estimators.iter().zip(counts) {
@@ -82,7 +97,7 @@ impl QualityPlan {
                 atoms.seed_token_counts(est.kind(), c);
             }
         }
-        traces
+        let scored = traces
             .iter()
             .enumerate()
             .map(|(pi, t)| {
@@ -90,6 +105,7 @@ impl QualityPlan {
                 let est = self.estimators.get(pi)?.as_deref()?;
                 Some(evaluate_trace(session, trace, &atoms, est, self.options.get(pi)?))
             })
-            .collect()
+            .collect();
+        (scored, recorded)
     }
 }

@@ -529,6 +529,7 @@ pub fn check(case: &ReplayCase) {
         source_path: s.source_path.clone(),
         traces,
         quality: Vec::new(),
+        recorded: None,
     }];
     let report = compactor::report::build(&["fuzz".into()], 1, std::slice::from_ref(s), &[], &policies, &results, true);
     // Totals saturate: an aggregate is at least each of its sessions.

@@ -1,0 +1,355 @@
+//! The agent's own compactions, scored: at each compaction a log records, the
+//! summary the agent's model wrote (`recorded`) against what the agent needed
+//! later, next to what compactor's summarizers keep at the same point.
+//!
+//! A property of the log, not of a policy: computed once per session. At the
+//! k-th recorded compaction `c`:
+//! - P = the agent's context before `c` that `c` dropped: the messages from the
+//!   previous compaction's kept part (or the session's start) up to `c`'s
+//!   summary, less `c.kept`; the messages the previous compaction inserted
+//!   (its summary, Codex's replacement history) are P's extra texts;
+//! - S = the text of the summary messages `c` inserted;
+//! - T = `c.kept` (Claude's preserved segment, pi's first kept entry on) and
+//!   the other messages `c` inserted (Codex's replacement history);
+//! - F = every message after `c`'s inserted ones.
+//!
+//! Rows at each point: `recorded` (S), `extractive@budget` (the extractive
+//! summarizer on P within S's tokens), `truncate`, `masking@budget` (masking
+//! cut to S's tokens) and `oracle`. A compaction without readable summary text
+//! (newer Codex stores it encrypted) or whose P lies in an earlier file (a
+//! continuation that starts with the summary) is listed, not scored.
+
+use super::aggregate::{QualityStats, aggregate};
+use super::event::{CompactionAudit, CompactionPoint, CompactionQuality, REF_ORACLE, REF_TRUNCATE};
+use super::index::SessionAtoms;
+use super::replay::REF_MASKING_BUDGET;
+use crate::model::{CompactionKind, Message, Origin, RecordedCompaction, Session};
+use crate::summarize::{Extractive, InputLimits, Summarizer, SummaryPart, SummaryRequest, Truncate};
+use crate::text::filetrack::FileOps;
+use crate::tokens::Estimator;
+use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
+use std::ops::Range;
+
+/// Row name of the summary the agent recorded.
+pub const CANDIDATE_RECORDED: &str = "recorded";
+/// Row name of the extractive summarizer run within the recorded summary's tokens.
+pub const REF_EXTRACTIVE_BUDGET: &str = "extractive@budget";
+/// Observation masking keeps the last M tool outputs before its budget cut
+/// (quality.md: M = 10).
+const MASKING_KEEP: usize = 10;
+
+/// Whether a recorded compaction could be scored.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum RecordedStatus {
+    Scored,
+    /// No readable summary text (newer Codex rollouts store it encrypted).
+    Unreadable,
+    /// Nothing of this file before the summary: what it dropped is in an
+    /// earlier file (a continuation).
+    Continuation,
+}
+
+impl RecordedStatus {
+    pub fn name(self) -> &'static str {
+        match self {
+            RecordedStatus::Scored => "scored",
+            RecordedStatus::Unreadable => "unreadable",
+            RecordedStatus::Continuation => "continuation",
+        }
+    }
+}
+
+/// One compaction the agent made, and its rows.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct RecordedEvent {
+    /// Index among the session's recorded compactions.
+    pub index: u32,
+    pub kind: CompactionKind,
+    pub source_line: u64,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub trigger: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tokens_before: Option<u64>,
+    pub status: RecordedStatus,
+    /// The summary replaced an earlier one (P holds a previous summary).
+    pub chained: bool,
+    pub replaced_messages: u32,
+    pub kept_messages: u32,
+    pub future_messages: u32,
+    /// `recorded`, then the references at the same point; empty unless scored.
+    pub rows: Vec<CompactionQuality>,
+    /// Modified paths of P the recorded summary does not name in full.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub lost_modified_paths: Vec<String>,
+    /// What the recorded summary kept of each needed atom, and what it
+    /// named that P ∪ T never did.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub audit: Option<CompactionAudit>,
+}
+
+/// The recorded compactions of one session.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct RecordedQuality {
+    pub session_id: String,
+    /// The log format's name (`claude-code`, `codex`, `pi`…).
+    pub agent: String,
+    /// The agent version the log names (the first, when several).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub version: Option<String>,
+    pub events: Vec<RecordedEvent>,
+}
+
+/// Score every compaction `session` records. `atoms` indexes the session
+/// ([`SessionAtoms::from_session`]: the inserted messages left out); `est`
+/// counts summary and context tokens. `None` when the log records none.
+pub fn evaluate_recorded(session: &Session, atoms: &SessionAtoms<'_>, est: &dyn Estimator) -> Option<RecordedQuality> {
+    let extractive = recorded_extractive(session, &Extractive, est);
+    evaluate_recorded_with(session, atoms, est, &extractive)
+}
+
+/// The `extractive@budget` summary of each scorable recorded compaction of
+/// `session`, in order, written by `summarizer` (the session's own
+/// extractive summarizer, reading its lens, when the replay has one) within
+/// the recorded summary's tokens.
+pub fn recorded_extractive(session: &Session, summarizer: &dyn Summarizer, est: &dyn Estimator) -> Vec<String> {
+    points(session)
+        .into_iter()
+        .filter_map(|(_, p)| p)
+        .map(|p| {
+            let msgs: Vec<&Message> =
+                p.point.replaced.iter().flat_map(Clone::clone).filter_map(|i| session.messages.get(i)).collect();
+            let ops = FileOps::from_messages(msgs.iter().copied());
+            let previous = (!p.point.replaced_text.is_empty()).then(|| p.point.replaced_text.join("\n\n"));
+            let req = SummaryRequest {
+                part: SummaryPart::History,
+                messages: &msgs,
+                previous_summary: previous.as_deref(),
+                file_ops: &ops,
+                max_tokens: est.text_tokens(&p.summary).max(1),
+                limits: InputLimits::default(),
+                estimator: est,
+            };
+            summarizer.summarize(&req).map(|s| s.text).unwrap_or_default()
+        })
+        .collect()
+}
+
+/// [`evaluate_recorded`] with the `extractive@budget` summaries already
+/// written ([`recorded_extractive`], one per scorable compaction).
+pub fn evaluate_recorded_with(
+    session: &Session,
+    atoms: &SessionAtoms<'_>,
+    est: &dyn Estimator,
+    extractive: &[String],
+) -> Option<RecordedQuality> {
+    if session.recorded_compactions.is_empty() {
+        return None;
+    }
+    let mut extractive = extractive.iter();
+    let events = points(session)
+        .into_iter()
+        .map(|(mut event, p)| {
+            if let Some(p) = p {
+                let written = extractive.next().map_or("", String::as_str);
+                score(session, atoms, est, &mut event, &p, written);
+            }
+            event
+        })
+        .collect();
+    Some(RecordedQuality {
+        session_id: session.id.clone(),
+        agent: session.format.name().to_string(),
+        version: session.meta.versions.first().cloned(),
+        events,
+    })
+}
+
+/// A recorded compaction that can be scored: its point and summary text.
+struct Scorable {
+    point: CompactionPoint,
+    summary: String,
+}
+
+/// Every recorded compaction of `session` in log order, with its point when
+/// it can be scored.
+fn points(session: &Session) -> Vec<(RecordedEvent, Option<Scorable>)> {
+    let mut order: Vec<&RecordedCompaction> = session.recorded_compactions.iter().collect();
+    order.sort_by_key(|c| (c.inserted.start, c.inserted.end));
+    let n = session.messages.len();
+    let mut previous: Option<&RecordedCompaction> = None;
+    let mut out = Vec::with_capacity(order.len());
+    for (k, c) in order.into_iter().enumerate() {
+        out.push(point_of(session, k, c, previous, n));
+        previous = Some(c);
+    }
+    out
+}
+
+/// Texts of `range`'s messages: the summaries (`CompactSummary`) and the rest.
+fn inserted_texts(session: &Session, range: &Range<usize>) -> (Vec<String>, Vec<String>) {
+    let (mut summaries, mut others) = (Vec::new(), Vec::new());
+    for m in session.messages.get(range.clone()).unwrap_or_default() {
+        let text = m.text();
+        if text.trim().is_empty() {
+            continue;
+        }
+        if m.origin == Origin::CompactSummary {
+            summaries.push(text.into_owned());
+        } else {
+            others.push(text.into_owned());
+        }
+    }
+    (summaries, others)
+}
+
+/// `from..to` less `hole`, as ranges.
+fn minus(from: usize, to: usize, hole: &Range<usize>) -> Vec<Range<usize>> {
+    let (hs, he) = (hole.start.clamp(from, to), hole.end.clamp(from, to));
+    [from..hs, he.max(hs)..to].into_iter().filter(|r| !r.is_empty()).collect()
+}
+
+fn point_of(
+    session: &Session,
+    k: usize,
+    c: &RecordedCompaction,
+    previous: Option<&RecordedCompaction>,
+    n: usize,
+) -> (RecordedEvent, Option<Scorable>) {
+    let at = c.inserted.start.min(n);
+    // The context before `c`: from the previous compaction's kept part on.
+    let start = previous.map_or(0, |p| if p.kept.is_empty() { p.inserted.start } else { p.kept.start }).min(at);
+    let replaced: Vec<Range<usize>> = minus(start, at, &c.kept)
+        .into_iter()
+        .flat_map(|r| match previous {
+            // The previous compaction's inserted messages are extra texts.
+            Some(p) => minus(r.start, r.end, &p.inserted),
+            None => vec![r],
+        })
+        .collect();
+    let replaced_text = previous.map_or_else(Vec::new, |p| {
+        let (s, o) = inserted_texts(session, &p.inserted);
+        s.into_iter().chain(o).collect::<Vec<_>>()
+    });
+    let (summaries, kept_text) = inserted_texts(session, &c.inserted);
+    let kept = vec![c.kept.start.min(n)..c.kept.end.min(n)];
+    let future = c.inserted.end.min(n)..n;
+    let replaced_messages: usize = replaced.iter().map(Range::len).sum();
+    let mut event = RecordedEvent {
+        index: k as u32,
+        kind: c.kind,
+        source_line: c.source_line,
+        trigger: c.trigger.clone(),
+        tokens_before: c.tokens_before,
+        status: RecordedStatus::Scored,
+        chained: !replaced_text.is_empty(),
+        replaced_messages: replaced_messages as u32,
+        kept_messages: kept.iter().map(Range::len).sum::<usize>() as u32,
+        future_messages: future.len() as u32,
+        rows: Vec::new(),
+        lost_modified_paths: Vec::new(),
+        audit: None,
+    };
+    if summaries.is_empty() {
+        event.status = RecordedStatus::Unreadable;
+        return (event, None);
+    }
+    if replaced_messages == 0 && replaced_text.is_empty() {
+        event.status = RecordedStatus::Continuation;
+        return (event, None);
+    }
+    let point =
+        CompactionPoint { replaced, replaced_text, kept, kept_text, future, replaced_tokens: None, kept_tokens: None };
+    (event, Some(Scorable { point, summary: summaries.join("\n\n") }))
+}
+
+/// The rows of one scorable compaction, `extractive` being the
+/// `extractive@budget` summary written at it.
+fn score(
+    session: &Session,
+    atoms: &SessionAtoms<'_>,
+    est: &dyn Estimator,
+    event: &mut RecordedEvent,
+    p: &Scorable,
+    extractive: &str,
+) {
+    let prepared = atoms.prepare(&p.point, est);
+    let (recorded, audit) = prepared.score_with_audit(CANDIDATE_RECORDED, &p.summary);
+    event.lost_modified_paths = prepared.missing_modified(&atoms.text_view(&p.summary));
+    event.audit = Some(audit);
+    let budget = recorded.summary_tokens.max(1);
+    let msgs: Vec<&Message> =
+        p.point.replaced.iter().flat_map(Clone::clone).filter_map(|i| session.messages.get(i)).collect();
+    let ops = FileOps::from_messages(msgs.iter().copied());
+    let previous = (!p.point.replaced_text.is_empty()).then(|| p.point.replaced_text.join("\n\n"));
+    let req = SummaryRequest {
+        part: SummaryPart::History,
+        messages: &msgs,
+        previous_summary: previous.as_deref(),
+        file_ops: &ops,
+        max_tokens: u64::MAX,
+        limits: InputLimits::default(),
+        estimator: est,
+    };
+    let truncated = Truncate.summarize(&req).map(|s| s.text).unwrap_or_default();
+    event.rows = vec![
+        recorded,
+        prepared.score(REF_EXTRACTIVE_BUDGET, extractive),
+        prepared.score(REF_TRUNCATE, &truncated),
+        prepared.masking_within(REF_MASKING_BUDGET, MASKING_KEEP, Some(budget)),
+        prepared.score(REF_ORACLE, &prepared.oracle_summary()),
+    ];
+}
+
+/// Recorded compactions over many sessions of one agent version.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct RecordedAggregate {
+    pub agent: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub version: Option<String>,
+    pub sessions: u32,
+    /// Recorded compactions, scored or not.
+    pub compactions: u32,
+    pub scored: u32,
+    pub unreadable: u32,
+    pub continuations: u32,
+    /// Statistics per candidate (`recorded` and the references) over the
+    /// scored compactions.
+    pub candidates: Vec<QualityStats>,
+}
+
+impl RecordedAggregate {
+    pub fn candidate(&self, name: &str) -> Option<&QualityStats> {
+        self.candidates.iter().find(|c| c.summarizer == name)
+    }
+}
+
+/// One aggregate per (agent, version), sorted by both.
+pub fn aggregate_recorded<'q>(sessions: impl IntoIterator<Item = &'q RecordedQuality>) -> Vec<RecordedAggregate> {
+    let mut groups: BTreeMap<(&str, Option<&str>), Vec<&RecordedQuality>> = BTreeMap::new();
+    for s in sessions {
+        groups.entry((s.agent.as_str(), s.version.as_deref())).or_default().push(s);
+    }
+    groups
+        .into_iter()
+        .map(|((agent, version), group)| {
+            let events = || group.iter().flat_map(|s| s.events.iter());
+            let count = |st: RecordedStatus| events().filter(|e| e.status == st).count() as u32;
+            RecordedAggregate {
+                agent: agent.to_string(),
+                version: version.map(str::to_string),
+                sessions: group.len() as u32,
+                compactions: events().count() as u32,
+                scored: count(RecordedStatus::Scored),
+                unreadable: count(RecordedStatus::Unreadable),
+                continuations: count(RecordedStatus::Continuation),
+                candidates: aggregate(events().flat_map(|e| e.rows.iter())),
+            }
+        })
+        .collect()
+}
+
+#[cfg(test)]
+#[path = "recorded_tests.rs"]
+mod tests;
