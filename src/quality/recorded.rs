@@ -233,7 +233,8 @@ fn point_of(
         s.into_iter().chain(o).collect::<Vec<_>>()
     });
     let (summaries, kept_text) = inserted_texts(session, &c.inserted);
-    let kept = vec![c.kept.start.min(n)..c.kept.end.min(n)];
+    // One range: the kept messages (`CompactionPoint` takes a list).
+    let kept = std::iter::once(c.kept.start.min(n)..c.kept.end.min(n)).collect::<Vec<_>>();
     let future = c.inserted.end.min(n)..n;
     let replaced_messages: usize = replaced.iter().map(Range::len).sum();
     let mut event = RecordedEvent {

@@ -163,7 +163,9 @@ fn aggregates_count_each_agent_version_and_what_was_not_scored() {
     .map(|rel| scored(&session(rel)))
     .collect();
     let aggs = aggregate_recorded(&qs);
-    let key: Vec<(&str, Option<&str>, u32, u32, u32, u32)> = aggs
+    /// Agent, version, compactions, scored, unreadable, continuations.
+    type Counts<'a> = (&'a str, Option<&'a str>, u32, u32, u32, u32);
+    let key: Vec<Counts<'_>> = aggs
         .iter()
         .map(|a| (a.agent.as_str(), a.version.as_deref(), a.compactions, a.scored, a.unreadable, a.continuations))
         .collect();
