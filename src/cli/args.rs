@@ -34,6 +34,9 @@ pub enum Command {
     Inspect(InspectArgs),
     /// List the built-in presets with every parameter.
     Presets(PresetsArgs),
+    /// What each compaction lost: the agents' own (and each --preset's), its
+    /// summary, every atom needed after it and where the agent used it first.
+    Explain(ExplainArgs),
 }
 
 #[derive(Debug, Args, Clone)]
@@ -322,6 +325,36 @@ pub struct InspectArgs {
     #[command(flatten)]
     pub input: InputArgs,
     /// Print the machine-readable report (JSON) on stdout.
+    #[arg(long)]
+    pub json: bool,
+}
+
+#[derive(Debug, Args)]
+#[command(after_help = "Examples:
+  compactor explain session.jsonl                       # the agent's own compactions, with their FRR
+  compactor explain session.jsonl --compaction 0        # the first one in full
+  compactor explain logs/ --session 5b1c --preset opal --set context_window=32000 --policy opal
+  compactor explain session.jsonl --compaction 0 --json")]
+pub struct ExplainArgs {
+    #[command(flatten)]
+    pub input: InputArgs,
+    /// Also replay this built-in policy and list its compactions (repeatable).
+    /// Default: none, only the compactions the logs record.
+    #[arg(long = "preset", value_name = "NAME")]
+    pub presets: Vec<String>,
+    /// Override a parameter of every --preset (repeatable): `context_window=32000`.
+    #[arg(long = "set", value_name = "KEY=VALUE")]
+    pub sets: Vec<String>,
+    /// Only sessions whose id starts with this.
+    #[arg(long, value_name = "ID")]
+    pub session: Option<String>,
+    /// Only the compactions of this policy: `recorded` (the agent's own) or a --preset's name.
+    #[arg(long, value_name = "NAME")]
+    pub policy: Option<String>,
+    /// Show compaction N of the list in full.
+    #[arg(long, value_name = "N")]
+    pub compaction: Option<usize>,
+    /// Print JSON instead of text.
     #[arg(long)]
     pub json: bool,
 }

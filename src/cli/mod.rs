@@ -5,6 +5,7 @@
 
 mod args;
 mod check;
+mod explain;
 mod inspect;
 mod llm;
 mod load;
@@ -42,6 +43,7 @@ pub fn main() -> ExitCode {
         Command::Compare(a) => replay::compare(a),
         Command::Inspect(a) => inspect::run(a),
         Command::Presets(a) => presets_cmd::run(a),
+        Command::Explain(a) => explain::run(a),
     };
     // Interrupted: whatever the command returned, it stopped early, before
     // putting its outputs in place: --out is as it was (output::stage).

@@ -35,6 +35,7 @@
 mod aggregate;
 mod block_tokens;
 mod event;
+mod explain;
 mod hook;
 mod index;
 mod prune;
@@ -64,6 +65,7 @@ pub use event::{
     AuditAtom, Candidate, CompactionAudit, CompactionPoint, CompactionQuality, HALLUCINATED_LISTED, MASK_PLACEHOLDER,
     NeededAtom, PreparedEvent, REF_MASKING, REF_ORACLE, REF_TRUNCATE, ReferenceOptions,
 };
+pub use explain::{Explained, NeededShown, explain_session};
 pub use hook::{PreparedQuality, QualityHook, QualityScore};
 pub use index::SessionAtoms;
 pub use prune::{PrunedResult, PruningLoss};

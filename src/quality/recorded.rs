@@ -77,6 +77,8 @@ pub struct RecordedEvent {
     pub chained: bool,
     pub replaced_messages: u32,
     pub kept_messages: u32,
+    /// Message index the agent's context goes on from (F's start).
+    pub future_start: usize,
     pub future_messages: u32,
     /// `recorded`, then the references at the same point; empty unless scored.
     pub rows: Vec<CompactionQuality>,
@@ -167,14 +169,14 @@ pub fn evaluate_recorded_with(
 }
 
 /// A recorded compaction that can be scored: its point and summary text.
-struct Scorable {
-    point: CompactionPoint,
-    summary: String,
+pub(super) struct Scorable {
+    pub(super) point: CompactionPoint,
+    pub(super) summary: String,
 }
 
 /// Every recorded compaction of `session` in log order, with its point when
 /// it can be scored.
-fn points(session: &Session) -> Vec<(RecordedEvent, Option<Scorable>)> {
+pub(super) fn points(session: &Session) -> Vec<(RecordedEvent, Option<Scorable>)> {
     let mut order: Vec<&RecordedCompaction> = session.recorded_compactions.iter().collect();
     order.sort_by_key(|c| (c.inserted.start, c.inserted.end));
     let n = session.messages.len();
@@ -247,6 +249,7 @@ fn point_of(
         chained: !replaced_text.is_empty(),
         replaced_messages: replaced_messages as u32,
         kept_messages: kept.iter().map(Range::len).sum::<usize>() as u32,
+        future_start: future.start,
         future_messages: future.len() as u32,
         rows: Vec::new(),
         lost_modified_paths: Vec::new(),
