@@ -85,6 +85,9 @@ pub struct RecordedEvent {
     /// Modified paths of P the recorded summary does not name in full.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub lost_modified_paths: Vec<String>,
+    /// The recorded summary's text (empty unless scored).
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub summary: String,
     /// What the recorded summary kept of each needed atom, and what it
     /// named that P ∪ T never did.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -253,6 +256,7 @@ fn point_of(
         future_messages: future.len() as u32,
         rows: Vec::new(),
         lost_modified_paths: Vec::new(),
+        summary: String::new(),
         audit: None,
     };
     if summaries.is_empty() {
@@ -282,6 +286,7 @@ fn score(
     let (recorded, audit) = prepared.score_with_audit(CANDIDATE_RECORDED, &p.summary);
     event.lost_modified_paths = prepared.missing_modified(&atoms.text_view(&p.summary));
     event.audit = Some(audit);
+    event.summary = p.summary.clone();
     let budget = recorded.summary_tokens.max(1);
     let msgs: Vec<&Message> =
         p.point.replaced.iter().flat_map(Clone::clone).filter_map(|i| session.messages.get(i)).collect();

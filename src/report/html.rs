@@ -5,6 +5,7 @@
 //!   markers;
 //! - the distribution of per-session savings (and FRR when measured) per policy;
 //! - the policies side by side (the compare table);
+//! - the compactions the logs record, scored, each in a `<details>`;
 //! - for a sweep, the Pareto front and the best points.
 //!
 //! The page is maud templates: every string from a log (session ids, paths,
@@ -78,6 +79,7 @@ pub fn report_html(page: &Page<'_>) -> String {
                 }
                 @if let Some(r) = page.report {
                     (distributions(r, page.frr))
+                    (super::html_recorded::recorded_section(r))
                     (session_charts(r, page.charts))
                 }
             }

@@ -81,6 +81,13 @@ fn hostile_session(dir: &Path) {
         .replace("claude-sonnet-4-5-20250929", "<img src=x onerror=alert(2)>");
     assert!(text.contains(HOSTILE));
     std::fs::write(dir.join("hostile.jsonl"), text).unwrap();
+    // A compaction the agent recorded, with markup in its summary.
+    let recorded =
+        std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/claude-code/compaction-v1.jsonl"))
+            .expect("fixture")
+            .replace("4. Pending: make", "4. <img src=x onerror=alert(7)> Pending: make");
+    assert!(recorded.contains("alert(7)"));
+    std::fs::write(dir.join("recorded.jsonl"), recorded).unwrap();
 }
 
 #[test]
@@ -114,6 +121,9 @@ fn report_html_renders_charts_and_log_strings_as_text() {
     assert!(dom.contains("&lt;script&gt;alert(1)&lt;/script&gt;"), "the session id is not shown as text");
     assert!(!dom.to_ascii_lowercase().contains("<script"), "the browser built a script element");
     assert!(!dom.contains("<img"), "the browser built an img element");
+    // The agent's own compaction: its summary in a <details>, as text.
+    assert!(dom.contains("<details>"), "no recorded compaction shown");
+    assert!(dom.contains("&lt;img src=x onerror=alert(7)&gt;"), "the recorded summary is not shown as text");
 
     let shot = out.path().join("report.png");
     run_chromium(
@@ -158,6 +168,13 @@ fn every_log_string_lands_escaped_in_report_html() {
     std::fs::write(dir.join("hostile.jsonl"), text).unwrap();
     let controls = src.replace("044c3cd7-f43c-461c-a698-4080bab12a02", &json(CONTROLS));
     std::fs::write(dir.join("controls.jsonl"), controls).unwrap();
+    // A compaction the agent recorded, its summary and a needed path hostile.
+    const SUMMARY_HOSTILE: &str = "<script>alert(6)</script>";
+    let recorded =
+        std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/claude-code/compaction-v1.jsonl"))
+            .expect("fixture")
+            .replace("4. Pending: make", &json(&format!("{SUMMARY_HOSTILE} Pending: make")));
+    std::fs::write(dir.join("recorded.jsonl"), recorded).unwrap();
     let policy = input.path().join("hostile.toml");
     // A TOML basic string takes JSON's escapes.
     let toml = format!("base = \"opal\"\nname = {}\n", serde_json::to_string(POLICY).unwrap());
@@ -178,6 +195,8 @@ fn every_log_string_lands_escaped_in_report_html() {
     assert!(html.contains("<h3>ctl\u{FFFD}\u{FFFD}[31m\u{FFFD}\u{FFFD}end</h3>"), "the id, its controls replaced");
     let lower = html.to_ascii_lowercase();
     assert!(!lower.contains("<script") && !lower.contains("<img"), "markup reached the page");
+    assert!(html.contains("<h2>The agent's own compactions</h2>") && html.contains("<details>"), "no recorded section");
+    assert!(html.contains(&esc(SUMMARY_HOSTILE)), "the recorded summary, escaped");
     let (id, policy) = (esc(ID), esc(POLICY));
     assert!(id.contains("&amp;amp;") && id.contains("&quot;&gt;&lt;img"));
     for shown in [

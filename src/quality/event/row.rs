@@ -91,6 +91,9 @@ pub struct AuditAtom {
     pub value: String,
     pub weight: f64,
     pub score: f64,
+    /// Session index of the message that used it first after the compaction.
+    #[serde(default)]
+    pub first_use: usize,
 }
 
 /// What one summary kept and invented, for debugging a score (pitfall 10).

@@ -35,7 +35,13 @@ impl PreparedEvent<'_, '_> {
             total_w += n.weight;
             total_hit += n.weight * s;
             if let Some(a) = audit.as_deref_mut() {
-                a.needed.push(AuditAtom { kind: n.kind, value: n.value.clone(), weight: n.weight, score: s });
+                a.needed.push(AuditAtom {
+                    kind: n.kind,
+                    value: n.value.clone(),
+                    weight: n.weight,
+                    score: s,
+                    first_use: n.first_use,
+                });
             }
         }
         let ratio = |hit: f64, w: f64| (w > 0.0).then(|| (hit / w).clamp(0.0, 1.0));
