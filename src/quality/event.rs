@@ -607,6 +607,20 @@ impl PreparedEvent<'_, '_> {
         self.score_view(name, view, None, tokens, chars, None)
     }
 
+    /// [`PreparedEvent::score_text_view`] with its audit: each needed atom
+    /// and how much the summary holds of it.
+    pub(crate) fn score_text_view_audited(
+        &self,
+        name: &str,
+        summary: &str,
+        view: &TextView,
+    ) -> (CompactionQuality, CompactionAudit) {
+        let mut audit = CompactionAudit { summarizer: name.to_string(), needed: Vec::new(), hallucinated: Vec::new() };
+        let (tokens, chars) = self.size_of(summary);
+        let q = self.score_view(name, view, None, tokens, chars, Some(&mut audit));
+        (q, audit)
+    }
+
     /// A summary's size: tokens, characters.
     fn size_of(&self, summary: &str) -> (u64, u64) {
         (self.est.text_tokens(summary), summary.chars().count() as u64)

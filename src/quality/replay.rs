@@ -146,6 +146,10 @@ pub struct SessionQuality {
     /// Layer-1 loss: each needed atom counted once, at the first call where
     /// pruning removed its last copy from the request.
     pub pruning: PruningLoss,
+    /// What the policy's summaries lost most often of what the agent needed
+    /// next (at most 20).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub lost: Vec<LostAtom>,
 }
 
 impl SessionQuality {
@@ -180,6 +184,10 @@ pub struct QualityAggregate {
     /// FRR with no more summary tokens on average, one of them strictly: the
     /// policy is dominated on the quality/budget plane (quality.md §c.5).
     pub dominated_by: Vec<String>,
+    /// The needed atoms its summaries lost most often, over every session
+    /// (each session's most lost summed; at most 10).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub lost: Vec<LostAtom>,
 }
 
 impl QualityAggregate {
@@ -210,6 +218,13 @@ pub fn aggregate_sessions<'q>(sessions: impl IntoIterator<Item = &'q SessionQual
                 pruning_needed_lost: group.iter().map(|s| u64::from(s.pruning.needed_lost)).sum(),
                 pruning_needed_lost_weight: group.iter().map(|s| s.pruning.needed_lost_weight).sum(),
                 dominated_by,
+                lost: {
+                    let mut t = LostTally::default();
+                    for l in group.iter().flat_map(|s| &s.lost) {
+                        t.add_n(l.kind, &l.value, l.compactions, l.weight);
+                    }
+                    t.top(10)
+                },
             }
         })
         .collect()
@@ -328,6 +343,7 @@ pub fn evaluate_trace(
     // Each summary is read once: scored at its compaction, then looked up as
     // an extra text (kept or re-summarized) at the later ones.
     let mut views: HashMap<String, TextView> = HashMap::new();
+    let mut lost_atoms = LostTally::default();
     for tp in points {
         let ev = &trace.compactions[tp.compaction];
         for t in tp.point.replaced_text.iter().chain(&tp.point.kept_text) {
@@ -353,7 +369,11 @@ pub fn evaluate_trace(
             let mut rows = Vec::with_capacity(5);
             let mut lost = Vec::new();
             if let Some(v) = own.as_ref().or_else(|| views.get(&ev.summary)) {
-                rows.push(prepared.score_text_view(CANDIDATE_POLICY, &ev.summary, v));
+                let (row, audit) = prepared.score_text_view_audited(CANDIDATE_POLICY, &ev.summary, v);
+                rows.push(row);
+                for a in audit.needed.iter().filter(|a| a.score < 1.0) {
+                    lost_atoms.add(a.kind, &a.value, a.weight * (1.0 - a.score));
+                }
                 lost = prepared.missing_modified(v);
             }
             rows.extend(prepared.reference_rows(&ReferenceOptions {
@@ -387,6 +407,55 @@ pub fn evaluate_trace(
         candidates: aggregate(all_rows),
         events,
         pruning,
+        lost: lost_atoms.top(LOST_KEPT),
+    }
+}
+
+/// Lost atoms kept per session (the most often lost first).
+const LOST_KEPT: usize = 20;
+
+/// A needed atom the policy's summaries did not hold in full.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct LostAtom {
+    pub kind: AtomKind,
+    pub value: String,
+    /// Compactions it was needed after and not held in full.
+    pub compactions: u32,
+    /// Σ weight × the share not held, over those compactions.
+    pub weight: f64,
+}
+
+/// Lost atoms by (kind, value).
+#[derive(Default)]
+pub(crate) struct LostTally(HashMap<(AtomKind, String), (u32, f64)>);
+
+impl LostTally {
+    pub(crate) fn add(&mut self, kind: AtomKind, value: &str, weight: f64) {
+        self.add_n(kind, value, 1, weight);
+    }
+
+    pub(crate) fn add_n(&mut self, kind: AtomKind, value: &str, times: u32, weight: f64) {
+        let e = self.0.entry((kind, value.to_string())).or_insert((0, 0.0));
+        e.0 += times;
+        e.1 += weight;
+    }
+
+    /// The `n` most often lost, then the heaviest, then by kind and value.
+    pub(crate) fn top(self, n: usize) -> Vec<LostAtom> {
+        let mut v: Vec<LostAtom> = self
+            .0
+            .into_iter()
+            .map(|((kind, value), (compactions, weight))| LostAtom { kind, value, compactions, weight })
+            .collect();
+        v.sort_by(|a, b| {
+            b.compactions
+                .cmp(&a.compactions)
+                .then(b.weight.total_cmp(&a.weight))
+                .then(a.kind.cmp(&b.kind))
+                .then_with(|| a.value.cmp(&b.value))
+        });
+        v.truncate(n);
+        v
     }
 }
 

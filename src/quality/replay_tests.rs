@@ -452,3 +452,38 @@ fn shared_event_scores_change_no_score_whatever_the_order() {
         assert_eq!(prepared.evaluate(&policies[i], &replay(&s, &policies[i])), expected[i], "policy {i} after release");
     }
 }
+
+/// What a policy's summaries lost: the needed atoms its summary does not hold
+/// in full, per session and summed over sessions per policy; none when the
+/// summary holds them all.
+#[test]
+fn the_atoms_a_summary_lost_are_tallied_per_session_and_policy() {
+    let s = session();
+    let full = whole_history();
+    let q = evaluate(&s, &replay(&s, &full), &full);
+    assert_eq!(row(&q.events[0], CANDIDATE_POLICY).frr, Some(1.0));
+    assert!(q.lost.is_empty(), "{:?}", q.lost);
+
+    // The same summary without the edited file's path.
+    let mut t = replay(&s, &full);
+    for c in &mut t.compactions {
+        c.summary = c.summary.replace("src/parser.rs", "the parser module");
+    }
+    let q = evaluate(&s, &t, &full);
+    assert!(q.lost.iter().any(|l| l.value == "src/parser.rs"), "{:?}", q.lost);
+    let r = row(&q.events[0], CANDIDATE_POLICY);
+    assert!(r.frr.is_some_and(|f| f < 1.0), "{r:?}");
+    assert!(!q.lost.is_empty());
+    assert!(q.lost.iter().all(|l| l.compactions == 1 && l.weight > 0.0), "{:?}", q.lost);
+    // Each lost atom is a needed one: the lost weight is what FRR misses.
+    let missed = r.needed_weight - r.frr_hit_weight;
+    let lost: f64 = q.lost.iter().map(|l| l.weight).sum();
+    assert!((lost - missed).abs() < 1e-9, "{lost} vs {missed}");
+
+    let mut other = q.clone();
+    other.session_id = "s1-copy".into();
+    let a = &aggregate_sessions([&q, &other])[0];
+    assert_eq!(a.lost.len(), q.lost.len().min(10));
+    assert!(a.lost.iter().all(|l| l.compactions == 2));
+    assert_eq!(a.lost[0].value, q.lost[0].value);
+}

@@ -174,6 +174,7 @@ the last 10 tool outputs kept), `masking@budget` (masking cut to the policy summ
         let _ = writeln!(out, " {} |", s.quality_mean.map(|q| format!("{q:.1}")).unwrap_or_else(|| "–".to_string()));
     }
     out.push('\n');
+    lost_table(out, &aggs);
     out.push_str(
         "Layer-1 pruning loss: needed atoms that were only in tool results pruning cleared or trimmed \
 (each counted once, at the call where its last copy left the request).\n\n",
@@ -190,6 +191,34 @@ the last 10 tool outputs kept), `masking@budget` (masking cut to the policy summ
             // `+ 0.0`: an empty f64 sum is -0.0, printed "-0.0".
             a.pruning_needed_lost_weight + 0.0,
         );
+    }
+    out.push('\n');
+}
+
+/// What each policy's summaries lost most often of what the agent needed
+/// next: part of the `## Summary quality` section.
+fn lost_table(out: &mut String, aggs: &[&QualityAggregate]) {
+    if aggs.iter().all(|a| a.lost.is_empty()) {
+        return;
+    }
+    out.push_str(
+        "Lost most often: the needed atoms each policy's summaries did not hold in full, by the number of \
+compactions after which the agent needed them (weight: Σ of their weights times the share not held; \
+`compactor explain` shows each compaction).\n\n",
+    );
+    out.push_str("| policy | kind | value | compactions | weight |\n|---|---|---|---:|---:|\n");
+    for a in aggs {
+        for l in &a.lost {
+            let _ = writeln!(
+                out,
+                "| {} | {} | {} | {} | {:.1} |",
+                cell(&a.policy),
+                l.kind.name(),
+                cell(crate::summarize::head_chars(&l.value, 80)),
+                l.compactions,
+                l.weight
+            );
+        }
     }
     out.push('\n');
 }

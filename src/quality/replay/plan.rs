@@ -37,6 +37,7 @@ impl QualityPlan {
             events: Vec::new(),
             candidates: Vec::new(),
             pruning: PruningLoss::default(),
+            lost: Vec::new(),
         }
     }
 
