@@ -89,7 +89,16 @@ pub struct PresetMetrics {
     pub artifact_recall: Option<f64>,
     pub hallucination: Option<f64>,
     pub summary_tokens_mean: Option<f64>,
+    /// The row of the compactions the logs record ([`RECORDED_ROW`]), not a
+    /// preset: only its quality is compared.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub recorded: bool,
 }
+
+/// The policy name of the row of the agents' own compactions: their recorded
+/// summaries scored over every agent and version, with the references at the
+/// same points.
+pub const RECORDED_ROW: &str = "recorded";
 
 /// Metrics of one session under one preset.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
@@ -124,6 +133,19 @@ struct ReportView {
     policies: Vec<serde_json::Value>,
     aggregates: Vec<AggregateView>,
     sessions: Vec<RowView>,
+    recorded: Vec<RecordedView>,
+}
+
+#[derive(Deserialize, Default)]
+#[serde(default)]
+struct RecordedView {
+    events: Vec<RecordedEventView>,
+}
+
+#[derive(Deserialize, Default)]
+#[serde(default)]
+struct RecordedEventView {
+    rows: Vec<crate::quality::CompactionQuality>,
 }
 
 #[derive(Deserialize, Default)]
@@ -192,6 +214,31 @@ impl QualityView {
     fn points(&self, name: &str, f: fn(&StatsView) -> Option<f64>) -> Option<f64> {
         self.candidates.iter().find(|c| c.summarizer == name).and_then(f).map(|x| round4(x * 100.0))
     }
+}
+
+/// The row of the agents' own compactions, pooled over every agent and
+/// version; `None` when no log records a scored one.
+fn recorded_row(recorded: &[RecordedView]) -> Option<PresetMetrics> {
+    use crate::quality::{CANDIDATE_RECORDED, aggregate};
+    let rows = recorded.iter().flat_map(|q| q.events.iter().flat_map(|e| e.rows.iter()));
+    let stats = aggregate(rows);
+    let of = |name: &str| stats.iter().find(|s| s.summarizer == name);
+    let points = |v: Option<f64>| v.map(|x| round4(x * 100.0));
+    let own = of(CANDIDATE_RECORDED)?;
+    Some(PresetMetrics {
+        policy: RECORDED_ROW.to_string(),
+        sessions: recorded.iter().filter(|q| !q.events.iter().all(|e| e.rows.is_empty())).count() as u64,
+        compactions: u64::from(own.events),
+        frr: points(own.frr_pooled),
+        frr_truncate: points(of(REF_TRUNCATE).and_then(|s| s.frr_pooled)),
+        frr_masking_budget: points(of(REF_MASKING_BUDGET).and_then(|s| s.frr_pooled)),
+        frr_oracle: points(of(REF_ORACLE).and_then(|s| s.frr_pooled)),
+        artifact_recall: points(own.artifact_trail_recall_mean),
+        hallucination: points(own.hallucination_rate_mean),
+        summary_tokens_mean: own.summary_tokens_mean.map(round4),
+        recorded: true,
+        ..PresetMetrics::default()
+    })
 }
 
 fn file_name(path: &str) -> String {
@@ -263,9 +310,12 @@ impl Baseline {
                         .and_then(|q| q.candidates.iter().find(|c| c.summarizer == CANDIDATE_POLICY))
                         .and_then(|c| c.summary_tokens_mean)
                         .map(round4),
+                    recorded: false,
                 }
             })
             .collect();
+        let mut presets: Vec<PresetMetrics> = presets;
+        presets.extend(recorded_row(&r.recorded));
         let mut sessions: Vec<SessionMetrics> = r
             .sessions
             .iter()

@@ -29,7 +29,9 @@
 mod baseline;
 pub mod params;
 
-pub use baseline::{BASELINE_KIND, BASELINE_VERSION, Baseline, PresetMetrics, ReplaySettings, SessionMetrics};
+pub use baseline::{
+    BASELINE_KIND, BASELINE_VERSION, Baseline, PresetMetrics, RECORDED_ROW, ReplaySettings, SessionMetrics,
+};
 pub use params::{Coverage, RunSettings, coverage};
 
 use crate::metrics::{self, Gate, Totals, Unit, view};
@@ -183,8 +185,10 @@ pub fn compare(
             lines.push(Line { policy: p.policy.clone(), metric, baseline, now, change, rule, status });
         };
         let now_t = totals(p);
+        // The agents' own compactions: their summaries' quality only.
+        let shown = |m: &&metrics::Metric| !p.recorded || !matches!(m.key, "savings_pct");
         let Some(b) = b else {
-            for m in metrics::of_view(view::CHECK).filter(|m| matches!(m.gate, Some(Gate::MaxDrop(_)))) {
+            for m in metrics::of_view(view::CHECK).filter(|m| matches!(m.gate, Some(Gate::MaxDrop(_)))).filter(shown) {
                 let v = m.of_totals(&now_t);
                 line(
                     m.label,
@@ -199,7 +203,7 @@ pub fn compare(
             continue;
         };
         let base_t = totals(b);
-        for m in metrics::of_view(view::CHECK) {
+        for m in metrics::of_view(view::CHECK).filter(shown) {
             let (bv, nv) = (m.of_totals(&base_t), m.of_totals(&now_t));
             let (bp, np) = (bv.map(|v| m.to_points(v)), nv.map(|v| m.to_points(v)));
             let unit = if m.unit == Unit::Count { "" } else { "%" };
@@ -246,6 +250,9 @@ pub fn compare(
                 _ => String::new(),
             };
             line(m.label, m.points(bv), m.points(nv), change, rule, status);
+        }
+        if p.recorded {
+            continue;
         }
         // Per-session counters: violations and no-progress compactions.
         let mine: Vec<&SessionMetrics> = now.sessions.iter().filter(|s| s.policy == p.policy).collect();

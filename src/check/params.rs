@@ -138,7 +138,8 @@ fn diff(
 /// prints them, and its settings) with what `base` recorded.
 pub fn coverage(base: &Baseline, policies: &[Value], settings: &RunSettings) -> Coverage {
     let now_names: Vec<&str> = policies.iter().map(name_of).collect();
-    let base_names: Vec<&str> = base.presets.iter().map(|p| p.policy.as_str()).collect();
+    // The agents' own compactions are a row, not a policy.
+    let base_names: Vec<&str> = base.presets.iter().filter(|p| !p.recorded).map(|p| p.policy.as_str()).collect();
     let mut out = Coverage {
         new_policies: now_names.iter().filter(|n| !base_names.contains(n)).map(|n| n.to_string()).collect(),
         missing_policies: base_names.iter().filter(|n| !now_names.contains(n)).map(|n| n.to_string()).collect(),

@@ -243,17 +243,16 @@ pub fn run(args: CheckArgs) -> anyhow::Result<u8> {
             summarizer: policy.summarizer.clone(),
         };
     }
-    let tolerances: HashMap<String, Tolerances> = rep
-        .policies
-        .iter()
-        .map(|p| {
-            let mut t: Tolerances = p.check.clone();
-            t.max_frr_drop = max_frr_drop.unwrap_or(t.max_frr_drop);
-            t.max_savings_drop = max_savings_drop.unwrap_or(t.max_savings_drop);
-            t.max_hallucination = max_hallucination.unwrap_or(t.max_hallucination);
-            (p.name.clone(), t)
-        })
-        .collect();
+    let flags = |mut t: Tolerances| {
+        t.max_frr_drop = max_frr_drop.unwrap_or(t.max_frr_drop);
+        t.max_savings_drop = max_savings_drop.unwrap_or(t.max_savings_drop);
+        t.max_hallucination = max_hallucination.unwrap_or(t.max_hallucination);
+        t
+    };
+    let mut tolerances: HashMap<String, Tolerances> =
+        rep.policies.iter().map(|p| (p.name.clone(), flags(p.check.clone()))).collect();
+    // The agents' own compactions: the default tolerances and the flags.
+    tolerances.entry(check::RECORDED_ROW.to_string()).or_insert_with(|| flags(Tolerances::default()));
     // Writing a baseline alone compares the run with itself: the table shows
     // the values recorded, and the absolute rules (hallucination, must-keep)
     // still apply.

@@ -69,7 +69,8 @@ fn a_baseline_of_the_same_run_passes_and_replays_its_own_policies() {
     assert_eq!(v["version"], 1);
     assert_eq!(v["replay"]["presets"], serde_json::json!(["opal", "spec008"]));
     let names: Vec<&str> = v["presets"].as_array().unwrap().iter().map(|p| p["policy"].as_str().unwrap()).collect();
-    assert_eq!(names, ["opal", "spec008"]);
+    // The policies, then the row of the agents' own compactions.
+    assert_eq!(names, ["opal", "spec008", "recorded"]);
     // Every policy with all its parameters, as `presets --json` prints them,
     // and the run settings.
     let policies = v["policies"].as_array().unwrap();
@@ -122,6 +123,31 @@ fn frr_drop_exits_1_and_the_table_is_a_snapshot() {
     let o = check(&["--baseline"], &[&path, Path::new("--max-frr-drop"), Path::new("3")]);
     assert_eq!(o.status.code(), Some(0), "{}", text(&o.stdout));
     let o = check(&[POLICY, &["--set", "check.max_frr_drop=3", "--baseline"]].concat(), &[&path]);
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o.stdout));
+}
+
+/// The agents' own compactions are a row of the baseline, gated like a
+/// preset's quality: an FRR drop of their recorded summaries fails, a
+/// hallucination rate over the ceiling fails; savings are not theirs to check.
+#[test]
+fn the_agents_own_compactions_are_gated() {
+    let dir = tempfile::tempdir().unwrap();
+    let (path, mut v) = write_baseline(dir.path());
+    let r = preset(&mut v, "recorded");
+    assert_eq!(r["recorded"], true);
+    assert!(r["compactions"].as_u64().unwrap() >= 3, "{r}");
+    let frr = r["frr"].as_f64().unwrap();
+    r["frr"] = serde_json::json!(frr + 2.5);
+    save(&path, &v);
+    let o = check(&["--baseline"], &[&path]);
+    assert_eq!(o.status.code(), Some(1), "{}{}", text(&o.stdout), text(&o.stderr));
+    let out = text(&o.stdout);
+    assert!(out.contains("- `recorded` FRR drop: FRR"), "{out}");
+    assert!(out.contains("| recorded | hallucination rate |"), "{out}");
+    assert!(!out.contains("| recorded | token savings |") && !out.contains("| recorded | invariant"), "{out}");
+    // Hallucination over the ceiling: the recorded summaries invent nothing
+    // on the fixtures, so a zero ceiling passes and the row is compared.
+    let o = check(&["--baseline"], &[&path, Path::new("--max-frr-drop"), Path::new("3")]);
     assert_eq!(o.status.code(), Some(0), "{}", text(&o.stdout));
 }
 
