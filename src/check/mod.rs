@@ -225,6 +225,23 @@ pub fn compare(
                 }
                 // A ceiling on a value neither side has (no compaction): no line.
                 Some(Gate::Ceiling(_)) if bv.is_none() && nv.is_none() => continue,
+                // The agents' own summaries are not the run's to keep under a
+                // ceiling: they may not rise above the baseline by more than it.
+                Some(Gate::Ceiling(tol)) if p.recorded => {
+                    let tol = tol(&tol_policy);
+                    let (status, failure) = match (bp, np) {
+                        (Some(b), Some(n)) if n > b + tol + 1e-9 => (
+                            Status::Regression,
+                            Some((
+                                Rule::Ceiling(m.key),
+                                format!("{} {n:.2}{unit}, baseline {b:.2}{unit}, allowed rise {tol:.2}", m.label),
+                            )),
+                        ),
+                        (Some(_), Some(_)) => (Status::Ok, None),
+                        _ => (Status::Info, None),
+                    };
+                    (format!("rise ≤ {tol:.2}"), status, failure)
+                }
                 Some(Gate::Ceiling(tol)) => {
                     let tol = tol(&tol_policy);
                     let (status, failure) = match np {

@@ -126,9 +126,11 @@ fn frr_drop_exits_1_and_the_table_is_a_snapshot() {
     assert_eq!(o.status.code(), Some(0), "{}", text(&o.stdout));
 }
 
-/// The agents' own compactions are a row of the baseline, gated like a
-/// preset's quality: an FRR drop of their recorded summaries fails, a
-/// hallucination rate over the ceiling fails; savings are not theirs to check.
+/// The agents' own compactions are a row of the baseline, gated against it:
+/// an FRR drop of their recorded summaries fails, and their hallucination
+/// rate may not rise above the baseline's by more than the tolerance (no
+/// absolute ceiling: the run does not write them); savings are not theirs to
+/// check.
 #[test]
 fn the_agents_own_compactions_are_gated() {
     let dir = tempfile::tempdir().unwrap();
@@ -143,10 +145,8 @@ fn the_agents_own_compactions_are_gated() {
     assert_eq!(o.status.code(), Some(1), "{}{}", text(&o.stdout), text(&o.stderr));
     let out = text(&o.stdout);
     assert!(out.contains("- `recorded` FRR drop: FRR"), "{out}");
-    assert!(out.contains("| recorded | hallucination rate |"), "{out}");
+    assert!(out.contains("| recorded | hallucination rate |") && out.contains("rise ≤ 1.00"), "{out}");
     assert!(!out.contains("| recorded | token savings |") && !out.contains("| recorded | invariant"), "{out}");
-    // Hallucination over the ceiling: the recorded summaries invent nothing
-    // on the fixtures, so a zero ceiling passes and the row is compared.
     let o = check(&["--baseline"], &[&path, Path::new("--max-frr-drop"), Path::new("3")]);
     assert_eq!(o.status.code(), Some(0), "{}", text(&o.stdout));
 }
