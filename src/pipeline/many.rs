@@ -102,8 +102,11 @@ impl<'p> Prepared<'p> {
     pub fn replay_scored(&self, s: &Session, options: ReplayOptions, quality: Option<&QualityPlan>) -> SessionResults {
         let mut cache: Vec<Option<Vec<u64>>> = vec![None; self.resolved.len()];
         // The session's atoms, each message's read once for the summarizers
-        // of every policy and the quality pass.
+        // of every policy and the quality pass; kept only when a second
+        // reader follows the first summarizer (each keeps its own steps).
+        let readers = (0..self.resolved.len()).filter(|&i| self.summ_group[i] == Some(i)).count();
         let lens = SessionLens::of(s);
+        let lens = if quality.is_none() && readers <= 1 { lens.single_reader() } else { lens };
         // Each summarizer bound to this session, at its first policy.
         let bound: Vec<Option<Box<dyn Summarizer + '_>>> = (0..self.resolved.len())
             .map(|i| match &self.resolved[i] {

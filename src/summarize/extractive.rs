@@ -421,8 +421,8 @@ impl Facts {
                 Kind::Other => continue,
                 Kind::Assistant | Kind::Human | Kind::ToolResults => {}
             }
-            // The session's atoms of the message, or (a copy, or no session)
-            // its atoms read now.
+            // The session's atoms of the message, or (a copy, no session, or
+            // a lens that keeps nothing) its atoms read now.
             let owned;
             let atoms = match memory.zip(index).and_then(|(mem, i)| mem.lens.message(i)) {
                 Some(a) => a,

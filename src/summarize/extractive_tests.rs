@@ -269,6 +269,9 @@ proptest::proptest! {
         let copy = msgs[3].clone();
         let lens_bound = SessionLens::new(&msgs, None);
         let bound = SessionExtractive::new(&lens_bound);
+        // A lens for one reader keeps no atom: the same answers.
+        let lens_single = SessionLens::new(&msgs, None).single_reader();
+        let single = SessionExtractive::new(&lens_single);
         let ops = FileOps::default();
         let mut prev: Option<String> = None;
         for (a, b, iterative, with_copy, prefix) in asks {
@@ -279,6 +282,7 @@ proptest::proptest! {
             let req = request(&refs, prev.as_deref().filter(|_| iterative), prefix, &ops);
             let plain = Extractive.summarize(&req).unwrap();
             proptest::prop_assert_eq!(&bound.summarize(&req).unwrap(), &plain);
+            proptest::prop_assert_eq!(&single.summarize(&req).unwrap(), &plain);
             prev = Some(plain.text);
         }
     }
@@ -295,6 +299,13 @@ fn the_session_bound_summarizer_reads_each_message_once() {
     assert_eq!(bound.reads(), msgs.len());
     assert_eq!(bound.summarize(&request(&all, None, false, &ops)).unwrap(), first);
     assert_eq!(bound.reads(), msgs.len(), "the second request reuses every message");
+    assert!(lens_bound.blocks_read() > 0);
+    // One reader: its steps are kept, the lens's atoms are not.
+    let lens_single = SessionLens::new(&msgs, None).single_reader();
+    let single = SessionExtractive::new(&lens_single);
+    assert_eq!(single.summarize(&request(&all, None, false, &ops)).unwrap(), first);
+    assert_eq!(single.summarize(&request(&all, None, false, &ops)).unwrap(), first);
+    assert_eq!((single.reads(), lens_single.blocks_read()), (msgs.len(), 0));
     // Without its call (message 3) the result of `cargo test` reads as an
     // unknown tool's: not what was kept, so it is read again, and the
     // answer is the plain one (no command line for it).

@@ -110,6 +110,10 @@ pub struct SessionLens<'s> {
     /// The working directory, normalized: absolute paths under it read as relative.
     cwd: Option<String>,
     slots: Vec<OnceLock<MessageAtoms>>,
+    /// Whether atoms read are kept for the next reader; a lens with one
+    /// reader that keeps what it made of them ([`SessionLens::single_reader`])
+    /// keeps none.
+    keep: bool,
 }
 
 impl<'s> SessionLens<'s> {
@@ -119,7 +123,18 @@ impl<'s> SessionLens<'s> {
             messages,
             cwd: cwd.and_then(normalize_cwd),
             slots: (0..messages.len()).map(|_| OnceLock::new()).collect(),
+            keep: true,
         }
+    }
+
+    /// This lens for a session with one reader, which keeps what it made of
+    /// each message's atoms (a replay without quality pass, one summarizer):
+    /// nothing is kept here, and [`SessionLens::message`] gives `None` so the
+    /// reader reads each message itself and drops its atoms once used.
+    pub fn single_reader(mut self) -> SessionLens<'s> {
+        self.keep = false;
+        self.slots = Vec::new();
+        self
     }
 
     /// A lens on a session's messages, with its working directory.
@@ -139,6 +154,9 @@ impl<'s> SessionLens<'s> {
     /// Message `i` with its atoms (each block read the first time any reader
     /// asks); `None` past the end.
     pub(crate) fn message(&self, i: usize) -> Option<MessageView<'_>> {
+        if !self.keep {
+            return None;
+        }
         let m = self.messages.get(i)?;
         let atoms = self.slots.get(i)?.get_or_init(|| MessageAtoms::new(m));
         Some(MessageView::new(m, atoms, self.cwd.as_deref()))
@@ -150,8 +168,8 @@ impl<'s> SessionLens<'s> {
     /// held next to what it builds from them. `None` past the end.
     pub(crate) fn take(&mut self, i: usize) -> Option<(&'s Message, MessageAtoms)> {
         let m = self.messages.get(i)?;
-        let atoms = self.slots.get_mut(i)?.take().unwrap_or_else(|| MessageAtoms::new(m));
-        Some((m, atoms))
+        let kept = self.slots.get_mut(i).and_then(OnceLock::take);
+        Some((m, kept.unwrap_or_else(|| MessageAtoms::new(m))))
     }
 
     /// How many blocks were read: each at most once, whoever asked.
