@@ -6,14 +6,12 @@
 use super::args::{ExplainArgs, PolicyArgs};
 use super::inspect::clean;
 use super::replay::{CliResolver, resolve_policies};
-use super::{EXIT_ERROR, EXIT_OK};
 use anyhow::{Context, bail};
 use compactor::pipeline::replay_many;
 use compactor::quality::{Explained, RecordedStatus, explain_session};
 use compactor::replay::{ReplayOptions, Resolver};
 use compactor::tokens::Meter;
 use std::fmt::Write as _;
-use std::io::Write as _;
 
 /// Longest log value shown on one line.
 const MAX_VALUE: usize = 80;
@@ -73,15 +71,7 @@ pub fn run(args: ExplainArgs) -> anyhow::Result<u8> {
             if policies.is_empty() { "; add --preset NAME to replay a policy" } else { "" }
         );
     }
-    let mut stdout = std::io::stdout().lock();
-    match stdout.write_all(out.as_bytes()).and_then(|()| stdout.flush()) {
-        Ok(()) => Ok(EXIT_OK),
-        Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => Ok(EXIT_OK),
-        Err(e) => {
-            eprintln!("error: cannot write to standard output: {e}");
-            Ok(EXIT_ERROR)
-        }
-    }
+    super::print_stdout(&out)
 }
 
 fn json<'e>(rows: impl Iterator<Item = &'e Explained>) -> anyhow::Result<String> {

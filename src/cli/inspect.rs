@@ -6,14 +6,13 @@
 //! failed); unreadable inputs next to readable ones are reported and skipped.
 
 use super::args::InspectArgs;
-use super::{EXIT_ERROR, EXIT_OK};
 use anyhow::Context;
 use compactor::accuracy::AccuracyRow;
 use compactor::inspect::{Counts, InspectReport, KindStats, SessionReport, inspect_with_progress};
 use compactor::model::Format;
 use compactor::tokens::EstimatorKind;
 use std::fmt::Write as _;
-use std::io::{IsTerminal, Write as _};
+use std::io::IsTerminal;
 use std::path::PathBuf;
 
 /// Terminal width the human output is laid out for.
@@ -37,16 +36,7 @@ pub fn run(args: InspectArgs) -> anyhow::Result<u8> {
     } else {
         render(&for_terminal(&report))
     };
-    let mut stdout = std::io::stdout().lock();
-    match stdout.write_all(out.as_bytes()).and_then(|()| stdout.flush()) {
-        Ok(()) => Ok(EXIT_OK),
-        // `compactor inspect … | head` is normal use, not an error.
-        Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => Ok(EXIT_OK),
-        Err(e) => {
-            eprintln!("error: cannot write to standard output: {e}");
-            Ok(EXIT_ERROR)
-        }
-    }
+    super::print_stdout(&out)
 }
 
 fn progress_bar(len: u64, quiet: bool) -> indicatif::ProgressBar {

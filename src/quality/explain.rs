@@ -3,7 +3,7 @@
 //! the summary kept and where the agent used it first, and what the summary
 //! named that the log never did. What `compactor explain` prints.
 
-use super::event::{CompactionAudit, NeededAtom, PreparedEvent};
+use super::event::{AuditAtom, PreparedEvent};
 use super::index::SessionAtoms;
 use super::recorded::{RecordedStatus, points as recorded_points};
 use super::replay::trace_points;
@@ -12,6 +12,7 @@ use crate::model::{Block, Session};
 use crate::replay::SessionTrace;
 use crate::tokens::Estimator;
 use serde::{Deserialize, Serialize};
+use std::collections::HashMap;
 
 /// Characters of a first use's excerpt.
 const EXCERPT_CHARS: usize = 100;
@@ -62,74 +63,77 @@ pub fn explain_session(
     meter: &dyn Estimator,
 ) -> Vec<Explained> {
     let atoms = SessionAtoms::from_session(session);
+    // The 1-based call that wrote each message, looked up per needed atom.
+    let call_of: HashMap<usize, usize> =
+        session.calls.iter().enumerate().rev().map(|(i, c)| (c.message_index, i + 1)).collect();
     let mut out = Vec::new();
     for (event, p) in recorded_points(session) {
-        let mut e = Explained {
-            policy: CANDIDATE_RECORDED.to_string(),
-            index: event.index,
-            future_start: event.future_start,
-            status: event.status,
-            frr: None,
-            hallucination_rate: None,
-            summary_tokens: 0,
-            summary: String::new(),
-            needed: Vec::new(),
-            hallucinated: Vec::new(),
-        };
+        let mut e = Explained::new(CANDIDATE_RECORDED, event.index, event.future_start, event.status);
         if let Some(p) = p {
-            let prepared = atoms.prepare(&p.point, meter);
-            fill(&mut e, session, &prepared, CANDIDATE_RECORDED, &p.summary);
+            e.fill(session, &call_of, &atoms.prepare(&p.point, meter), &p.summary);
         }
         out.push(e);
     }
     for &(policy, trace, est, cumulative) in traces {
         for tp in trace_points(session, trace, cumulative) {
             let Some(ev) = trace.compactions.get(tp.compaction) else { continue };
-            let prepared = atoms.prepare(&tp.point, est);
-            let mut e = Explained {
-                policy: policy.to_string(),
-                index: tp.info.event,
-                future_start: tp.info.future_start,
-                status: RecordedStatus::Scored,
-                frr: None,
-                hallucination_rate: None,
-                summary_tokens: 0,
-                summary: String::new(),
-                needed: Vec::new(),
-                hallucinated: Vec::new(),
-            };
-            fill(&mut e, session, &prepared, policy, &ev.summary);
+            let mut e = Explained::new(policy, tp.info.event, tp.info.future_start, RecordedStatus::Scored);
+            e.fill(session, &call_of, &atoms.prepare(&tp.point, est), &ev.summary);
             out.push(e);
         }
     }
     out
 }
 
-fn fill(e: &mut Explained, session: &Session, prepared: &PreparedEvent<'_, '_>, name: &str, summary: &str) {
-    let (row, audit) = prepared.score_with_audit(name, summary);
-    e.frr = row.frr;
-    e.hallucination_rate = row.hallucination_rate;
-    e.summary_tokens = row.summary_tokens;
-    e.summary = summary.to_string();
-    e.needed = shown(session, prepared.needed(), &audit);
-    e.hallucinated = audit.hallucinated;
+impl Explained {
+    /// A compaction not scored yet.
+    fn new(policy: &str, index: u32, future_start: usize, status: RecordedStatus) -> Explained {
+        Explained {
+            policy: policy.to_string(),
+            index,
+            future_start,
+            status,
+            frr: None,
+            hallucination_rate: None,
+            summary_tokens: 0,
+            summary: String::new(),
+            needed: Vec::new(),
+            hallucinated: Vec::new(),
+        }
+    }
+
+    /// Score `summary` at `prepared` and list what it kept and lost.
+    fn fill(
+        &mut self,
+        session: &Session,
+        call_of: &HashMap<usize, usize>,
+        prepared: &PreparedEvent<'_, '_>,
+        summary: &str,
+    ) {
+        let (row, audit) = prepared.score_with_audit(&self.policy, summary);
+        self.frr = row.frr;
+        self.hallucination_rate = row.hallucination_rate;
+        self.summary_tokens = row.summary_tokens;
+        self.summary = summary.to_string();
+        self.needed = shown(session, call_of, &audit.needed);
+        self.hallucinated = audit.hallucinated;
+    }
 }
 
-/// The needed atoms with what the audit says the summary held, lost
-/// modified paths and errors first.
-fn shown(session: &Session, needed: &[NeededAtom], audit: &CompactionAudit) -> Vec<NeededShown> {
+/// The needed atoms with what the summary held of each, lost modified paths
+/// and errors first.
+fn shown(session: &Session, call_of: &HashMap<usize, usize>, needed: &[AuditAtom]) -> Vec<NeededShown> {
     let mut v: Vec<NeededShown> = needed
         .iter()
         .map(|n| {
-            let held = audit.needed.iter().find(|a| a.kind == n.kind && a.value == n.value).map_or(0.0, |a| a.score);
-            let (tool, excerpt) = first_use(session, n);
+            let (tool, excerpt) = first_use(session, &n.value, n.first_use);
             NeededShown {
                 kind: n.kind,
                 value: n.value.clone(),
                 weight: n.weight,
-                held,
+                held: n.score,
                 message: n.first_use,
-                call: session.calls.iter().position(|c| c.message_index == n.first_use).map(|i| i + 1),
+                call: call_of.get(&n.first_use).copied(),
                 tool,
                 excerpt,
             }
@@ -144,18 +148,18 @@ fn shown(session: &Session, needed: &[NeededAtom], audit: &CompactionAudit) -> V
     v
 }
 
-/// The tool and the text of the block that first used `n` (the first block of
-/// its message that names it, as written).
-fn first_use(session: &Session, n: &NeededAtom) -> (Option<String>, String) {
-    let Some(m) = session.messages.get(n.first_use) else { return (None, String::new()) };
+/// The tool and the text of the block that first used `value` (the first
+/// block of message `at` that names it, as written).
+fn first_use(session: &Session, value: &str, at: usize) -> (Option<String>, String) {
+    let Some(m) = session.messages.get(at) else { return (None, String::new()) };
     for b in &m.blocks {
         let (tool, text) = match b {
             Block::ToolUse { name, input, .. } => (Some(name.clone()), input.to_string()),
             Block::Text { text } | Block::Thinking { text, .. } => (None, text.clone()),
             _ => continue,
         };
-        if let Some(at) = text.find(n.value.as_str()) {
-            return (tool, excerpt(&text, at, n.value.len()));
+        if let Some(i) = text.find(value) {
+            return (tool, excerpt(&text, i, value.len()));
         }
     }
     // Normalized values (relative paths, folded commands) are not always

@@ -122,22 +122,7 @@ pub fn recorded_extractive(session: &Session, summarizer: &dyn Summarizer, est: 
     points(session)
         .into_iter()
         .filter_map(|(_, p)| p)
-        .map(|p| {
-            let msgs: Vec<&Message> =
-                p.point.replaced.iter().flat_map(Clone::clone).filter_map(|i| session.messages.get(i)).collect();
-            let ops = FileOps::from_messages(msgs.iter().copied());
-            let previous = (!p.point.replaced_text.is_empty()).then(|| p.point.replaced_text.join("\n\n"));
-            let req = SummaryRequest {
-                part: SummaryPart::History,
-                messages: &msgs,
-                previous_summary: previous.as_deref(),
-                file_ops: &ops,
-                max_tokens: est.text_tokens(&p.summary).max(1),
-                limits: InputLimits::default(),
-                estimator: est,
-            };
-            summarizer.summarize(&req).map(|s| s.text).unwrap_or_default()
-        })
+        .map(|p| p.summarize_with(session, summarizer, est, est.text_tokens(&p.summary).max(1)))
         .collect()
 }
 
@@ -175,6 +160,33 @@ pub fn evaluate_recorded_with(
 pub(super) struct Scorable {
     pub(super) point: CompactionPoint,
     pub(super) summary: String,
+}
+
+impl Scorable {
+    /// `summarizer` on what the agent's compaction replaced (P's messages,
+    /// the previous summary, their file operations) within `max_tokens`.
+    fn summarize_with(
+        &self,
+        session: &Session,
+        summarizer: &dyn Summarizer,
+        est: &dyn Estimator,
+        max_tokens: u64,
+    ) -> String {
+        let msgs: Vec<&Message> =
+            self.point.replaced.iter().flat_map(Clone::clone).filter_map(|i| session.messages.get(i)).collect();
+        let ops = FileOps::from_messages(msgs.iter().copied());
+        let previous = (!self.point.replaced_text.is_empty()).then(|| self.point.replaced_text.join("\n\n"));
+        let req = SummaryRequest {
+            part: SummaryPart::History,
+            messages: &msgs,
+            previous_summary: previous.as_deref(),
+            file_ops: &ops,
+            max_tokens,
+            limits: InputLimits::default(),
+            estimator: est,
+        };
+        summarizer.summarize(&req).map(|s| s.text).unwrap_or_default()
+    }
 }
 
 /// Every recorded compaction of `session` in log order, with its point when
@@ -283,25 +295,14 @@ fn score(
     extractive: &str,
 ) {
     let prepared = atoms.prepare(&p.point, est);
-    let (recorded, audit) = prepared.score_with_audit(CANDIDATE_RECORDED, &p.summary);
-    event.lost_modified_paths = prepared.missing_modified(&atoms.text_view(&p.summary));
+    // The summary is read once, for its row and for the paths it lost.
+    let view = atoms.text_view(&p.summary);
+    let (recorded, audit) = prepared.score_text_view_audited(CANDIDATE_RECORDED, &p.summary, &view);
+    event.lost_modified_paths = prepared.missing_modified(&view);
     event.audit = Some(audit);
     event.summary = p.summary.clone();
     let budget = recorded.summary_tokens.max(1);
-    let msgs: Vec<&Message> =
-        p.point.replaced.iter().flat_map(Clone::clone).filter_map(|i| session.messages.get(i)).collect();
-    let ops = FileOps::from_messages(msgs.iter().copied());
-    let previous = (!p.point.replaced_text.is_empty()).then(|| p.point.replaced_text.join("\n\n"));
-    let req = SummaryRequest {
-        part: SummaryPart::History,
-        messages: &msgs,
-        previous_summary: previous.as_deref(),
-        file_ops: &ops,
-        max_tokens: u64::MAX,
-        limits: InputLimits::default(),
-        estimator: est,
-    };
-    let truncated = Truncate.summarize(&req).map(|s| s.text).unwrap_or_default();
+    let truncated = p.summarize_with(session, &Truncate, est, u64::MAX);
     event.rows = vec![
         recorded,
         prepared.score(REF_EXTRACTIVE_BUDGET, extractive),
