@@ -156,7 +156,11 @@ impl Summarizer for LlmAdapter {
             Extractive.summarize(req).map(|s| s.text).unwrap_or_default()
         };
         let outcome = self.inner.summarize_blocking(&llm_req, fallback);
-        if let Ok(mut log) = self.log.lock() {
+        // Nothing new to summarize (the previous summary stands) asks nothing.
+        let asked = outcome.llm_calls > 0 || !outcome.fallbacks.is_empty() || outcome.stage == Stage::Extractive;
+        if let Ok(mut log) = self.log.lock()
+            && asked
+        {
             log.counts.requested += 1;
             if outcome.stage == Stage::Extractive {
                 log.counts.fell_back += 1;

@@ -229,7 +229,8 @@ pub struct DiagnosticSummary {
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct LlmSummaries {
     /// Summaries asked of the LLM summarizer (a compaction's history and its
-    /// turn prefix count apart).
+    /// turn prefix count apart; one with nothing new to summarize, whose
+    /// previous summary stands, asks nothing).
     pub requested: u64,
     /// Of those, the ones the extractive summarizer wrote because every LLM
     /// stage failed (server down, bad key, timeout, ...).

@@ -43,6 +43,7 @@ mod recorded;
 mod replay;
 mod runs;
 mod score;
+mod shown;
 mod view;
 
 #[cfg(test)]
@@ -65,19 +66,20 @@ pub use event::{
     AuditAtom, Candidate, CompactionAudit, CompactionPoint, CompactionQuality, HALLUCINATED_LISTED, MASK_PLACEHOLDER,
     NeededAtom, PreparedEvent, REF_MASKING, REF_ORACLE, REF_TRUNCATE, ReferenceOptions,
 };
-pub use explain::{Explained, NeededShown, explain_session};
+pub use explain::{Explained, explain_session};
 pub use hook::{PreparedQuality, QualityHook, QualityScore};
 pub use index::SessionAtoms;
 pub use prune::{PrunedResult, PruningLoss};
 pub use recorded::{
-    CANDIDATE_RECORDED, REF_EXTRACTIVE_BUDGET, RecordedAggregate, RecordedEvent, RecordedQuality, RecordedStatus,
-    aggregate_recorded, evaluate_recorded,
+    CANDIDATE_RECORDED, REF_EXTRACTIVE_BUDGET, REF_LLM_BUDGET, RecordedAggregate, RecordedEvent, RecordedQuality,
+    RecordedStatus, aggregate_recorded, evaluate_recorded,
 };
 pub use replay::{
     CANDIDATE_POLICY, EventInfo, EventQuality, QualityAggregate, QualityOptions, QualityPlan, REF_MASKING_BUDGET,
     REFERENCES, SessionQuality, TracePoint, aggregate_sessions, evaluate_trace, summarize_at, trace_points,
 };
 pub use score::TraceQualityHook;
+pub use shown::{LostDetail, NeededShown};
 
 use crate::text::atoms as extract;
 use serde::{Deserialize, Serialize};

@@ -14,7 +14,8 @@
 //! - F = every message after `c`'s inserted ones.
 //!
 //! Rows at each point: `recorded` (S), `extractive@budget` (the extractive
-//! summarizer on P within S's tokens), `truncate`, `masking@budget` (masking
+//! summarizer on P within S's tokens), `llm@budget` (the run's LLM summarizer
+//! asked the same, when it has one), `truncate`, `masking@budget` (masking
 //! cut to S's tokens) and `oracle`. A compaction without readable summary text
 //! (newer Codex stores it encrypted) or whose P lies in an earlier file (a
 //! continuation that starts with the summary) is listed, not scored.
@@ -23,6 +24,7 @@ use super::aggregate::{QualityStats, aggregate};
 use super::event::{CompactionAudit, CompactionPoint, CompactionQuality, REF_ORACLE, REF_TRUNCATE};
 use super::index::SessionAtoms;
 use super::replay::REF_MASKING_BUDGET;
+use super::shown::{LostDetail, calls_by_message};
 use crate::model::{CompactionKind, Message, Origin, RecordedCompaction, Session};
 use crate::summarize::{Extractive, InputLimits, Summarizer, SummaryPart, SummaryRequest, Truncate};
 use crate::text::filetrack::FileOps;
@@ -35,6 +37,9 @@ use std::ops::Range;
 pub const CANDIDATE_RECORDED: &str = "recorded";
 /// Row name of the extractive summarizer run within the recorded summary's tokens.
 pub const REF_EXTRACTIVE_BUDGET: &str = "extractive@budget";
+/// Row name of the run's LLM summarizer (`--summarizer llm`) asked for a
+/// summary within the recorded summary's tokens.
+pub const REF_LLM_BUDGET: &str = "llm@budget";
 /// Observation masking keeps the last M tool outputs before its budget cut
 /// (quality.md: M = 10).
 const MASKING_KEEP: usize = 10;
@@ -92,6 +97,9 @@ pub struct RecordedEvent {
     /// named that P ∪ T never did.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub audit: Option<CompactionAudit>,
+    /// The summary's head and what it lost, for report.html.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub detail: Option<LostDetail>,
 }
 
 /// The recorded compactions of one session.
@@ -110,15 +118,17 @@ pub struct RecordedQuality {
 /// ([`SessionAtoms::from_session`]: the inserted messages left out); `est`
 /// counts summary and context tokens. `None` when the log records none.
 pub fn evaluate_recorded(session: &Session, atoms: &SessionAtoms<'_>, est: &dyn Estimator) -> Option<RecordedQuality> {
-    let extractive = recorded_extractive(session, &Extractive, est);
-    evaluate_recorded_with(session, atoms, est, &extractive)
+    let extractive = recorded_summaries(session, &Extractive, est);
+    evaluate_recorded_with(session, atoms, est, &[(REF_EXTRACTIVE_BUDGET, extractive)])
 }
 
-/// The `extractive@budget` summary of each scorable recorded compaction of
-/// `session`, in order, written by `summarizer` (the session's own
-/// extractive summarizer, reading its lens, when the replay has one) within
-/// the recorded summary's tokens.
-pub fn recorded_extractive(session: &Session, summarizer: &dyn Summarizer, est: &dyn Estimator) -> Vec<String> {
+/// The summary `summarizer` writes at each scorable recorded compaction of
+/// `session`, in order, within the recorded summary's tokens: the
+/// `extractive@budget` row (the session's own extractive summarizer, reading
+/// its lens, when the replay has one) or `llm@budget`. A summarizer that
+/// fails writes an empty summary, scored as such (the LLM adapter falls back
+/// to extractive itself, and the run lists the fallback).
+pub fn recorded_summaries(session: &Session, summarizer: &dyn Summarizer, est: &dyn Estimator) -> Vec<String> {
     points(session)
         .into_iter()
         .filter_map(|(_, p)| p)
@@ -126,24 +136,31 @@ pub fn recorded_extractive(session: &Session, summarizer: &dyn Summarizer, est: 
         .collect()
 }
 
-/// [`evaluate_recorded`] with the `extractive@budget` summaries already
-/// written ([`recorded_extractive`], one per scorable compaction).
+/// [`evaluate_recorded`] with the summaries of the written rows already
+/// written: `(row name, one summary per scorable compaction)` from
+/// [`recorded_summaries`], scored in this order after `recorded`.
 pub fn evaluate_recorded_with(
     session: &Session,
     atoms: &SessionAtoms<'_>,
     est: &dyn Estimator,
-    extractive: &[String],
+    written: &[(&str, Vec<String>)],
 ) -> Option<RecordedQuality> {
     if session.recorded_compactions.is_empty() {
         return None;
     }
-    let mut extractive = extractive.iter();
+    let mut k = 0;
+    let call_of = calls_by_message(session);
     let events = points(session)
         .into_iter()
         .map(|(mut event, p)| {
             if let Some(p) = p {
-                let written = extractive.next().map_or("", String::as_str);
-                score(session, atoms, est, &mut event, &p, written);
+                let at: Vec<(&str, &str)> =
+                    written.iter().map(|(name, v)| (*name, v.get(k).map_or("", String::as_str))).collect();
+                score(session, atoms, est, &mut event, &p, &at);
+                if let Some(a) = &event.audit {
+                    event.detail = Some(LostDetail::new(session, &call_of, &event.summary, &a.needed));
+                }
+                k += 1;
             }
             event
         })
@@ -270,6 +287,7 @@ fn point_of(
         lost_modified_paths: Vec::new(),
         summary: String::new(),
         audit: None,
+        detail: None,
     };
     if summaries.is_empty() {
         event.status = RecordedStatus::Unreadable;
@@ -284,15 +302,15 @@ fn point_of(
     (event, Some(Scorable { point, summary: summaries.join("\n\n") }))
 }
 
-/// The rows of one scorable compaction, `extractive` being the
-/// `extractive@budget` summary written at it.
+/// The rows of one scorable compaction, `written` being the summaries
+/// written at it (`extractive@budget`, `llm@budget`), by row name.
 fn score(
     session: &Session,
     atoms: &SessionAtoms<'_>,
     est: &dyn Estimator,
     event: &mut RecordedEvent,
     p: &Scorable,
-    extractive: &str,
+    written: &[(&str, &str)],
 ) {
     let prepared = atoms.prepare(&p.point, est);
     // The summary is read once, for its row and for the paths it lost.
@@ -303,13 +321,14 @@ fn score(
     event.summary = p.summary.clone();
     let budget = recorded.summary_tokens.max(1);
     let truncated = p.summarize_with(session, &Truncate, est, u64::MAX);
-    event.rows = vec![
-        recorded,
-        prepared.score(REF_EXTRACTIVE_BUDGET, extractive),
-        prepared.score(REF_TRUNCATE, &truncated),
-        prepared.masking_within(REF_MASKING_BUDGET, MASKING_KEEP, Some(budget)),
-        prepared.score(REF_ORACLE, &prepared.oracle_summary()),
-    ];
+    event.rows = std::iter::once(recorded)
+        .chain(written.iter().map(|(name, text)| prepared.score(name, text)))
+        .chain([
+            prepared.score(REF_TRUNCATE, &truncated),
+            prepared.masking_within(REF_MASKING_BUDGET, MASKING_KEEP, Some(budget)),
+            prepared.score(REF_ORACLE, &prepared.oracle_summary()),
+        ])
+        .collect();
 }
 
 /// Recorded compactions over many sessions of one agent version.

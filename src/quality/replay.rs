@@ -26,6 +26,7 @@ use super::event::{CompactionPoint, CompactionQuality, NeededAtom, REF_MASKING, 
 use super::hook::QualityScore;
 use super::index::SessionAtoms;
 use super::prune::{PrunedResult, PruningLoss};
+use super::shown::{LostDetail, calls_by_message};
 use super::view::TextView;
 use super::{AtomKind, ReferenceOptions};
 use crate::model::{Block, Message, Session};
@@ -129,6 +130,9 @@ pub struct EventQuality {
     /// (`compactor check` fails on any for a must-keep session).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub lost_modified_paths: Vec<String>,
+    /// The policy summary's head and what it lost, for report.html.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub detail: Option<LostDetail>,
 }
 
 /// The quality of one replay (one session through one policy).
@@ -344,6 +348,7 @@ pub fn evaluate_trace(
     // an extra text (kept or re-summarized) at the later ones.
     let mut views: HashMap<String, TextView> = HashMap::new();
     let mut lost_atoms = LostTally::default();
+    let call_of = if points.is_empty() { HashMap::new() } else { calls_by_message(session) };
     for tp in points {
         let ev = &trace.compactions[tp.compaction];
         for t in tp.point.replaced_text.iter().chain(&tp.point.kept_text) {
@@ -368,6 +373,7 @@ pub fn evaluate_trace(
             });
             let mut rows = Vec::with_capacity(5);
             let mut lost = Vec::new();
+            let mut detail = None;
             if let Some(v) = own.as_ref().or_else(|| views.get(&ev.summary)) {
                 let (row, audit) = prepared.score_text_view_audited(CANDIDATE_POLICY, &ev.summary, v);
                 rows.push(row);
@@ -375,6 +381,7 @@ pub fn evaluate_trace(
                     lost_atoms.add(a.kind, &a.value, a.weight * (1.0 - a.score));
                 }
                 lost = prepared.missing_modified(v);
+                detail = Some(LostDetail::new(session, &call_of, &ev.summary, &audit.needed));
             }
             rows.extend(prepared.reference_rows(&ReferenceOptions {
                 truncate: truncated.as_deref(),
@@ -385,16 +392,16 @@ pub fn evaluate_trace(
                 let budget = policy.summary_tokens;
                 rows.push(prepared.masking_within(REF_MASKING_BUDGET, keep, Some(budget)));
             }
-            (rows, lost)
+            (rows, lost, detail)
         };
-        let (rows, lost_modified_paths) = rows;
+        let (rows, lost_modified_paths, detail) = rows;
         if let Some(v) = own {
             views.insert(ev.summary.clone(), v);
         }
         // Only summaries still in history can come back.
         let live = states.get(events.len()).map(|s| s.summaries.as_slice()).unwrap_or_default();
         views.retain(|t, _| live.contains(t));
-        events.push(EventQuality { info: tp.info, rows, lost_modified_paths });
+        events.push(EventQuality { info: tp.info, rows, lost_modified_paths, detail });
     }
     let pruning =
         if opts.pruning_loss { pruning_loss(session, trace, atoms, &states, opts, n) } else { PruningLoss::default() };

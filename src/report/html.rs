@@ -79,7 +79,8 @@ pub fn report_html(page: &Page<'_>) -> String {
                 }
                 @if let Some(r) = page.report {
                     (distributions(r, page.frr))
-                    (super::html_recorded::recorded_section(r))
+                    (super::html_compactions::recorded_section(r))
+                    (super::html_compactions::policy_compactions(r))
                     (session_charts(r, page.charts))
                 }
             }

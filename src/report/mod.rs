@@ -9,7 +9,7 @@ pub mod compare;
 pub mod csv_out;
 pub mod export;
 pub mod html;
-mod html_recorded;
+mod html_compactions;
 pub mod jsonl;
 pub mod markdown;
 pub mod quality;

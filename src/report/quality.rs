@@ -15,8 +15,8 @@ use super::markdown::{cell, thousands};
 use crate::metrics::{self, view};
 use crate::quality::QualityScore;
 use crate::quality::{
-    CANDIDATE_POLICY, CANDIDATE_RECORDED, QualityAggregate, QualityStats, REF_EXTRACTIVE_BUDGET, REF_MASKING,
-    REF_MASKING_BUDGET, REF_ORACLE, REF_TRUNCATE, SessionQuality,
+    CANDIDATE_POLICY, CANDIDATE_RECORDED, QualityAggregate, QualityStats, REF_EXTRACTIVE_BUDGET, REF_LLM_BUDGET,
+    REF_MASKING, REF_MASKING_BUDGET, REF_ORACLE, REF_TRUNCATE, SessionQuality,
 };
 use serde::Serialize;
 use std::fmt::Write as _;
@@ -236,13 +236,16 @@ pub fn recorded_section(out: &mut String, report: &Report) {
 
 ",
     );
-    out.push_str(
+    let llm = report.recorded_aggregates.iter().any(|a| a.candidate(REF_LLM_BUDGET).is_some());
+    let _ = write!(
+        out,
         "Compactions the logs record, with the summary the agent's model wrote (`recorded`), scored like \
 a policy's against the rest of the log. At the same point and on the same dropped part: \
-`extractive@budget` (compactor's extractive summarizer within the recorded summary's tokens), \
+`extractive@budget` (compactor's extractive summarizer within the recorded summary's tokens), {}\
 `truncate`, `masking@budget` (observation masking cut to that budget) and `oracle`. Not scored: \
 summaries stored unreadable (encrypted) and continuations (what was dropped is in an earlier file). \
 Percentages; FRR pooled over compactions, the rest means.\n\n",
+        if llm { "`llm@budget` (the run's LLM summarizer asked the same), " } else { "" }
     );
     let shown: Vec<_> = metrics::of_view(view::COMPONENTS).collect();
     out.push_str("| agent | version | compactions (scored, unreadable, continuation) | summary | FRR |");
@@ -273,8 +276,8 @@ Percentages; FRR pooled over compactions, the rest means.\n\n",
 }
 
 /// The rows of a recorded compaction, in report order.
-const RECORDED_ROWS: [&str; 5] =
-    [CANDIDATE_RECORDED, REF_EXTRACTIVE_BUDGET, REF_MASKING_BUDGET, REF_TRUNCATE, REF_ORACLE];
+const RECORDED_ROWS: [&str; 6] =
+    [CANDIDATE_RECORDED, REF_EXTRACTIVE_BUDGET, REF_LLM_BUDGET, REF_MASKING_BUDGET, REF_TRUNCATE, REF_ORACLE];
 
 /// The compare columns' quality (FRR, artifact recall, hallucination, means
 /// over compactions) of each policy, in aggregate order, summed from the

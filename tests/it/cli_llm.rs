@@ -189,9 +189,12 @@ async fn policy_llm_settings_apply_and_flags_win() {
     assert_eq!(o.status.code(), Some(0), "{}", String::from_utf8_lossy(&o.stderr));
     let first = bodies(&server).await;
     assert!(!first.is_empty());
+    // The policies' compactions ask for the configured limit; the agents' own
+    // (recorded) ones for their summary's tokens within it.
+    assert!(first.iter().any(|b| b["max_tokens"] == 77), "{first:?}");
     for b in &first {
         assert_eq!(b["model"], "policy-model");
-        assert_eq!(b["max_tokens"], 77);
+        assert!(b["max_tokens"].as_u64().is_some_and(|t| (1..=77).contains(&t)), "{b}");
         assert_eq!(b["temperature"], 0.5);
         let text = b["messages"].to_string();
         assert!(text.contains(DOTNET) || text.contains(TURN_PREFIX), "not the dotnet prompt: {text}");
@@ -202,8 +205,11 @@ async fn policy_llm_settings_apply_and_flags_win() {
     assert_eq!(o.status.code(), Some(0), "{}", String::from_utf8_lossy(&o.stderr));
     let all = bodies(&server).await;
     assert!(all.len() > first.len());
-    for b in &all[first.len()..] {
-        assert_eq!((b["model"].as_str(), b["max_tokens"].as_u64()), (Some("flag-model"), Some(55)));
+    let second = &all[first.len()..];
+    assert!(second.iter().any(|b| b["max_tokens"] == 55), "{second:?}");
+    for b in second {
+        assert_eq!(b["model"], "flag-model");
+        assert!(b["max_tokens"].as_u64().is_some_and(|t| (1..=55).contains(&t)), "{b}");
     }
 }
 
@@ -414,4 +420,68 @@ async fn soak_a_thousand_sessions_against_a_flaky_server() {
     for kind in ["Timeout", "Malformed"] {
         assert!(fallbacks.iter().any(|f| f.contains(kind)), "no {kind} fallback");
     }
+}
+
+/// Replays the Claude 1.0.x fixture (one recorded compaction, no policy
+/// compaction) with an LLM summarizer answering `summary`: its report.json
+/// and the bodies the server received.
+async fn recorded_with_llm(summary: &str) -> (serde_json::Value, Vec<serde_json::Value>, String) {
+    let server = MockServer::start().await;
+    Mock::given(method("POST"))
+        .and(path("/v1/chat/completions"))
+        .respond_with(ResponseTemplate::new(200).set_body_json(answer(summary)))
+        .mount(&server)
+        .await;
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("out");
+    let o = tokio::task::block_in_place(|| {
+        Command::new(env!("CARGO_BIN_EXE_compactor"))
+            .current_dir(env!("CARGO_MANIFEST_DIR"))
+            .args(["replay", "fixtures/claude-code/compaction-v1.jsonl", "--quiet", "--no-cache"])
+            .args(["--summarizer", "llm", "--llm-model", "test-model", "--llm-base-url"])
+            .arg(format!("{}/v1", server.uri()))
+            .arg("--out")
+            .arg(&out)
+            .output()
+            .unwrap()
+    });
+    assert_eq!(o.status.code(), Some(0), "{}", String::from_utf8_lossy(&o.stderr));
+    let report = serde_json::from_slice(&std::fs::read(out.join("report.json")).unwrap()).unwrap();
+    let md = std::fs::read_to_string(out.join("report.md")).unwrap();
+    (report, bodies(&server).await, md)
+}
+
+fn recorded_row<'r>(report: &'r serde_json::Value, name: &str) -> &'r serde_json::Value {
+    let rows = report["recorded"][0]["events"][0]["rows"].as_array().unwrap();
+    rows.iter().find(|r| r["summarizer"] == name).unwrap_or_else(|| panic!("no {name} row in {rows:?}"))
+}
+
+/// With `--summarizer llm`, the run's LLM also summarizes what the agent's own
+/// compaction dropped, within the recorded summary's tokens, and its answer is
+/// scored next to the agent's summary at the same point.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_llm_summarizes_at_the_agents_own_compactions() {
+    // Everything the agent needed after its compaction (see `compactor explain`).
+    let full = "Edited src/auth/session.ts: refreshToken guards a missing session, s.expiresAt is in \
+                milliseconds. Rule: never touch the database schema. Next: run `npm test`.";
+    let (report, sent, md) = recorded_with_llm(full).await;
+    assert_eq!(sent.len(), 1, "one request for the one recorded compaction: {sent:?}");
+    let recorded = recorded_row(&report, "recorded");
+    let llm = recorded_row(&report, "llm@budget");
+    // Asked within the recorded summary's tokens, on what the agent dropped.
+    assert_eq!(sent[0]["max_tokens"], recorded["summary_tokens"], "{}", sent[0]);
+    assert!(sent[0].to_string().contains("expiresAt"), "{}", sent[0]);
+    assert!(llm["summary_tokens"].as_u64().unwrap() > 0);
+    let names: Vec<&str> = report["recorded"][0]["events"][0]["rows"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| r["summarizer"].as_str().unwrap())
+        .collect();
+    assert_eq!(names, ["recorded", "extractive@budget", "llm@budget", "truncate", "masking@budget", "oracle"]);
+    assert!(md.contains("| llm@budget |"), "{md}");
+    // The answer is what is scored: one that names nothing needed scores lower.
+    let (empty, _, _) = recorded_with_llm("The user and the assistant talked.").await;
+    let (hit, miss) = (llm["frr"].as_f64().unwrap(), recorded_row(&empty, "llm@budget")["frr"].as_f64().unwrap());
+    assert!(hit > miss, "FRR of a full answer {hit} vs an empty one {miss}");
 }

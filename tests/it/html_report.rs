@@ -124,6 +124,11 @@ fn report_html_renders_charts_and_log_strings_as_text() {
     // The agent's own compaction: its summary in a <details>, as text.
     assert!(dom.contains("<details>"), "no recorded compaction shown");
     assert!(dom.contains("&lt;img src=x onerror=alert(7)&gt;"), "the recorded summary is not shown as text");
+    // The policies' compactions too, each with what it lost.
+    assert!(
+        dom.contains("What each compaction lost") && dom.contains("<summary>opal, compaction 0 (call "),
+        "no policy compaction shown"
+    );
 
     let shot = out.path().join("report.png");
     run_chromium(
@@ -197,6 +202,8 @@ fn every_log_string_lands_escaped_in_report_html() {
     assert!(!lower.contains("<script") && !lower.contains("<img"), "markup reached the page");
     assert!(html.contains("<h2>The agent's own compactions</h2>") && html.contains("<details>"), "no recorded section");
     assert!(html.contains(&esc(SUMMARY_HOSTILE)), "the recorded summary, escaped");
+    // Each policy compaction in its own <details>, named by the (hostile) policy.
+    assert!(html.contains("<h2>What each compaction lost</h2>"), "no policy compactions section");
     let (id, policy) = (esc(ID), esc(POLICY));
     assert!(id.contains("&amp;amp;") && id.contains("&quot;&gt;&lt;img"));
     for shown in [
@@ -212,6 +219,8 @@ fn every_log_string_lands_escaped_in_report_html() {
         format!("<title>{policy}: "),
         format!(" ({policy})</title>"),
         format!("</i>{policy} FRR</span>"),
+        // A policy compaction's <details>.
+        format!("<summary>{policy}, compaction 0 (call "),
     ] {
         assert!(html.contains(&shown), "not in report.html: {shown}");
     }

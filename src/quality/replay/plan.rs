@@ -2,8 +2,8 @@
 //! scores) and the scoring of a batch of replay results with it.
 
 use super::*;
-use crate::quality::recorded::{evaluate_recorded_with, recorded_extractive};
-use crate::summarize::Extractive;
+use crate::quality::recorded::{REF_EXTRACTIVE_BUDGET, REF_LLM_BUDGET, evaluate_recorded_with, recorded_summaries};
+use crate::summarize::{Extractive, SummarizerKind};
 use crate::text::atoms::SessionLens;
 
 /// Reference names in report order, after [`CANDIDATE_POLICY`].
@@ -16,6 +16,9 @@ pub const REFERENCES: [&str; 4] = [REF_TRUNCATE, REF_MASKING, REF_MASKING_BUDGET
 pub struct QualityPlan {
     estimators: Vec<Option<Arc<dyn Estimator>>>,
     options: Vec<QualityOptions>,
+    /// The LLM summarizer of the first policy that has one: it also writes
+    /// the `llm@budget` row at the compactions the logs record.
+    recorded_llm: Option<Arc<dyn Summarizer>>,
 }
 
 impl QualityPlan {
@@ -23,6 +26,10 @@ impl QualityPlan {
         QualityPlan {
             estimators: policies.iter().map(|p| resolver.estimator(p.estimator).ok()).collect(),
             options: policies.iter().map(QualityOptions::for_policy).collect(),
+            recorded_llm: policies
+                .iter()
+                .find(|p| p.compact.summarizer == SummarizerKind::Llm)
+                .and_then(|p| resolver.summarizer_for(p).ok()),
         }
     }
 
@@ -85,12 +92,17 @@ impl QualityPlan {
         }
         // The recorded compactions' extractive summaries read the lens
         // before the index takes its atoms.
-        let extractive = meter.filter(|_| recorded_asked).map(|m| match Extractive.for_session(&lens) {
-            Some(bound) => recorded_extractive(session, bound.as_ref(), m),
-            None => recorded_extractive(session, &Extractive, m),
+        let written = meter.filter(|_| recorded_asked).map(|m| {
+            let extractive = match Extractive.for_session(&lens) {
+                Some(bound) => recorded_summaries(session, bound.as_ref(), m),
+                None => recorded_summaries(session, &Extractive, m),
+            };
+            let llm =
+                self.recorded_llm.as_ref().map(|llm| (REF_LLM_BUDGET, recorded_summaries(session, llm.as_ref(), m)));
+            std::iter::once((REF_EXTRACTIVE_BUDGET, extractive)).chain(llm).collect::<Vec<_>>()
         });
         let mut atoms = SessionAtoms::from_lens_draining(session, lens);
-        let recorded = meter.and_then(|m| evaluate_recorded_with(session, &atoms, m, &extractive.unwrap_or_default()));
+        let recorded = meter.and_then(|m| evaluate_recorded_with(session, &atoms, m, &written.unwrap_or_default()));
         let compacting = traces.iter().filter(|t| t.as_ref().is_ok_and(|t| !t.compactions.is_empty())).count();
         atoms.share_block_tokens(compacting >= 3);
         for (est, c) in self.estimators.iter().zip(counts) {
