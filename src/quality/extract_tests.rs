@@ -60,6 +60,28 @@ fn prose_slashes_and_dots_are_not_paths() {
     assert_eq!(of(AtomKind::Path, text), Vec::<String>::new());
 }
 
+/// A slash-joined list of words reads like a relative path with no extension:
+/// in prose it makes no atom, though it still counts where it occurs; in
+/// backticks, a fence or a tool's text it is a path, as is any path with a
+/// dot, a leading `./`, `/` or `~/`, or a trailing `/`.
+#[test]
+fn extensionless_relative_paths_need_code_context() {
+    let prose = "Listeners survive reset/compact/switchSession; the code is in src/auth/middleware.";
+    assert_eq!(of(AtomKind::Path, prose), Vec::<String>::new());
+    let mut found = Vec::new();
+    extract::scan_text(prose, Ctx::Prose, Some(CWD), &mut found);
+    let weak: Vec<&str> = found.iter().filter(|f| f.kind == AtomKind::Path).map(|f| f.value.as_str()).collect();
+    assert_eq!(weak, ["reset/compact/switchSession", "src/auth/middleware"], "still occurrences");
+    let coded = "See `src/auth/middleware`, ./scripts/build, src/auth/ and src/v1.2/api.\n```\nsrc/lib/core\n```";
+    assert_eq!(
+        of(AtomKind::Path, coded),
+        ["scripts/build", "src/auth", "src/auth/middleware", "src/lib/core", "src/v1.2/api"]
+    );
+    let mut found = Vec::new();
+    extract::scan_text(prose, Ctx::Code, Some(CWD), &mut found);
+    assert!(found.iter().filter(|f| f.kind == AtomKind::Path).all(|f| f.strong));
+}
+
 #[test]
 fn windows_paths_are_relative_to_a_windows_cwd() {
     let atoms = extract_atoms(r"Opened C:\Users\me\proj\src\lib.rs and D:\data\x.csv", Some(r"C:\Users\me\proj"));

@@ -73,7 +73,7 @@ fn compaction(title: &str, row: Option<&CompactionQuality>, d: Option<&LostDetai
     html! {
         details {
             summary {
-                (title) ": FRR " (pct(row.and_then(|x| x.frr)))
+                (title) ": FRR " (pct(row.and_then(|x| x.frr))) @if row.is_some_and(|x| x.frr.is_some()) { "%" }
                 @if let Some(d) = d { ", " (d.needed) " needed, " (d.lost) " not kept in full" }
             }
             @if let Some(d) = d {
@@ -127,8 +127,8 @@ pub fn policy_compactions(r: &Report) -> Markup {
         p class="note" {
             "Per session and policy, each compaction: the head of its summary and the items the agent needed \
              afterwards that neither the summary nor the kept messages held in full, lost modified paths and errors \
-             first, with where the agent used each one first. The full summaries are in the transcripts; \
-             `compactor explain` shows any compaction in full."
+             first, with where the agent used each one first. The full summaries are in the transcripts; "
+            code { "compactor explain" } " shows any compaction in full."
         } "\n"
         @if order.len() > MAX_SESSIONS {
             p class="note" { "Showing " (MAX_SESSIONS) " of " (order.len()) " sessions; all are in report.json." } "\n"

@@ -1,7 +1,9 @@
 //! Text scanning: the character prefilter and the per-family passes that
 //! turn a text into [`Found`] atoms, claiming spans in priority order.
 
-use super::text::{Claimed, accept_path_token, accept_symbol, byte_before, code_spans, in_spans, known_ext, trim_url};
+use super::text::{
+    Claimed, accept_path_token, accept_symbol, ambiguous_path, byte_before, code_spans, in_spans, known_ext, trim_url,
+};
 use super::*;
 
 /// Which characters a text holds. A pattern that needs a character the text
@@ -414,6 +416,8 @@ pub(super) fn scan_piece(text: &str, ctx: Ctx, cwd: Option<&str>, exits: Exits, 
     }
     claimed.commit();
 
+    // Backticked and fenced spans of prose: code there, as in a tool's text.
+    let spans = if ctx == Ctx::Prose { code_spans(text) } else { Vec::new() };
     for (start, end) in words::pathish(text) {
         let t = text[start..end].trim_end_matches(['.', '-']);
         if t.is_empty() || claimed.overlaps(start, end) || !accept_path_token(t) {
@@ -429,7 +433,11 @@ pub(super) fn scan_piece(text: &str, ctx: Ctx, cwd: Option<&str>, exits: Exits, 
             continue;
         }
         if let Some(v) = normalize_path(t, cwd) {
-            out.push(Found::new(AtomKind::Path, v));
+            // `reset/compact/switchSession` in prose is as likely a list of
+            // words as a path: like a symbol-shaped word, it counts where it
+            // occurs but makes no needed or summary atom of its own.
+            let strong = ctx == Ctx::Code || in_spans(&spans, start) || !ambiguous_path(t);
+            out.push(Found { kind: AtomKind::Path, value: v, strong, modified: false });
             claimed.claim(start, start + t.len());
         }
     }
@@ -480,7 +488,6 @@ pub(super) fn scan_piece(text: &str, ctx: Ctx, cwd: Option<&str>, exits: Exits, 
         scan_exits(p, text, &has, out);
     }
 
-    let spans = if ctx == Ctx::Prose { code_spans(text) } else { Vec::new() };
     for (start, end) in words.symbols() {
         if claimed.overlaps(start, end) {
             continue;

@@ -272,6 +272,15 @@ pub(super) fn accept_path_token(t: &str) -> bool {
     (t.ends_with('/') && segs >= 2) || segs >= 3
 }
 
+/// A path token [`accept_path_token`] takes on its segment count alone: no
+/// `./`, `~/` or `/` before it, no `/` after it, no extension on its last
+/// segment and no dot anywhere (`src/auth/middleware`, but also the word list
+/// `reset/compact/switchSession`). Its context decides.
+pub(super) fn ambiguous_path(t: &str) -> bool {
+    !(t.starts_with('.') || t.starts_with('~') || t.starts_with('/') || t.ends_with('/') || t.contains('.'))
+        && t.contains('/')
+}
+
 /// Spans already claimed by a higher-priority family; sorted, non-overlapping.
 #[derive(Default)]
 pub(super) struct Claimed {
