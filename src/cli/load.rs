@@ -6,8 +6,8 @@ use super::args::InputArgs;
 use super::inspect::clean;
 use anyhow::{Context, bail};
 use compactor::model::{Diagnostic, Format, Severity};
-use compactor::read::{self, Batch};
-use std::path::PathBuf;
+use compactor::read::{self, Batch, Location};
+use std::path::{Path, PathBuf};
 
 pub struct Loaded {
     pub batch: Batch,
@@ -27,18 +27,62 @@ pub fn parse_format(format: Option<String>) -> anyhow::Result<Option<Format>> {
     }
 }
 
-pub fn resolve_paths(paths: Vec<PathBuf>) -> anyhow::Result<Vec<PathBuf>> {
+/// The paths to read: those given, else the agents' default locations that
+/// exist (with every location looked in, for [`searched_text`]).
+pub fn resolve_paths(paths: Vec<PathBuf>) -> anyhow::Result<(Vec<PathBuf>, Option<(read::Home, Vec<Location>)>)> {
     if !paths.is_empty() {
-        return Ok(paths);
+        return Ok((paths, None));
     }
-    let defaults = read::default_locations();
-    if defaults.is_empty() {
-        bail!(
-            "no input: give session files or directories (the default locations ~/.claude/projects \
-             and ~/.codex/sessions do not exist)"
-        );
+    let Some(home) = read::Home::from_env() else {
+        bail!("no input: give session files or directories (no home directory, so no default location either)");
+    };
+    let searched = read::locations::all(&home);
+    let found: Vec<PathBuf> = searched.iter().map(|l| l.path.clone()).filter(|p| p.is_dir()).collect();
+    if found.is_empty() {
+        bail!("no input: give session files or directories. No agent's default location exists:\n{}", {
+            let mut t = searched_text(&searched, &[], home.dir(), true);
+            t.truncate(t.trim_end().len());
+            t
+        });
     }
-    Ok(defaults)
+    Ok((found, Some((home, searched))))
+}
+
+/// Each default location looked in, with the session inputs found under it
+/// (`~` for the home directory). With `all`, the missing ones one per line
+/// too; else they are named by agent on one line.
+pub fn searched_text(searched: &[Location], inputs: &[read::Input], home: &Path, all: bool) -> String {
+    let shown = |p: &Path| match p.strip_prefix(home) {
+        Ok(rest) => format!("~/{}", rest.display()),
+        Err(_) => p.display().to_string(),
+    };
+    let mut missing: Vec<&str> = Vec::new();
+    let mut rows: Vec<(String, String)> = Vec::new();
+    for l in searched {
+        let what = if l.path.is_dir() {
+            match inputs.iter().filter(|i| i.path.starts_with(&l.path)).count() {
+                0 => "no session".to_string(),
+                n => format!("{n} session file(s)"),
+            }
+        } else if all {
+            "not there".to_string()
+        } else {
+            if !missing.contains(&l.agent) {
+                missing.push(l.agent);
+            }
+            continue;
+        };
+        rows.push((format!("{:<12} {}", l.agent, clean(&shown(&l.path), usize::MAX)), what));
+    }
+    let w = rows.iter().map(|(l, _)| l.chars().count()).max().unwrap_or(0);
+    let mut out: String = rows.into_iter().map(|(l, what)| format!("  {l:<w$}  {what}\n")).collect();
+    if !missing.is_empty() {
+        out.push_str(&format!(
+            "  nothing where {} keep theirs (docs/discovery.md lists each place)\n",
+            missing.join(", ")
+        ));
+    }
+    out
 }
 
 pub fn thread_pool(jobs: Option<usize>) -> anyhow::Result<rayon::ThreadPool> {
@@ -65,9 +109,15 @@ pub struct Discovered {
 pub fn discover(input: InputArgs) -> anyhow::Result<Discovered> {
     let InputArgs { paths, format, jobs, quiet } = input;
     let format = parse_format(format)?;
-    let paths = resolve_paths(paths)?;
+    let (paths, searched) = resolve_paths(paths)?;
     let pool = thread_pool(jobs)?;
     let (inputs, problems) = read::discover(&paths);
+    if let (Some((home, searched)), false) = (&searched, quiet) {
+        eprint!(
+            "no path given: read the agents' logs where they keep them\n{}",
+            searched_text(searched, &inputs, home.dir(), false)
+        );
+    }
     // Paths that match nothing are errors: always shown, even with --quiet.
     for p in &problems {
         eprintln!("{}", clean(&p.to_string(), usize::MAX));

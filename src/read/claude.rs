@@ -19,6 +19,7 @@
 //!   sidechains and replayed uuids included), which is how the corpus MANIFEST counts.
 
 use super::format::{LogFormat, Signal};
+use super::locations::{Home, Location};
 use super::{errors, truncate_str};
 use crate::model::{
     Block, Call, CompactionKind, Format, Message, Origin, RecordedCompaction, RecordedError, Role, Session, Usage,
@@ -34,7 +35,7 @@ use tree::{dag_order, sidechain_groups};
 // random per process, as SipHash's is).
 use foldhash::{HashMap, HashMapExt as _, HashSet, HashSetExt as _};
 use std::hash::{Hash, Hasher};
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 /// Longest API-error text kept in a [`RecordedError`].
 const MAX_ERROR_LEN: usize = 2000;
@@ -77,8 +78,9 @@ impl LogFormat for ClaudeCode {
     fn read(&self, path: &Path, data: &[u8]) -> Vec<Session> {
         read(path, data)
     }
-    fn default_locations(&self, home: &Path) -> Vec<PathBuf> {
-        vec![home.join(".claude/projects")]
+    /// `~/.claude/projects`, or `projects` under `$CLAUDE_CONFIG_DIR`.
+    fn default_locations(&self, home: &Home) -> Vec<Location> {
+        vec![Location::new("Claude Code", home.var_or("CLAUDE_CONFIG_DIR", ".claude").join("projects"))]
     }
     /// A sub-agent's `*.meta.json`, the project's session index, the prompt
     /// history, a workflow's journal.

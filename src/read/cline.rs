@@ -37,6 +37,7 @@
 
 use super::format::{LogFormat, contains};
 use super::generic::{self, MAX_ERROR_LEN, str_of, u64_of};
+use super::locations::{Home, Location};
 use super::{errors, time};
 use crate::model::{
     Block, Call, Diagnostic, Format, Message, Origin, RecordedError, Role, Session, Severity, Usage, UsageProvenance,
@@ -81,6 +82,20 @@ impl LogFormat for Cline {
     /// A task's UI log and metadata (read with its history), the task index.
     fn is_sidecar(&self, name: &str) -> bool {
         matches!(name, "ui_messages.json" | "task_metadata.json" | "taskHistory.json")
+    }
+    /// The extension's `tasks` in the global storage of VS Code (and of the
+    /// editors built on it) on this OS, the remote server's, and the
+    /// standalone Cline's under `~/.cline/data` (`$CLINE_DIR/data`).
+    fn default_locations(&self, home: &Home) -> Vec<Location> {
+        const EXTENSION: &str = "User/globalStorage/saoudrizwan.claude-dev/tasks";
+        let config = home.app_config();
+        let mut out: Vec<Location> = ["Code", "Code - Insiders", "VSCodium", "Cursor", "Windsurf"]
+            .iter()
+            .map(|editor| Location::new("Cline", config.join(editor).join(EXTENSION)))
+            .collect();
+        out.push(Location::new("Cline", home.join(".vscode-server/data").join(EXTENSION)));
+        out.push(Location::new("Cline", home.var_or("CLINE_DIR", ".cline").join("data/tasks")));
+        out
     }
 }
 

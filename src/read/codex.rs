@@ -18,13 +18,14 @@
 //!   [`RecordedCompaction::inserted`].
 
 use super::format::{LogFormat, Signal};
+use super::locations::{Home, Location};
 use super::{errors, time};
 use crate::model::{
     Block, Call, CompactionKind, Format, Message, Origin, RecordedCompaction, RecordedError, Role, Session, Usage,
 };
 use serde_json::Value;
 use std::collections::HashMap;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 /// Bounded length of a recorded API error message.
 const MAX_ERROR_LEN: usize = 2000;
@@ -58,8 +59,11 @@ impl LogFormat for Codex {
     fn read(&self, path: &Path, data: &[u8]) -> Vec<Session> {
         read(path, data)
     }
-    fn default_locations(&self, home: &Path) -> Vec<PathBuf> {
-        vec![home.join(".codex/sessions")]
+    /// `sessions` (date folders) and `archived_sessions` under `~/.codex`
+    /// or `$CODEX_HOME`.
+    fn default_locations(&self, home: &Home) -> Vec<Location> {
+        let root = home.var_or("CODEX_HOME", ".codex");
+        ["sessions", "archived_sessions"].map(|d| Location::new("Codex CLI", root.join(d))).to_vec()
     }
     /// The prompt history next to the sessions folder.
     fn is_sidecar(&self, name: &str) -> bool {

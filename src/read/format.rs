@@ -1,12 +1,13 @@
 //! Every log format behind one trait and one registry, so that detection, reading,
 //! default locations and cross-file linking ask the formats instead of naming them.
 
+use super::locations::{Home, Location};
 use super::{claude, lines, strip_bom};
 use super::{cline, codex, codex_exec, gemini, generic, pi};
 use crate::model::{Diagnostic, Format, Session, Severity};
 use serde_json::{Map, Value};
 use std::collections::HashSet;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 /// How many leading records format detection looks at.
 pub const DETECT_RECORDS: usize = 200;
@@ -102,9 +103,9 @@ pub trait LogFormat: Sync {
         false
     }
 
-    /// Where the agent keeps its logs under the home directory, scanned when no
-    /// path is given (kept only when they exist).
-    fn default_locations(&self, _home: &Path) -> Vec<PathBuf> {
+    /// Where the agent keeps its logs, looked in when no path is given (those
+    /// that exist): under `home`, moved by the variables the agent reads.
+    fn default_locations(&self, _home: &Home) -> Vec<Location> {
         Vec::new()
     }
 
@@ -197,12 +198,6 @@ pub fn is_sidecar(name: &str) -> bool {
 /// A folder some format keeps under its sessions that holds none.
 pub fn is_skipped_dir(name: &str) -> bool {
     FORMATS.iter().any(|f| f.is_skipped_dir(name))
-}
-
-/// The default locations of every format that exist, under `$HOME`.
-pub fn default_locations() -> Vec<PathBuf> {
-    let Some(home) = std::env::var_os("HOME").map(PathBuf::from) else { return Vec::new() };
-    FORMATS.iter().flat_map(|f| f.default_locations(&home)).filter(|p| p.is_dir()).collect()
 }
 
 /// A file some format says links to sessions of other files: a batch replays it

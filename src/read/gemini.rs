@@ -27,6 +27,7 @@
 
 use super::format::{LogFormat, contains};
 use super::generic::{MAX_ERROR_LEN, str_of, u64_of};
+use super::locations::{Home, Location};
 use super::{errors, time};
 use crate::model::{Block, Call, Format, Message, Origin, RecordedError, Role, Session, Usage, UsageProvenance};
 use serde_json::Value;
@@ -59,8 +60,15 @@ impl LogFormat for Gemini {
         read(path, data)
     }
     /// A project's prompt log.
+    /// The prompt log, and the conversations `/chat save` keeps (another format).
     fn is_sidecar(&self, name: &str) -> bool {
-        name == "logs.json"
+        name == "logs.json" || (name.starts_with("checkpoint-") && name.ends_with(".json"))
+    }
+    /// `tmp` (one folder per project, its sessions in `chats`) under
+    /// `~/.gemini`, or `$GEMINI_CLI_HOME/.gemini`.
+    fn default_locations(&self, home: &Home) -> Vec<Location> {
+        let base = home.var("GEMINI_CLI_HOME").unwrap_or_else(|| home.dir().to_path_buf());
+        vec![Location::new("Gemini CLI", base.join(".gemini/tmp"))]
     }
 }
 

@@ -15,6 +15,7 @@ pub mod errors;
 pub mod format;
 pub mod gemini;
 pub mod generic;
+pub mod locations;
 pub mod pi;
 pub mod time;
 
@@ -22,7 +23,8 @@ use crate::model::{Diagnostic, Format, Session, Severity};
 use std::path::Path;
 
 pub use discover::{Input, InputKind, discover};
-pub use format::{DETECT_RECORDS, default_locations, detect};
+pub use format::{DETECT_RECORDS, detect};
+pub use locations::{Home, Location, Os};
 
 /// Largest token count a reader takes from a log (2^40, about 1.1e12: far above
 /// any real prompt). Logs are untrusted: a corrupt or hostile count such as

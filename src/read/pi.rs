@@ -40,6 +40,7 @@
 
 use super::format::{LogFormat, Signal};
 use super::generic::{MAX_ERROR_LEN, str_of, u64_of};
+use super::locations::{Home, Location};
 use super::{errors, time};
 use crate::model::{
     Block, Call, CompactionKind, Format, Message, Origin, RecordedCompaction, RecordedError, Role, Session, Usage,
@@ -47,7 +48,7 @@ use crate::model::{
 };
 use serde_json::Value;
 use std::collections::{HashMap, HashSet};
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 const COMPACTION_PREFIX: &str =
     "The conversation history before this point was compacted into the following summary:\n\n<summary>\n";
@@ -80,10 +81,45 @@ impl LogFormat for Pi {
     fn read(&self, path: &Path, data: &[u8]) -> Vec<Session> {
         read(path, data)
     }
-    /// OpenClaw's session store (keys to session files).
+    /// OpenClaw's session store (keys to session files), its checkpoints
+    /// (copies of a session at a point) and trajectories (another format).
     fn is_sidecar(&self, name: &str) -> bool {
         name == "sessions.json"
+            || (name.contains(".checkpoint.") && name.ends_with(".jsonl"))
+            || name.ends_with(".trajectory.jsonl")
+            || name.ends_with(".trajectory-path.json")
     }
+    /// pi: `$PI_CODING_AGENT_SESSION_DIR`, else the `sessionDir` of its
+    /// settings, else `sessions` under `~/.pi/agent` (`$PI_CODING_AGENT_DIR`).
+    /// OpenClaw: `agents` (one `<id>/sessions` folder per agent) under
+    /// `~/.openclaw` (`$OPENCLAW_STATE_DIR`, `$CLAWDBOT_STATE_DIR`, or
+    /// `$OPENCLAW_HOME/.openclaw`), or under its former names when only one
+    /// of those exists.
+    fn default_locations(&self, home: &Home) -> Vec<Location> {
+        let agent_dir = home.var_or("PI_CODING_AGENT_DIR", ".pi/agent");
+        let pi = home
+            .var("PI_CODING_AGENT_SESSION_DIR")
+            .or_else(|| settings_session_dir(home, &agent_dir.join("settings.json")))
+            .unwrap_or_else(|| agent_dir.join("sessions"));
+        let state = home.var("OPENCLAW_STATE_DIR").or_else(|| home.var("CLAWDBOT_STATE_DIR")).unwrap_or_else(|| {
+            let base = home.var("OPENCLAW_HOME").unwrap_or_else(|| home.dir().to_path_buf());
+            let current = base.join(".openclaw");
+            let legacy = [".clawdbot", ".moldbot", ".moltbot"].map(|d| base.join(d));
+            match legacy.into_iter().find(|d| d.is_dir()) {
+                Some(old) if !current.is_dir() => old,
+                _ => current,
+            }
+        });
+        vec![Location::new("pi", pi), Location::new("OpenClaw", state.join("agents"))]
+    }
+}
+
+/// The `sessionDir` of pi's settings file, when it names one (`~` is home).
+fn settings_session_dir(home: &Home, settings: &Path) -> Option<PathBuf> {
+    let text = std::fs::read_to_string(settings).ok()?;
+    let v: Value = serde_json::from_str(&text).ok()?;
+    let dir = v.get("sessionDir")?.as_str()?.trim();
+    Home::new(home.dir(), home.os()).with_var("D", dir).var("D")
 }
 
 /// Read a pi / OpenClaw session file. Never fails: bad lines become diagnostics.

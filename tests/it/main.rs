@@ -15,6 +15,7 @@ mod cli_signals;
 mod cli_sweep;
 mod corpus;
 mod corpus_invariants;
+mod discovery;
 mod fuzz_readers;
 mod fuzz_replay;
 mod fuzz_runner;

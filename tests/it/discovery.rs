@@ -1,0 +1,176 @@
+//! With no path, compactor reads every agent's logs where that agent keeps
+//! them: a fake `$HOME` holds each agent's layout (and the files next to the
+//! sessions that are none), the run says where it looked and what it found,
+//! and the variables that move an agent's folders move where it looks.
+
+use assert_cmd::cargo::cargo_bin_cmd;
+use std::path::Path;
+
+fn fixture(rel: &str) -> std::path::PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures").join(rel)
+}
+
+fn put(dst: &Path, src: &str) {
+    std::fs::create_dir_all(dst.parent().unwrap()).unwrap();
+    std::fs::copy(fixture(src), dst).unwrap();
+}
+
+fn put_text(dst: &Path, text: &str) {
+    std::fs::create_dir_all(dst.parent().unwrap()).unwrap();
+    std::fs::write(dst, text).unwrap();
+}
+
+/// Each agent's sessions where it keeps them under `home` (`config`: the
+/// per-user application folder of the OS, `~/.config` on Linux), with the
+/// files around them that are no session.
+fn lay_out(home: &Path, claude: &Path, codex: &Path, pi: &Path, openclaw: &Path, gemini: &Path, cline: &Path) {
+    let _ = home;
+    put(
+        &claude.join("projects/-home-dev-auth-svc/5b1c0e4a-2f3d-4e5f-8a9b-0c1d2e3f4a5b.jsonl"),
+        "claude-code/compaction-v1.jsonl",
+    );
+    put(&codex.join("sessions/2025/07/01/rollout-2025-07-01T10-00-00-0197c0de.jsonl"), "codex/compacted.jsonl");
+    put_text(&codex.join("history.jsonl"), "{\"session_id\":\"x\",\"ts\":1,\"text\":\"hi\"}\n");
+    put(&pi.join("--home-dev-x--/2025-07-01T10-00-00-000Z_0197.jsonl"), "pi/v1-compaction.jsonl");
+    let sessions = openclaw.join("agents/main/sessions");
+    put(&sessions.join("0198.jsonl"), "pi/v3-tree.jsonl");
+    // The store, a checkpoint (a copy of the session) and a trajectory: no session.
+    put_text(&sessions.join("sessions.json"), "{}");
+    put(&sessions.join("0198.checkpoint.4c2e.jsonl"), "pi/v3-tree.jsonl");
+    put_text(&sessions.join("0198.trajectory.jsonl"), "{\"kind\":\"step\"}\n");
+    let project = gemini.join("tmp/auth-svc");
+    put(&project.join("chats/session-2025-07-01T10-00-abcd1234.json"), "gemini/session-failed-tool.json");
+    put_text(&project.join("logs.json"), "[]");
+    put_text(&project.join("checkpoint-before-refactor.json"), "[{\"role\":\"user\",\"parts\":[{\"text\":\"hi\"}]}]");
+    let task = cline.join("tasks/1730000000000");
+    for f in ["api_conversation_history.json", "task_metadata.json", "ui_messages.json"] {
+        put(&task.join(f), &format!("cline/1730000000000/{f}"));
+    }
+}
+
+/// `compactor inspect --json` with no path, in a clean environment.
+fn inspect(home: &Path, vars: &[(&str, &Path)]) -> (serde_json::Value, String) {
+    let mut cmd = cargo_bin_cmd!("compactor");
+    cmd.env_clear().env("HOME", home).args(["inspect", "--json"]);
+    for (k, v) in vars {
+        cmd.env(k, v);
+    }
+    let o = cmd.output().unwrap();
+    let stderr = String::from_utf8_lossy(&o.stderr).into_owned();
+    assert_eq!(o.status.code(), Some(0), "{stderr}");
+    (serde_json::from_slice(&o.stdout).unwrap(), stderr)
+}
+
+/// Sessions per format, and every source path.
+fn found(json: &serde_json::Value) -> (std::collections::BTreeMap<String, usize>, Vec<String>) {
+    let mut by = std::collections::BTreeMap::new();
+    let mut paths = Vec::new();
+    for s in json["sessions"].as_array().unwrap() {
+        *by.entry(s["format"].as_str().unwrap().to_string()).or_insert(0) += 1;
+        paths.push(s["source_path"].as_str().unwrap().to_string());
+    }
+    (by, paths)
+}
+
+fn expected() -> std::collections::BTreeMap<String, usize> {
+    [("claude-code", 1), ("codex", 1), ("pi", 2), ("gemini", 1), ("cline", 1)]
+        .into_iter()
+        .map(|(k, v)| (k.to_string(), v))
+        .collect()
+}
+
+#[test]
+fn every_agent_is_found_where_it_keeps_its_logs() {
+    let home = tempfile::tempdir().unwrap();
+    let h = home.path();
+    let cline = h.join(".config/Code/User/globalStorage/saoudrizwan.claude-dev");
+    lay_out(
+        h,
+        &h.join(".claude"),
+        &h.join(".codex"),
+        &h.join(".pi/agent/sessions"),
+        &h.join(".openclaw"),
+        &h.join(".gemini"),
+        &cline,
+    );
+    let (json, stderr) = inspect(h, &[]);
+    let (by, paths) = found(&json);
+    assert_eq!(by, expected(), "{paths:#?}");
+    assert!(paths.iter().all(|p| !p.contains("checkpoint") && !p.contains("trajectory")), "{paths:#?}");
+    // Where it looked, and what it found there.
+    for line in [
+        "no path given: read the agents' logs where they keep them",
+        "Claude Code  ~/.claude/projects",
+        "Codex CLI    ~/.codex/sessions",
+        "pi           ~/.pi/agent/sessions",
+        "OpenClaw     ~/.openclaw/agents",
+        "Gemini CLI   ~/.gemini/tmp",
+        "Cline        ~/.config/Code/User/globalStorage/saoudrizwan.claude-dev/tasks",
+    ] {
+        assert!(stderr.contains(line), "no `{line}` in:\n{stderr}");
+    }
+    let row = |needle: &str| stderr.lines().find(|l| l.contains(needle)).unwrap_or_default().to_string();
+    assert!(row("~/.claude/projects").ends_with("1 session file(s)"), "{stderr}");
+    assert!(row("~/.openclaw/agents").ends_with("1 session file(s)"), "{stderr}");
+    // Places with nothing are named by agent, on one line.
+    assert!(!stderr.contains("~/.codex/archived_sessions") && !stderr.contains("~/.cline/data/tasks"), "{stderr}");
+    assert!(row("nothing where").contains("Codex CLI, Cline keep theirs"), "{stderr}");
+    // --quiet says nothing of it.
+    let o = cargo_bin_cmd!("compactor").env_clear().env("HOME", h).args(["inspect", "--quiet"]).output().unwrap();
+    assert!(!String::from_utf8_lossy(&o.stderr).contains("no path given"));
+}
+
+#[test]
+fn the_agents_variables_move_where_it_looks() {
+    let home = tempfile::tempdir().unwrap();
+    let (h, elsewhere) = (home.path().join("home"), home.path().join("elsewhere"));
+    std::fs::create_dir_all(&h).unwrap();
+    let e = |d: &str| elsewhere.join(d);
+    // Moved: ~/.claude, ~/.codex, ~/.pi/agent, the OpenClaw state, the home
+    // Gemini puts .gemini in, ~/.config (the standalone Cline's ~/.cline stays).
+    lay_out(
+        &h,
+        &e("claude"),
+        &e("codex"),
+        &e("pi/sessions"),
+        &e("openclaw"),
+        &e("gemini-home/.gemini"),
+        &e("xdg/Code/User/globalStorage/saoudrizwan.claude-dev"),
+    );
+    let vars: Vec<(&str, std::path::PathBuf)> = vec![
+        ("CLAUDE_CONFIG_DIR", e("claude")),
+        ("CODEX_HOME", e("codex")),
+        ("PI_CODING_AGENT_DIR", e("pi")),
+        ("OPENCLAW_STATE_DIR", e("openclaw")),
+        ("GEMINI_CLI_HOME", e("gemini-home")),
+        ("XDG_CONFIG_HOME", e("xdg")),
+    ];
+    let refs: Vec<(&str, &Path)> = vars.iter().map(|(k, v)| (*k, v.as_path())).collect();
+    let (json, stderr) = inspect(&h, &refs);
+    let (by, paths) = found(&json);
+    assert_eq!(by, expected(), "{paths:#?}\n{stderr}");
+    assert!(paths.iter().all(|p| p.starts_with(&elsewhere.display().to_string())), "{paths:#?}");
+    // Nothing set: nothing found at home, and the error lists where it looked.
+    let o = cargo_bin_cmd!("compactor").env_clear().env("HOME", &h).arg("inspect").output().unwrap();
+    assert_eq!(o.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(err.contains("no input") && err.contains("~/.claude/projects") && err.contains("~/.gemini/tmp"), "{err}");
+}
+
+/// OpenClaw under a former name when only that one exists, and pi's
+/// sessions where its settings put them.
+#[test]
+fn former_openclaw_folders_and_pi_settings() {
+    let home = tempfile::tempdir().unwrap();
+    let h = home.path();
+    put(&h.join(".clawdbot/agents/main/sessions/0198.jsonl"), "pi/v3-tree.jsonl");
+    put_text(&h.join(".pi/agent/settings.json"), "{\"sessionDir\": \"~/pi-logs\"}");
+    put(&h.join("pi-logs/0197.jsonl"), "pi/v1-compaction.jsonl");
+    let (json, stderr) = inspect(h, &[]);
+    let (by, paths) = found(&json);
+    assert_eq!(by.get("pi"), Some(&2), "{paths:#?}\n{stderr}");
+    assert!(
+        stderr.contains("OpenClaw     ~/.clawdbot/agents") && stderr.contains("pi           ~/pi-logs"),
+        "{stderr}"
+    );
+}
