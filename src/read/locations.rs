@@ -80,7 +80,7 @@ impl Home {
     pub fn var(&self, name: &str) -> Option<PathBuf> {
         let v = self.vars.get(name).map(|v| v.trim()).filter(|v| !v.is_empty())?;
         Some(match v.strip_prefix('~') {
-            Some(rest) if rest.is_empty() => self.dir.clone(),
+            Some("") => self.dir.clone(),
             Some(rest) if rest.starts_with(['/', '\\']) => self.dir.join(&rest[1..]),
             _ => PathBuf::from(v),
         })
