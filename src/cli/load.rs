@@ -27,9 +27,15 @@ pub fn parse_format(format: Option<String>) -> anyhow::Result<Option<Format>> {
     }
 }
 
+/// The default locations looked in, when no path was given.
+pub struct Searched {
+    pub home: read::Home,
+    pub places: Vec<Location>,
+}
+
 /// The paths to read: those given, else the agents' default locations that
 /// exist (with every location looked in, for [`searched_text`]).
-pub fn resolve_paths(paths: Vec<PathBuf>) -> anyhow::Result<(Vec<PathBuf>, Option<(read::Home, Vec<Location>)>)> {
+pub fn resolve_paths(paths: Vec<PathBuf>) -> anyhow::Result<(Vec<PathBuf>, Option<Searched>)> {
     if !paths.is_empty() {
         return Ok((paths, None));
     }
@@ -45,7 +51,7 @@ pub fn resolve_paths(paths: Vec<PathBuf>) -> anyhow::Result<(Vec<PathBuf>, Optio
             t
         });
     }
-    Ok((found, Some((home, searched))))
+    Ok((found, Some(Searched { home, places: searched })))
 }
 
 /// Each default location looked in, with the session inputs found under it
@@ -112,10 +118,10 @@ pub fn discover(input: InputArgs) -> anyhow::Result<Discovered> {
     let (paths, searched) = resolve_paths(paths)?;
     let pool = thread_pool(jobs)?;
     let (inputs, problems) = read::discover(&paths);
-    if let (Some((home, searched)), false) = (&searched, quiet) {
+    if let (Some(s), false) = (&searched, quiet) {
         eprint!(
             "no path given: read the agents' logs where they keep them\n{}",
-            searched_text(searched, &inputs, home.dir(), false)
+            searched_text(&s.places, &inputs, s.home.dir(), false)
         );
     }
     // Paths that match nothing are errors: always shown, even with --quiet.
