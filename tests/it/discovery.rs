@@ -3,6 +3,9 @@
 //! sessions that are none), the run says where it looked and what it found,
 //! and the variables that move an agent's folders move where it looks.
 
+// clippy's allow-unwrap-in-tests covers #[test] functions, not their helpers.
+#![allow(clippy::unwrap_used)]
+
 use assert_cmd::cargo::cargo_bin_cmd;
 use std::path::Path;
 
