@@ -1,6 +1,7 @@
 //! Reader for Gemini CLI chat recordings (log-formats.md §4): one JSON object
 //! `{sessionId, projectHash, startTime, lastUpdated, messages[], summary?}`,
-//! rewritten whole on every update.
+//! rewritten whole on every update, or (v0.39 on) a JSONL recording of the
+//! same, folded into that object first (`gemini_jsonl.rs`).
 //!
 //! - `user` → human message; `gemini` → assistant message: `thoughts` (summaries,
 //!   `{subject, description}`) as thinking, `content` as text, `toolCalls[]` as
@@ -25,12 +26,14 @@
 //! messages and a bad-line diagnostic, so the batch reports the problem instead of
 //! silently dropping the file.
 
-use super::format::{LogFormat, contains};
+use super::format::{LogFormat, Signal, contains};
+use super::gemini_jsonl;
 use super::generic::{MAX_ERROR_LEN, str_of, u64_of};
 use super::locations::{Home, Location};
 use super::{errors, time};
 use crate::model::{Block, Call, Format, Message, Origin, RecordedError, Role, Session, Usage, UsageProvenance};
 use serde_json::Value;
+use std::collections::HashSet;
 use std::path::Path;
 
 /// Gemini CLI sessions in the format registry ([`super::format`]).
@@ -56,6 +59,16 @@ impl LogFormat for Gemini {
         head.first() == Some(&b'{')
             && (contains(head, "\"projectHash\"") || (contains(head, "\"sessionId\"") && contains(head, "\"gemini\"")))
     }
+    /// A JSONL recording: its header, or its `$set` / `$rewindTo` lines.
+    fn detect_record(&self, rec: &serde_json::Map<String, Value>) -> Signal {
+        if rec.contains_key("sessionId") && rec.contains_key("projectHash") && !rec.contains_key("type") {
+            return Signal::Sure;
+        }
+        if rec.len() == 1 && (rec.contains_key("$set") || rec.contains_key("$rewindTo")) {
+            return Signal::Likely;
+        }
+        Signal::No
+    }
     fn read(&self, path: &Path, data: &[u8]) -> Vec<Session> {
         read(path, data)
     }
@@ -72,28 +85,53 @@ impl LogFormat for Gemini {
     }
 }
 
-/// Read a Gemini CLI session file. Never fails: problems become diagnostics.
+/// Read a Gemini CLI session file, a `.json` document or a JSONL recording
+/// ([`gemini_jsonl`]). Never fails: problems become diagnostics.
 pub fn read(path: &Path, data: &[u8]) -> Vec<Session> {
     let mut s = Session::new(super::stem_id(path), Format::Gemini, path);
     s.stats.bytes = data.len() as u64;
-    let doc: Value = match super::parse_line(super::strip_bom(data)) {
-        Ok(v) => v,
-        Err(reason) => {
-            s.diagnostics.bad_line(path, 0, format!("session file is not valid JSON: {reason}"));
-            return vec![s];
+    let body = super::strip_bom(data);
+    let whole = super::parse_line(body);
+    if let Ok(doc) = &whole
+        && doc.get("messages").is_some()
+    {
+        return read_doc(s, path, doc, None);
+    }
+    match gemini_jsonl::fold(body) {
+        Some(f) => {
+            for (line, reason) in f.bad {
+                s.diagnostics.bad_line(path, line, reason);
+            }
+            for (line, raw) in &f.unknown {
+                s.diagnostics.unknown("recording line", *line, &super::raw_json(raw));
+            }
+            read_doc(s, path, &f.doc, Some(&f.lines))
         }
-    };
+        None => {
+            let reason = whole.err().unwrap_or_else(|| "no `messages` array".to_string());
+            s.diagnostics.bad_line(path, 0, format!("session file is not valid JSON: {reason}"));
+            vec![s]
+        }
+    }
+}
+
+/// Read the session document `doc`; `lines[i]` is the file line of message
+/// `i` when the document was folded from a recording (else its 1-based index).
+fn read_doc(mut s: Session, path: &Path, doc: &Value, lines: Option<&[u64]>) -> Vec<Session> {
     let Some(messages) = doc.get("messages").and_then(Value::as_array) else {
         s.diagnostics.bad_line(path, 0, "session file has no `messages` array");
         return vec![s];
     };
-    if let Some(id) = str_of(&doc, "sessionId").filter(|id| !id.is_empty()) {
+    if let Some(id) = str_of(doc, "sessionId").filter(|id| !id.is_empty()) {
         s.id = id.to_string();
     }
-    s.meta.title = str_of(&doc, "summary").map(str::to_string);
+    s.meta.title = str_of(doc, "summary").map(str::to_string);
     s.stats.records = messages.len() as u64;
+    // Tool calls whose results the recording holds: newer CLIs also write
+    // each result as a user message of `functionResponse` parts.
+    let mut answered: HashSet<String> = HashSet::new();
     for (i, m) in messages.iter().enumerate() {
-        let line = i as u64 + 1;
+        let line = lines.and_then(|l| l.get(i).copied()).unwrap_or(i as u64 + 1);
         if m.get("tokens").is_some_and(Value::is_object) {
             s.stats.usage_records += 1;
         }
@@ -107,17 +145,45 @@ pub fn read(path: &Path, data: &[u8]) -> Vec<Session> {
             continue;
         };
         match ty {
-            "user" => {
-                let blocks = parts(m.get("content"));
-                s.messages.push(Message {
-                    role: Role::User,
-                    origin: Origin::Human,
-                    blocks,
-                    source_line: line,
-                    timestamp: ts,
-                });
-            }
-            "gemini" => gemini_message(&mut s, m, line, ts),
+            "user" => match function_responses(m.get("content")) {
+                Some(ids) if ids.iter().all(|id| answered.contains(id)) => s.diagnostics.skip("tool response echo"),
+                Some(ids) => {
+                    let items = m.get("content").and_then(Value::as_array).map(Vec::as_slice).unwrap_or_default();
+                    let mut blocks = Vec::new();
+                    for (id, item) in ids.into_iter().zip(items) {
+                        let (content, is_error) = result_blocks(Some(item));
+                        answered.insert(id.clone());
+                        // The call's own result, recorded empty, is this one.
+                        match empty_result(&mut s.messages, &id) {
+                            Some((c, e)) => (*c, *e) = (content, Some(is_error)),
+                            None => {
+                                blocks.push(Block::ToolResult { tool_use_id: id, content, is_error: Some(is_error) })
+                            }
+                        }
+                    }
+                    if blocks.is_empty() {
+                        continue;
+                    }
+                    s.messages.push(Message {
+                        role: Role::User,
+                        origin: Origin::ToolResult,
+                        blocks,
+                        source_line: line,
+                        timestamp: ts,
+                    });
+                }
+                None => {
+                    let blocks = parts(m.get("content"));
+                    s.messages.push(Message {
+                        role: Role::User,
+                        origin: Origin::Human,
+                        blocks,
+                        source_line: line,
+                        timestamp: ts,
+                    });
+                }
+            },
+            "gemini" => answered.extend(gemini_message(&mut s, m, line, ts)),
             "error" => {
                 let text = content_text(m.get("content"));
                 s.errors.push(RecordedError {
@@ -134,7 +200,28 @@ pub fn read(path: &Path, data: &[u8]) -> Vec<Session> {
     vec![s]
 }
 
-fn gemini_message(s: &mut Session, m: &Value, line: u64, ts: Option<i64>) {
+/// The empty result block of call `id` in the last tool results, if any.
+fn empty_result<'m>(messages: &'m mut [Message], id: &str) -> Option<(&'m mut Vec<Block>, &'m mut Option<bool>)> {
+    let last =
+        messages.iter_mut().rev().take_while(|m| m.origin != Origin::Human).find(|m| m.origin == Origin::ToolResult)?;
+    last.blocks.iter_mut().find_map(|b| match b {
+        Block::ToolResult { tool_use_id, content, is_error } if tool_use_id == id && content.is_empty() => {
+            Some((content, is_error))
+        }
+        _ => None,
+    })
+}
+
+/// The call ids of a content made only of `functionResponse` parts (a tool's
+/// result written as a user message); `None` for any other content.
+fn function_responses(content: Option<&Value>) -> Option<Vec<String>> {
+    let items = content?.as_array().filter(|a| !a.is_empty())?;
+    items.iter().map(|p| p.get("functionResponse").map(|fr| str_of(fr, "id").unwrap_or("").to_string())).collect()
+}
+
+/// Push the model's message, and its tool results after it; the ids of the
+/// calls whose results it holds.
+fn gemini_message(s: &mut Session, m: &Value, line: u64, ts: Option<i64>) -> Vec<String> {
     let mut blocks = Vec::new();
     for t in m.get("thoughts").and_then(Value::as_array).into_iter().flatten() {
         let subject = str_of(t, "subject").unwrap_or("");
@@ -149,6 +236,7 @@ fn gemini_message(s: &mut Session, m: &Value, line: u64, ts: Option<i64>) {
     blocks.extend(parts(m.get("content")));
     let calls = m.get("toolCalls").and_then(Value::as_array).map(Vec::as_slice).unwrap_or_default();
     let mut results = Vec::new();
+    let mut answered = Vec::new();
     for c in calls {
         let id = str_of(c, "id").unwrap_or("").to_string();
         blocks.push(Block::ToolUse {
@@ -157,6 +245,9 @@ fn gemini_message(s: &mut Session, m: &Value, line: u64, ts: Option<i64>) {
             input: c.get("args").cloned().unwrap_or_else(|| Value::Object(Default::default())),
         });
         let (content, has_error) = result_blocks(c.get("result"));
+        if !content.is_empty() {
+            answered.push(id.clone());
+        }
         let is_error = match str_of(c, "status") {
             Some("success") => Some(has_error),
             Some(_) => Some(true),
@@ -194,10 +285,12 @@ fn gemini_message(s: &mut Session, m: &Value, line: u64, ts: Option<i64>) {
             timestamp: rts,
         });
     }
+    answered
 }
 
 /// A `PartListUnion`: a string, one part, or an array of parts (`{text}`,
-/// `{inlineData}`, …). Function parts never appear in recorded content.
+/// `{inlineData}`, …). A user message of `functionResponse` parts (a tool's
+/// result) is read by `result_blocks` instead.
 fn parts(content: Option<&Value>) -> Vec<Block> {
     match content {
         Some(Value::String(s)) if !s.is_empty() => vec![Block::text(s.as_str())],

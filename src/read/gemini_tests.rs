@@ -109,3 +109,64 @@ fn corpus_matches_manifest() {
         }
     }
 }
+
+/// A JSONL recording (v0.39 on): messages rewritten by id, the tool result
+/// written twice (in the call and as a user message), a rewind, metadata
+/// updates, a record of no known kind and a torn last line.
+#[test]
+fn jsonl_recordings_fold_updates_rewinds_and_echoes() {
+    let s = read_fixture("session-2026-05-01T10-00-4f3c9a2e.jsonl");
+    assert_eq!(s.id, "4f3c9a2e-1b7d-4c11-9e0a-2d5f6a7b8c90");
+    assert_eq!(s.meta.title.as_deref(), Some("Listing the src directory"));
+    assert_eq!(s.meta.models, ["gemini-2.5-pro", "gemini-2.5-flash"]);
+    let shape: Vec<(Role, Origin, u64)> = s.messages.iter().map(|m| (m.role, m.origin, m.source_line)).collect();
+    assert_eq!(
+        shape,
+        [
+            (Role::User, Origin::Human, 2),
+            // g-1 as last written, with its tool call, and the call's result.
+            (Role::Assistant, Origin::Model, 6),
+            (Role::User, Origin::ToolResult, 6),
+            (Role::Assistant, Origin::Model, 8),
+            // u-3 and g-3 were rewound.
+            (Role::User, Origin::Human, 12),
+            (Role::Assistant, Origin::Model, 14),
+        ]
+    );
+    assert!(
+        matches!(&s.messages[1].blocks[1], Block::ToolUse { id, name, .. } if id == "call-1" && name == "list_directory")
+    );
+    assert!(matches!(&s.messages[2].blocks[0], Block::ToolResult { tool_use_id, .. } if tool_use_id == "call-1"));
+    assert!(s.messages.iter().all(|m| m.text() != "Deleting it."), "a rewound message was kept");
+    assert_eq!(s.calls.len(), 3);
+    let first = s.calls[0].usage.as_ref().unwrap();
+    assert_eq!((first.uncached_input, first.output, first.reasoning), (7173, 54, 40));
+    // The echo is skipped as such, the $patch line counted, the torn line reported.
+    let diag = format!("{:?}", s.diagnostics);
+    assert!(diag.contains("tool response echo"), "{diag}");
+    assert!(diag.contains("recording line"), "{diag}");
+    assert!(s.diagnostics.messages.iter().any(|d| d.line == 17), "{diag}");
+}
+
+/// A tool's result only written as a user message (the call has none) is
+/// still read, as the call's result.
+#[test]
+fn a_result_only_in_a_user_message_is_the_calls_result() {
+    let text = concat!(
+        r#"{"sessionId":"s","projectHash":"p","startTime":"2026-05-01T10:00:00.000Z"}"#,
+        "\n",
+        r#"{"id":"g","type":"gemini","content":"","toolCalls":[{"id":"c1","name":"read_file","args":{"path":"a.ts"},"status":"success"}]}"#,
+        "\n",
+        r#"{"id":"u","type":"user","content":[{"functionResponse":{"id":"c1","name":"read_file","response":{"output":"export const x = 1;"}}}]}"#,
+        "\n",
+    );
+    assert_eq!(crate::read::detect(text.as_bytes()), Some(Format::Gemini));
+    let s = read(Path::new("s.jsonl"), text.as_bytes()).remove(0);
+    let results: Vec<&Block> =
+        s.messages.iter().flat_map(|m| &m.blocks).filter(|b| matches!(b, Block::ToolResult { .. })).collect();
+    assert_eq!(results.len(), 1, "one result for the call: {:?}", s.messages);
+    assert!(matches!(
+        results[0],
+        Block::ToolResult { tool_use_id, content, is_error: Some(false) } if tool_use_id == "c1" && !content.is_empty()
+    ));
+}

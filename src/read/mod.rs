@@ -14,6 +14,7 @@ pub mod discover;
 pub mod errors;
 pub mod format;
 pub mod gemini;
+mod gemini_jsonl;
 pub mod generic;
 pub mod locations;
 pub mod pi;
