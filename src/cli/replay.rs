@@ -383,9 +383,9 @@ pub fn replay(args: ReplayArgs) -> anyhow::Result<u8> {
     }
     let input = args.input.clone();
     let replayed = run_replay(&args, input, &["default"])?;
-    let mut text = report::markdown::summary_text(&replayed.report);
-    text.push_str(&report::compare::cost_lines(&replayed.report));
-    if let Some(out) = &args.out {
+    eprint!("{}", report::terminal::warnings(&replayed.report));
+    let mut text = report::terminal::summary(&replayed.report, args.input.quiet);
+    if let (Some(out), false) = (&args.out, args.input.quiet) {
         text.push_str(&format!("reports written to {}\n", out.display()));
     }
     finish(&args, replayed, text)

@@ -95,29 +95,6 @@ pub fn compare_text(cols: &[PolicyColumn]) -> String {
     out
 }
 
-/// One line per policy with its cost, for stdout after a replay.
-pub fn cost_lines(report: &Report) -> String {
-    let mut out = String::new();
-    for a in &report.aggregates {
-        let Some(c) = &a.cost else { continue };
-        let _ = write!(
-            out,
-            "cost {}: ${:.4} → ${:.4} ({:.1}% saved; cache reads {:.0}% → {:.0}% of input)",
-            a.policy,
-            c.baseline.usd,
-            c.policy.usd + c.summarizer_usd,
-            c.saved_pct,
-            c.baseline.read_share() * 100.0,
-            c.policy.read_share() * 100.0,
-        );
-        if c.sessions_sheds_tokens_costs_more > 0 {
-            let _ = write!(out, "; {} session(s) shed tokens but cost more", c.sessions_sheds_tokens_costs_more);
-        }
-        out.push('\n');
-    }
-    out
-}
-
 /// The `## Cost` section of report.md: the cache model, totals per policy, the
 /// sessions where a policy sheds tokens but costs more, and the check of the
 /// simulated baseline against recorded cache usage.

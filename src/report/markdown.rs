@@ -194,14 +194,7 @@ fn windows_note(out: &mut String, report: &Report) {
     let _ = writeln!(out, "Context windows (`auto`): {}.\n", parts.join(", "));
 }
 
-/// The short plain-text summary printed on stdout.
-pub fn summary_text(report: &Report) -> String {
-    let mut out = run_header(report);
-    summary_table(&mut out, report);
-    out
-}
-
-/// What the printed summaries of `replay` and `compare` start with: how many
+/// What the printed summary of `compare` starts with: how many
 /// sessions, the meter, where the windows came from, and policies that could
 /// not compact.
 pub fn run_header(report: &Report) -> String {
@@ -227,33 +220,6 @@ pub fn run_header(report: &Report) -> String {
         );
     }
     out
-}
-
-fn summary_table(out: &mut String, report: &Report) {
-    let w = report.aggregates.iter().map(|a| a.policy.chars().count()).max().unwrap_or(6).max(6);
-    let _ = writeln!(
-        out,
-        "{:<w$}  {:>8}  {:>14}  {:>14}  {:>8}  {:>17}  {:>11}  {:>8}",
-        "policy", "calls", "billed base", "billed policy", "savings", "overflow b → p", "compactions", "pruned"
-    );
-    for a in &report.aggregates {
-        let _ = writeln!(
-            out,
-            "{:<w$}  {:>8}  {:>14}  {:>14}  {:>7.1}%  {:>17}  {:>11}  {:>8}",
-            a.policy,
-            thousands(a.calls),
-            thousands(a.input_tokens_baseline),
-            thousands(a.input_tokens_policy),
-            a.savings_pct,
-            format!("{} → {}", thousands(a.overflow_calls_baseline), thousands(a.overflow_calls_policy)),
-            if a.no_progress_compactions > 0 {
-                format!("{} ({}!)", thousands(a.compactions), a.no_progress_compactions)
-            } else {
-                thousands(a.compactions)
-            },
-            thousands(a.pruned_soft + a.pruned_hard),
-        );
-    }
 }
 
 #[cfg(test)]

@@ -15,6 +15,7 @@ pub mod markdown;
 pub mod quality;
 mod svg;
 pub mod sweep;
+pub mod terminal;
 pub mod write;
 
 pub use crate::num::{round4, savings_pct};

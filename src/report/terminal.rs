@@ -1,0 +1,279 @@
+//! The summary `compactor replay` prints: per policy, what compaction would
+//! have saved (tokens, money, overflows) and what its summaries kept of what
+//! the agent needed later, with the window and trigger it ran at, every
+//! column said in words, and why when the savings are near zero or negative.
+
+use super::Report;
+use crate::num::{signed, thousands};
+use crate::policy::{Policy, TriggerKind};
+use crate::quality::{CANDIDATE_POLICY, CANDIDATE_RECORDED};
+use std::collections::{BTreeMap, HashSet};
+use std::fmt::Write;
+
+/// Savings under this share of the billed input are "near zero".
+const NEAR_ZERO_PCT: f64 = 1.0;
+
+/// The printed summary: the run line, the table, what each column means and
+/// why the savings are what they are. `table_only`: just the table (`-q`).
+pub fn summary(report: &Report, table_only: bool) -> String {
+    let mut out = String::new();
+    if !table_only {
+        out.push_str(&run_line(report));
+    }
+    table(&mut out, report);
+    if table_only {
+        return out;
+    }
+    out.push('\n');
+    for why in reasons(report) {
+        let _ = writeln!(out, "why: {why}");
+    }
+    out.push_str(LEGEND);
+    for a in report.aggregates.iter().filter(|a| a.no_progress_compactions > 0) {
+        let _ = writeln!(
+            out,
+            "  {} of {}'s compaction attempts would have freed too little and were not made (no progress).",
+            thousands(a.no_progress_compactions),
+            a.policy
+        );
+    }
+    out
+}
+
+const LEGEND: &str = "  tokens saved: input tokens the policy would not have sent, against what the agent sent.
+  money saved: the same, priced with the prompt cache (a pruned prompt is no longer a cached prefix).
+  overflows avoided: calls over the context window that the policy brought under it.
+  kept for later: of what the agent needed after each compaction, the weighted share its summary kept (FRR).
+";
+
+/// How many sessions, under which window, measured with what.
+fn run_line(report: &Report) -> String {
+    let mut windows: BTreeMap<u64, usize> = BTreeMap::new();
+    let mut seen = HashSet::new();
+    for r in report.sessions.iter().filter(|r| r.error.is_none()) {
+        if seen.insert((&r.session_id, &r.source_path)) {
+            *windows.entry(r.context_window).or_default() += 1;
+        }
+    }
+    let window = match windows.len() {
+        0 => "no window".to_string(),
+        1 => format!("window of {} tokens", short(windows.keys().next().copied().unwrap_or(0))),
+        _ => {
+            let mut by: Vec<(u64, usize)> = windows.into_iter().collect();
+            by.sort_by(|a, b| b.1.cmp(&a.1).then(a.0.cmp(&b.0)));
+            let parts: Vec<String> = by.iter().map(|(w, n)| format!("{} ({n})", short(*w))).collect();
+            format!("windows of {} tokens (sessions)", parts.join(", "))
+        }
+    };
+    let m = &report.run.meter;
+    let mut out = format!(
+        "{} session(s), {} polic{}, {window}\n",
+        report.run.sessions,
+        report.policies.len(),
+        if report.policies.len() == 1 { "y" } else { "ies" }
+    );
+    let _ = writeln!(
+        out,
+        "sizes from recorded usage for {} call(s), estimated for {} (meter: {})",
+        thousands(m.calls_recorded),
+        thousands(m.calls_estimated),
+        m.name
+    );
+    out.push('\n');
+    out
+}
+
+/// What must be said even under `-q` (on stderr): policies that cannot
+/// compact in this run.
+pub fn warnings(report: &Report) -> String {
+    let mut out = String::new();
+    for (p, trigger, window) in super::never_compacting(report) {
+        let _ = writeln!(
+            out,
+            "warning: `{p}` cannot compact in this run: its trigger ({}) is above every session's window ({})",
+            thousands(trigger),
+            thousands(window)
+        );
+    }
+    out
+}
+
+/// A token count in K or M when it is a whole number of them.
+fn short(n: u64) -> String {
+    match n {
+        n if n >= 1_000_000 && n % 1_000_000 == 0 => format!("{}M", n / 1_000_000),
+        n if n >= 1_000 && n % 1_000 == 0 => format!("{}K", n / 1_000),
+        n => thousands(n),
+    }
+}
+
+/// When `p` compacts, in words.
+fn trigger(p: &Policy) -> String {
+    let c = &p.compact;
+    if !c.enabled {
+        return "never (prunes only)".to_string();
+    }
+    match c.trigger {
+        TriggerKind::Tokens => format!("{} tokens", thousands(c.trigger_tokens)),
+        TriggerKind::Ratio => format!("{}% of window", (c.trigger_ratio * 100.0).round()),
+        TriggerKind::Reserve => format!("window − {}", thousands(c.reserve_tokens)),
+    }
+}
+
+/// A percentage with one decimal, never "-0.0".
+fn pct(v: f64) -> String {
+    let r = (v * 10.0).round() / 10.0;
+    format!("{:.1}%", if r == 0.0 { 0.0 } else { r })
+}
+
+fn table(out: &mut String, report: &Report) {
+    let header =
+        ["policy", "compacts at", "tokens saved", "money saved", "overflows avoided", "compactions", "kept for later"];
+    let rows: Vec<[String; 7]> = report
+        .aggregates
+        .iter()
+        .map(|a| {
+            let policy = report.policies.iter().find(|p| p.name == a.policy);
+            let saved = a.input_tokens_baseline as i64 - a.input_tokens_policy as i64;
+            let money = a.cost.as_ref().map_or_else(
+                || "–".to_string(),
+                |c| {
+                    format!(
+                        "{}${:.2} ({})",
+                        if c.saved_usd < 0.0 { "−" } else { "" },
+                        c.saved_usd.abs(),
+                        pct(c.saved_pct)
+                    )
+                },
+            );
+            let avoided = a.overflow_calls_baseline as i64 - a.overflow_calls_policy as i64;
+            let overflows = match a.overflow_calls_baseline {
+                0 if avoided == 0 => "none to avoid".to_string(),
+                base => format!("{} of {}", signed(avoided), thousands(base)),
+            };
+            let frr = a
+                .quality
+                .as_ref()
+                .and_then(|q| q.candidate(CANDIDATE_POLICY))
+                .and_then(|s| s.frr_pooled)
+                .map_or_else(|| "–".to_string(), |f| pct(f * 100.0));
+            [
+                a.policy.clone(),
+                policy.map_or_else(|| "–".to_string(), trigger),
+                format!("{} ({})", signed(saved), pct(a.savings_pct)),
+                money,
+                overflows,
+                thousands(a.compactions),
+                frr,
+            ]
+        })
+        .collect();
+    let mut widths = header.map(|h| h.chars().count());
+    for r in &rows {
+        for (w, c) in widths.iter_mut().zip(r) {
+            *w = (*w).max(c.chars().count());
+        }
+    }
+    let line = |cells: &[String]| -> String {
+        let mut l = String::new();
+        for (i, (c, w)) in cells.iter().zip(widths).enumerate() {
+            let pad = w.saturating_sub(c.chars().count());
+            match i {
+                0 | 1 => l.push_str(&format!("{c}{}", " ".repeat(pad))),
+                _ => l.push_str(&format!("{}{c}", " ".repeat(pad))),
+            }
+            if i + 1 < cells.len() {
+                l.push_str("  ");
+            }
+        }
+        l.trim_end().to_string() + "\n"
+    };
+    out.push_str(&line(&header.map(str::to_string)));
+    for r in &rows {
+        out.push_str(&line(r));
+    }
+}
+
+/// The policy's money saving is not negative (or not priced).
+fn money_ok(a: &super::Aggregate) -> bool {
+    a.cost.as_ref().is_none_or(|c| c.saved_pct >= 0.0)
+}
+
+/// The lowest point at which `policy` compacts over the run's sessions
+/// (`None` when it does not compact).
+fn lowest_trigger(report: &Report, policy: &str) -> Option<u64> {
+    let p = report.policies.iter().find(|p| p.name == policy).filter(|p| p.compact.enabled)?;
+    report
+        .sessions
+        .iter()
+        .filter(|r| r.policy == policy && r.error.is_none())
+        .filter_map(|r| p.with_window(r.context_window).ok().map(|q| q.trigger_point()))
+        .min()
+}
+
+/// One line per policy whose savings are near zero or negative, saying why.
+fn reasons(report: &Report) -> Vec<String> {
+    let recorded_frr = report
+        .recorded_aggregates
+        .iter()
+        .filter_map(|a| a.candidate(CANDIDATE_RECORDED))
+        .filter_map(|s| s.frr_pooled.map(|f| (f, u64::from(s.events))))
+        .fold(None, |acc: Option<(f64, u64)>, (f, n)| {
+            let (sum, m) = acc.map_or((0.0, 0), |(s, m)| (s * m as f64, m));
+            let total = m + n;
+            Some(((sum + f * n as f64) / total.max(1) as f64, total))
+        });
+    let mut out = Vec::new();
+    for a in &report.aggregates {
+        let near_zero = a.savings_pct.abs() < NEAR_ZERO_PCT;
+        if !near_zero && a.savings_pct > 0.0 && money_ok(a) {
+            continue;
+        }
+        let p = a.policy.as_str();
+        if a.compactions == 0 {
+            let at = lowest_trigger(report, p);
+            out.push(match at {
+                Some(t) => format!(
+                    "no request reached {p}'s trigger: the largest was {} tokens, the trigger {} or more.",
+                    thousands(a.peak_baseline),
+                    thousands(t)
+                ),
+                None => format!("{p} does not compact; what it saved, pruning saved."),
+            });
+            if a.savings_pct >= 0.0 && money_ok(a) {
+                continue;
+            }
+        }
+        if a.savings_pct < 0.0 {
+            out.push(format!(
+                "{p} sent more than the agent did ({}): its summaries and kept messages outweighed what it dropped.",
+                pct(a.savings_pct)
+            ));
+        } else if near_zero {
+            out.push(format!(
+                "{p} saved little: {} compaction(s) and {} pruned output(s), late in few sessions.",
+                thousands(a.compactions),
+                thousands(a.pruned_soft + a.pruned_hard)
+            ));
+        }
+        if let Some(c) = a.cost.as_ref().filter(|c| c.saved_pct < 0.0) {
+            out.push(format!(
+                "{p} costs more ({}): pruning and compaction change the prompt's prefix, so cached input is written again \
+                 ({} session(s) shed tokens but cost more).",
+                pct(-c.saved_pct),
+                c.sessions_sheds_tokens_costs_more
+            ));
+        }
+        let frr = a.quality.as_ref().and_then(|q| q.candidate(CANDIDATE_POLICY)).and_then(|s| s.frr_pooled);
+        if let (Some((rec, n)), Some(frr)) = (recorded_frr, frr)
+            && rec > frr
+        {
+            out.push(format!(
+                "the agents' own {n} compaction(s) kept more of what was needed later than {p}'s (FRR {} vs {}).",
+                pct(rec * 100.0),
+                pct(frr * 100.0)
+            ));
+        }
+    }
+    out
+}
