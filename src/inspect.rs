@@ -17,7 +17,7 @@ use serde::{Deserialize, Serialize};
 use std::collections::{BTreeMap, HashMap};
 use std::path::PathBuf;
 
-/// Version of the `inspect --json` schema (README "inspect --json schema"). Bump on
+/// Version of the `inspect --json` schema (docs/outputs.md, "inspect --json schema"). Bump on
 /// any change that renames or removes a field or changes a field's meaning.
 pub const SCHEMA_VERSION: u32 = 1;
 

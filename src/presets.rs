@@ -134,7 +134,7 @@ fn base(name: &str, source: &str) -> Policy {
 
 /// compactor's own recommendation: reasoned from the evidence, then tuned by
 /// `compactor sweep --grid grids/default.toml` on the corpus (72 points at a 64K
-/// window; README "Tuning the default preset").
+/// window; docs/sweep.md, "Tuning the default preset").
 /// - Observation masking alone halves cost without hurting solve rate (Complexity
 ///   Trap, quality.md a.1), so Layer 1 does most of the work: old tool output is
 ///   cleared in batches (opencode-style protect/minimum), which sheds tokens while

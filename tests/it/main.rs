@@ -23,5 +23,6 @@ mod fuzz_support;
 mod html_report;
 mod llm;
 mod quality_corpus;
+mod readme;
 mod spec000;
 mod spec004;
