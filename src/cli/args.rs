@@ -247,6 +247,10 @@ pub struct CheckArgs {
     /// Also write the markdown table to FILE (e.g. "$GITHUB_STEP_SUMMARY").
     #[arg(long, value_name = "FILE")]
     pub summary: Option<PathBuf>,
+    /// Print every row of the table, the reference points and counts too (by
+    /// default only the rows a rule gates; check.md and --summary have them all).
+    #[arg(short, long)]
+    pub verbose: bool,
     /// Mark sessions must-keep (repeatable): a glob matched against the session id, the
     /// log's file name and its path. On those, a compaction whose summary does not name
     /// every file the replaced part modified is a regression. Stored in the baseline.

@@ -147,6 +147,7 @@ pub fn run(args: CheckArgs) -> anyhow::Result<u8> {
         baseline,
         write_baseline,
         summary,
+        verbose,
         must_keep,
         max_frr_drop,
         max_savings_drop,
@@ -274,7 +275,9 @@ pub fn run(args: CheckArgs) -> anyhow::Result<u8> {
     if let Some(path) = &summary {
         std::fs::write(path, &text).with_context(|| format!("cannot write the summary to {}", path.display()))?;
     }
-    let code = print_stdout(&text)?;
+    // On the terminal, the gated rows; the files keep every row.
+    let shown = if verbose { text } else { compactor::report::check::document(&run, false) };
+    let code = print_stdout(&shown)?;
     super::llm::warn_fallbacks(rep.diagnostics.llm_summaries.as_ref());
     if code != EXIT_OK {
         return Ok(code);

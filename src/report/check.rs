@@ -10,6 +10,22 @@ use std::fmt::Write as _;
 /// The markdown report: a verdict line, one table (baseline vs now, per metric,
 /// per preset) and the regressions in detail. Fit for `$GITHUB_STEP_SUMMARY`.
 pub fn markdown(outcome: &Outcome) -> String {
+    markdown_rows(outcome, true)
+}
+
+/// What `check` prints and writes (check.md, `--summary`): [`markdown_rows`]
+/// and where the baseline was written.
+pub fn document(run: &super::export::CheckRun<'_>, all: bool) -> String {
+    let mut text = markdown_rows(run.outcome, all);
+    if let Some(path) = run.baseline_written {
+        text.push_str(&format!("\nBaseline written to `{}`.\n", path.display()));
+    }
+    text
+}
+
+/// [`markdown`] with the table's informational rows (no rule: the reference
+/// points, counts) only when `all`; the verdict and every gated row always.
+pub fn markdown_rows(outcome: &Outcome, all: bool) -> String {
     let mut out = String::new();
     if outcome.regressed() {
         let _ = writeln!(out, "## compactor check: {} regression(s)\n", outcome.failures.len());
@@ -18,7 +34,8 @@ pub fn markdown(outcome: &Outcome) -> String {
     }
     out.push_str("| preset | metric | baseline | now | change | rule | result |\n");
     out.push_str("|---|---|---:|---:|---:|---|---|\n");
-    for l in &outcome.lines {
+    let hidden = outcome.lines.iter().filter(|l| !all && l.status == Status::Info).count();
+    for l in outcome.lines.iter().filter(|l| all || l.status != Status::Info) {
         let status = match l.status {
             Status::Ok => "ok",
             Status::Regression => "**REGRESSION**",
@@ -38,6 +55,9 @@ pub fn markdown(outcome: &Outcome) -> String {
         );
     }
     out.push('\n');
+    if hidden > 0 {
+        let _ = writeln!(out, "{hidden} row(s) without a rule not shown (`-v` shows them; check.md has them all).\n");
+    }
     out.push_str(
         "FRR = weighted share of what the agent needed after each compaction that its summary kept \
 (points, pooled over events); the truncate / masking / oracle rows are the reference points at the same \

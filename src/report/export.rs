@@ -142,11 +142,7 @@ impl<'a> Exporter<CheckRun<'a>> for CheckMd {
         "check.md"
     }
     fn export(&self, r: &CheckRun<'a>) -> Option<Vec<u8>> {
-        let mut text = super::check::markdown(r.outcome);
-        if let Some(path) = r.baseline_written {
-            text.push_str(&format!("\nBaseline written to `{}`.\n", path.display()));
-        }
-        Some(text.into_bytes())
+        Some(super::check::document(r, true).into_bytes())
     }
 }
 

@@ -89,7 +89,11 @@ fn a_baseline_of_the_same_run_passes_and_replays_its_own_policies() {
     let out = text(&o.stdout);
     assert!(out.starts_with("## compactor check: no regression\n"), "{out}");
     assert!(out.contains("| opal | FRR |") && out.contains("| spec008 | token savings |"), "{out}");
-    assert_eq!(std::fs::read_to_string(&summary).unwrap(), out, "--summary writes what is printed");
+    // --summary writes every row: those printed and the ones without a rule.
+    let written = std::fs::read_to_string(&summary).unwrap();
+    let rows = |t: &str| t.lines().filter(|l| l.starts_with("| ")).map(str::to_string).collect::<Vec<_>>();
+    assert!(rows(&out).iter().all(|r| written.contains(r.as_str())), "{written}");
+    assert!(rows(&written).len() > rows(&out).len(), "{written}");
     // A report.json is a baseline too.
     let reports = tempfile::tempdir().unwrap();
     let o = check(
@@ -97,9 +101,11 @@ fn a_baseline_of_the_same_run_passes_and_replays_its_own_policies() {
         &[&dir.path().join("b2.json"), Path::new("--out"), reports.path()],
     );
     assert_eq!(o.status.code(), Some(0));
-    // --out keeps check's report beside the replay's: what was printed.
+    // --out keeps check's report beside the replay's: what was printed, and
+    // the rows without a rule.
     let kept = std::fs::read_to_string(reports.path().join("check.md")).unwrap();
-    assert_eq!(kept, text(&o.stdout));
+    let printed = text(&o.stdout);
+    assert!(printed.lines().filter(|l| !l.contains("not shown")).all(|l| kept.contains(l)), "{kept}\n{printed}");
     assert!(kept.contains("Baseline written to `") && kept.contains("b2.json`"), "{kept}");
     let o = check(&[POLICY, &["--baseline"]].concat(), &[&reports.path().join("report.json")]);
     assert_eq!(o.status.code(), Some(0), "{}{}", text(&o.stdout), text(&o.stderr));
@@ -119,6 +125,13 @@ fn frr_drop_exits_1_and_the_table_is_a_snapshot() {
     assert!(out.contains("- `opal` FRR drop: FRR"), "{out}");
     assert!(text(&o.stderr).contains("1 regression(s)"), "{}", text(&o.stderr));
     insta::assert_snapshot!("check_fixtures_frr_drop", out);
+    // The terminal shows the gated rows; -v and the written summary every row.
+    assert!(!out.contains("| FRR truncate |") && out.contains("row(s) without a rule not shown"), "{out}");
+    let summary = dir.path().join("summary.md");
+    let o = check(&["--baseline"], &[&path, Path::new("-v"), Path::new("--summary"), &summary]);
+    let all = text(&o.stdout);
+    assert!(all.contains("| opal | FRR truncate |") && !all.contains("not shown"), "{all}");
+    assert_eq!(std::fs::read_to_string(&summary).unwrap(), all);
     // Within a wider tolerance, from the flag or from the policy's check.* key.
     let o = check(&["--baseline"], &[&path, Path::new("--max-frr-drop"), Path::new("3")]);
     assert_eq!(o.status.code(), Some(0), "{}", text(&o.stdout));
