@@ -469,6 +469,39 @@ impl Policy {
         }
     }
 
+    /// When it compacts, in words: `80% of window`, `100,000 tokens`,
+    /// `window − 16,384`, `never (prunes only)`.
+    pub fn trigger_words(&self) -> String {
+        let c = &self.compact;
+        if !c.enabled {
+            return "never (prunes only)".to_string();
+        }
+        match c.trigger {
+            TriggerKind::Tokens => format!("{} tokens", crate::num::thousands(c.trigger_tokens)),
+            TriggerKind::Ratio => format!("{}% of window", (c.trigger_ratio * 100.0).round()),
+            TriggerKind::Reserve => format!("window − {}", crate::num::thousands(c.reserve_tokens)),
+        }
+    }
+
+    /// What a compaction keeps verbatim, in words.
+    pub fn keeps_words(&self) -> String {
+        let c = &self.compact;
+        match c.cut {
+            CutKind::KeepRecentTokens => match c.keep_recent_ratio {
+                Some(r) => format!("last {}% of window", (r * 100.0).round()),
+                None => format!("last {} tokens", crate::num::thousands(c.keep_recent_tokens)),
+            },
+            CutKind::FirstPlusTailMessages => {
+                format!("first {} + last {} messages", c.keep_first_messages, c.keep_tail_messages)
+            }
+            CutKind::KeepRecentTurns => format!("last {} turns", c.keep_recent_turns),
+            CutKind::WholeHistory => match c.user_message_budget_tokens {
+                Some(b) => format!("user messages ≤ {} tokens", crate::num::thousands(b)),
+                None => "nothing (summary only)".to_string(),
+            },
+        }
+    }
+
     /// Tokens kept verbatim by a `keep_recent_tokens` cut.
     pub fn keep_recent(&self) -> u64 {
         match self.compact.keep_recent_ratio {

@@ -25,9 +25,7 @@ use std::sync::Arc;
 pub fn resolve_policies(args: &PolicyArgs, default_presets: &[&str]) -> anyhow::Result<Vec<Policy>> {
     let mut policies = Vec::new();
     for name in &args.presets {
-        let p = presets::get(name).with_context(|| {
-            format!("unknown preset `{name}` (known: {}; see `compactor presets`)", presets::names().join(", "))
-        })?;
+        let p = presets::get(name).with_context(|| super::suggest::unknown_preset(name))?;
         policies.push(p);
     }
     for file in &args.policy_files {

@@ -1,5 +1,5 @@
 //! "Did you mean …": the closest known name to a mistyped one, for the flags
-//! whose values are names from a fixed list (`--model`).
+//! whose values are names from a fixed list (`--model`, `--preset`).
 
 use anyhow::bail;
 use compactor::cost::{PriceTable, normalize_model};
@@ -45,6 +45,14 @@ pub fn closest<'a>(name: &str, candidates: impl IntoIterator<Item = (&'a str, &'
         }
     }
     best.map(|(_, _, shown)| shown)
+}
+
+/// The error for a preset name no preset has: the closest one, and every one.
+pub fn unknown_preset(name: &str) -> String {
+    let names = compactor::presets::names();
+    let hint =
+        closest(name, names.iter().map(|k| (*k, *k))).map(|k| format!("did you mean `{k}`? ")).unwrap_or_default();
+    format!("unknown preset `{name}` ({hint}known: {}; see `compactor presets`)", names.join(", "))
 }
 
 /// `--model NAME` must name a family of the price table: a family name, or a

@@ -5,7 +5,7 @@
 
 use super::Report;
 use crate::num::{signed, thousands};
-use crate::policy::{Policy, TriggerKind};
+use crate::policy::Policy;
 use crate::quality::{CANDIDATE_POLICY, CANDIDATE_RECORDED};
 use std::collections::{BTreeMap, HashSet};
 use std::fmt::Write;
@@ -107,19 +107,6 @@ fn short(n: u64) -> String {
     }
 }
 
-/// When `p` compacts, in words.
-fn trigger(p: &Policy) -> String {
-    let c = &p.compact;
-    if !c.enabled {
-        return "never (prunes only)".to_string();
-    }
-    match c.trigger {
-        TriggerKind::Tokens => format!("{} tokens", thousands(c.trigger_tokens)),
-        TriggerKind::Ratio => format!("{}% of window", (c.trigger_ratio * 100.0).round()),
-        TriggerKind::Reserve => format!("window − {}", thousands(c.reserve_tokens)),
-    }
-}
-
 /// A percentage with one decimal, never "-0.0".
 fn pct(v: f64) -> String {
     let r = (v * 10.0).round() / 10.0;
@@ -159,7 +146,7 @@ fn table(out: &mut String, report: &Report) {
                 .map_or_else(|| "–".to_string(), |f| pct(f * 100.0));
             [
                 a.policy.clone(),
-                policy.map_or_else(|| "–".to_string(), trigger),
+                policy.map_or_else(|| "–".to_string(), Policy::trigger_words),
                 format!("{} ({})", signed(saved), pct(a.savings_pct)),
                 money,
                 overflows,

@@ -227,9 +227,16 @@ fn presets_lists_every_preset_as_toml_that_replay_accepts() {
     let out = cargo_bin_cmd!("compactor").arg("presets").output().unwrap();
     assert_eq!(out.status.code(), Some(0));
     let text = String::from_utf8(out.stdout).unwrap();
+    // One line each: a table that fits a terminal.
     for name in compactor::presets::names() {
-        assert!(text.contains(&format!("preset `{name}`")), "{name} missing");
+        assert!(text.lines().any(|l| l.starts_with(&format!("{name} "))), "{name} missing:\n{text}");
     }
+    assert!(text.lines().count() <= compactor::presets::names().len() + 4, "{text}");
+    insta::assert_snapshot!("presets_listing", text);
+    // A mistyped name is an error with the closest one.
+    let typo = cargo_bin_cmd!("compactor").args(["presets", "opall"]).output().unwrap();
+    assert_eq!(typo.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&typo.stderr).contains("did you mean `opal`?"));
     // One preset saved to a file replays like the preset itself.
     let one = cargo_bin_cmd!("compactor").args(["presets", "opal"]).output().unwrap();
     let dir = tempfile::tempdir().unwrap();
