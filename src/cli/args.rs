@@ -331,6 +331,10 @@ pub struct InspectArgs {
     /// Print the machine-readable report (JSON) on stdout.
     #[arg(long)]
     pub json: bool,
+    /// Also print one block per session (format, models, messages, tool calls, usage,
+    /// where the context goes, compactions).
+    #[arg(long)]
+    pub sessions: bool,
 }
 
 #[derive(Debug, Args)]

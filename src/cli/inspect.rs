@@ -19,7 +19,7 @@ use std::path::PathBuf;
 const WIDTH: usize = 100;
 
 pub fn run(args: InspectArgs) -> anyhow::Result<u8> {
-    let InspectArgs { input, json } = args;
+    let InspectArgs { input, json, sessions } = args;
     let quiet = input.quiet;
     let super::load::Loaded { batch, pool, .. } = super::load::load(input)?;
     let report = pool.install(|| {
@@ -34,7 +34,7 @@ pub fn run(args: InspectArgs) -> anyhow::Result<u8> {
         s.push('\n');
         s
     } else {
-        render(&for_terminal(&report))
+        render(&for_terminal(&report), sessions)
     };
     super::print_stdout(&out)
 }
@@ -52,15 +52,22 @@ fn progress_bar(len: u64, quiet: bool) -> indicatif::ProgressBar {
     bar
 }
 
-/// The human report: one block per session, then all sessions together, then the
-/// estimator accuracy tables. Deterministic: sessions in report order, every list
-/// sorted.
-pub fn render(r: &InspectReport) -> String {
+/// The human report: a table per agent, all sessions together, then the
+/// estimator accuracy tables; with `sessions`, one block per session first.
+/// Deterministic: sessions in report order, every list sorted.
+pub fn render(r: &InspectReport, sessions: bool) -> String {
     let mut out = String::new();
-    for s in &r.sessions {
-        render_session(&mut out, s);
-        out.push('\n');
+    if sessions {
+        for s in &r.sessions {
+            render_session(&mut out, s);
+            out.push('\n');
+        }
     }
+    render_by_format(&mut out, r);
+    if !sessions {
+        out.push_str("(one block per session: --sessions; everything: --json)\n");
+    }
+    out.push('\n');
     render_totals(&mut out, r);
     out.push('\n');
     render_accuracy(&mut out, &r.accuracy);
@@ -102,6 +109,60 @@ fn render_session(out: &mut String, s: &SessionReport) {
     render_context(out, &s.counts.context);
 }
 
+/// One row per log format: sessions, calls, messages, the largest recorded
+/// prompt and the compactions the logs record.
+fn render_by_format(out: &mut String, r: &InspectReport) {
+    let mut by: std::collections::BTreeMap<&str, (u64, Counts)> = std::collections::BTreeMap::new();
+    for s in &r.sessions {
+        let e = by.entry(s.format.name()).or_default();
+        e.0 += 1;
+        e.1.merge(&s.counts);
+    }
+    let header = ["agent", "sessions", "calls", "messages", "tool calls", "largest prompt", "compactions"];
+    let mut rows: Vec<[String; 7]> = by
+        .iter()
+        .map(|(f, (n, c))| {
+            [
+                f.to_string(),
+                num(*n),
+                num(c.calls),
+                num(c.messages),
+                num(c.tool_calls),
+                if c.usage.max_prompt > 0 { num(c.usage.max_prompt) } else { "–".to_string() },
+                num(c.compactions),
+            ]
+        })
+        .collect();
+    let t = &r.totals.counts;
+    rows.push([
+        "all".to_string(),
+        num(r.totals.sessions),
+        num(t.calls),
+        num(t.messages),
+        num(t.tool_calls),
+        if t.usage.max_prompt > 0 { num(t.usage.max_prompt) } else { "–".to_string() },
+        num(t.compactions),
+    ]);
+    let mut widths = header.map(|h| h.chars().count());
+    for r in &rows {
+        for (w, c) in widths.iter_mut().zip(r) {
+            *w = (*w).max(c.chars().count());
+        }
+    }
+    let line = |cells: &[String]| {
+        let mut l = String::new();
+        for (i, (c, w)) in cells.iter().zip(widths).enumerate() {
+            let pad = " ".repeat(w.saturating_sub(c.chars().count()));
+            if i == 0 { l.push_str(&format!("{c}{pad}")) } else { l.push_str(&format!("  {pad}{c}")) }
+        }
+        l + "\n"
+    };
+    out.push_str(&line(&header.map(str::to_string)));
+    for r in &rows {
+        out.push_str(&line(r));
+    }
+}
+
 fn render_totals(out: &mut String, r: &InspectReport) {
     let t = &r.totals;
     let formats: Vec<String> = t.sessions_by_format.iter().map(|(f, n)| format!("{f} {n}")).collect();
@@ -117,7 +178,7 @@ fn render_totals(out: &mut String, r: &InspectReport) {
     if t.counts.compactions > 0 {
         field(out, "compactions", &num(t.counts.compactions));
     }
-    render_context(out, &t.counts.context);
+    render_context_top(out, &t.counts.context, CONTEXT_SHOWN);
 }
 
 fn render_counts(out: &mut String, c: &Counts) {
@@ -176,7 +237,14 @@ fn render_counts(out: &mut String, c: &Counts) {
 }
 
 /// "Where the context goes": block kinds by o200k tokens, largest first.
+/// Block kinds the table of all sessions lists; the rest are summed in one row.
+const CONTEXT_SHOWN: usize = 12;
+
 fn render_context(out: &mut String, context: &std::collections::BTreeMap<String, KindStats>) {
+    render_context_top(out, context, usize::MAX);
+}
+
+fn render_context_top(out: &mut String, context: &std::collections::BTreeMap<String, KindStats>, shown: usize) {
     if context.is_empty() {
         return;
     }
@@ -185,11 +253,20 @@ fn render_context(out: &mut String, context: &std::collections::BTreeMap<String,
     kinds.sort_by(|a, b| b.1.o200k.cmp(&a.1.o200k).then(b.1.bytes.cmp(&a.1.bytes)).then(a.0.cmp(b.0)));
     let mut rows = vec![row(["context by block kind", "blocks", "bytes", "chars4", "o200k", "share"])];
     let mut sum = KindStats::default();
-    for (k, s) in kinds {
+    let mut rest = (0usize, KindStats::default());
+    for (i, (k, s)) in kinds.into_iter().enumerate() {
         sum.blocks += s.blocks;
         sum.bytes += s.bytes;
         sum.chars4 += s.chars4;
         sum.o200k += s.o200k;
+        if i >= shown {
+            rest.0 += 1;
+            rest.1.blocks += s.blocks;
+            rest.1.bytes += s.bytes;
+            rest.1.chars4 += s.chars4;
+            rest.1.o200k += s.o200k;
+            continue;
+        }
         rows.push(vec![
             truncate(k, 40),
             num(s.blocks),
@@ -198,6 +275,11 @@ fn render_context(out: &mut String, context: &std::collections::BTreeMap<String,
             num(s.o200k),
             share(s.o200k, total),
         ]);
+    }
+    if rest.0 > 0 {
+        let r = rest.1;
+        let label = format!("{} more kinds", rest.0);
+        rows.push(vec![label, num(r.blocks), num(r.bytes), num(r.chars4), num(r.o200k), share(r.o200k, total)]);
     }
     rows.push(vec![
         "total".to_string(),
@@ -550,10 +632,10 @@ mod tests {
 
     #[test]
     fn human_output() {
-        let out = render(&report());
+        let out = render(&report(), true);
         assert!(out.lines().all(|l| l.chars().count() <= WIDTH), "{out}");
         // Same input, same bytes.
-        assert_eq!(out, render(&report()));
+        assert_eq!(out, render(&report(), true));
         insta::assert_snapshot!(out);
     }
 

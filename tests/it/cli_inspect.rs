@@ -170,12 +170,21 @@ fn cline_metrics_task_reports_its_real_prompt_size() {
 fn inspect_fixtures_snapshot() {
     let out = cargo_bin_cmd!("compactor")
         .current_dir(env!("CARGO_MANIFEST_DIR"))
-        .args(["inspect", "fixtures", "--jobs", "2"])
+        .args(["inspect", "fixtures", "--jobs", "2", "--sessions"])
         .output()
         .unwrap();
     assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
     insta::assert_snapshot!("inspect_fixtures_stdout", String::from_utf8(out.stdout).unwrap());
     insta::assert_snapshot!("inspect_fixtures_stderr", String::from_utf8(out.stderr).unwrap());
+    // Without --sessions: a table per agent and the totals, sized for a terminal.
+    let short = cargo_bin_cmd!("compactor")
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .args(["inspect", "fixtures", "--quiet"])
+        .output()
+        .unwrap();
+    let short = String::from_utf8(short.stdout).unwrap();
+    insta::assert_snapshot!("inspect_fixtures_summary", short);
+    assert!(!short.contains("\nsession ") && short.lines().count() < 100, "{short}");
 }
 
 /// `--json` on the fixtures deserializes back into the same report, and is
