@@ -37,6 +37,19 @@ pub enum Command {
     /// What each compaction lost: the agents' own (and each --preset's), its
     /// summary, every atom needed after it and where the agent used it first.
     Explain(ExplainArgs),
+    /// Print a shell completion script: bash, zsh, fish, powershell or elvish.
+    #[command(after_help = "Examples:
+  compactor completions bash > ~/.local/share/bash-completion/completions/compactor
+  compactor completions zsh > ~/.zfunc/_compactor
+  compactor completions fish > ~/.config/fish/completions/compactor.fish")]
+    Completions(CompletionsArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct CompletionsArgs {
+    /// The shell.
+    #[arg(value_enum)]
+    pub shell: clap_complete::Shell,
 }
 
 #[derive(Debug, Args, Clone)]

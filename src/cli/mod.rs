@@ -19,6 +19,14 @@ use args::{Cli, Command};
 use clap::Parser;
 use std::process::ExitCode;
 
+/// `compactor completions SHELL`: the completion script, on stdout.
+fn completions(shell: clap_complete::Shell) -> anyhow::Result<u8> {
+    use clap::CommandFactory;
+    let mut out = Vec::new();
+    clap_complete::generate(shell, &mut args::Cli::command(), "compactor", &mut out);
+    print_stdout(&String::from_utf8_lossy(&out))
+}
+
 /// Exit codes of the documented contract.
 pub const EXIT_OK: u8 = 0;
 pub const EXIT_REGRESSION: u8 = 1;
@@ -44,6 +52,7 @@ pub fn main() -> ExitCode {
         Command::Inspect(a) => inspect::run(a),
         Command::Presets(a) => presets_cmd::run(a),
         Command::Explain(a) => explain::run(a),
+        Command::Completions(a) => completions(a.shell),
     };
     // Interrupted: whatever the command returned, it stopped early, before
     // putting its outputs in place: --out is as it was (output::stage).
