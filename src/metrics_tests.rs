@@ -94,8 +94,16 @@ fn units_print_alike_in_every_view() {
 #[test]
 fn totals_of_a_sweep_point_and_of_a_compare_column_agree() {
     let mut q = QualityScore::default();
-    q.add_row(Some(0.5), Some(1.0), None);
-    q.add_row(Some(1.0), None, Some(0.25));
+    // FRR is pooled: (1 + 6) / (2 + 6), not the mean of 0.5 and 1.
+    let row = |frr: f64, needed: f64, artifact, hallucination| crate::quality::RowScore {
+        frr: Some(frr),
+        hit_weight: frr * needed,
+        needed_weight: needed,
+        artifact,
+        hallucination,
+    };
+    q.add_row(row(0.5, 2.0, Some(1.0), None));
+    q.add_row(row(1.0, 6.0, None, Some(0.25)));
     let o = OutcomeTotals {
         sessions: 2,
         input_tokens_baseline: 100,
@@ -106,7 +114,7 @@ fn totals_of_a_sweep_point_and_of_a_compare_column_agree() {
         ..OutcomeTotals::default()
     };
     let t = Totals::from_outcome(&o);
-    assert_eq!((t.frr, t.artifact_recall, t.hallucination), (Some(0.75), Some(1.0), Some(0.25)));
+    assert_eq!((t.frr, t.artifact_recall, t.hallucination), (Some(0.875), Some(1.0), Some(0.25)));
     assert!(t.quality_measured);
     let a = Aggregate {
         policy: "p".into(),

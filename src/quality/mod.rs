@@ -67,7 +67,7 @@ pub use event::{
     NeededAtom, PreparedEvent, REF_MASKING, REF_ORACLE, REF_TRUNCATE, ReferenceOptions,
 };
 pub use explain::{Explained, explain_session};
-pub use hook::{PreparedQuality, QualityHook, QualityScore};
+pub use hook::{PreparedQuality, QualityHook, QualityScore, RowScore};
 pub use index::SessionAtoms;
 pub use prune::{PrunedResult, PruningLoss};
 pub use recorded::{

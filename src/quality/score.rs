@@ -22,7 +22,7 @@ impl SessionQuality {
     pub fn score(&self) -> QualityScore {
         let mut s = QualityScore::default();
         for row in self.events.iter().flat_map(|e| e.rows.iter().filter(|r| r.summarizer == CANDIDATE_POLICY)) {
-            s.add_row(row.frr, row.artifact_trail_recall, row.hallucination_rate);
+            s.add_row(super::hook::RowScore::of(row));
         }
         s
     }

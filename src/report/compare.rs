@@ -62,8 +62,9 @@ pub fn compare_md(cols: &[PolicyColumn]) -> String {
         out.push_str("\nFRR, artifact recall and hallucination: not measured (`--no-quality`).\n");
     } else {
         out.push_str(
-            "\nFRR, artifact recall and hallucination: means over the compactions where each is defined \
-(\"Summary quality\" below has the pooled FRR and every component).\n",
+            "\nFRR pooled over the compactions (weight kept / weight needed, as in check and sweep); artifact \
+recall and hallucination: means over the compactions where each is defined (\"Summary quality\" below has \
+every component).\n",
         );
     }
     out

@@ -171,7 +171,13 @@ fn point(index: usize, savings: f64, cost: f64, frr: Option<f64>, overflows: u64
     };
     t.cost.saved_pct = cost;
     t.cost.saved_usd = cost / 100.0;
-    t.quality = frr.map(|f| crate::quality::QualityScore { frr_events: 1, frr_sum: f, ..Default::default() });
+    t.quality = frr.map(|f| crate::quality::QualityScore {
+        frr_events: 1,
+        frr_sum: f,
+        frr_hit_weight: f,
+        frr_needed_weight: 1.0,
+        ..Default::default()
+    });
     Point {
         index,
         values: vec![index.to_string()],

@@ -513,3 +513,24 @@ fn the_printed_summary_says_what_was_saved_and_kept_and_why() {
     assert_eq!(quiet.lines().count(), 2, "{quiet}");
     assert!(!quiet.contains("-0.0"), "{quiet}");
 }
+
+/// One FRR everywhere: the compare table's (summed per session, as sweep
+/// points are) equals the pooled FRR of the policy's aggregate, which check
+/// gates and the printed summary shows.
+#[test]
+fn one_frr_in_compare_check_sweep_and_the_summary() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("out");
+    let o = replay(&["fixtures", "--preset", "opal", "--preset", "codex", "--set", "context_window=6000"], &out);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let report: compactor::report::Report =
+        serde_json::from_slice(&std::fs::read(out.join("report.json")).unwrap()).unwrap();
+    let summed = compactor::report::quality::policy_scores(&report);
+    for (a, s) in report.aggregates.iter().zip(&summed) {
+        let pooled = a.quality.as_ref().and_then(|q| q.candidate("policy")).and_then(|c| c.frr_pooled);
+        let summed = s.as_ref().and_then(|s| s.frr());
+        assert!(pooled.is_some(), "{}: nothing scored", a.policy);
+        let (p, q) = (pooled.unwrap_or(0.0), summed.unwrap_or(-1.0));
+        assert!((p - q).abs() < 1e-3, "{}: pooled {p} vs summed {q}", a.policy);
+    }
+}

@@ -2,6 +2,7 @@
 //! the same history is prepared and scored once.
 
 use super::*;
+use crate::quality::RowScore;
 
 /// Text views and policy-row scores of one session, shared by many replays of
 /// it (the grid points of a sweep). Points that compact at the same place with
@@ -42,11 +43,7 @@ struct EventKey {
 
 /// The parts of the policy's row that [`QualityScore`] sums.
 #[derive(Clone, Copy)]
-struct PolicyRow {
-    frr: Option<f64>,
-    artifact: Option<f64>,
-    hallucination: Option<f64>,
-}
+struct PolicyRow(RowScore);
 
 impl SharedScores {
     /// Forget everything (the session's last replay is done).
@@ -145,15 +142,14 @@ pub fn score_trace_shared(
                     atoms.prepare_views(&tp.point, estimator, borrowed_views(&replaced), borrowed_views(&kept));
                 let own = shared.view(atoms, key.as_ref().map(|k| k.summary), summary);
                 let q = prepared.score_text_view(CANDIDATE_POLICY, summary, &own);
-                let r =
-                    PolicyRow { frr: q.frr, artifact: q.artifact_trail_recall, hallucination: q.hallucination_rate };
+                let r = PolicyRow(RowScore::of(&q));
                 if let (Some(key), Ok(mut m)) = (key, shared.rows.lock()) {
                     m.insert(key, r);
                 }
                 r
             }
         };
-        score.add_row(row.frr, row.artifact, row.hallucination);
+        score.add_row(row.0);
     }
     score
 }
