@@ -220,10 +220,23 @@ fn reasons(report: &Report) -> Vec<String> {
         if a.compactions == 0 {
             let at = lowest_trigger(report, p);
             out.push(match at {
-                Some(t) => format!(
+                Some(t) if a.peak_baseline <= t => format!(
                     "no request reached {p}'s trigger: the largest was {} tokens, the trigger {} or more.",
                     thousands(a.peak_baseline),
                     thousands(t)
+                ),
+                Some(_) if a.no_progress_compactions > 0 => format!(
+                    "{p} reached its trigger, but each of its {} attempt(s) would have freed too little to compact.",
+                    thousands(a.no_progress_compactions)
+                ),
+                Some(_) => format!(
+                    "{p} made no compaction: its own size estimate (`{}`) stayed under its trigger, or its cut \
+                     found nothing to summarize.",
+                    report
+                        .policies
+                        .iter()
+                        .find(|x| x.name == p)
+                        .map_or("?", |x| crate::replay::estimator_name(x.estimator))
                 ),
                 None => format!("{p} does not compact; what it saved, pruning saved."),
             });
@@ -237,8 +250,12 @@ fn reasons(report: &Report) -> Vec<String> {
                 pct(a.savings_pct)
             ));
         } else if near_zero {
+            let rows = || report.sessions.iter().filter(|r| r.policy == p && r.error.is_none());
+            let acted =
+                rows().filter(|r| r.metrics.compactions + r.metrics.pruned_soft + r.metrics.pruned_hard > 0).count();
             out.push(format!(
-                "{p} saved little: {} compaction(s) and {} pruned output(s), late in few sessions.",
+                "{p} saved little: it compacted or pruned in {acted} of {} session(s) ({} compaction(s), {} pruned output(s)).",
+                rows().count(),
                 thousands(a.compactions),
                 thousands(a.pruned_soft + a.pruned_hard)
             ));
