@@ -89,7 +89,7 @@ pub struct Failure {
 }
 
 /// One line of the table: a metric of a preset, baseline vs now.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Line {
     pub policy: String,
     pub metric: &'static str,
@@ -100,7 +100,8 @@ pub struct Line {
     pub status: Status,
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
 pub enum Status {
     Ok,
     Regression,
@@ -110,8 +111,8 @@ pub enum Status {
     New,
 }
 
-/// The result of a comparison.
-#[derive(Debug, Clone, PartialEq)]
+/// The result of a comparison (`check --json` prints it, with `regressed`).
+#[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Outcome {
     pub lines: Vec<Line>,
     pub failures: Vec<Failure>,

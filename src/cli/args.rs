@@ -264,6 +264,10 @@ pub struct CheckArgs {
     /// default only the rows a rule gates; check.md and --summary have them all).
     #[arg(short, long)]
     pub verbose: bool,
+    /// Print the outcome as JSON on stdout instead of the table: `regressed`, every
+    /// row (`lines`), the regressions (`failures`) and `notes`. The exit code is the same.
+    #[arg(long)]
+    pub json: bool,
     /// Mark sessions must-keep (repeatable): a glob matched against the session id, the
     /// log's file name and its path. On those, a compaction whose summary does not name
     /// every file the replaced part modified is a regression. Stored in the baseline.
@@ -335,6 +339,10 @@ pub struct SweepArgs {
     /// Write sweep.csv, sweep.md, recommended.toml and report.html here.
     #[arg(long, value_name = "DIR")]
     pub out: Option<PathBuf>,
+    /// Print the sweep as JSON on stdout instead of the front: the axes, every point
+    /// with its values and totals, and the recommended point.
+    #[arg(long)]
+    pub json: bool,
 }
 
 #[derive(Debug, Args)]

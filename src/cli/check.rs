@@ -148,6 +148,7 @@ pub fn run(args: CheckArgs) -> anyhow::Result<u8> {
         write_baseline,
         summary,
         verbose,
+        json,
         must_keep,
         max_frr_drop,
         max_savings_drop,
@@ -276,7 +277,22 @@ pub fn run(args: CheckArgs) -> anyhow::Result<u8> {
         std::fs::write(path, &text).with_context(|| format!("cannot write the summary to {}", path.display()))?;
     }
     // On the terminal, the gated rows; the files keep every row.
-    let shown = if verbose { text } else { compactor::report::check::document(&run, false) };
+    let shown = if json {
+        #[derive(serde::Serialize)]
+        struct Json<'a> {
+            regressed: bool,
+            #[serde(flatten)]
+            outcome: &'a compactor::check::Outcome,
+            #[serde(skip_serializing_if = "Option::is_none")]
+            baseline_written: Option<&'a std::path::Path>,
+        }
+        let j = Json { regressed: outcome.regressed(), outcome: &outcome, baseline_written: write_baseline.as_deref() };
+        serde_json::to_string_pretty(&j).context("cannot serialize the outcome")? + "\n"
+    } else if verbose {
+        text
+    } else {
+        compactor::report::check::document(&run, false)
+    };
     let code = print_stdout(&shown)?;
     super::llm::warn_fallbacks(rep.diagnostics.llm_summaries.as_ref());
     if code != EXIT_OK {

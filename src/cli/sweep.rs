@@ -17,7 +17,7 @@ use compactor::sweep::{self, Grid};
 use std::io::IsTerminal;
 
 pub fn run(args: SweepArgs) -> anyhow::Result<u8> {
-    let SweepArgs { input, policy, llm, cost, grid, min_frr, out } = args;
+    let SweepArgs { input, policy, llm, cost, grid, min_frr, out, json } = args;
     if let Some(m) = min_frr
         && !(0.0..=1.0).contains(&m)
     {
@@ -83,11 +83,17 @@ pub fn run(args: SweepArgs) -> anyhow::Result<u8> {
     for p in result.points.iter().filter(|p| p.error.is_some()) {
         eprintln!("grid point {}: {}", p.index, p.error.as_deref().unwrap_or_default());
     }
-    let mut text = compactor::report::sweep::summary_text(&result);
+    let mut text = if json {
+        serde_json::to_string_pretty(&result).context("cannot serialize the sweep")? + "\n"
+    } else {
+        compactor::report::sweep::summary_text(&result)
+    };
     if let Some(dir) = &out {
         compactor::report::sweep::write_all(dir, &result)
             .with_context(|| format!("cannot write the sweep reports to {}", dir.display()))?;
-        text.push_str(&format!("reports written to {}\n", dir.display()));
+        if !json {
+            text.push_str(&format!("reports written to {}\n", dir.display()));
+        }
     }
     let warn = || super::llm::warn_fallbacks(llm.as_ref().map(|a| a.summaries()).as_ref());
     if result.points.iter().all(|p| !p.ok()) {

@@ -125,6 +125,13 @@ fn frr_drop_exits_1_and_the_table_is_a_snapshot() {
     assert!(out.contains("- `opal` FRR drop: FRR"), "{out}");
     assert!(text(&o.stderr).contains("1 regression(s)"), "{}", text(&o.stderr));
     insta::assert_snapshot!("check_fixtures_frr_drop", out);
+    // --json: the same outcome for machines, the same exit code.
+    let o = check(&["--baseline"], &[&path, Path::new("--json")]);
+    assert_eq!(o.status.code(), Some(1));
+    let j: Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(j["regressed"], true);
+    assert!(j["failures"].as_array().unwrap().iter().any(|f| f["policy"] == "opal"), "{j}");
+    assert!(j["lines"].as_array().unwrap().iter().any(|l| l["status"] == "regression"), "{j}");
     // The terminal shows the gated rows; -v and the written summary every row.
     assert!(!out.contains("| FRR truncate |") && out.contains("row(s) without a rule not shown"), "{out}");
     let summary = dir.path().join("summary.md");

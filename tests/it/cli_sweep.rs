@@ -77,6 +77,14 @@ fn sweep_writes_its_reports_the_same_at_any_thread_count() {
         .code(0);
     let html = std::fs::read_to_string(a.join("report.html")).unwrap();
     assert!(html.contains("Pareto front") && html.contains("<svg"));
+    // --json: the same sweep for machines, its recommended point the CSV's.
+    let j = sweep(dir.path(), GRID, &["--json"]);
+    assert_eq!(j.status.code(), Some(0), "{}", String::from_utf8_lossy(&j.stderr));
+    let v: serde_json::Value = serde_json::from_slice(&j.stdout).unwrap();
+    assert_eq!(v["points"].as_array().map(Vec::len), Some(12));
+    let rec = v["recommended"].as_u64().unwrap() as usize;
+    let point = v["points"][rec]["index"].as_u64().unwrap();
+    assert!(rows.iter().any(|r| r.starts_with(&format!("{point},")) && r.ends_with(",1,")), "{point}\n{csv}");
 }
 
 #[test]
