@@ -43,6 +43,12 @@ pub const SESSION_COLUMNS: &[&str] = &[
     "summarizer_tokens",
     "net_savings_tokens",
     "violations",
+    "cost_family",
+    "cost_baseline_usd",
+    "cost_policy_usd",
+    "cost_saved_usd",
+    "cost_saved_pct",
+    "sheds_tokens_costs_more",
     "error",
 ];
 
@@ -82,8 +88,21 @@ pub fn sessions_csv(report: &Report) -> Vec<u8> {
             m.summarizer_tokens.to_string(),
             m.net_savings_tokens.to_string(),
             r.violations.to_string(),
-            text_cell(r.error.as_deref().unwrap_or_default()),
         ];
+        // What the session cost under the baseline and the policy (prompt
+        // cache included, the summarizer in the policy's); empty unpriced.
+        match &r.cost {
+            Some(c) => rec.extend([
+                text_cell(&c.family),
+                format!("{:.6}", c.baseline.usd),
+                format!("{:.6}", c.policy.usd + c.summarizer_usd),
+                format!("{:.6}", c.saved_usd),
+                format!("{:.2}", c.saved_pct),
+                u8::from(c.sheds_tokens_costs_more).to_string(),
+            ]),
+            None => rec.extend(std::iter::repeat_n(String::new(), 6)),
+        }
+        rec.push(text_cell(r.error.as_deref().unwrap_or_default()));
         rec.extend(super::quality::session_cells(r.quality.as_ref()));
         let _ = w.write_record(&rec);
     }

@@ -534,3 +534,28 @@ fn one_frr_in_compare_check_sweep_and_the_summary() {
         assert!((p - q).abs() < 1e-3, "{}: pooled {p} vs summed {q}", a.policy);
     }
 }
+
+/// sessions.csv prices each session (baseline, policy with its summarizer,
+/// saved) and the rows add up to the policy's cost in report.json.
+#[test]
+fn sessions_csv_prices_each_session_and_adds_up() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("out");
+    let o = replay(&["fixtures", "--preset", "opal", "--preset", "codex", "--set", "context_window=6000"], &out);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let report: compactor::report::Report =
+        serde_json::from_slice(&std::fs::read(out.join("report.json")).unwrap()).unwrap();
+    let mut r = csv::Reader::from_path(out.join("sessions.csv")).unwrap();
+    let h: Vec<String> = r.headers().unwrap().iter().map(String::from).collect();
+    let col = |c: &str| h.iter().position(|x| x == c).unwrap_or_else(|| panic!("no column {c}"));
+    let (policy, saved, base) = (col("policy"), col("cost_saved_usd"), col("cost_baseline_usd"));
+    let rows: Vec<csv::StringRecord> = r.records().map(|x| x.unwrap()).collect();
+    for a in &report.aggregates {
+        let cost = a.cost.as_ref().unwrap();
+        let sum = |i: usize| -> f64 {
+            rows.iter().filter(|x| x[policy] == *a.policy).map(|x| x[i].parse::<f64>().unwrap_or(0.0)).sum()
+        };
+        assert!((sum(saved) - cost.saved_usd).abs() < 1e-4, "{}: {} vs {}", a.policy, sum(saved), cost.saved_usd);
+        assert!((sum(base) - cost.baseline.usd).abs() < 1e-4, "{}", a.policy);
+    }
+}
