@@ -570,6 +570,22 @@ pub struct ReadStats {
 }
 
 impl Session {
+    /// What people call the session: its project (the last folder of its
+    /// working directory) and its title where the log has one, joined by
+    /// ` · `; `None` when the log has neither. Titles are cut at 80 characters.
+    pub fn display_name(&self) -> Option<String> {
+        let project = self.meta.cwd.as_deref().and_then(|c| c.trim_end_matches(['/', '\\']).rsplit(['/', '\\']).next());
+        let title = self.meta.title.as_deref().map(str::trim).filter(|t| !t.is_empty()).map(|t| {
+            let cut: String = t.chars().take(80).collect();
+            if cut.len() < t.len() { format!("{cut}…") } else { cut }
+        });
+        match (project.filter(|p| !p.is_empty()), title) {
+            (Some(p), Some(t)) => Some(format!("{p} · {t}")),
+            (Some(p), None) => Some(p.to_string()),
+            (None, t) => t,
+        }
+    }
+
     pub fn new(id: impl Into<String>, format: Format, source_path: impl Into<PathBuf>) -> Session {
         Session {
             id: id.into(),
@@ -607,6 +623,24 @@ impl Session {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Sessions are shown by project and title where the log has them.
+    #[test]
+    fn display_name_is_project_and_title() {
+        let mut s = Session::new("5b1c", Format::ClaudeCode, "x.jsonl");
+        assert_eq!(s.display_name(), None);
+        s.meta.cwd = Some("/home/dev/auth-svc/".into());
+        assert_eq!(s.display_name().as_deref(), Some("auth-svc"));
+        s.meta.title = Some("Fix token expiry".into());
+        assert_eq!(s.display_name().as_deref(), Some("auth-svc · Fix token expiry"));
+        s.meta.cwd = Some(r"C:\Users\u\proj".into());
+        s.meta.title = Some("é".repeat(100));
+        let name = s.display_name().unwrap_or_default();
+        assert!(name.starts_with("proj · é") && name.ends_with('…') && name.chars().count() == 88, "{name}");
+        s.meta.cwd = None;
+        s.meta.title = Some("  ".into());
+        assert_eq!(s.display_name(), None);
+    }
 
     proptest::proptest! {
         /// A message reads as its text blocks joined by newlines, whatever

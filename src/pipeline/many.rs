@@ -34,6 +34,8 @@ pub struct Progress<'a> {
 #[derive(Debug, Clone)]
 pub struct SessionResults {
     pub session_id: String,
+    /// Project and title ([`Session::display_name`]).
+    pub name: Option<String>,
     pub source_path: PathBuf,
     pub traces: Vec<Result<SessionTrace, ReplayError>>,
     /// Summary quality of each trace, parallel to `traces` (`None` where the
@@ -162,7 +164,14 @@ impl<'p> Prepared<'p> {
         let (quality, recorded) = quality
             .map(|plan| plan.evaluate_with(s, lens, &traces, &counts, Some(options.meter.counter())))
             .unwrap_or_default();
-        SessionResults { session_id: s.id.clone(), source_path: s.source_path.clone(), traces, quality, recorded }
+        SessionResults {
+            session_id: s.id.clone(),
+            name: s.display_name(),
+            source_path: s.source_path.clone(),
+            traces,
+            quality,
+            recorded,
+        }
     }
 }
 

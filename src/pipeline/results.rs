@@ -143,6 +143,9 @@ impl MeterInfo {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct SessionRow {
     pub session_id: String,
+    /// Project and title, where the log has them ([`Session::display_name`]).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub name: Option<String>,
     pub source_path: String,
     pub format: Format,
     pub parent: Option<String>,
@@ -393,6 +396,7 @@ pub fn build_from_summaries(
 fn row(session: &Session, policy: &Policy, trace: Result<&SessionTrace, String>) -> SessionRow {
     let base = SessionRow {
         session_id: session.id.clone(),
+        name: session.display_name(),
         source_path: session.source_path.display().to_string(),
         format: session.format,
         parent: session.parent.clone(),
@@ -499,6 +503,7 @@ mod tests {
     fn row(b: u64, p: u64, r: u64, net: i64) -> SessionRow {
         SessionRow {
             session_id: "s".into(),
+            name: None,
             source_path: "s.jsonl".into(),
             format: Format::Generic,
             parent: None,

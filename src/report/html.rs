@@ -150,6 +150,8 @@ fn compare_table(cols: &[PolicyColumn]) -> Markup {
 #[derive(Debug, Clone, PartialEq)]
 pub struct SessionChart {
     pub session_id: String,
+    /// Project and title, where the log has them.
+    pub name: Option<String>,
     pub source_path: String,
     /// Per call of the first replayed policy: (call, baseline tokens, recorded tokens).
     pub base: Vec<(usize, u64, Option<u64>)>,
@@ -181,7 +183,13 @@ impl SessionChart {
                 (k, t.calls.iter().map(|c| (c.call, c.tokens_policy, c.events.contains(&Event::Compact))).collect())
             })
             .collect();
-        SessionChart { session_id: r.session_id.clone(), source_path: r.source_path.display().to_string(), base, lines }
+        SessionChart {
+            session_id: r.session_id.clone(),
+            name: r.name.clone(),
+            source_path: r.source_path.display().to_string(),
+            base,
+            lines,
+        }
     }
 }
 
@@ -353,7 +361,7 @@ fn session_chart(r: &Report, window_of: &WindowOf<'_>, s: &SessionChart) -> Mark
     }
     html! {
         h3 { (s.session_id) } "\n"
-        div class="meta" { (s.source_path) " · " (s.base.len()) " calls" } "\n"
+        div class="meta" { @if let Some(n) = &s.name { b { (n) } " · " } (s.source_path) " · " (s.base.len()) " calls" } "\n"
         div class="chart" {
             (f.svg(&format!("context size per call of session {}", s.session_id), body))
             (legend(&items))

@@ -110,12 +110,12 @@ fn compaction(title: &str, row: Option<&CompactionQuality>, d: Option<&LostDetai
 pub fn policy_compactions(r: &Report) -> Markup {
     // Sessions in report order, each with its policies' scored events.
     let mut sessions: BTreeMap<&str, Vec<(&str, &crate::quality::SessionQuality)>> = BTreeMap::new();
-    let mut order = Vec::new();
+    let mut order: Vec<(&str, Option<&str>)> = Vec::new();
     for row in &r.sessions {
         let Some(q) = row.quality.as_ref().filter(|q| !q.events.is_empty()) else { continue };
         let entry = sessions.entry(row.session_id.as_str()).or_default();
         if entry.is_empty() {
-            order.push(row.session_id.as_str());
+            order.push((row.session_id.as_str(), row.name.as_deref()));
         }
         entry.push((row.policy.as_str(), q));
     }
@@ -133,8 +133,9 @@ pub fn policy_compactions(r: &Report) -> Markup {
         @if order.len() > MAX_SESSIONS {
             p class="note" { "Showing " (MAX_SESSIONS) " of " (order.len()) " sessions; all are in report.json." } "\n"
         }
-        @for id in order.iter().take(MAX_SESSIONS) {
+        @for (id, name) in order.iter().take(MAX_SESSIONS) {
             h3 { (id) } "\n"
+            @if let Some(n) = name { div class="meta" { b { (n) } } "\n" }
             @for (policy, q) in sessions.get(id).map(Vec::as_slice).unwrap_or_default() {
                 @for e in q.events.iter().take(MAX_PER_POLICY) {
                     @let row = e.rows.iter().find(|x| x.summarizer == CANDIDATE_POLICY);

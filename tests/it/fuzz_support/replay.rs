@@ -526,6 +526,7 @@ pub fn check(case: &ReplayCase) {
     }
     let results = vec![SessionResults {
         session_id: s.id.clone(),
+        name: s.display_name(),
         source_path: s.source_path.clone(),
         traces,
         quality: Vec::new(),
