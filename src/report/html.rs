@@ -316,7 +316,7 @@ fn session_chart(r: &Report, window_of: &WindowOf<'_>, s: &SessionChart) -> Mark
         }
     }
     let body = html! {
-        (f.axes("call", "tokens in the request", &short))
+        (f.axes("call", "tokens in the request", &short, true))
         @for w in &shown_windows {
             @let y = f.y(*w as f64);
             (empty("line", &[
@@ -578,7 +578,7 @@ fn sweep_chart(
         ok.iter().filter(|&&i| front(i)).map(|&i| (s.points[i].totals.savings_pct, y_of(i))).collect();
     fr.sort_by(|a, b| a.0.total_cmp(&b.0).then(b.1.total_cmp(&a.1)));
     let body = html! {
-        (f.axes("token savings (%)", y_label, &|v| format!("{v:.0}")))
+        (f.axes("token savings (%)", y_label, &|v| format!("{v:.0}"), false))
         (polyline(&f, &fr, PALETTE[1], 1.5, Some("4 3")))
         @for &i in ok {
             @let p = &s.points[i];

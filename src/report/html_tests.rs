@@ -12,6 +12,23 @@ fn bins_split_negative_zero_and_tens() {
     assert_eq!(b, [1, 2, 2, 1, 0, 0, 0, 0, 0, 0, 0, 2]);
 }
 
+/// A chart of calls labels whole calls only, however few there are.
+#[test]
+fn call_axes_show_whole_numbers() {
+    let f = crate::report::svg::Frame::new(400.0, 200.0, (0.0, 2.0), (0.0, 100.0));
+    let labels = |whole: bool| -> Vec<String> {
+        let svg = f.axes("call", "tokens", &short, whole).into_string();
+        svg.split("text-anchor=\"middle\" fill=\"#555\">")
+            .skip(1)
+            .filter_map(|t| t.split('<').next())
+            .map(str::to_string)
+            .collect()
+    };
+    assert!(labels(false).iter().any(|l| l.contains('.')), "the test needs fractional ticks: {:?}", labels(false));
+    let whole = labels(true);
+    assert!(!whole.is_empty() && whole.iter().all(|l| !l.contains('.')), "{whole:?}");
+}
+
 #[test]
 fn ticks_are_round_and_cover_the_range() {
     assert_eq!(ticks(0.0, 100.0), vec![0.0, 20.0, 40.0, 60.0, 80.0, 100.0]);

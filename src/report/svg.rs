@@ -98,13 +98,14 @@ impl Frame {
         }
     }
 
-    /// Ticks and labels on both axes.
-    pub fn axes(&self, x_label: &str, y_label: &str, fmt_y: &dyn Fn(f64) -> String) -> Markup {
+    /// Ticks and labels on both axes; with `whole_x`, only whole numbers on
+    /// the x axis (calls are counted, not measured).
+    pub fn axes(&self, x_label: &str, y_label: &str, fmt_y: &dyn Fn(f64) -> String, whole_x: bool) -> Markup {
         html! {
             @for t in ticks(self.y0, self.y1) {
                 (self.y_gridline(t, &fmt_y(t)))
             }
-            @for t in ticks(self.x0, self.x1) {
+            @for t in ticks(self.x0, self.x1).into_iter().filter(|t| !whole_x || t.fract() == 0.0) {
                 text x=(d1(self.x(t))) y=(d1(self.h - self.bottom + 13.0)) font-size="10" text-anchor="middle" fill="#555" {
                     (short(t))
                 }
