@@ -211,14 +211,7 @@ pub fn run_header(report: &Report) -> String {
         let parts: Vec<String> = sources.iter().map(|(s, n)| format!("{n} {s}")).collect();
         let _ = writeln!(out, "context windows (auto) by source: {}", parts.join(", "));
     }
-    for (p, trigger, window) in super::never_compacting(report) {
-        let _ = writeln!(
-            out,
-            "warning: `{p}` cannot compact in this run: its trigger ({}) is above every session's window ({})",
-            thousands(trigger),
-            thousands(window)
-        );
-    }
+    out.push_str(&super::terminal::warnings(report));
     out
 }
 

@@ -514,17 +514,23 @@ fn the_printed_summary_says_what_was_saved_and_kept_and_why() {
     assert!(!quiet.contains("-0.0"), "{quiet}");
 }
 
+/// The fixtures replayed under opal and codex at a 6K window (so they
+/// compact): the output folder under `dir` and its report.json.
+fn opal_and_codex_at_6k(dir: &Path) -> (PathBuf, compactor::report::Report) {
+    let out = dir.join("out");
+    let o = replay(&["fixtures", "--preset", "opal", "--preset", "codex", "--set", "context_window=6000"], &out);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let report = serde_json::from_slice(&std::fs::read(out.join("report.json")).unwrap()).unwrap();
+    (out, report)
+}
+
 /// One FRR everywhere: the compare table's (summed per session, as sweep
 /// points are) equals the pooled FRR of the policy's aggregate, which check
 /// gates and the printed summary shows.
 #[test]
 fn one_frr_in_compare_check_sweep_and_the_summary() {
     let dir = tempfile::tempdir().unwrap();
-    let out = dir.path().join("out");
-    let o = replay(&["fixtures", "--preset", "opal", "--preset", "codex", "--set", "context_window=6000"], &out);
-    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
-    let report: compactor::report::Report =
-        serde_json::from_slice(&std::fs::read(out.join("report.json")).unwrap()).unwrap();
+    let (_, report) = opal_and_codex_at_6k(dir.path());
     let summed = compactor::report::quality::policy_scores(&report);
     for (a, s) in report.aggregates.iter().zip(&summed) {
         let pooled = a.quality.as_ref().and_then(|q| q.candidate("policy")).and_then(|c| c.frr_pooled);
@@ -540,11 +546,7 @@ fn one_frr_in_compare_check_sweep_and_the_summary() {
 #[test]
 fn sessions_csv_prices_each_session_and_adds_up() {
     let dir = tempfile::tempdir().unwrap();
-    let out = dir.path().join("out");
-    let o = replay(&["fixtures", "--preset", "opal", "--preset", "codex", "--set", "context_window=6000"], &out);
-    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
-    let report: compactor::report::Report =
-        serde_json::from_slice(&std::fs::read(out.join("report.json")).unwrap()).unwrap();
+    let (out, report) = opal_and_codex_at_6k(dir.path());
     let mut r = csv::Reader::from_path(out.join("sessions.csv")).unwrap();
     let h: Vec<String> = r.headers().unwrap().iter().map(String::from).collect();
     let col = |c: &str| h.iter().position(|x| x == c).unwrap_or_else(|| panic!("no column {c}"));
