@@ -50,6 +50,9 @@ pub struct Totals {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct SessionReport {
     pub id: String,
+    /// Project and title ([`crate::model::Session::display_name`]).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub name: Option<String>,
     pub format: Format,
     pub source_path: PathBuf,
     pub versions: Vec<String>,
@@ -357,6 +360,7 @@ pub fn inspect_session(s: &Session) -> (SessionReport, AccuracyAccumulator) {
 
     let report = SessionReport {
         id: s.id.clone(),
+        name: s.display_name(),
         format: s.format,
         source_path: utf8_path(&s.source_path),
         versions: s.meta.versions.clone(),

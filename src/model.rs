@@ -571,11 +571,14 @@ pub struct ReadStats {
 
 impl Session {
     /// What people call the session: its project (the last folder of its
-    /// working directory) and its title where the log has one, joined by
-    /// ` · `; `None` when the log has neither. Titles are cut at 80 characters.
+    /// working directory) and its title, joined by ` · `; `None` when the log
+    /// has neither. The title is the log's own (Claude title lines, pi session
+    /// names, Gemini summaries) or else the first line of the first prompt a
+    /// person typed, as Codex and Cline list their sessions. Cut at 80 characters.
     pub fn display_name(&self) -> Option<String> {
         let project = self.meta.cwd.as_deref().and_then(|c| c.trim_end_matches(['/', '\\']).rsplit(['/', '\\']).next());
-        let title = self.meta.title.as_deref().map(str::trim).filter(|t| !t.is_empty()).map(|t| {
+        let own = self.meta.title.as_deref().map(str::trim).filter(|t| !t.is_empty());
+        let title = own.or_else(|| self.first_prompt_line()).map(|t| {
             let cut: String = t.chars().take(80).collect();
             if cut.len() < t.len() { format!("{cut}…") } else { cut }
         });
@@ -584,6 +587,22 @@ impl Session {
             (Some(p), None) => Some(p.to_string()),
             (None, t) => t,
         }
+    }
+
+    /// The first non-empty line of the first message a person typed, skipping
+    /// harness wrappers (lines that open with `<`) and, where an IDE put its
+    /// context first, everything up to the request itself (Codex's
+    /// `## My request for Codex:`).
+    fn first_prompt_line(&self) -> Option<&str> {
+        const REQUEST_BEGIN: &str = "## My request for Codex:";
+        let m = self.messages.iter().find(|m| m.origin == Origin::Human)?;
+        m.blocks.iter().find_map(|b| match b {
+            Block::Text { text } => {
+                let request = text.find(REQUEST_BEGIN).map_or(text.as_str(), |i| &text[i + REQUEST_BEGIN.len()..]);
+                request.lines().map(str::trim).find(|l| !l.is_empty() && !l.starts_with('<'))
+            }
+            _ => None,
+        })
     }
 
     pub fn new(id: impl Into<String>, format: Format, source_path: impl Into<PathBuf>) -> Session {
@@ -640,6 +659,22 @@ mod tests {
         s.meta.cwd = None;
         s.meta.title = Some("  ".into());
         assert_eq!(s.display_name(), None);
+        // Without a title of its own, the first line a person typed names it;
+        // injected context and harness wrappers do not.
+        s.messages.push(Message::new(Role::User, Origin::Injected, vec![Block::text("<environment_context>x")]));
+        s.messages.push(Message::new(
+            Role::User,
+            Origin::Human,
+            vec![Block::text("<command-name>/x</command-name>\n\n  Add retries to fetch\nthen test")],
+        ));
+        s.messages.push(Message::new(Role::User, Origin::Human, vec![Block::text("second prompt")]));
+        assert_eq!(s.display_name().as_deref(), Some("Add retries to fetch"));
+        s.messages[1].blocks = vec![Block::text(
+            "# Context from my IDE setup:\n## Open tabs: a.rs\n## My request for Codex:\nFix the build\n",
+        )];
+        assert_eq!(s.display_name().as_deref(), Some("Fix the build"), "the IDE's context is not the title");
+        s.meta.title = Some("Own title".into());
+        assert_eq!(s.display_name().as_deref(), Some("Own title"), "the log's own title wins");
     }
 
     proptest::proptest! {

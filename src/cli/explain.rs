@@ -90,8 +90,8 @@ fn list(rows: &[(&compactor::model::Session, Explained)]) -> String {
     let mut out = String::new();
     let _ = writeln!(
         out,
-        "{:>3}  {:<14} {:<12} {:>4} {:>7} {:>12} {:>6} {:>5} {:>8}",
-        "#", "session", "policy", "no.", "message", "FRR", "needed", "lost", "invented"
+        "{:>3}  {:<14} {:<12} {:>4} {:>7} {:>12} {:>6} {:>5} {:>8}  {}",
+        "#", "session", "policy", "no.", "message", "FRR", "needed", "lost", "invented", "name"
     );
     for (i, (s, e)) in rows.iter().enumerate() {
         let lost = e.needed.iter().filter(|n| n.held < 1.0).count();
@@ -101,7 +101,7 @@ fn list(rows: &[(&compactor::model::Session, Explained)]) -> String {
         };
         let _ = writeln!(
             out,
-            "{i:>3}  {:<14} {:<12} {:>4} {:>7} {:>12} {:>6} {:>5} {:>8}",
+            "{i:>3}  {:<14} {:<12} {:>4} {:>7} {:>12} {:>6} {:>5} {:>8}  {}",
             clean(&s.id, 14),
             clean(&e.policy, 12),
             e.index,
@@ -109,7 +109,8 @@ fn list(rows: &[(&compactor::model::Session, Explained)]) -> String {
             frr,
             e.needed.len(),
             lost,
-            e.hallucinated.len()
+            e.hallucinated.len(),
+            s.display_name().map_or_else(String::new, |n| clean(&n, 40))
         );
     }
     out.push_str(
@@ -129,6 +130,9 @@ fn detail(s: &compactor::model::Session, e: &Explained) -> String {
         clean(&s.id, MAX_VALUE),
         clean(&s.source_path.display().to_string(), MAX_VALUE)
     );
+    if let Some(n) = s.display_name() {
+        let _ = writeln!(out, "name     {}", clean(&n, MAX_VALUE));
+    }
     let _ = writeln!(
         out,
         "policy   {}, compaction {}, context restarts at message {}",

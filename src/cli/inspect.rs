@@ -76,6 +76,9 @@ pub fn render(r: &InspectReport, sessions: bool) -> String {
 
 fn render_session(out: &mut String, s: &SessionReport) {
     let _ = writeln!(out, "session {} ({})", s.id, s.format);
+    if let Some(n) = &s.name {
+        field(out, "name", n);
+    }
     field(out, "source", &s.source_path.display().to_string());
     field(out, "versions", &or_dash(&s.versions.join(", ")));
     field(out, "models", &or_dash(&s.models.join(", ")));
@@ -463,6 +466,7 @@ fn for_terminal(r: &InspectReport) -> InspectReport {
     let mut out = r.clone();
     for s in &mut out.sessions {
         s.id = c(&s.id);
+        s.name = s.name.as_ref().map(c);
         s.source_path = PathBuf::from(clean(&s.source_path.display().to_string(), usize::MAX));
         s.versions = s.versions.iter().map(c).collect();
         s.models = s.models.iter().map(c).collect();

@@ -58,6 +58,9 @@ pub fn recorded_section(r: &Report) -> Markup {
         }
         @for q in shown.iter().take(MAX_SESSIONS) {
             h3 { (q.session_id) } "\n"
+            @if let Some(n) = r.sessions.iter().find(|s| s.session_id == q.session_id).and_then(|s| s.name.as_deref()) {
+                div class="meta" { b { (n) } } "\n"
+            }
             @for e in q.events.iter().filter(|e| e.status == RecordedStatus::Scored) {
                 @let row = e.rows.iter().find(|x| x.summarizer == CANDIDATE_RECORDED);
                 (compaction(&format!("compaction {} (line {})", e.index, e.source_line), row, e.detail.as_ref()))

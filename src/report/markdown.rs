@@ -11,6 +11,15 @@ pub fn cell(s: &str) -> String {
     inline(s, 80)
 }
 
+/// A session's cell: its name (project and title) where the log has one, then
+/// its id, both inert.
+fn session_cell(id: &str, name: Option<&str>) -> String {
+    match name {
+        Some(n) => format!("{} ({})", cell(n), cell(id)),
+        None => cell(id),
+    }
+}
+
 /// Untrusted text made inert in markdown (as [`cell`]), at most `max` characters.
 fn inline(s: &str, max: usize) -> String {
     let mut out = String::with_capacity(s.len().min(max));
@@ -129,7 +138,7 @@ of every session.\n",
             let _ = writeln!(
                 out,
                 "| {} | {} | {} | error: {} | | | | | | | |",
-                cell(&r.session_id),
+                session_cell(&r.session_id, r.name.as_deref()),
                 r.format,
                 cell(&r.policy),
                 cell(e)
@@ -139,7 +148,7 @@ of every session.\n",
         let _ = writeln!(
             out,
             "| {} | {} | {} | {} | {} | {} | {:.1}% | {} → {} | {} → {} | {}{} | {} |",
-            cell(&r.session_id),
+            session_cell(&r.session_id, r.name.as_deref()),
             r.format,
             cell(&r.policy),
             m.calls,
