@@ -90,8 +90,8 @@ fn list(rows: &[(&compactor::model::Session, Explained)]) -> String {
     let mut out = String::new();
     let _ = writeln!(
         out,
-        "{:>3}  {:<14} {:<12} {:>4} {:>7} {:>12} {:>6} {:>5} {:>8}  {}",
-        "#", "session", "policy", "no.", "message", "FRR", "needed", "lost", "invented", "name"
+        "{:>3}  {:<14} {:<12} {:>4} {:>7} {:>12} {:>6} {:>5} {:>8}  name",
+        "#", "session", "policy", "no.", "message", "FRR", "needed", "lost", "invented"
     );
     for (i, (s, e)) in rows.iter().enumerate() {
         let lost = e.needed.iter().filter(|n| n.held < 1.0).count();
