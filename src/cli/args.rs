@@ -29,17 +29,31 @@ pub enum Command {
     /// Replay over a grid of policy parameters and print the Pareto front.
     Sweep(SweepArgs),
     /// Several presets on the same sessions, side by side.
+    #[command(
+        long_about = "Replays the same sessions through several policies (default: the presets default, nous, \
+vibe, opal, dotnet and spec008; or the --preset and --policy given) and prints one column per policy: \
+tokens and money saved against doing nothing, overflows, compactions, what the summaries kept of what \
+was needed later (FRR), artifact recall and hallucination. With --out it writes the same files as replay.",
+        after_help = "Examples:
+  compactor compare ~/.claude/projects
+  compactor compare logs/ --preset nous --preset opal --set context_window=32000
+  compactor compare logs/ --policy mine.toml --preset default --out compare/"
+    )]
     Compare(ReplayArgs),
     /// Describe sessions: formats, messages, tool calls, where the tokens go.
+    #[command(after_help = "Examples:
+  compactor inspect                  # the logs found in every agent's default place
+  compactor inspect logs/ --sessions
+  compactor inspect session.jsonl --json")]
     Inspect(InspectArgs),
-    /// List the built-in presets with every parameter.
+    /// List the built-in presets, one line each; `presets NAME` prints its TOML.
     Presets(PresetsArgs),
     /// What each compaction lost: the agents' own (and each --preset's), its
     /// summary, every atom needed after it and where the agent used it first.
     Explain(ExplainArgs),
     /// Print a shell completion script: bash, zsh, fish, powershell or elvish.
     #[command(after_help = "Examples:
-  compactor completions bash > ~/.local/share/bash-completion/completions/compactor
+  echo 'source <(compactor completions bash)' >> ~/.bashrc
   compactor completions zsh > ~/.zfunc/_compactor
   compactor completions fish > ~/.config/fish/completions/compactor.fish")]
     Completions(CompletionsArgs),
@@ -174,9 +188,10 @@ pub struct CostArgs {
 
 #[derive(Debug, Args)]
 #[command(after_help = "Examples:
-  compactor replay ~/.claude/projects --out report/
-  compactor replay logs/*.jsonl --preset nous --preset opal --preset codex --set context_window=32000 --out out/
-  compactor replay session.jsonl --policy mine.toml --set compact.keep_recent_tokens=8000 --json
+  compactor replay --out report/            # the logs in every agent's default place
+  compactor replay logs/*.jsonl --preset nous --preset opal --out out/
+  compactor replay logs/ --preset codex --set context_window=32000 -q
+  compactor replay session.jsonl --policy mine.toml --json
   compactor replay ~/.claude/projects --redact --out shareable/")]
 pub struct ReplayArgs {
     #[command(flatten)]
@@ -236,11 +251,11 @@ The check.* tolerances and a policy's name and source are not compared. A baseli
 before parameters were recorded still loads; the output says they could not be compared.
 
 Examples:
-  compactor check logs/ --preset nous --set context_window=32000 --write-baseline baselines/logs.json
-  compactor check logs/ --baseline baselines/logs.json --summary \"$GITHUB_STEP_SUMMARY\"
-  compactor check logs/ --baseline baselines/logs.json --write-baseline baselines/logs.json
-  compactor check logs/ --baseline baselines/logs.json --preset nous --preset vibe --allow-new
-  compactor check logs/ --baseline out/report.json --preset nous --set compact.trigger_ratio=0.7 --allow-param-changes --max-frr-drop 1 --must-keep 'fix-*'"
+  compactor check logs/ --preset nous --write-baseline base.json
+  compactor check logs/ --baseline base.json --summary \"$GITHUB_STEP_SUMMARY\"
+  compactor check logs/ --baseline base.json --write-baseline base.json
+  compactor check logs/ --baseline base.json --json
+  compactor check logs/ --baseline base.json --max-frr-drop 1 --must-keep 'fix-*'"
 )]
 pub struct CheckArgs {
     #[command(flatten)]
@@ -315,8 +330,8 @@ every point.
 
 Examples:
   compactor sweep ~/.claude/projects --grid grids/default.toml --out sweep/
-  compactor sweep logs/ --preset opal --grid my-grid.toml --min-frr 0.9 --set context_window=128000
-  compactor sweep logs/ --grid grids/default.toml --cache-ttl 1h --model claude-sonnet-4-5")]
+  compactor sweep logs/ --preset opal --grid my-grid.toml --min-frr 0.9
+  compactor sweep logs/ --grid grids/default.toml --cache-ttl 1h --json")]
 pub struct SweepArgs {
     #[command(flatten)]
     pub input: InputArgs,
@@ -360,9 +375,9 @@ pub struct InspectArgs {
 
 #[derive(Debug, Args)]
 #[command(after_help = "Examples:
-  compactor explain session.jsonl                       # the agent's own compactions, with their FRR
-  compactor explain session.jsonl --compaction 0        # the first one in full
-  compactor explain logs/ --session 5b1c --preset opal --set context_window=32000 --policy opal
+  compactor explain session.jsonl                  # the agent's own compactions
+  compactor explain session.jsonl --compaction 0   # the first one in full
+  compactor explain logs/ --session 5b1c --preset opal --policy opal
   compactor explain session.jsonl --compaction 0 --json")]
 pub struct ExplainArgs {
     #[command(flatten)]
@@ -390,7 +405,7 @@ pub struct ExplainArgs {
 
 #[derive(Debug, Args)]
 #[command(
-    after_help = "Examples:\n  compactor presets\n  compactor presets nous > mine.toml   # then edit, and: compactor replay --policy mine.toml\n  compactor presets --json"
+    after_help = "Examples:\n  compactor presets\n  compactor presets nous > mine.toml      # edit, then: --policy mine.toml\n  compactor presets --json"
 )]
 pub struct PresetsArgs {
     /// Only this preset.
@@ -398,4 +413,30 @@ pub struct PresetsArgs {
     /// Print presets as JSON.
     #[arg(long)]
     pub json: bool,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::Cli;
+    use clap::CommandFactory;
+
+    /// Every example in the help is a whole line in an 80-column terminal, so
+    /// it can be copied as it is: clap wraps long lines of after-help text.
+    #[test]
+    fn help_examples_are_whole_lines_at_80_columns() {
+        let root = Cli::command().term_width(80);
+        let mut commands = vec![root.clone()];
+        commands.extend(root.get_subcommands().cloned());
+        let mut examples = 0;
+        for mut c in commands {
+            let name = c.get_name().to_string();
+            let source = c.get_after_help().map(ToString::to_string).unwrap_or_default();
+            let rendered = c.render_help().to_string();
+            for line in source.lines().filter(|l| l.starts_with("  compactor ") || l.starts_with("  echo ")) {
+                examples += 1;
+                assert!(rendered.lines().any(|r| r == line), "`{name} --help` wraps the example `{line}`:\n{rendered}");
+            }
+        }
+        assert!(examples >= 20, "only {examples} examples found");
+    }
 }
