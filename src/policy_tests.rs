@@ -61,15 +61,18 @@ fn set_errors_name_the_key() {
 #[test]
 fn every_key_is_settable_from_its_own_rendering() {
     let p = Policy::default();
+    let layout = toml::Table::try_from(&p).unwrap();
+    let mut all = Vec::new();
+    flatten("", &layout, &mut all);
+    let mut sorted: Vec<&str> = all.iter().map(|(k, _)| k.as_str()).collect();
+    let mut keys: Vec<&str> = Policy::KEYS.to_vec();
+    keys.sort_unstable();
+    sorted.sort_unstable();
+    assert_eq!(sorted, keys, "KEYS and the TOML layout differ");
+    // Every key the rendering writes (those that take effect) reads back as it was.
     let table: toml::Table = toml::from_str(&p.to_toml().unwrap()).unwrap();
     let mut leaves = Vec::new();
     flatten("", &table, &mut leaves);
-    let rendered: Vec<&str> = leaves.iter().map(|(k, _)| k.as_str()).collect();
-    let mut keys: Vec<&str> = Policy::KEYS.to_vec();
-    keys.sort_unstable();
-    let mut sorted = rendered.clone();
-    sorted.sort_unstable();
-    assert_eq!(sorted, keys, "KEYS and the TOML layout differ");
     for (k, v) in &leaves {
         let mut q = p.clone();
         q.set_toml(k, v).unwrap_or_else(|e| panic!("{k}: {e}"));
@@ -114,7 +117,7 @@ fn validate_names_the_bad_key() {
     auto.set("context_window", "AUTO").unwrap();
     assert!(auto.window_is_auto());
     let back = Policy::from_toml(&auto.to_toml().unwrap()).unwrap();
-    assert_eq!(back, auto);
+    assert_eq!(back.effective(), auto.effective());
     assert!(auto.to_toml().unwrap().contains("context_window = \"auto\""));
     assert_eq!(
         bad(|p| {
@@ -133,4 +136,48 @@ fn validate_names_the_bad_key() {
         "prune.hard_clear_after"
     );
     assert!(Policy::default().validate().is_ok());
+}
+
+/// A key that another key overrides is named, with what overrides it: the
+/// CLI warns on such a `--set`, and a sweep refuses such an axis.
+#[test]
+fn keys_that_change_nothing_are_named() {
+    let opal = crate::presets::get("opal").unwrap();
+    let why = opal.ineffective("compact.keep_recent_tokens").unwrap_or_default();
+    assert!(why.contains("keep_recent_ratio = 0.25 overrides it"), "{why}");
+    assert_eq!(opal.ineffective("compact.keep_recent_ratio"), None);
+    assert_eq!(opal.ineffective("compact.trigger_ratio"), None, "opal triggers on a ratio");
+    let why = opal.ineffective("compact.reserve_tokens").unwrap_or_default();
+    assert!(why.contains(r#"trigger = "ratio"; set compact.trigger = "reserve""#), "{why}");
+    let nous = crate::presets::get("nous").unwrap();
+    assert!(nous.ineffective("compact.trigger_ratio").is_some());
+    assert_eq!(nous.ineffective("compact.trigger_tokens"), None);
+    assert_eq!(nous.ineffective("compact.keep_recent_tokens"), None);
+    assert_eq!(nous.ineffective("prune.enabled"), None);
+}
+
+/// Rendered TOML never names two settings of which only one applies, and
+/// reads back to a policy that replays alike.
+#[test]
+fn rendered_toml_has_no_contradictory_keys() {
+    for pr in crate::presets::all() {
+        let mut p = pr.policy();
+        // As the preset is, then with both keep sizes set (the ratio applies).
+        for both in [false, true] {
+            if both {
+                p.apply_assignment("compact.keep_recent_tokens=9000").unwrap();
+                p.apply_assignment("compact.keep_recent_ratio=0.3").unwrap();
+            }
+            let text = p.to_toml().unwrap();
+            let table: toml::Table = toml::from_str(&text).unwrap();
+            let c = table.get("compact").and_then(toml::Value::as_table).unwrap();
+            let sizes =
+                ["trigger_tokens", "trigger_ratio", "reserve_tokens"].iter().filter(|k| c.contains_key(**k)).count();
+            assert_eq!(sizes, 1, "{}: one trigger size\n{text}", pr.name);
+            let ratio_on = c.get("keep_recent_ratio").is_some_and(|v| v.as_str() != Some("off"));
+            assert!(!(ratio_on && c.contains_key("keep_recent_tokens")), "{}: both keep sizes\n{text}", pr.name);
+            let back = Policy::from_toml(&text).unwrap();
+            assert_eq!(back.effective(), p.effective(), "{}", pr.name);
+        }
+    }
 }

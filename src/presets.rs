@@ -26,6 +26,7 @@ impl Default for Policy {
 impl Policy {
     /// Read a policy from TOML. Keys not in the file keep the values of the base:
     /// the preset named by a top-level `base = "NAME"` key, else `default`.
+    /// In its [`Policy::effective`] form, as presets are.
     pub fn from_toml(text: &str) -> Result<Policy, PolicyError> {
         let table: toml::Table = toml::from_str(text).map_err(|e| PolicyError::Toml(e.to_string()))?;
         let mut policy = match table.get("base") {
@@ -34,7 +35,7 @@ impl Policy {
             None => Policy::default(),
         };
         policy.set_table(&table)?;
-        Ok(policy)
+        Ok(policy.effective())
     }
 }
 
@@ -43,6 +44,13 @@ pub struct Preset {
     pub name: &'static str,
     pub summary: &'static str,
     pub build: fn() -> Policy,
+}
+
+impl Preset {
+    /// The policy, in its [`Policy::effective`] form.
+    pub fn policy(&self) -> Policy {
+        (self.build)().effective()
+    }
 }
 
 /// Every preset, in the order `compactor presets` lists them.
@@ -107,7 +115,7 @@ pub fn names() -> Vec<&'static str> {
 /// A preset by name (case-insensitive; `_` and `-` are the same).
 pub fn get(name: &str) -> Option<Policy> {
     let want = name.trim().to_ascii_lowercase().replace('_', "-");
-    all().into_iter().find(|p| p.name == want).map(|p| (p.build)())
+    all().into_iter().find(|p| p.name == want).map(|p| p.policy())
 }
 
 /// A preset by name, or an error listing the known ones.

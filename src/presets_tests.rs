@@ -5,7 +5,7 @@ use super::*;
 #[test]
 fn every_preset_is_valid_and_named() {
     for pr in all() {
-        let p = (pr.build)();
+        let p = pr.policy();
         assert_eq!(p.name, pr.name);
         p.validate().unwrap_or_else(|e| panic!("{}: {e}", pr.name));
         assert!(get(pr.name).is_some());
@@ -18,7 +18,7 @@ fn every_preset_is_valid_and_named() {
 #[test]
 fn toml_round_trip_of_every_preset() {
     for pr in all() {
-        let p = (pr.build)();
+        let p = pr.policy();
         let text = p.to_toml().unwrap();
         let back = Policy::from_toml(&text).unwrap_or_else(|e| panic!("{}: {e}\n{text}", pr.name));
         assert_eq!(back, p, "{}", pr.name);

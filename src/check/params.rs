@@ -118,6 +118,26 @@ fn flatten(prefix: &str, value: &Value, out: &mut BTreeMap<String, String>) {
     }
 }
 
+/// Drop the values nothing reads ([`crate::policy::Policy::effective`]): the
+/// trigger sizes of the triggers not used, `compact.keep_recent_tokens` under a
+/// ratio. A baseline written before policies took that form then compares
+/// equal to the same policy now.
+fn drop_unread(map: &mut BTreeMap<String, String>) {
+    let trigger = map.get("compact.trigger").cloned().unwrap_or_default();
+    for (key, kind) in [
+        ("compact.trigger_tokens", "tokens"),
+        ("compact.trigger_ratio", "ratio"),
+        ("compact.reserve_tokens", "reserve"),
+    ] {
+        if !trigger.is_empty() && trigger != kind {
+            map.remove(key);
+        }
+    }
+    if map.get("compact.keep_recent_ratio").is_some_and(|r| !matches!(r.as_str(), "off" | "null")) {
+        map.remove("compact.keep_recent_tokens");
+    }
+}
+
 fn diff(
     scope: &Scope,
     old: &BTreeMap<String, String>,
@@ -153,6 +173,8 @@ pub fn coverage(base: &Baseline, policies: &[Value], settings: &RunSettings) -> 
         let (mut o, mut n) = (BTreeMap::new(), BTreeMap::new());
         flatten("", old, &mut o);
         flatten("", now, &mut n);
+        drop_unread(&mut o);
+        drop_unread(&mut n);
         out.changes.extend(diff(&Scope::Policy(name.to_string()), &o, &n, ignored_key));
     }
     if let Some(old) = &base.settings {

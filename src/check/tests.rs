@@ -270,6 +270,35 @@ fn coverage_names_each_changed_value_but_not_the_ignored_keys() {
     assert_eq!(c.unmatched_keys().count(), 0);
 }
 
+/// A value nothing reads (a trigger size of another trigger, the token keep
+/// size under a ratio) is no change: a baseline written when such values were
+/// still recorded compares equal to the same policy now.
+#[test]
+fn values_nothing_reads_are_not_compared() {
+    let b = recorded();
+    let mut opal = policy_json("opal", 32000);
+    opal["compact"]["trigger"] = serde_json::json!("ratio");
+    opal["compact"]["reserve_tokens"] = serde_json::json!(16384);
+    opal["compact"]["keep_recent_ratio"] = serde_json::json!(0.25);
+    opal["compact"]["keep_recent_tokens"] = serde_json::json!(5);
+    let mut old = b.clone();
+    old.policies[1]["compact"]["trigger"] = serde_json::json!("ratio");
+    old.policies[1]["compact"]["reserve_tokens"] = serde_json::json!(0);
+    old.policies[1]["compact"]["keep_recent_ratio"] = serde_json::json!(0.25);
+    old.policies[1]["compact"]["keep_recent_tokens"] = serde_json::json!(20000);
+    let c = coverage(&old, &[policy_json("nous", 32000), opal.clone()], b.settings.as_ref().unwrap());
+    assert!(c.changes.is_empty(), "{:?}", c.changes);
+    // What is read is still compared.
+    opal["compact"]["trigger_ratio"] = serde_json::json!(0.7);
+    opal["compact"]["keep_recent_ratio"] = "off".into();
+    let c = coverage(&old, &[policy_json("nous", 32000), opal], b.settings.as_ref().unwrap());
+    let shown: Vec<String> = c.changed_values().map(ToString::to_string).collect();
+    assert_eq!(
+        shown,
+        ["policy `opal`: compact.keep_recent_ratio 0.25 → off", "policy `opal`: compact.trigger_ratio 0.8 → 0.7"]
+    );
+}
+
 #[test]
 fn keys_of_another_compactor_version_are_not_changed_values() {
     let b = recorded();

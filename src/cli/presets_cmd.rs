@@ -20,13 +20,13 @@ pub fn run(args: PresetsArgs) -> anyhow::Result<u8> {
     };
     let mut out = String::new();
     if json {
-        let policies: Vec<_> = chosen.iter().map(|p| (p.build)()).collect();
+        let policies: Vec<_> = chosen.iter().map(|p| p.policy()).collect();
         out = serde_json::to_string_pretty(&policies).context("cannot serialize the presets")?;
         out.push('\n');
     } else {
         for p in &chosen {
             out.push_str(&format!("# ── preset `{}`: {}\n", p.name, p.summary));
-            out.push_str(&presets::render_toml(&(p.build)()).context("cannot render a preset")?);
+            out.push_str(&presets::render_toml(&p.policy()).context("cannot render a preset")?);
             out.push('\n');
         }
         out.push_str("# Use one with --preset NAME; save one to a file, edit it, and use --policy FILE.toml;\n");
@@ -44,7 +44,7 @@ fn listing(all: &[presets::Preset]) -> String {
     let rows: Vec<[String; 6]> = all
         .iter()
         .map(|p| {
-            let policy = (p.build)();
+            let policy = p.policy();
             [
                 p.name.to_string(),
                 policy.trigger_words(),

@@ -67,6 +67,10 @@ pub fn apply_overrides(p: &mut Policy, args: &PolicyArgs) -> anyhow::Result<()> 
     }
     for kv in &args.sets {
         p.apply_assignment(kv).with_context(|| format!("--set {kv} (policy `{}`)", p.name))?;
+        let key = kv.split_once('=').map_or(kv.as_str(), |(k, _)| k).trim();
+        if let Some(why) = p.ineffective(key) {
+            eprintln!("warning: --set {kv} changes nothing in policy `{}`: {why}", p.name);
+        }
     }
     p.validate().with_context(|| format!("policy `{}`", p.name))?;
     Ok(())

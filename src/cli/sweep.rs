@@ -50,6 +50,18 @@ pub fn run(args: SweepArgs) -> anyhow::Result<u8> {
             base.name
         );
     }
+    // An axis no point reads would make every value of it the same point.
+    for axis in &grid_def.axes {
+        if let Some(why) = points.iter().map(|p| p.ineffective(&axis.key)).collect::<Option<Vec<_>>>() {
+            bail!(
+                "grid {}: axis `{}` changes nothing in `{}`: {} (in the grid's [base] or with --set)",
+                grid.display(),
+                axis.key,
+                base.name,
+                why.first().map_or("", String::as_str)
+            );
+        }
+    }
     let cost = cost_settings(&cost, &llm)?;
     let llm = super::llm::adapter(&llm, &points)?;
     let format = super::load::parse_format(input.format.clone())?;

@@ -273,6 +273,33 @@ impl Policy {
         self.set_raw(key.trim(), Raw::Text(value))
     }
 
+    /// Why setting `key` changes nothing in this policy, when it does not:
+    /// the trigger size of a trigger the policy does not use, or
+    /// `compact.keep_recent_tokens` under a `keep_recent_ratio`.
+    pub fn ineffective(&self, key: &str) -> Option<String> {
+        let c = &self.compact;
+        let trigger = match key {
+            "compact.trigger_tokens" => Some(TriggerKind::Tokens),
+            "compact.trigger_ratio" => Some(TriggerKind::Ratio),
+            "compact.reserve_tokens" => Some(TriggerKind::Reserve),
+            _ => None,
+        };
+        if let Some(kind) = trigger.filter(|&k| k != c.trigger) {
+            let name = |k: TriggerKind| serde_json::to_value(k).ok().and_then(|v| v.as_str().map(str::to_string));
+            return Some(format!(
+                "its trigger is compact.trigger = \"{}\"; set compact.trigger = \"{}\" to use it",
+                name(c.trigger).unwrap_or_default(),
+                name(kind).unwrap_or_default()
+            ));
+        }
+        match (key, c.keep_recent_ratio) {
+            ("compact.keep_recent_tokens", Some(r)) => Some(format!(
+                "compact.keep_recent_ratio = {r} overrides it; set compact.keep_recent_ratio = \"off\" to use it"
+            )),
+            _ => None,
+        }
+    }
+
     /// Apply a `KEY=VALUE` assignment.
     pub fn apply_assignment(&mut self, assignment: &str) -> Result<(), PolicyError> {
         let (k, v) = assignment.split_once('=').ok_or_else(|| PolicyError::BadAssignment(assignment.to_string()))?;
@@ -298,10 +325,52 @@ impl Policy {
         Ok(())
     }
 
-    /// Render as TOML (every key; optional ones as `"off"`). `from_toml` of the
-    /// result gives back an equal policy.
+    /// Render as TOML: every key that takes effect (optional ones as `"off"`).
+    /// Of the trigger sizes only the one `compact.trigger` uses is written, and
+    /// `compact.keep_recent_tokens` only when `keep_recent_ratio` is off, so no
+    /// file says two things at once. `from_toml` of the result gives back the
+    /// policy's [`Policy::effective`] form.
     pub fn to_toml(&self) -> Result<String, PolicyError> {
-        toml::to_string(self).map_err(|e| PolicyError::Toml(e.to_string()))
+        let err = |e: &dyn std::fmt::Display| PolicyError::Toml(e.to_string());
+        let mut table = toml::Table::try_from(self).map_err(|e| err(&e))?;
+        if let Some(toml::Value::Table(c)) = table.get_mut("compact") {
+            for (key, kind) in [
+                ("trigger_tokens", TriggerKind::Tokens),
+                ("trigger_ratio", TriggerKind::Ratio),
+                ("reserve_tokens", TriggerKind::Reserve),
+            ] {
+                if self.compact.trigger != kind {
+                    c.remove(key);
+                }
+            }
+            if self.compact.keep_recent_ratio.is_some() {
+                c.remove("keep_recent_tokens");
+            }
+        }
+        toml::to_string(&table).map_err(|e| err(&e))
+    }
+
+    /// This policy with the values nothing reads (the trigger sizes of the
+    /// other triggers, `keep_recent_tokens` under a ratio) at their defaults:
+    /// the form presets and policy files take, so two policies that replay
+    /// alike are equal and report the same parameters.
+    pub fn effective(&self) -> Policy {
+        let mut p = self.clone();
+        let d = Compact::default();
+        let c = &mut p.compact;
+        if c.trigger != TriggerKind::Tokens {
+            c.trigger_tokens = d.trigger_tokens;
+        }
+        if c.trigger != TriggerKind::Ratio {
+            c.trigger_ratio = d.trigger_ratio;
+        }
+        if c.trigger != TriggerKind::Reserve {
+            c.reserve_tokens = d.reserve_tokens;
+        }
+        if c.keep_recent_ratio.is_some() {
+            c.keep_recent_tokens = d.keep_recent_tokens;
+        }
+        p
     }
 }
 

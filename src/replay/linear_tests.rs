@@ -70,7 +70,7 @@ fn incremental_totals_equal_recomputation_at_every_call() {
     // `run` enables verify_totals: a mismatch at any call is a violation.
     let s = long_session(60);
     for pr in presets::all() {
-        let mut p = (pr.build)();
+        let mut p = pr.policy();
         p.estimator = EstimatorKind::Chars4;
         p.context_window = 30_000;
         p.compact.trigger_tokens = 15_000;

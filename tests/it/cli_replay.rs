@@ -561,3 +561,20 @@ fn sessions_csv_prices_each_session_and_adds_up() {
         assert!((sum(base) - cost.baseline.usd).abs() < 1e-4, "{}", a.policy);
     }
 }
+
+/// A `--set` that the policy overrides is said, with what overrides it: the
+/// run goes on, as the other policies may read the key.
+#[test]
+fn a_set_that_changes_nothing_is_named() {
+    let o = cargo_bin_cmd!("compactor")
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .args(["replay", "fixtures/pi", "-q", "--preset", "opal", "--preset", "nous"])
+        .args(["--set", "compact.keep_recent_tokens=8000", "--set", "compact.trigger_ratio=0.5"])
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(0), "{err}");
+    assert!(err.contains("warning: --set compact.keep_recent_tokens=8000 changes nothing in policy `opal`: compact.keep_recent_ratio = 0.25 overrides it"), "{err}");
+    assert!(err.contains("--set compact.trigger_ratio=0.5 changes nothing in policy `nous`: its trigger is compact.trigger = \"tokens\""), "{err}");
+    assert!(!err.contains("in policy `nous`: compact.keep_recent_ratio"), "{err}");
+}

@@ -12,6 +12,8 @@ const GRID: &str = r#"
 [base]
 context_window = 6000
 "compact.reserve_tokens" = 1000
+"compact.keep_recent_ratio" = "off"
+max_output_tokens = 2000
 [grid]
 "compact.keep_recent_tokens" = [500, 1500]
 "compact.trigger_ratio" = { from = 0.5, to = 0.7, step = 0.1 }
@@ -131,7 +133,11 @@ fn the_command_line_wins_over_the_grids_base() {
     assert_eq!(set["context_window"].as_integer(), Some(9000), "--set wins over [base]");
     assert_eq!(set["estimator"].as_str(), Some("per_block"));
     // [base] keys the command line leaves alone still apply, over the preset.
-    assert_eq!(set["compact"]["reserve_tokens"].as_integer(), Some(1000));
+    assert_eq!(set["max_output_tokens"].as_integer(), Some(2000));
+    // Only the settings that take effect: the ratio trigger's size alone, and
+    // the token keep size with the ratio off.
+    assert!(set["compact"].get("reserve_tokens").is_none() && set["compact"].get("trigger_tokens").is_none());
+    assert_eq!(set["compact"]["keep_recent_ratio"].as_str(), Some("off"));
     let opal = recommended(dir.path(), &["--preset", "opal"]);
     assert_eq!(opal["context_window"].as_integer(), Some(6000), "[base] wins over the preset");
     assert_eq!(opal["compact"]["placement"], base_of("opal")["compact"]["placement"]);
@@ -151,6 +157,16 @@ fn a_flag_on_a_grid_axis_is_an_error_naming_the_key() {
     assert_eq!(o.status.code(), Some(2), "{err}");
     assert!(err.contains("--set compact.trigger_ratio=0.6: `compact.trigger_ratio` is an axis of grid "), "{err}");
     assert!(err.contains("grid.toml"), "{err}");
+    // An axis that no point reads: opal keeps a share of the window.
+    let o = sweep(dir.path(), "[grid]\n\"compact.keep_recent_tokens\" = [1000, 2000]\n", &["--preset", "opal"]);
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(2), "{err}");
+    assert!(
+        err.contains(
+            "axis `compact.keep_recent_tokens` changes nothing in `opal`: compact.keep_recent_ratio = 0.25 overrides it"
+        ),
+        "{err}"
+    );
     let grid = "[grid]\nestimator = [\"chars4\", \"per_block\"]\n";
     let o = sweep(dir.path(), grid, &["--estimator", "o200k"]);
     let err = String::from_utf8_lossy(&o.stderr);
