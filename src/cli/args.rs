@@ -27,6 +27,13 @@ pub enum Command {
     /// Replay and compare against a baseline report; exit 1 on regression.
     Check(CheckArgs),
     /// Replay over a grid of policy parameters and print the Pareto front.
+    #[command(long_about = "Replays every session at every point of a grid of policy parameters (a base policy \
+with some keys varied, see below) and prints, per point, tokens and money saved against doing nothing, \
+calls over the window, compactions and FRR; the points on the Pareto front of savings against FRR; and \
+one recommended point with the reason it won. The recommendation passes check's hallucination gate and \
+--min-frr; it says when it sits at an end of an axis (extend the grid there) and which window it was \
+tuned for. With --out it writes sweep.csv, sweep.md, report.html and recommended.toml, a policy file \
+for replay --policy.")]
     Sweep(SweepArgs),
     /// Several presets on the same sessions, side by side.
     #[command(

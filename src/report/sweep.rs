@@ -67,14 +67,37 @@ pub fn recommendation_text(r: &SweepResult) -> String {
                 t.compactions,
                 pct_or_na(p.frr()),
             );
+            if let Some(rec) = &r.recommendation {
+                let _ = writeln!(out, "  why: {}", rec.reason);
+                for e in &rec.edges {
+                    let _ = writeln!(
+                        out,
+                        "  note: {} = {} is the {} value of its axis: the best may lie beyond, extend the grid",
+                        e.axis, e.value, e.side
+                    );
+                }
+            }
         }
         None => {
-            let _ = writeln!(
-                out,
-                "no point qualifies{}",
-                r.min_frr.map(|m| format!(" (none reaches FRR ≥ {m})")).unwrap_or_default()
-            );
+            let _ = writeln!(out, "no point qualifies");
         }
+    }
+    let x = &r.excluded;
+    let mut left_out = Vec::new();
+    if x.hallucination > 0 {
+        left_out.push(format!("{} over the hallucination gate of check (check.max_hallucination)", x.hallucination));
+    }
+    if x.below_min_frr > 0 {
+        left_out.push(format!("{} below --min-frr {}", x.below_min_frr, r.min_frr.unwrap_or_default()));
+    }
+    if x.failed > 0 {
+        left_out.push(format!("{} that failed on a session", x.failed));
+    }
+    if !left_out.is_empty() {
+        let _ = writeln!(out, "  not recommended: {}", left_out.join("; "));
+    }
+    if !r.window.is_empty() {
+        let _ = writeln!(out, "  window: {}", r.window);
     }
     if !r.quality_measured {
         let _ = writeln!(
@@ -104,7 +127,9 @@ pub fn summary_text(r: &SweepResult) -> String {
         "{:>6}  {:>8}  {:>10}  {:>10}  {:>9}  {:>11}  {:>7}  front  values",
         "point", "savings", "cost saved", "cost %", "overflows", "compactions", "FRR"
     );
-    for (i, p) in r.points.iter().enumerate().filter(|(_, p)| p.front_savings || p.front_cost) {
+    for (i, p) in
+        r.points.iter().enumerate().filter(|&(i, p)| p.front_savings || p.front_cost || r.recommended == Some(i))
+    {
         let t = &p.totals;
         let mark = if r.recommended == Some(i) { "*" } else { " " };
         let _ = writeln!(
@@ -122,6 +147,9 @@ pub fn summary_text(r: &SweepResult) -> String {
             values(r, p),
         );
     }
+    out.push_str(
+        "(* recommended; front: on the Pareto front of token savings (tok) or cost savings (cost) against FRR)\n",
+    );
     out.push_str(&recommendation_text(r));
     out
 }
@@ -163,13 +191,14 @@ pub fn sweep_md(r: &SweepResult) -> String {
         }
     }
     out.push_str(
-        "\nRanking: among points that ran on every session (and reach the FRR floor when quality is measured): fewest calls over the window, then most money saved, then most tokens saved.\n\n",
+        "\nRanking: among points that ran on every session, pass the hallucination gate of `check` and reach the FRR floor (when quality is measured): fewest calls over the window, then most money saved, then most tokens saved.\n\n",
     );
     out.push_str("## Pareto front\n\n");
     out.push_str(
         "`tok` = on the front of token savings vs FRR, `cost` = of cost savings vs FRR (no other point is at least as good on both and better on one).\n\n",
     );
-    table(&mut out, r, |p| p.front_savings || p.front_cost);
+    let rec = r.recommended.and_then(|i| r.points.get(i)).map(|p| p.index);
+    table(&mut out, r, |p| p.front_savings || p.front_cost || Some(p.index) == rec);
     out.push_str("\n## All points\n\n");
     table(&mut out, r, |_| true);
     out

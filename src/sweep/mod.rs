@@ -61,6 +61,10 @@ impl Point {
     pub fn frr(&self) -> Option<f64> {
         self.totals.quality.and_then(|q| q.frr())
     }
+    /// Mean hallucination rate of the summaries, in [0, 1].
+    pub fn hallucination(&self) -> Option<f64> {
+        self.totals.quality.and_then(|q| q.hallucination())
+    }
     /// Cost saved, % of the baseline cost (summaries included).
     pub fn cost_saved_pct(&self) -> f64 {
         self.totals.cost.saved_pct
@@ -74,10 +78,46 @@ pub struct SweepResult {
     pub points: Vec<Point>,
     /// Index into `points` of the recommendation, when one point qualifies.
     pub recommended: Option<usize>,
+    /// Why the recommended point won, and where it sits in the grid.
+    pub recommendation: Option<Recommendation>,
+    /// Points left out of the recommendation, by reason.
+    pub excluded: Excluded,
+    /// The window the points were replayed at, in words.
+    pub window: String,
     pub min_frr: Option<f64>,
     /// Whether FRR was measured (a quality hook was given).
     pub quality_measured: bool,
     pub sessions: usize,
+}
+
+/// Why the recommended point won, and whether it sits on the edge of the grid.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Recommendation {
+    /// The deciding criterion against the runner-up, in words.
+    pub reason: String,
+    /// Axes whose value here is the lowest or highest of the axis (numbers
+    /// only): the best point may lie beyond, so the grid should extend there.
+    pub edges: Vec<Edge>,
+}
+
+/// An axis at one end of its values at the recommended point.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Edge {
+    pub axis: String,
+    pub value: String,
+    /// `lowest` or `highest`.
+    pub side: &'static str,
+}
+
+/// How many points the recommendation left out, by the first reason found.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
+pub struct Excluded {
+    /// Could not run, or failed on a session.
+    pub failed: usize,
+    /// Summaries above the policy's `check.max_hallucination` (the gate of `check`).
+    pub hallucination: usize,
+    /// FRR below `--min-frr`.
+    pub below_min_frr: usize,
 }
 
 /// Reported after each (session, point) replay.
@@ -242,11 +282,17 @@ pub fn run(
         });
     }
     mark_fronts(&mut points);
-    let recommended = recommend(&points, min_frr);
+    let (recommended, excluded) = recommend_why(&points, min_frr);
+    let axes: Vec<String> = grid.axes.iter().map(|a| a.key.clone()).collect();
+    let recommendation =
+        recommended.map(|i| Recommendation { reason: reason(&points, i, min_frr), edges: edges(&axes, &points, i) });
     Ok(SweepResult {
-        axes: grid.axes.iter().map(|a| a.key.clone()).collect(),
+        window: window_words(&policies, sessions),
+        axes,
         points,
         recommended,
+        recommendation,
+        excluded,
         min_frr,
         quality_measured: quality.is_some(),
         sessions: sessions.len(),
@@ -291,31 +337,136 @@ pub fn mark_fronts(points: &mut [Point]) {
     }
 }
 
-/// The point to recommend: among points that ran on every session and meet
-/// `min_frr` (when FRR is measured), the fewest calls over the window, then the
-/// most money saved, then the most tokens saved, then the earliest point.
+/// The point to recommend: among points that ran on every session, pass the
+/// hallucination gate of `check` (the point's `check.max_hallucination`) and
+/// meet `min_frr` (when FRR is measured), the fewest calls over the window,
+/// then the most money saved, then the most tokens saved, then the earliest.
 pub fn recommend(points: &[Point], min_frr: Option<f64>) -> Option<usize> {
-    let eligible = |p: &Point| {
-        p.ok()
-            && p.totals.sessions_failed == 0
-            && match (min_frr, p.frr()) {
-                (Some(min), Some(f)) => f >= min,
-                // No FRR: quality not measured (the caller says so), or no
-                // compaction needed anything it replaced.
-                (_, None) | (None, _) => true,
-            }
-    };
-    points
+    recommend_why(points, min_frr).0
+}
+
+/// Why `p` may not be recommended, if it may not.
+fn exclusion(p: &Point, min_frr: Option<f64>) -> Option<fn(&mut Excluded) -> &mut usize> {
+    if !p.ok() || p.totals.sessions_failed > 0 {
+        return Some(|e| &mut e.failed);
+    }
+    let ceiling = p
+        .policy
+        .as_ref()
+        .map_or(crate::policy::CheckTolerances::default().max_hallucination, |q| q.check.max_hallucination);
+    if p.hallucination().is_some_and(|h| h * 100.0 > ceiling + 1e-9) {
+        return Some(|e| &mut e.hallucination);
+    }
+    // No FRR: quality not measured (the caller says so), or no compaction
+    // needed anything it replaced.
+    if let (Some(min), Some(f)) = (min_frr, p.frr())
+        && f < min
+    {
+        return Some(|e| &mut e.below_min_frr);
+    }
+    None
+}
+
+/// The ranking of [`recommend`]: fewer overflow calls, more money, more tokens.
+fn rank(a: &Point, b: &Point) -> std::cmp::Ordering {
+    a.totals
+        .overflow_calls_policy
+        .cmp(&b.totals.overflow_calls_policy)
+        .then(b.totals.cost.saved_usd.total_cmp(&a.totals.cost.saved_usd))
+        .then(b.totals.savings_pct.total_cmp(&a.totals.savings_pct))
+}
+
+/// The recommendation and what was left out.
+pub fn recommend_why(points: &[Point], min_frr: Option<f64>) -> (Option<usize>, Excluded) {
+    let mut excluded = Excluded::default();
+    let mut best: Option<usize> = None;
+    for (i, p) in points.iter().enumerate() {
+        if let Some(count) = exclusion(p, min_frr) {
+            *count(&mut excluded) += 1;
+            continue;
+        }
+        // Ties keep the earlier point.
+        if best.is_none_or(|b| rank(p, &points[b]).is_lt()) {
+            best = Some(i);
+        }
+    }
+    (best, excluded)
+}
+
+/// The criterion that put point `i` ahead of the runner-up, in words.
+fn reason(points: &[Point], i: usize, min_frr: Option<f64>) -> String {
+    let best = &points[i];
+    let runner = points
         .iter()
         .enumerate()
-        .filter(|(_, p)| eligible(p))
-        .min_by(|(i, a), (j, b)| {
-            a.totals
-                .overflow_calls_policy
-                .cmp(&b.totals.overflow_calls_policy)
-                .then(b.totals.cost.saved_usd.total_cmp(&a.totals.cost.saved_usd))
-                .then(b.totals.savings_pct.total_cmp(&a.totals.savings_pct))
-                .then(i.cmp(j))
-        })
-        .map(|(i, _)| i)
+        .filter(|&(j, p)| j != i && exclusion(p, min_frr).is_none())
+        .min_by(|(_, a), (_, b)| rank(a, b))
+        .map(|(_, p)| p);
+    let Some(r) = runner else { return "the only point that qualifies".to_string() };
+    let (b, r) = (&best.totals, &r.totals);
+    if b.overflow_calls_policy != r.overflow_calls_policy {
+        format!(
+            "fewest calls over the window ({}; the next best point has {})",
+            b.overflow_calls_policy, r.overflow_calls_policy
+        )
+    } else if b.cost.saved_usd != r.cost.saved_usd {
+        format!(
+            "most money saved (${:.4}, {:.1}% of the cost; the next best point saves ${:.4}), with the fewest calls over the window ({})",
+            b.cost.saved_usd, b.cost.saved_pct, r.cost.saved_usd, b.overflow_calls_policy
+        )
+    } else if b.savings_pct != r.savings_pct {
+        format!(
+            "most tokens saved ({:.1}%; the next best point saves {:.1}%) at the same cost and calls over the window",
+            b.savings_pct, r.savings_pct
+        )
+    } else {
+        "the first of the points that tie on calls over the window, money and tokens".to_string()
+    }
+}
+
+/// The numeric axes on which point `i` takes the lowest or highest value.
+fn edges(axes: &[String], points: &[Point], i: usize) -> Vec<Edge> {
+    let mut out = Vec::new();
+    for (a, axis) in axes.iter().enumerate() {
+        let nums: Vec<f64> = points.iter().filter_map(|p| p.values.get(a)?.parse::<f64>().ok()).collect();
+        let Some(v) = points[i].values.get(a).and_then(|v| v.parse::<f64>().ok()) else { continue };
+        let (lo, hi) = nums.iter().fold((f64::INFINITY, f64::NEG_INFINITY), |(l, h), &x| (l.min(x), h.max(x)));
+        if lo == hi {
+            continue;
+        }
+        let side = if v == lo {
+            "lowest"
+        } else if v == hi {
+            "highest"
+        } else {
+            continue;
+        };
+        out.push(Edge { axis: axis.clone(), value: points[i].values[a].clone(), side });
+    }
+    out
+}
+
+/// The window the grid's policies replay at: a fixed size, or each session's own.
+fn window_words(policies: &[Result<Policy, String>], sessions: &[Session]) -> String {
+    let mut fixed: Vec<u64> =
+        policies.iter().flatten().filter(|p| !p.window_is_auto()).map(|p| p.context_window).collect();
+    fixed.sort_unstable();
+    fixed.dedup();
+    let auto = policies.iter().flatten().any(Policy::window_is_auto);
+    let mut own: Vec<u64> = sessions.iter().filter_map(|s| s.meta.window.as_ref().map(|w| w.tokens)).collect();
+    own.sort_unstable();
+    own.dedup();
+    let n = |v: &[u64]| v.iter().map(|w| crate::num::thousands(*w)).collect::<Vec<_>>().join(", ");
+    let mut parts = Vec::new();
+    if !fixed.is_empty() {
+        parts.push(format!("{} tokens (context_window)", n(&fixed)));
+    }
+    if auto {
+        parts.push(if own.is_empty() {
+            "each session's own model window (context_window = \"auto\")".to_string()
+        } else {
+            format!("each session's own model window (context_window = \"auto\": {} tokens)", n(&own))
+        });
+    }
+    parts.join("; ")
 }

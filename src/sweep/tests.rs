@@ -219,6 +219,49 @@ fn fronts_and_recommendation() {
     assert_ne!(recommend(&pts, None), Some(1));
 }
 
+/// The recommendation passes check's hallucination gate, says why it won
+/// and whether it sits at an end of an axis.
+#[test]
+fn the_recommendation_passes_the_gates_and_says_why() {
+    let with_h = |mut p: Point, h: f64| {
+        if let Some(q) = p.totals.quality.as_mut() {
+            q.hallucination_events = 1;
+            q.hallucination_sum = h;
+        }
+        p
+    };
+    let mut pts = vec![
+        with_h(point(1, 10.0, 5.0, Some(0.80), 0), 0.0),
+        with_h(point(2, 40.0, 30.0, Some(0.90), 0), 0.02),
+        with_h(point(3, 20.0, 10.0, Some(0.85), 0), 0.005),
+    ];
+    // Point 2 saves most but its summaries invent 2 % (the gate is 1 %).
+    let (best, excluded) = recommend_why(&pts, None);
+    assert_eq!(best.map(|i| pts[i].index), Some(3));
+    assert_eq!(excluded, Excluded { hallucination: 1, ..Excluded::default() });
+    assert!(
+        reason(&pts, 2, None)
+            .starts_with("most money saved ($0.1000, 10.0% of the cost; the next best point saves $0.0500)")
+    );
+    // A policy's own gate applies.
+    let mut loose = crate::policy::Policy::default();
+    loose.check.max_hallucination = 5.0;
+    pts[1].policy = Some(loose);
+    assert_eq!(recommend(&pts, None).map(|i| pts[i].index), Some(2));
+    assert!(reason(&pts, 1, Some(0.99)).contains("the only point"));
+    pts[0].totals.overflow_calls_policy = 2;
+    pts[2].totals.overflow_calls_policy = 1;
+    assert_eq!(reason(&pts, 1, None), "fewest calls over the window (0; the next best point has 1)");
+    // Edges: numeric axes at their lowest or highest value only.
+    let axes = vec!["a".to_string(), "b".to_string(), "c".to_string()];
+    for (p, v) in pts.iter_mut().zip([["1", "off", "5"], ["2", "x", "5"], ["3", "y", "5"]]) {
+        p.values = v.iter().map(|s| s.to_string()).collect();
+    }
+    assert_eq!(edges(&axes, &pts, 1), vec![]);
+    assert_eq!(edges(&axes, &pts, 2), vec![Edge { axis: "a".into(), value: "3".into(), side: "highest" }]);
+    assert_eq!(edges(&axes, &pts, 0)[0].side, "lowest");
+}
+
 #[test]
 fn a_sweep_shares_counts_and_is_the_same_at_any_thread_count() {
     let sessions = vec![long_session(), session("u300 t1 r900 a80 t1 r1200 a60")];

@@ -47,6 +47,13 @@ fn sweep_writes_its_reports_the_same_at_any_thread_count() {
     let stdout = String::from_utf8(one.stdout).unwrap();
     assert!(stdout.starts_with("12 grid point(s) over "), "{stdout}");
     assert!(stdout.contains("recommended: point "), "{stdout}");
+    // The recommended point is in the printed table, marked, with why it won
+    // and the window it was tuned for.
+    let rec: usize =
+        stdout.split("recommended: point ").nth(1).and_then(|r| r.split(' ').next()).unwrap().parse().unwrap();
+    assert!(stdout.lines().any(|l| l.trim_start().starts_with(&format!("{rec}* "))), "{stdout}");
+    assert!(stdout.contains("\n  why: "), "{stdout}");
+    assert!(stdout.contains("\n  window: 6,000 tokens (context_window)\n"), "{stdout}");
     let csv = std::fs::read_to_string(a.join("sweep.csv")).unwrap();
     let mut lines = csv.lines();
     let header = lines.next().unwrap();
