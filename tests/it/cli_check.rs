@@ -340,9 +340,9 @@ fn changed_parameters_or_settings_exit_2_naming_policy_key_and_values() {
     let out = text(&o.stdout);
     assert_ne!(o.status.code(), Some(2), "{out}{}", text(&o.stderr));
     assert!(
-        out.contains(&format!(
+        out.contains(
             "- policy `spec008`: compact.keep_recent_tokens 20000 → 777 (compared anyway: --allow-param-changes)"
-        )),
+        ),
         "{out}"
     );
     // Rewriting the baseline: listed, not an error, and the new values are recorded.
