@@ -115,6 +115,12 @@ pub struct Prune {
     /// the full history.
     #[serde(with = "off")]
     pub cache_ttl_secs: Option<u64>,
+    /// Prune only once the full request reaches this share of the window; the
+    /// calls before send the full history, as the agent did, so a session that
+    /// never nears its window keeps its prompt cache whole and costs what it
+    /// cost. With `cache_ttl_secs`, both must hold.
+    #[serde(default, with = "off")]
+    pub start_ratio: Option<f64>,
     pub clear_tool_uses: ClearToolUses,
 }
 
@@ -338,6 +344,7 @@ impl Default for Prune {
             minimum_tokens: 0,
             skip_last_user_turns: 0,
             cache_ttl_secs: None,
+            start_ratio: None,
             clear_tool_uses: ClearToolUses::default(),
         }
     }
@@ -534,7 +541,11 @@ impl Policy {
                 "must be at least prune.keep_last (protected results are never cleared)",
             );
         }
-        for (key, r) in [("prune.soft_trim_ratio", p.soft_trim_ratio), ("prune.hard_clear_ratio", p.hard_clear_ratio)] {
+        for (key, r) in [
+            ("prune.soft_trim_ratio", p.soft_trim_ratio),
+            ("prune.hard_clear_ratio", p.hard_clear_ratio),
+            ("prune.start_ratio", p.start_ratio),
+        ] {
             if r.is_some_and(|r| !ratio_ok(r)) {
                 return bad(key, "must be in (0, 1]");
             }

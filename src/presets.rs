@@ -172,10 +172,13 @@ pub fn default_policy() -> Policy {
     p.prune = Prune {
         enabled: true,
         placeholder: "[Old tool result cleared to save context; re-run the tool if you need it]".to_string(),
-        protect_tokens: Some(40_000),
+        protect_tokens: Some(20_000),
         minimum_tokens: 20_000,
         skip_last_user_turns: 1,
         cap_chars: Some(50_000),
+        // Pruning breaks the cached prefix: a session far from its window
+        // keeps the agent's own requests (docs/sweep.md).
+        start_ratio: Some(0.5),
         ..Prune::default()
     };
     p.compact = Compact {

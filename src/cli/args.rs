@@ -323,10 +323,10 @@ pub struct CheckArgs {
 range { from, to, step }; an optional [base] table of fixed overrides of the base policy:
 
   [base]
-  context_window = 64000
+  context_window = \"auto\"
   [grid]
   \"compact.trigger_ratio\" = [0.6, 0.7, 0.8]
-  \"compact.keep_recent_tokens\" = { from = 10000, to = 40000, step = 10000 }
+  \"compact.keep_recent_ratio\" = { from = 0.05, to = 0.25, step = 0.05 }
   \"prune.soft_trim_chars\" = [2000, 4000, \"off\"]
 
 Precedence, each step over the one before: the --preset or --policy (default: `default`),

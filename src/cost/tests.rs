@@ -520,3 +520,39 @@ mod through_the_engine {
         assert!(ungated.sheds_tokens_costs_more);
     }
 }
+
+/// Pruning a session that never nears its window breaks the cached prefix and
+/// can cost more than doing nothing; the `default` preset starts pruning only
+/// at half the window, so such a session costs exactly what the agent paid.
+#[test]
+fn the_default_preset_costs_what_the_agent_paid_far_from_the_window() {
+    use crate::replay::testkit::session;
+    use crate::replay::{ReplayContext, ReplayOptions, replay_session};
+    // 25 turns that each read ~2,000 tokens, a minute apart: about 53K tokens
+    // at the end, a quarter of a 200K window. Ungated, the preset prunes at
+    // turn 23, and the three calls left do not earn back the broken prefix.
+    let turns: Vec<&str> = (0..25).map(|_| "u100 t1 r8000 a20 g60").collect();
+    let s = session(&turns.join(" "));
+    let mut p = crate::presets::get("default").unwrap().with_window(200_000).unwrap();
+    p.estimator = EstimatorKind::Chars4;
+    let cost = |p: &crate::policy::Policy| {
+        let ctx = ReplayContext {
+            estimator: &crate::tokens::Chars4,
+            summarizer: &crate::summarize::Extractive,
+            message_tokens: None,
+            meter_tokens: None,
+            facts: None,
+            options: ReplayOptions::default(),
+        };
+        let t = replay_session(&s, p, &ctx).unwrap();
+        (session_cost(&s, &t, &settings(CacheTtl::FiveMinutes)), t.prunes.len())
+    };
+    let (c, prunes) = cost(&p);
+    assert_eq!(prunes, 0);
+    close(c.policy.usd, c.baseline.usd);
+    // The same policy pruning from the first call sheds tokens and pays more.
+    p.prune.start_ratio = None;
+    let (c, prunes) = cost(&p);
+    assert!(prunes > 0);
+    assert!(c.sheds_tokens_costs_more && c.policy.usd > c.baseline.usd, "{c:?}");
+}

@@ -203,6 +203,7 @@ policy_keys! {
     "prune.minimum_tokens" => prune.minimum_tokens: parse_u64,
     "prune.skip_last_user_turns" => prune.skip_last_user_turns: parse_u64,
     "prune.cache_ttl_secs" => prune.cache_ttl_secs: parse_opt_u64,
+    "prune.start_ratio" => prune.start_ratio: parse_opt_f64,
     "prune.clear_tool_uses.enabled" => prune.clear_tool_uses.enabled: parse_bool,
     "prune.clear_tool_uses.trigger_tokens" => prune.clear_tool_uses.trigger_tokens: parse_u64,
     "prune.clear_tool_uses.keep" => prune.clear_tool_uses.keep: parse_u64,

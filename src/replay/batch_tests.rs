@@ -116,7 +116,7 @@ fn a_block_is_read_into_atoms_once_for_every_policy_and_the_metric() {
     use crate::pipeline::Prepared;
     use crate::quality::QualityPlan;
     use crate::text::atoms::session_reads_here as reads;
-    let s = long_session(40);
+    let s = long_session(80);
     let policies = three_scaled_presets();
     let plan = QualityPlan::new(&policies, &BuiltinResolver);
     let prepared = Prepared::new(&policies, &BuiltinResolver);

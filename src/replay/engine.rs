@@ -602,12 +602,16 @@ impl<'a> Engine<'a> {
     pub fn call(&mut self, ci: usize, m: usize, ts: Option<i64>, gap_ms: Option<i64>) -> CallRow {
         self.call_idx = ci;
         let mut events = Vec::new();
-        // OpenClaw cache-ttl mode: prune only once the cache has expired; the
+        // OpenClaw cache-ttl mode: prune only once the cache has expired; and
+        // with `start_ratio`, only once the full request nears the window. The
         // other requests carry the full history.
-        let gate_open = match self.p.prune.cache_ttl_secs {
+        let expired = match self.p.prune.cache_ttl_secs {
             Some(ttl) => gap_ms.is_some_and(|g| g >= (ttl as i64).saturating_mul(1000)),
             None => true,
         };
+        let near =
+            self.p.prune.start_ratio.is_none_or(|r| self.measured(false) as f64 >= r * self.p.context_window as f64);
+        let gate_open = expired && near;
         let pruning = self.p.prune.enabled && gate_open;
         if pruning && self.p.compact.measure == Measure::View {
             self.prune_pass();

@@ -58,7 +58,7 @@ pub(super) fn bare() -> Policy {
     }
 }
 
-fn pruning(f: impl FnOnce(&mut Prune)) -> Policy {
+pub(super) fn pruning(f: impl FnOnce(&mut Prune)) -> Policy {
     let mut p = bare();
     p.prune.enabled = true;
     f(&mut p.prune);
@@ -385,24 +385,6 @@ fn anthropic_clear_tool_uses() {
     let mut q = p.clone();
     q.prune.clear_tool_uses.clear_at_least = 5_000;
     assert!(run(&s, &q).prunes.is_empty(), "4000 clearable < clear_at_least");
-}
-
-#[test]
-fn cache_ttl_gates_pruning() {
-    let p = pruning(|p| {
-        p.keep_last = 1;
-        p.soft_trim_chars = Some(4_000);
-        p.head = 1_000;
-        p.tail = 1_000;
-        p.cache_ttl_secs = Some(300);
-    });
-    let t = run(&session("u10 t1 r8000 t1 r8000 t1 r100 g400 a10"), &p);
-    // Calls 1-2 come seconds apart: the full history is sent.
-    assert_eq!(policy_tokens(&t)[..3], baseline_tokens(&t)[..3]);
-    // Call 3 after 400 s: the cache expired, both old results are trimmed.
-    assert!(t.prunes.iter().all(|e| e.call == 3));
-    assert_eq!(t.prunes.len(), 2);
-    assert!(t.calls[3].tokens_policy < t.calls[3].tokens_baseline);
 }
 
 #[test]

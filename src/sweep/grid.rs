@@ -3,13 +3,13 @@
 //! ```toml
 //! # Fixed overrides of the base policy, applied before the grid (optional).
 //! [base]
-//! context_window = 64000
+//! context_window = "auto"
 //!
 //! # One axis per policy key (dotted as in `compactor presets`): a list of
 //! # values, or a range { from, to, step } (to included).
 //! [grid]
 //! "compact.trigger_ratio" = [0.6, 0.7, 0.8]
-//! "compact.keep_recent_tokens" = { from = 10000, to = 40000, step = 10000 }
+//! "compact.keep_recent_ratio" = { from = 0.05, to = 0.25, step = 0.05 }
 //! prune.soft_trim_chars = [2000, 4000, "off"]
 //! ```
 //!

@@ -578,3 +578,35 @@ fn a_set_that_changes_nothing_is_named() {
     assert!(err.contains("--set compact.trigger_ratio=0.5 changes nothing in policy `nous`: its trigger is compact.trigger = \"tokens\""), "{err}");
     assert!(!err.contains("in policy `nous`: compact.keep_recent_ratio"), "{err}");
 }
+
+/// At each session's own window, the `default` preset leaves alone every
+/// corpus session whose requests stay under half the window: the same
+/// requests as the agent's, so the same bill, to the cent.
+#[test]
+fn corpus_default_costs_what_the_agent_paid_far_from_the_window() {
+    let Some(corpus) = compactor::testing::corpus_dir() else { return };
+    let o = cargo_bin_cmd!("compactor")
+        .arg("replay")
+        .arg(&corpus)
+        .args(["--preset", "default", "--json", "--quiet", "--no-quality"])
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(0), "{}", String::from_utf8_lossy(&o.stderr));
+    let report: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    let sessions = report["sessions"].as_array().unwrap();
+    let far: Vec<_> = sessions
+        .iter()
+        .filter(|s| s["metrics"]["peak_baseline"].as_u64().unwrap() * 2 < s["context_window"].as_u64().unwrap())
+        .collect();
+    assert!(far.len() >= 20, "only {} sessions far from their window", far.len());
+    for s in &far {
+        let m = &s["metrics"];
+        assert_eq!(
+            (m["pruned_soft"].as_u64(), m["pruned_hard"].as_u64(), m["compactions"].as_u64()),
+            (Some(0), Some(0), Some(0))
+        );
+        assert_eq!(s["cost"]["policy"], s["cost"]["baseline"], "{}", s["session_id"]);
+    }
+    // The sessions that near their window are where it saves.
+    assert!(sessions.iter().any(|s| s["cost"]["saved_usd"].as_f64().unwrap() > 0.0));
+}
