@@ -16,7 +16,9 @@
 use super::Report;
 use super::compare::{PolicyColumn, rows};
 use super::svg::{Frame, MAX_LINE_POINTS, PALETTE, d1, empty, legend, polyline, short, ticks};
+use crate::num::thousands;
 use crate::pipeline::SessionResults;
+use crate::pipeline::results::SessionRow;
 use crate::replay::{Event, SessionTrace};
 use crate::sweep::SweepResult;
 use maud::{DOCTYPE, Markup, html};
@@ -42,12 +44,13 @@ pub struct Page<'a> {
     pub sweep: Option<&'a SweepResult>,
 }
 
-const STYLE: &str = "body{font-family:system-ui,-apple-system,'Segoe UI',sans-serif;margin:24px;color:#222;max-width:1200px}\
+const STYLE: &str = "body{font-family:system-ui,-apple-system,'Segoe UI',sans-serif;margin:24px;color:#222}\
 h1{font-size:1.5em}h2{font-size:1.2em;margin-top:2em;border-bottom:1px solid #ddd}h3{font-size:1em;margin-bottom:4px}\
 table{border-collapse:collapse;margin:8px 0;font-size:0.9em}td,th{border:1px solid #ddd;padding:3px 8px;text-align:right}\
 th:first-child,td:first-child{text-align:left}th{background:#f4f4f4}.note{color:#666;font-size:0.9em}\
 .chart{margin:8px 0 20px 0}.legend span{margin-right:14px;font-size:0.85em}.sw{display:inline-block;width:12px;height:3px;vertical-align:middle;margin-right:4px}\
-.meta{color:#666;font-size:0.85em;word-break:break-all}svg text{font-family:inherit}";
+.meta{color:#666;font-size:0.85em;word-break:break-all}svg text{font-family:inherit}\
+.chart svg{width:100%;height:auto;max-height:420px}";
 
 /// The whole page. maud writes no whitespace between elements: each `"\n"` is
 /// a line break of the page.
@@ -78,10 +81,11 @@ pub fn report_html(page: &Page<'_>) -> String {
                     (compare_table(page.columns))
                 }
                 @if let Some(r) = page.report {
+                    (session_charts(r, page.charts))
+                    (sent_more(r))
                     (distributions(r, page.frr))
                     (super::html_compactions::recorded_section(r))
                     (super::html_compactions::policy_compactions(r))
-                    (session_charts(r, page.charts))
                 }
             }
             "\n"
@@ -157,17 +161,27 @@ pub struct SessionChart {
     pub base: Vec<(usize, u64, Option<u64>)>,
     /// Per replayed policy: its index and its line.
     pub lines: Vec<(usize, PolicyLine)>,
+    /// Something happened: a policy compacted, a call went over the window
+    /// (the agent's or a policy's), or the log records a compaction.
+    pub eventful: bool,
 }
 
 /// Per call: (call, the policy's tokens, whether it compacted there).
 pub type PolicyLine = Vec<(usize, u64, bool)>;
 
 impl SessionChart {
-    /// A session's rank among the charts, its peak baseline context; `None` when
-    /// it has nothing to draw.
-    pub fn rank(r: &SessionResults) -> Option<u64> {
+    /// A session's rank among the charts: whether something happened in it,
+    /// then its peak baseline context; `None` when it has nothing to draw.
+    pub fn rank(r: &SessionResults) -> Option<(bool, u64)> {
         let peak = r.traces.iter().flatten().map(|t| t.metrics.peak_baseline).max().unwrap_or(0);
-        (peak > 0 || r.traces.iter().flatten().any(|t| !t.calls.is_empty())).then_some(peak)
+        (peak > 0 || r.traces.iter().flatten().any(|t| !t.calls.is_empty())).then_some((Self::eventful(r), peak))
+    }
+
+    fn eventful(r: &SessionResults) -> bool {
+        let m = |t: &SessionTrace| {
+            t.metrics.compactions > 0 || t.metrics.overflow_calls_baseline > 0 || t.metrics.overflow_calls_policy > 0
+        };
+        r.traces.iter().flatten().any(m) || r.recorded.as_ref().is_some_and(|q| !q.events.is_empty())
     }
 
     pub fn new(r: &SessionResults) -> SessionChart {
@@ -189,16 +203,20 @@ impl SessionChart {
             source_path: r.source_path.display().to_string(),
             base,
             lines,
+            eventful: Self::eventful(r),
         }
     }
 }
 
-/// The charts a page draws: the `max` largest sessions by peak context (ties
-/// in report order), and how many sessions had something to draw.
+/// The charts a page draws: the sessions where something happened first,
+/// then the largest by peak context (ties in report order), at most `max`;
+/// how many sessions had something to draw, and how many of them nothing
+/// happened in.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct Charts {
     pub max: usize,
     pub candidates: usize,
+    pub quiet: usize,
     pub sessions: Vec<SessionChart>,
 }
 
@@ -221,19 +239,21 @@ impl Charts {
 pub struct ChartKeeper<K> {
     max: usize,
     candidates: usize,
-    /// Best first: peak descending, then `K` ascending.
-    best: Vec<(u64, K, SessionChart)>,
+    quiet: usize,
+    /// Best first: eventful first, peak descending, then `K` ascending.
+    best: Vec<((bool, u64), K, SessionChart)>,
 }
 
 impl<K: Ord> ChartKeeper<K> {
     pub fn new(max: usize) -> ChartKeeper<K> {
-        ChartKeeper { max, candidates: 0, best: Vec::new() }
+        ChartKeeper { max, candidates: 0, quiet: 0, best: Vec::new() }
     }
 
     pub fn offer(&mut self, key: K, r: &SessionResults) {
         let Some(peak) = SessionChart::rank(r) else { return };
         self.candidates += 1;
-        let before = |(p, k): (u64, &K), (q, l): (u64, &K)| p > q || (p == q && k < l);
+        self.quiet += usize::from(!peak.0);
+        let before = |(p, k): ((bool, u64), &K), (q, l): ((bool, u64), &K)| p > q || (p == q && k < l);
         let at = self.best.partition_point(|(q, l, _)| before((*q, l), (peak, &key)));
         if at >= self.max {
             return;
@@ -243,32 +263,99 @@ impl<K: Ord> ChartKeeper<K> {
     }
 
     pub fn finish(self) -> Charts {
-        Charts { max: self.max, candidates: self.candidates, sessions: self.best.into_iter().map(|b| b.2).collect() }
+        Charts {
+            max: self.max,
+            candidates: self.candidates,
+            quiet: self.quiet,
+            sessions: self.best.into_iter().map(|b| b.2).collect(),
+        }
     }
 }
 
 fn session_charts(r: &Report, charts: &Charts) -> Markup {
-    let max = charts.max;
     // The window each policy used for each session (`auto`: the session's own).
     let window_of: WindowOf<'_> = r
         .sessions
         .iter()
         .map(|row| ((row.session_id.as_str(), row.source_path.as_str(), row.policy.as_str()), row.context_window))
         .collect();
+    let eventful = charts.candidates - charts.quiet;
+    // Quiet sessions are drawn only when no session has anything to show.
+    let drawn: Vec<&SessionChart> = charts.sessions.iter().filter(|s| s.eventful || eventful == 0).collect();
     html! {
         h2 { "Context size per call" } "\n"
-        @if charts.candidates > max {
-            p class="note" {
-                "Showing the " (max) " largest of " (charts.candidates)
-                " sessions (by peak context); every session is in sessions.csv and calls.csv."
-            }
-            "\n"
-        }
         @if charts.candidates == 0 {
             p class="note" { "No session has recorded calls." } "\n"
         } @else {
-            @for s in &charts.sessions { (session_chart(r, &window_of, s)) }
+            p class="note" {
+                @if eventful == 0 {
+                    "Nothing happened in any session: no policy compacted, no call went over the window, and no log \
+                     records a compaction. The largest are drawn."
+                } @else {
+                    "Sessions where a policy compacted, a call went over the window, or the agent compacted, largest \
+                     first" @if eventful > drawn.len() { " (" (drawn.len()) " of " (eventful) ")" } "."
+                    @if charts.quiet > 0 {
+                        " In the other " (charts.quiet) " session(s) nothing happened: every policy sent what the agent \
+                         sent, or only pruned; they are in sessions.csv and calls.csv."
+                    }
+                }
+            }
+            "\n"
+            @for s in drawn { (session_chart(r, &window_of, s)) }
         }
+    }
+}
+
+/// At most this many rows in the list of sessions where a policy sent or paid more.
+const MAX_SENT_MORE: usize = 50;
+
+/// Sessions where a policy sent more tokens than the agent did, or paid
+/// more for fewer (a pruned prompt is no longer a cached prefix): most extra
+/// money first. Nothing when there is none.
+fn sent_more(r: &Report) -> Markup {
+    let paid = |row: &SessionRow| row.cost.as_ref().map(|c| -c.saved_usd);
+    let mut rows: Vec<&SessionRow> = r
+        .sessions
+        .iter()
+        .filter(|row| row.error.is_none())
+        .filter(|row| {
+            row.metrics.input_tokens_policy > row.metrics.input_tokens_baseline || paid(row).is_some_and(|p| p > 0.0)
+        })
+        .collect();
+    if rows.is_empty() {
+        return html! {};
+    }
+    rows.sort_by(|a, b| paid(b).unwrap_or(0.0).total_cmp(&paid(a).unwrap_or(0.0)));
+    let signed_pct =
+        |base: f64, now: f64| if base > 0.0 { format!("{:+.1}%", (now - base) / base * 100.0) } else { "–".into() };
+    html! {
+        h2 { "Where a policy sent or paid more than the agent" } "\n"
+        p class="note" {
+            "Sessions where a policy sent more input tokens than the agent did (its summaries and kept messages \
+             outweighed what it dropped), or paid more while sending fewer (pruning or compaction broke the cached \
+             prefix and the session ended before the rewrite paid back). Most extra money first."
+            @if rows.len() > MAX_SENT_MORE { " Showing " (MAX_SENT_MORE) " of " (rows.len()) "; all are in sessions.csv." }
+        } "\n"
+        table {
+            tr { th { "session" } th { "policy" } th { "tokens (agent → policy)" } th { "change" } th { "cost (agent → policy)" } th { "change" } } "\n"
+            @for row in rows.iter().take(MAX_SENT_MORE) {
+                @let m = &row.metrics;
+                tr {
+                    td { (row.name.as_deref().unwrap_or(&row.session_id)) }
+                    td { (row.policy) }
+                    td { (thousands(m.input_tokens_baseline)) " → " (thousands(m.input_tokens_policy)) }
+                    td { (signed_pct(m.input_tokens_baseline as f64, m.input_tokens_policy as f64)) }
+                    @match &row.cost {
+                        Some(c) => {
+                            @let now = c.policy.usd + c.summarizer_usd;
+                            td { (format!("${:.4} → ${:.4}", c.baseline.usd, now)) }
+                            td { (signed_pct(c.baseline.usd, now)) }
+                        }
+                        None => { td { "–" } td { "–" } }
+                    }
+                } "\n"
+            }
+        } "\n"
     }
 }
 
@@ -331,7 +418,6 @@ fn session_chart(r: &Report, window_of: &WindowOf<'_>, s: &SessionChart) -> Mark
                 "window " (short(*w as f64))
             }
         }
-        (polyline(&f, &base, BASELINE, 2.0, None))
         @for (x, y) in rec.iter().step_by(rec.len().div_ceil(MAX_LINE_POINTS).max(1)) {
             (empty("circle", &[("cx", &d1(f.x(*x))), ("cy", &d1(f.y(*y))), ("r", &"1.8"), ("fill", &RECORDED)]))
         }
@@ -348,6 +434,9 @@ fn session_chart(r: &Report, window_of: &WindowOf<'_>, s: &SessionChart) -> Mark
                 }
             }
         }
+        // The baseline last and dashed: on top of the policies' lines, which
+        // show through its gaps where they are the same.
+        (polyline(&f, &base, BASELINE, 2.0, Some("7 5")))
     };
     let mut items = vec![("baseline (what the agent sent)".to_string(), BASELINE)];
     if !rec.is_empty() {

@@ -113,3 +113,39 @@ proptest! {
         prop_assert!(page.contains(&cell));
     }
 }
+
+/// The sessions where a policy sent or paid more than the agent are listed,
+/// most extra money first, by name; the others are not.
+#[test]
+fn sessions_where_a_policy_sent_or_paid_more_are_listed() {
+    use crate::replay::testkit::session;
+    let sessions = vec![session("u100 t1 r400 a20"), session("u100 t1 r400 a20")];
+    let mut sessions = sessions;
+    sessions[1].id = "s2".into();
+    sessions[0].meta.title = Some("First".into());
+    sessions[1].meta.title = Some("Second <b>".into());
+    let policies = vec![crate::presets::get("nous").unwrap()];
+    let results = crate::pipeline::replay_many(
+        &sessions,
+        &policies,
+        &crate::replay::BuiltinResolver,
+        crate::replay::ReplayOptions::default(),
+        &rayon::ThreadPoolBuilder::new().num_threads(1).build().unwrap(),
+        None,
+    );
+    let mut r = crate::pipeline::results::build(&[], 0, &sessions, &[], &policies, &results, false);
+    assert_eq!(sent_more(&r).into_string(), "", "nothing when no policy sent or paid more");
+    let mut cost = crate::cost::SessionCost::default();
+    cost.baseline.usd = 1.0;
+    cost.policy.usd = 1.5;
+    cost.saved_usd = -0.5;
+    let row = r.sessions.iter_mut().find(|s| s.session_id == "s2").unwrap();
+    row.cost = Some(cost);
+    let row = r.sessions.iter_mut().find(|s| s.session_id != "s2").unwrap();
+    row.metrics.input_tokens_policy = row.metrics.input_tokens_baseline + 10;
+    let html = sent_more(&r).into_string();
+    assert!(html.contains("Where a policy sent or paid more than the agent"), "{html}");
+    let (first, second) = (html.find("Second &lt;b&gt;").unwrap(), html.find("<td>First</td>").unwrap());
+    assert!(first < second, "most extra money first: {html}");
+    assert!(html.contains("$1.0000 → $1.5000") && html.contains("+50.0%"), "{html}");
+}

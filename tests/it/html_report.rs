@@ -124,6 +124,20 @@ fn report_html_renders_charts_and_log_strings_as_text() {
     // The agent's own compaction: its summary in a <details>, as text.
     assert!(dom.contains("<details>"), "no recorded compaction shown");
     assert!(dom.contains("&lt;img src=x onerror=alert(7)&gt;"), "the recorded summary is not shown as text");
+    // Charts first, for the sessions where something happened; the baseline
+    // drawn last, dashed, over the policies' lines.
+    let at = |h: &str| dom.find(h).unwrap_or_else(|| panic!("no {h}"));
+    assert!(
+        at("<h2>Context size per call</h2>") < at("<h2>Savings across sessions</h2>"),
+        "charts after the distributions"
+    );
+    assert!(dom.contains("Sessions where a policy compacted, a call went over the window, or the agent compacted"));
+    let chart = &dom[at("<h2>Context size per call</h2>")..];
+    let last_line = chart[..chart.find("</svg>").unwrap()].rfind("<polyline").unwrap();
+    assert!(
+        chart[last_line..].starts_with("<polyline") && chart[last_line..].contains("stroke-dasharray=\"7 5\""),
+        "the baseline is not on top"
+    );
     // The policies' compactions too, each with what it lost.
     assert!(
         dom.contains("What each compaction lost") && dom.contains("<summary>opal, compaction 0 (call "),
