@@ -8,7 +8,7 @@
 //! compactions (a session's row in sessions.csv, a policy's row in report.md).
 //! Adding a metric is one entry in [`METRICS`] and the computation of its value.
 
-use crate::num::round4;
+use crate::num::{round4, shown};
 use crate::outcome::OutcomeTotals;
 use crate::pipeline::results::Aggregate;
 use crate::policy::CheckTolerances;
@@ -524,9 +524,9 @@ impl Metric {
         let Some(v) = v else { return "n/a".to_string() };
         match self.unit {
             Unit::Count => thousands_f(v),
-            Unit::Pct => format!("{v:.1}%"),
-            Unit::Share => format!("{:.1}%", v * 100.0),
-            Unit::Usd => format!("${v:.4}"),
+            Unit::Pct => format!("{:.1}%", shown(v, 1)),
+            Unit::Share => format!("{:.1}%", shown(v * 100.0, 1)),
+            Unit::Usd => format!("${:.4}", shown(v, 4)),
         }
     }
 
@@ -560,7 +560,7 @@ impl Metric {
         match (v, self.unit) {
             (None, _) => "–".to_string(),
             (Some(v), Unit::Count) => format!("{v}"),
-            (Some(v), _) => format!("{:.2}", self.to_points(v)),
+            (Some(v), _) => format!("{:.2}", shown(self.to_points(v), 2)),
         }
     }
 

@@ -40,6 +40,13 @@ pub fn thousands(n: u64) -> String {
     out
 }
 
+/// `v` to format with `decimals` decimals: itself, or a positive zero when it
+/// rounds to zero, so that no report shows "-0.0".
+pub fn shown(v: f64, decimals: i32) -> f64 {
+    let scale = 10f64.powi(decimals);
+    if (v * scale).round() == 0.0 { 0.0 } else { v }
+}
+
 /// [`thousands`] with a minus sign: -1234 → "-1,234".
 pub fn signed(n: i64) -> String {
     if n < 0 { format!("-{}", thousands(n.unsigned_abs())) } else { thousands(n as u64) }
@@ -48,6 +55,22 @@ pub fn signed(n: i64) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// No negative zero, whatever rounds to zero.
+    #[test]
+    fn shown_has_no_negative_zero() {
+        for (v, d, want) in
+            [(-0.04, 1, "0.0"), (-0.0, 1, "0.0"), (-0.06, 1, "-0.1"), (-0.004, 2, "0.00"), (0.26, 1, "0.3")]
+        {
+            let text = match d {
+                1 => format!("{:.1}", shown(v, d)),
+                _ => format!("{:.2}", shown(v, d)),
+            };
+            assert_eq!(text, want, "{v}");
+        }
+        assert_eq!(format!("{:+.1}", shown(-0.01, 1)), "+0.0");
+        assert_eq!(format!("{:.4}", shown(-0.00001, 4)), "0.0000");
+    }
 
     #[test]
     fn rounds_and_guards() {

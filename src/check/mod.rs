@@ -264,7 +264,7 @@ pub fn compare(
             }
             let change = match (bp, np) {
                 (Some(b), Some(n)) if m.unit == Unit::Count => format!("{:+}", n as i64 - b as i64),
-                (Some(b), Some(n)) => format!("{:+.2}", n - b),
+                (Some(b), Some(n)) => format!("{:+.2}", crate::num::shown(n - b, 2)),
                 _ => String::new(),
             };
             line(m.label, m.points(bv), m.points(nv), change, rule, status);

@@ -122,7 +122,7 @@ pub fn cost_md(report: &Report) -> String {
             cell(&a.policy),
             c.baseline.usd,
             c.policy.usd + c.summarizer_usd,
-            c.saved_pct,
+            crate::num::shown(c.saved_pct, 1),
             c.baseline.read_share() * 100.0,
             c.policy.read_share() * 100.0,
             c.sessions_sheds_tokens_costs_more,
@@ -140,7 +140,7 @@ pub fn cost_md(report: &Report) -> String {
                     "| {} | {} | {:.1}% | ${:.4} → ${:.4} |",
                     cell(&r.session_id),
                     cell(&r.policy),
-                    r.metrics.savings_pct,
+                    crate::num::shown(r.metrics.savings_pct, 1),
                     c.baseline.usd,
                     c.policy.usd + c.summarizer_usd
                 );
@@ -158,7 +158,7 @@ pub fn cost_md(report: &Report) -> String {
             thousands(r.calls),
             r.simulated_usd,
             r.recorded_usd,
-            r.error_pct,
+            crate::num::shown(r.error_pct, 1),
             r.median_abs_error_pct.map(|v| format!("{v:.1}%")).unwrap_or_else(|| "n/a".into()),
             r.p90_abs_error_pct.map(|v| format!("{v:.1}%")).unwrap_or_else(|| "n/a".into()),
             r.read_share_simulated * 100.0,

@@ -16,7 +16,7 @@
 use super::Report;
 use super::compare::{PolicyColumn, rows};
 use super::svg::{Frame, MAX_LINE_POINTS, PALETTE, d1, empty, legend, polyline, short, ticks};
-use crate::num::thousands;
+use crate::num::{shown, thousands};
 use crate::pipeline::SessionResults;
 use crate::pipeline::results::SessionRow;
 use crate::replay::{Event, SessionTrace};
@@ -326,8 +326,9 @@ fn sent_more(r: &Report) -> Markup {
         return html! {};
     }
     rows.sort_by(|a, b| paid(b).unwrap_or(0.0).total_cmp(&paid(a).unwrap_or(0.0)));
-    let signed_pct =
-        |base: f64, now: f64| if base > 0.0 { format!("{:+.1}%", (now - base) / base * 100.0) } else { "–".into() };
+    let signed_pct = |base: f64, now: f64| {
+        if base > 0.0 { format!("{:+.1}%", shown((now - base) / base * 100.0, 1)) } else { "–".into() }
+    };
     html! {
         h2 { "Where a policy sent or paid more than the agent" } "\n"
         p class="note" {
@@ -677,8 +678,8 @@ fn sweep_chart(
                 "point {}: {} | savings {:.1}%, cost saved {:.1}%",
                 p.index,
                 s.axes.iter().zip(&p.values).map(|(k, v)| format!("{k}={v}")).collect::<Vec<_>>().join(" "),
-                p.totals.savings_pct,
-                p.cost_saved_pct()
+                shown(p.totals.savings_pct, 1),
+                shown(p.cost_saved_pct(), 1)
             );
             circle cx=(d1(x)) cy=(d1(y)) r=(if on { "5" } else { "3.5" }) fill=(if on { PALETTE[1] } else { "#999" })
                 fill-opacity="0.8" {

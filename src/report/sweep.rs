@@ -5,6 +5,7 @@
 
 use super::markdown::cell;
 use crate::metrics::{self, Totals, view};
+use crate::num::shown;
 use crate::sweep::{Point, SweepResult};
 use std::fmt::Write as _;
 
@@ -41,7 +42,7 @@ pub fn sweep_csv(r: &SweepResult) -> Vec<u8> {
 }
 
 fn pct_or_na(v: Option<f64>) -> String {
-    v.map(|x| format!("{:.1}%", x * 100.0)).unwrap_or_else(|| "n/a".into())
+    v.map(|x| format!("{:.1}%", shown(x * 100.0, 1))).unwrap_or_else(|| "n/a".into())
 }
 
 fn values(r: &SweepResult, p: &Point) -> String {
@@ -58,10 +59,10 @@ pub fn recommendation_text(r: &SweepResult) -> String {
             let _ = writeln!(
                 out,
                 "  savings {:.1}% of billed input, cost ${:.4} → ${:.4} ({:.1}% saved), overflow calls {} → {}, compactions {}, FRR {}",
-                t.savings_pct,
+                shown(t.savings_pct, 1),
                 t.cost.baseline.usd,
                 t.cost.policy.usd + t.cost.summarizer_usd,
-                t.cost.saved_pct,
+                shown(t.cost.saved_pct, 1),
                 t.overflow_calls_baseline,
                 t.overflow_calls_policy,
                 t.compactions,
@@ -137,9 +138,9 @@ pub fn summary_text(r: &SweepResult) -> String {
             "{:>5}{}  {:>7.1}%  {:>10}  {:>9.1}%  {:>9}  {:>11}  {:>7}  {:<5}  {}",
             p.index,
             mark,
-            t.savings_pct,
-            format!("${:.4}", t.cost.saved_usd),
-            t.cost.saved_pct,
+            shown(t.savings_pct, 1),
+            format!("${:.4}", shown(t.cost.saved_usd, 4)),
+            shown(t.cost.saved_pct, 1),
             t.overflow_calls_policy,
             t.compactions,
             pct_or_na(p.frr()),

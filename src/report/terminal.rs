@@ -109,8 +109,7 @@ fn short(n: u64) -> String {
 
 /// A percentage with one decimal, never "-0.0".
 fn pct(v: f64) -> String {
-    let r = (v * 10.0).round() / 10.0;
-    format!("{:.1}%", if r == 0.0 { 0.0 } else { r })
+    format!("{:.1}%", crate::num::shown(v, 1))
 }
 
 fn table(out: &mut String, report: &Report) {

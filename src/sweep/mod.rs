@@ -27,6 +27,7 @@ pub use grid::{Axis, Grid, GridError, MAX_POINTS};
 
 use crate::cost::{CostSettings, SessionModels, session_cost_with};
 use crate::model::Session;
+use crate::num::shown;
 use crate::outcome::{OutcomeTotals, SessionOutcome};
 use crate::policy::Policy;
 use crate::quality::{PreparedQuality, QualityHook};
@@ -412,12 +413,16 @@ fn reason(points: &[Point], i: usize, min_frr: Option<f64>) -> String {
     } else if b.cost.saved_usd != r.cost.saved_usd {
         format!(
             "most money saved (${:.4}, {:.1}% of the cost; the next best point saves ${:.4}), with the fewest calls over the window ({})",
-            b.cost.saved_usd, b.cost.saved_pct, r.cost.saved_usd, b.overflow_calls_policy
+            shown(b.cost.saved_usd, 4),
+            shown(b.cost.saved_pct, 1),
+            shown(r.cost.saved_usd, 4),
+            b.overflow_calls_policy
         )
     } else if b.savings_pct != r.savings_pct {
         format!(
             "most tokens saved ({:.1}%; the next best point saves {:.1}%) at the same cost and calls over the window",
-            b.savings_pct, r.savings_pct
+            shown(b.savings_pct, 1),
+            shown(r.savings_pct, 1)
         )
     } else {
         "the first of the points that tie on calls over the window, money and tokens".to_string()

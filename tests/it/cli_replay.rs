@@ -610,3 +610,27 @@ fn corpus_default_costs_what_the_agent_paid_far_from_the_window() {
     // The sessions that near their window are where it saves.
     assert!(sessions.iter().any(|s| s["cost"]["saved_usd"].as_f64().unwrap() > 0.0));
 }
+
+/// No report shows a negative zero ("-0.0 %", "$-0.0000"), whatever rounds to it.
+#[test]
+fn no_output_shows_a_negative_zero() {
+    let out = tempfile::tempdir().unwrap();
+    let o = cargo_bin_cmd!("compactor")
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .args(["compare", "fixtures", "-q", "--set", "context_window=6000", "--set", "compact.reserve_tokens=1000"])
+        .args(["--set", "flush.reserve_tokens=1000", "--set", "flush.threshold_tokens=1000", "--out"])
+        .arg(out.path())
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(0), "{}", String::from_utf8_lossy(&o.stderr));
+    let stdout = String::from_utf8_lossy(&o.stdout).into_owned();
+    for (name, text) in [
+        ("stdout", stdout),
+        ("report.md", std::fs::read_to_string(out.path().join("report.md")).unwrap()),
+        ("report.html", std::fs::read_to_string(out.path().join("report.html")).unwrap()),
+    ] {
+        for bad in ["-0.0%", "-0.0 %", "$-0.0", "-0.00 "] {
+            assert!(!text.contains(bad), "{name} shows {bad}");
+        }
+    }
+}
