@@ -128,10 +128,20 @@ pub fn summary_text(r: &SweepResult) -> String {
         "{:>6}  {:>8}  {:>10}  {:>10}  {:>9}  {:>11}  {:>7}  front  values",
         "point", "savings", "cost saved", "cost %", "overflows", "compactions", "FRR"
     );
+    // Points with the same figures as one shown are counted, not repeated.
+    let mut seen: Vec<String> = Vec::new();
+    let mut same = 0;
     for (i, p) in
         r.points.iter().enumerate().filter(|&(i, p)| p.front_savings || p.front_cost || r.recommended == Some(i))
     {
         let t = &p.totals;
+        let figures =
+            format!("{:?}", (t.savings_pct, t.cost.saved_usd, t.overflow_calls_policy, t.compactions, p.frr()));
+        if seen.contains(&figures) && r.recommended != Some(i) {
+            same += 1;
+            continue;
+        }
+        seen.push(figures);
         let mark = if r.recommended == Some(i) { "*" } else { " " };
         let _ = writeln!(
             out,
@@ -146,6 +156,12 @@ pub fn summary_text(r: &SweepResult) -> String {
             pct_or_na(p.frr()),
             front_label(p),
             values(r, p),
+        );
+    }
+    if same > 0 {
+        let _ = writeln!(
+            out,
+            "  … and {same} more point(s) on the fronts with the same figures as one above (sweep.csv has them all)"
         );
     }
     out.push_str(

@@ -429,10 +429,23 @@ fn reason(points: &[Point], i: usize, min_frr: Option<f64>) -> String {
     }
 }
 
-/// The numeric axes on which point `i` takes the lowest or highest value.
+/// The numeric axes on which point `i` takes the lowest or highest value,
+/// among those that change a result here: an axis whose other values (the
+/// other axes as at `i`) all give the same figures cannot say which way is
+/// better.
 fn edges(axes: &[String], points: &[Point], i: usize) -> Vec<Edge> {
     let mut out = Vec::new();
+    let same =
+        |p: &Point, q: &Point| rank(p, q).is_eq() && p.frr() == q.frr() && p.hallucination() == q.hallucination();
     for (a, axis) in axes.iter().enumerate() {
+        let neighbours = points.iter().filter(|q| {
+            q.ok()
+                && q.values.len() == points[i].values.len()
+                && q.values.iter().zip(&points[i].values).enumerate().all(|(b, (x, y))| b == a || x == y)
+        });
+        if neighbours.into_iter().all(|q| same(q, &points[i])) {
+            continue;
+        }
         let nums: Vec<f64> = points.iter().filter_map(|p| p.values.get(a)?.parse::<f64>().ok()).collect();
         let Some(v) = points[i].values.get(a).and_then(|v| v.parse::<f64>().ok()) else { continue };
         let (lo, hi) = nums.iter().fold((f64::INFINITY, f64::NEG_INFINITY), |(l, h), &x| (l.min(x), h.max(x)));

@@ -254,12 +254,17 @@ fn the_recommendation_passes_the_gates_and_says_why() {
     assert_eq!(reason(&pts, 1, None), "fewest calls over the window (0; the next best point has 1)");
     // Edges: numeric axes at their lowest or highest value only.
     let axes = vec!["a".to_string(), "b".to_string(), "c".to_string()];
-    for (p, v) in pts.iter_mut().zip([["1", "off", "5"], ["2", "x", "5"], ["3", "y", "5"]]) {
+    for (p, v) in pts.iter_mut().zip([["1", "off", "5"], ["2", "off", "5"], ["3", "off", "5"]]) {
         p.values = v.iter().map(|s| s.to_string()).collect();
     }
     assert_eq!(edges(&axes, &pts, 1), vec![]);
     assert_eq!(edges(&axes, &pts, 2), vec![Edge { axis: "a".into(), value: "3".into(), side: "highest" }]);
     assert_eq!(edges(&axes, &pts, 0)[0].side, "lowest");
+    // An axis whose other values give the same figures says nothing.
+    let mut tied = vec![pts[0].clone(), pts[0].clone()];
+    tied[1].values[0] = "9".into();
+    tied[1].index = 2;
+    assert_eq!(edges(&axes, &tied, 0), vec![]);
 }
 
 #[test]
