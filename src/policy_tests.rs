@@ -42,6 +42,12 @@ fn set_errors_name_the_key() {
     let e = p.set("keep_last", "3").unwrap_err();
     assert_eq!(e.to_string(), "unknown policy key `keep_last` (did you mean prune.keep_last?)");
     assert!(matches!(p.set("prune.nope", "1"), Err(PolicyError::UnknownKey { .. })));
+    let e = p.set("compact.keep_recnt_tokens", "3").unwrap_err();
+    assert_eq!(
+        e.to_string(),
+        "unknown policy key `compact.keep_recnt_tokens` (did you mean compact.keep_recent_tokens?)"
+    );
+    assert_eq!(p.set("zzzz.qqq", "1").unwrap_err().to_string(), "unknown policy key `zzzz.qqq`", "no far guess");
     let e = p.set("context_window", "big").unwrap_err();
     assert!(
         e.to_string().starts_with("invalid value `big` for `context_window`: expected a non-negative integer"),

@@ -264,7 +264,13 @@ fn unknown_key(key: &str) -> PolicyError {
     // usual mistake being a missing or wrong section prefix.
     let last = key.rsplit('.').next().unwrap_or(key);
     let close: Vec<&str> = Policy::KEYS.iter().copied().filter(|k| k.rsplit('.').next() == Some(last)).collect();
-    let hint = if close.is_empty() { String::new() } else { format!(" (did you mean {}?)", close.join(" or ")) };
+    // Else the key nearest in spelling (`compact.keep_recnt_tokens`).
+    let near = || crate::text::suggest::closest(key, Policy::KEYS.iter().map(|k| (*k, *k)));
+    let hint = match (close.is_empty(), near()) {
+        (false, _) => format!(" (did you mean {}?)", close.join(" or ")),
+        (true, Some(k)) => format!(" (did you mean {k}?)"),
+        (true, None) => String::new(),
+    };
     PolicyError::UnknownKey { key: key.to_string(), hint }
 }
 

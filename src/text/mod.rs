@@ -6,6 +6,7 @@
 pub mod atoms;
 pub mod filetrack;
 pub(crate) mod line_memo;
+pub mod suggest;
 pub mod symbols;
 pub mod words;
 

@@ -1,0 +1,68 @@
+//! "Did you mean …": the closest known name to a mistyped one, for every
+//! value from a fixed list (policy keys, presets, model families).
+
+/// Edit distance (Levenshtein, over chars) between `cand` and the closest
+/// prefix of `name`: what follows in `name` is free, as a model name matches a
+/// family by fragment (`claude-sonnet-4-5-20250929` holds `claude-sonnet-4`).
+pub fn distance(name: &str, cand: &str) -> usize {
+    let cand: Vec<char> = cand.chars().collect();
+    let mut row: Vec<usize> = (0..=cand.len()).collect();
+    let mut best = row[cand.len()];
+    for (i, a) in name.chars().enumerate() {
+        let mut diag = row[0];
+        row[0] = i + 1;
+        for (j, &c) in cand.iter().enumerate() {
+            let next = (diag + usize::from(a != c)).min(row[j] + 1).min(row[j + 1] + 1);
+            diag = row[j + 1];
+            row[j + 1] = next;
+        }
+        best = best.min(row[cand.len()]);
+    }
+    best
+}
+
+/// The candidate closest to `name`, as (spelled, shown) pairs: each spelling
+/// and its tails at `-` (`sonnet-4` for `claude-sonnet-4`, since the vendor
+/// prefix is often left out) are compared with [`distance`]; the closest wins,
+/// then the longest spelling, then the first. Only when at most a third of
+/// the spelling's characters differ: a far name gets no suggestion.
+pub fn closest<'a>(name: &str, candidates: impl IntoIterator<Item = (&'a str, &'a str)>) -> Option<&'a str> {
+    let mut best: Option<(usize, usize, &str)> = None;
+    for (spelled, shown) in candidates {
+        let tails = std::iter::once(spelled).chain(spelled.match_indices('-').map(|(i, _)| &spelled[i + 1..]));
+        for tail in tails {
+            let len = tail.chars().count();
+            let d = distance(name, tail);
+            if len < 3 || d * 3 > len {
+                continue;
+            }
+            if best.is_none_or(|(bd, blen, _)| (d, std::cmp::Reverse(len)) < (bd, std::cmp::Reverse(blen))) {
+                best = Some((d, len, shown));
+            }
+        }
+    }
+    best.map(|(_, _, shown)| shown)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn distance_counts_edits_and_ignores_what_follows() {
+        assert_eq!(distance("", "abc"), 3);
+        assert_eq!(distance("gpt5", "gpt-5"), 1);
+        assert_eq!(distance("claude-sonet-4", "claude-sonnet-4"), 1);
+        assert_eq!(distance("claude-sonet-4-5-20250929", "claude-sonnet-4"), 1);
+        assert_eq!(distance("kitten", "sitting"), 3);
+    }
+
+    #[test]
+    fn closest_picks_the_nearest_and_refuses_far_ones() {
+        let c = [("claude-sonnet-4", "claude-sonnet-4"), ("claude-opus-4", "claude-opus-4"), ("gpt-5", "gpt-5")];
+        assert_eq!(closest("claude-sonet-4", c), Some("claude-sonnet-4"));
+        assert_eq!(closest("gpt5", c), Some("gpt-5"));
+        assert_eq!(closest("sonnet-4-5", c), Some("claude-sonnet-4"), "the vendor prefix left out");
+        assert_eq!(closest("llama-3-70b-instruct", c), None);
+    }
+}
