@@ -151,6 +151,31 @@ pub enum TriggerKind {
     Reserve,
 }
 
+impl TriggerKind {
+    /// As `compact.trigger` spells it.
+    pub fn name(self) -> &'static str {
+        match self {
+            TriggerKind::Tokens => "tokens",
+            TriggerKind::Ratio => "ratio",
+            TriggerKind::Reserve => "reserve",
+        }
+    }
+}
+
+/// The keys nothing reads in a policy whose `compact.trigger` is `trigger`
+/// (an unknown one, `""`, reads every size) and whose `keep_recent_ratio` is
+/// on or off: the sizes of the other triggers, and `keep_recent_tokens` under
+/// a ratio. One rule for rendering, normalizing, warning and comparing.
+pub fn unread_keys(trigger: &str, keep_ratio_on: bool) -> impl Iterator<Item = &'static str> + '_ {
+    const SIZES: [(&str, &str); 3] = [
+        ("compact.trigger_tokens", "tokens"),
+        ("compact.trigger_ratio", "ratio"),
+        ("compact.reserve_tokens", "reserve"),
+    ];
+    let sizes = SIZES.into_iter().filter(move |(_, kind)| !trigger.is_empty() && *kind != trigger).map(|(k, _)| k);
+    sizes.chain(keep_ratio_on.then_some("compact.keep_recent_tokens"))
+}
+
 /// Which size the trigger looks at.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]

@@ -124,17 +124,9 @@ fn flatten(prefix: &str, value: &Value, out: &mut BTreeMap<String, String>) {
 /// equal to the same policy now.
 fn drop_unread(map: &mut BTreeMap<String, String>) {
     let trigger = map.get("compact.trigger").cloned().unwrap_or_default();
-    for (key, kind) in [
-        ("compact.trigger_tokens", "tokens"),
-        ("compact.trigger_ratio", "ratio"),
-        ("compact.reserve_tokens", "reserve"),
-    ] {
-        if !trigger.is_empty() && trigger != kind {
-            map.remove(key);
-        }
-    }
-    if map.get("compact.keep_recent_ratio").is_some_and(|r| !matches!(r.as_str(), "off" | "null")) {
-        map.remove("compact.keep_recent_tokens");
+    let ratio_on = map.get("compact.keep_recent_ratio").is_some_and(|r| !matches!(r.as_str(), "off" | "null"));
+    for key in crate::policy::unread_keys(&trigger, ratio_on) {
+        map.remove(key);
     }
 }
 

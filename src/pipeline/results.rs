@@ -299,6 +299,7 @@ pub fn summarize(
             .enumerate()
             .map(|(pi, (policy, trace))| {
                 let mut r = row(session, policy, trace.as_ref().map_err(|e| e.to_string()));
+                r.name.clone_from(&results.name);
                 r.quality = results.quality.get(pi).cloned().flatten();
                 if let (Some(settings), Ok(t)) = (cost, trace) {
                     r.cost = Some(crate::cost::session_cost(session, t, settings));
@@ -396,7 +397,8 @@ pub fn build_from_summaries(
 fn row(session: &Session, policy: &Policy, trace: Result<&SessionTrace, String>) -> SessionRow {
     let base = SessionRow {
         session_id: session.id.clone(),
-        name: session.display_name(),
+        // The caller's, computed once per session ([`SessionResults::name`]).
+        name: None,
         source_path: session.source_path.display().to_string(),
         format: session.format,
         parent: session.parent.clone(),

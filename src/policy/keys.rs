@@ -280,31 +280,38 @@ impl Policy {
         self.set_raw(key.trim(), Raw::Text(value))
     }
 
+    /// The keys nothing reads in this policy ([`unread_keys`]).
+    pub fn unread(&self) -> impl Iterator<Item = &'static str> {
+        unread_keys(self.compact.trigger.name(), self.compact.keep_recent_ratio.is_some())
+    }
+
     /// Why setting `key` changes nothing in this policy, when it does not:
     /// the trigger size of a trigger the policy does not use, or
     /// `compact.keep_recent_tokens` under a `keep_recent_ratio`.
     pub fn ineffective(&self, key: &str) -> Option<String> {
+        if !self.unread().any(|k| k == key) {
+            return None;
+        }
         let c = &self.compact;
-        let trigger = match key {
-            "compact.trigger_tokens" => Some(TriggerKind::Tokens),
-            "compact.trigger_ratio" => Some(TriggerKind::Ratio),
-            "compact.reserve_tokens" => Some(TriggerKind::Reserve),
-            _ => None,
-        };
-        if let Some(kind) = trigger.filter(|&k| k != c.trigger) {
-            let name = |k: TriggerKind| serde_json::to_value(k).ok().and_then(|v| v.as_str().map(str::to_string));
-            return Some(format!(
-                "its trigger is compact.trigger = \"{}\"; set compact.trigger = \"{}\" to use it",
-                name(c.trigger).unwrap_or_default(),
-                name(kind).unwrap_or_default()
-            ));
-        }
-        match (key, c.keep_recent_ratio) {
-            ("compact.keep_recent_tokens", Some(r)) => Some(format!(
-                "compact.keep_recent_ratio = {r} overrides it; set compact.keep_recent_ratio = \"off\" to use it"
-            )),
-            _ => None,
-        }
+        Some(match (key, c.keep_recent_ratio) {
+            ("compact.keep_recent_tokens", Some(r)) => {
+                format!(
+                    "compact.keep_recent_ratio = {r} overrides it; set compact.keep_recent_ratio = \"off\" to use it"
+                )
+            }
+            _ => {
+                let wanted = match key {
+                    "compact.trigger_tokens" => TriggerKind::Tokens,
+                    "compact.trigger_ratio" => TriggerKind::Ratio,
+                    _ => TriggerKind::Reserve,
+                };
+                format!(
+                    "its trigger is compact.trigger = \"{}\"; set compact.trigger = \"{}\" to use it",
+                    c.trigger.name(),
+                    wanted.name()
+                )
+            }
+        })
     }
 
     /// Apply a `KEY=VALUE` assignment.
@@ -341,17 +348,8 @@ impl Policy {
         let err = |e: &dyn std::fmt::Display| PolicyError::Toml(e.to_string());
         let mut table = toml::Table::try_from(self).map_err(|e| err(&e))?;
         if let Some(toml::Value::Table(c)) = table.get_mut("compact") {
-            for (key, kind) in [
-                ("trigger_tokens", TriggerKind::Tokens),
-                ("trigger_ratio", TriggerKind::Ratio),
-                ("reserve_tokens", TriggerKind::Reserve),
-            ] {
-                if self.compact.trigger != kind {
-                    c.remove(key);
-                }
-            }
-            if self.compact.keep_recent_ratio.is_some() {
-                c.remove("keep_recent_tokens");
+            for key in self.unread() {
+                c.remove(key.trim_start_matches("compact."));
             }
         }
         toml::to_string(&table).map_err(|e| err(&e))
@@ -364,18 +362,15 @@ impl Policy {
     pub fn effective(&self) -> Policy {
         let mut p = self.clone();
         let d = Compact::default();
-        let c = &mut p.compact;
-        if c.trigger != TriggerKind::Tokens {
-            c.trigger_tokens = d.trigger_tokens;
-        }
-        if c.trigger != TriggerKind::Ratio {
-            c.trigger_ratio = d.trigger_ratio;
-        }
-        if c.trigger != TriggerKind::Reserve {
-            c.reserve_tokens = d.reserve_tokens;
-        }
-        if c.keep_recent_ratio.is_some() {
-            c.keep_recent_tokens = d.keep_recent_tokens;
+        for key in self.unread() {
+            let c = &mut p.compact;
+            match key {
+                "compact.trigger_tokens" => c.trigger_tokens = d.trigger_tokens,
+                "compact.trigger_ratio" => c.trigger_ratio = d.trigger_ratio,
+                "compact.reserve_tokens" => c.reserve_tokens = d.reserve_tokens,
+                "compact.keep_recent_tokens" => c.keep_recent_tokens = d.keep_recent_tokens,
+                _ => {}
+            }
         }
         p
     }

@@ -129,7 +129,7 @@ pub fn summary_text(r: &SweepResult) -> String {
         "point", "savings", "cost saved", "cost %", "overflows", "compactions", "FRR"
     );
     // Points with the same figures as one shown are counted, not repeated.
-    let mut seen: Vec<String> = Vec::new();
+    let mut seen: std::collections::HashSet<String> = std::collections::HashSet::new();
     let mut same = 0;
     for (i, p) in
         r.points.iter().enumerate().filter(|&(i, p)| p.front_savings || p.front_cost || r.recommended == Some(i))
@@ -137,11 +137,10 @@ pub fn summary_text(r: &SweepResult) -> String {
         let t = &p.totals;
         let figures =
             format!("{:?}", (t.savings_pct, t.cost.saved_usd, t.overflow_calls_policy, t.compactions, p.frr()));
-        if seen.contains(&figures) && r.recommended != Some(i) {
+        if !seen.insert(figures) && r.recommended != Some(i) {
             same += 1;
             continue;
         }
-        seen.push(figures);
         let mark = if r.recommended == Some(i) { "*" } else { " " };
         let _ = writeln!(
             out,

@@ -15,7 +15,7 @@ use crate::quality::RowScore;
 #[derive(Default)]
 pub struct SharedScores {
     texts: Mutex<Texts>,
-    rows: Mutex<foldhash::HashMap<EventKey, PolicyRow>>,
+    rows: Mutex<foldhash::HashMap<EventKey, RowScore>>,
 }
 
 /// The texts of one session's events (summaries, replaced and kept summary
@@ -40,10 +40,6 @@ struct EventKey {
     kept_tokens: Option<u64>,
     summary: u32,
 }
-
-/// The parts of the policy's row that [`QualityScore`] sums.
-#[derive(Clone, Copy)]
-struct PolicyRow(RowScore);
 
 impl SharedScores {
     /// Forget everything (the session's last replay is done).
@@ -142,14 +138,14 @@ pub fn score_trace_shared(
                     atoms.prepare_views(&tp.point, estimator, borrowed_views(&replaced), borrowed_views(&kept));
                 let own = shared.view(atoms, key.as_ref().map(|k| k.summary), summary);
                 let q = prepared.score_text_view(CANDIDATE_POLICY, summary, &own);
-                let r = PolicyRow(RowScore::of(&q));
+                let r = RowScore::of(&q);
                 if let (Some(key), Ok(mut m)) = (key, shared.rows.lock()) {
                     m.insert(key, r);
                 }
                 r
             }
         };
-        score.add_row(row.0);
+        score.add_row(row);
     }
     score
 }
