@@ -302,8 +302,32 @@ pub struct Compact {
     /// keeping this share of the window, forcing a cut.
     #[serde(with = "off")]
     pub overflow_keep_ratio: Option<f64>,
+    /// `summarizer = "command"`: the program that writes each summary, an argv
+    /// list run without a shell (docs/command-summarizer.md).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub command: Vec<String>,
+    /// The program's working directory, against which relative paths in
+    /// `command` are read. A policy file sets it to its own folder when empty;
+    /// empty otherwise means the current directory.
+    #[serde(skip_serializing_if = "String::is_empty")]
+    pub command_dir: String,
+    /// Environment variables the program gets besides `PATH`; nothing else of
+    /// compactor's environment reaches it.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub command_env: Vec<String>,
+    /// Seconds one run of the program may take before it is stopped and the
+    /// compaction falls back to extractive.
+    #[serde(skip_serializing_if = "is_default_command_timeout")]
+    pub command_timeout_secs: u64,
     /// The LLM summarizer's endpoint and request settings (`summarizer = "llm"`).
     pub llm: LlmSettings,
+}
+
+/// Seconds a summarizer program may run by default.
+pub const DEFAULT_COMMAND_TIMEOUT_SECS: u64 = 120;
+
+fn is_default_command_timeout(secs: &u64) -> bool {
+    *secs == DEFAULT_COMMAND_TIMEOUT_SECS
 }
 
 /// `[compact.llm]`: where and how this policy's LLM summarizer asks (DESIGN.md
@@ -333,6 +357,14 @@ pub struct LlmSettings {
     /// Prompt family: `checkpoint` (specs/000), `vibe`, `dotnet`, `spec008`;
     /// empty: the one of the preset the policy is named after, else checkpoint.
     pub prompt: String,
+    /// A Markdown prompt of the team's own for the first summary, with
+    /// `{conversation}`, `{previous_summary}` and `{budget_tokens}`
+    /// placeholders; replaces `prompt`. Relative to the policy file.
+    #[serde(skip_serializing_if = "String::is_empty")]
+    pub prompt_file: String,
+    /// The same for a summary that updates the previous one; empty: `prompt_file`.
+    #[serde(skip_serializing_if = "String::is_empty")]
+    pub update_prompt_file: String,
 }
 
 /// Pre-compaction memory flush (specs/004, OpenClaw): reported, not executed.
@@ -418,6 +450,10 @@ impl Default for Compact {
             file_ops: true,
             min_gain_tokens: 1_000,
             overflow_keep_ratio: None,
+            command: Vec::new(),
+            command_dir: String::new(),
+            command_env: Vec::new(),
+            command_timeout_secs: DEFAULT_COMMAND_TIMEOUT_SECS,
             llm: LlmSettings::default(),
         }
     }
@@ -609,6 +645,15 @@ impl Policy {
             if c.summary_max_tokens == 0 {
                 return bad("compact.summary_max_tokens", "must be positive");
             }
+            if c.summarizer == SummarizerKind::Command && c.command.first().is_none_or(|p| p.trim().is_empty()) {
+                return bad(
+                    "compact.command",
+                    "summarizer = \"command\" needs the program as an argv list (compact.command = [\"python3\", \"summarize.py\"]) or --summarizer-command",
+                );
+            }
+            if c.command_timeout_secs == 0 {
+                return bad("compact.command_timeout_secs", "must be positive");
+            }
             if c.cut == CutKind::KeepRecentTurns && c.keep_recent_turns == 0 {
                 return bad("compact.keep_recent_turns", "must be positive");
             }
@@ -719,6 +764,8 @@ pub enum SummarizerKind {
     Extractive,
     /// An LLM endpoint (provided by the CLI; not built into the library).
     Llm,
+    /// The user's own program (`compact.command`), run once per summary.
+    Command,
 }
 
 impl SummarizerKind {
@@ -727,6 +774,7 @@ impl SummarizerKind {
             SummarizerKind::Truncate => "truncate",
             SummarizerKind::Extractive => "extractive",
             SummarizerKind::Llm => "llm",
+            SummarizerKind::Command => "command",
         }
     }
 }

@@ -108,9 +108,14 @@ pub struct PolicyArgs {
     /// Token estimator for every policy: chars4, per_block, o200k, cl100k, calibrated.
     #[arg(long, value_name = "NAME")]
     pub estimator: Option<String>,
-    /// Summarizer for every policy: truncate, extractive, llm.
+    /// Summarizer for every policy: truncate, extractive, llm, command.
     #[arg(long, value_name = "NAME")]
     pub summarizer: Option<String>,
+    /// Your own summarizer program for every policy, run once per summary
+    /// without a shell: `--summarizer-command "python3 my_summarizer.py"`
+    /// (docs/command-summarizer.md). Sets --summarizer command.
+    #[arg(long, value_name = "CMD")]
+    pub summarizer_command: Option<String>,
 }
 
 /// The LLM summarizer's endpoint (used with `--summarizer llm`).
@@ -145,6 +150,9 @@ pub struct LlmArgs {
     /// Do not read or write the response cache.
     #[arg(long)]
     pub no_cache: bool,
+    /// Summarizer programs running at once, at most (default: one per core).
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..))]
+    pub command_concurrency: Option<u32>,
     /// Seconds one summarization request may take, connecting included
     /// (default 180; decimals allowed: 0.5). A request that times out is not
     /// retried: the compaction falls back to the extractive summary.

@@ -26,6 +26,7 @@ fn policy_args_empty(p: &PolicyArgs) -> bool {
         && p.sets.is_empty()
         && p.estimator.is_none()
         && p.summarizer.is_none()
+        && p.summarizer_command.is_none()
 }
 
 fn read_baseline(path: &Path) -> anyhow::Result<Baseline> {
@@ -58,6 +59,9 @@ fn run_settings(input: &InputArgs, llm: &LlmArgs, policies: &[Policy]) -> anyhow
             }
         }
     }
+    // What summarizes: a program's argv and files, a prompt file's text.
+    settings.extend(super::command::identities(policies));
+    settings.extend(super::llm::prompt_identities(policies)?);
     Ok(settings)
 }
 
@@ -183,7 +187,8 @@ pub fn run(args: CheckArgs) -> anyhow::Result<u8> {
         && let Some(b) = &base
     {
         let ReplaySettings { presets, sets, estimator, summarizer } = b.replay.clone();
-        policy = PolicyArgs { presets, policy_files: Vec::new(), sets, estimator, summarizer };
+        policy =
+            PolicyArgs { presets, policy_files: Vec::new(), sets, estimator, summarizer, summarizer_command: None };
     }
     let mut globs = must_keep;
     if let Some(b) = &base {
@@ -295,6 +300,7 @@ pub fn run(args: CheckArgs) -> anyhow::Result<u8> {
     };
     let code = print_stdout(&shown)?;
     super::llm::warn_fallbacks(rep.diagnostics.llm_summaries.as_ref());
+    super::command::warn_fallbacks(rep.diagnostics.command_summaries.as_ref());
     if code != EXIT_OK {
         return Ok(code);
     }

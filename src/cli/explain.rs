@@ -23,7 +23,7 @@ pub fn run(args: ExplainArgs) -> anyhow::Result<u8> {
     let policies = resolve_policies(&policy_args, &[])?;
     let quiet = args.input.quiet;
     let loaded = super::load::load(args.input.clone())?;
-    let resolver = CliResolver::new(None);
+    let resolver = CliResolver::new(None, None);
     let options =
         ReplayOptions { check_invariants: false, verify_totals: false, keep_transcript: false, meter: Meter::Recorded };
     let mut sessions: Vec<&compactor::model::Session> = loaded

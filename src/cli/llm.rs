@@ -6,6 +6,7 @@
 
 use super::args::LlmArgs;
 use anyhow::Context;
+use compactor::llm::prompt_file::PromptFiles;
 use compactor::llm::{ApiKind, LlmConfig, LlmFlags, LlmSummarizer, PromptPreset, Stage, SummaryOptions};
 use compactor::model::Message;
 use compactor::policy::Policy;
@@ -93,7 +94,8 @@ pub fn adapter(args: &LlmArgs, policies: &[Policy]) -> anyhow::Result<Option<Arc
         };
         let prompt = PromptPreset::from_name(p.compact.llm.prompt.trim())
             .unwrap_or_else(|| PromptPreset::for_policy_preset(&p.name));
-        let options = SummaryOptions::for_preset(prompt);
+        let options =
+            SummaryOptions { files: prompt_files(p).with_context(what)?, ..SummaryOptions::for_preset(prompt) };
         by_policy.push((p.clone(), Arc::new(LlmAdapter { inner, options, log: log.clone() })));
     }
     if by_policy.is_empty() {
@@ -101,6 +103,34 @@ pub fn adapter(args: &LlmArgs, policies: &[Policy]) -> anyhow::Result<Option<Arc
     }
     let clients = clients.into_iter().map(|(_, s)| s).collect();
     Ok(Some(Arc::new(LlmAdapters { by_policy, clients, log })))
+}
+
+/// The policy's own prompt files (`compact.llm.prompt_file`,
+/// `update_prompt_file`), read and checked; `None` when it names none.
+fn prompt_files(p: &Policy) -> anyhow::Result<Option<Arc<PromptFiles>>> {
+    let l = &p.compact.llm;
+    let (first, update) = (l.prompt_file.trim(), l.update_prompt_file.trim());
+    if first.is_empty() {
+        if !update.is_empty() {
+            anyhow::bail!("compact.llm.update_prompt_file needs compact.llm.prompt_file too");
+        }
+        return Ok(None);
+    }
+    let update = (!update.is_empty()).then(|| std::path::Path::new(update));
+    let files = PromptFiles::read(std::path::Path::new(first), update).map_err(anyhow::Error::msg)?;
+    Ok(Some(Arc::new(files)))
+}
+
+/// The hash of each LLM policy's prompt files, as run settings a baseline
+/// records: an edit to a prompt is a change `check` names.
+pub fn prompt_identities(policies: &[Policy]) -> anyhow::Result<Vec<(String, String)>> {
+    let mut out = Vec::new();
+    for p in policies.iter().filter(|p| p.compact.summarizer == SummarizerKind::Llm) {
+        if let Some(f) = prompt_files(p).with_context(|| format!("LLM summarizer of policy `{}`", p.name))? {
+            out.push((format!("llm.prompt.{}", p.name), f.hash.clone()));
+        }
+    }
+    Ok(out)
 }
 
 impl LlmAdapters {
@@ -149,7 +179,7 @@ impl Summarizer for LlmAdapter {
                     0 => self.inner.config().max_tokens,
                     t => t.min(self.inner.config().max_tokens.max(1)),
                 }),
-                ..self.options
+                ..self.options.clone()
             },
         };
         let fallback = |_: &compactor::llm::SummaryRequest<'_>| -> String {
@@ -181,7 +211,14 @@ impl Summarizer for LlmAdapter {
             }
         }
         let file_ops = Extractive.summarize(req).map(|s| s.file_ops).unwrap_or_default();
+        // The step into extractive says why the LLM gave up.
+        let fallback = (outcome.stage == Stage::Extractive).then(|| {
+            let last = outcome.fallbacks.iter().rev().find(|f| f.to == Stage::Extractive);
+            let why = last.or(outcome.fallbacks.last()).map_or("no reason recorded", |f| f.reason.as_str());
+            format!("the LLM summarizer failed: {why}")
+        });
         Ok(Summary {
+            fallback,
             text: outcome.summary,
             file_ops,
             usage: SummarizerUsage {

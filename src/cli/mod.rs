@@ -5,6 +5,7 @@
 
 mod args;
 mod check;
+mod command;
 mod explain;
 mod inspect;
 mod llm;

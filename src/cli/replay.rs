@@ -34,6 +34,7 @@ pub fn resolve_policies(args: &PolicyArgs, default_presets: &[&str]) -> anyhow::
         if p.name.trim().is_empty() {
             p.name = file.file_stem().map(|s| s.to_string_lossy().into_owned()).unwrap_or_else(|| "policy".into());
         }
+        anchor_paths(&mut p, file.parent().unwrap_or(std::path::Path::new("")));
         policies.push(p);
     }
     if policies.is_empty() {
@@ -56,6 +57,27 @@ pub fn resolve_policies(args: &PolicyArgs, default_presets: &[&str]) -> anyhow::
     Ok(policies)
 }
 
+/// Paths in a policy file are read from the file's folder: the summarizer
+/// program's folder (the file's own when not set) and the prompt files.
+fn anchor_paths(p: &mut Policy, dir: &std::path::Path) {
+    let anchored = |path: &str| -> String {
+        if path.trim().is_empty() || std::path::Path::new(path).is_absolute() || dir.as_os_str().is_empty() {
+            return path.to_string();
+        }
+        dir.join(path).to_string_lossy().into_owned()
+    };
+    let c = &mut p.compact;
+    if !c.command.is_empty() {
+        c.command_dir = match c.command_dir.trim() {
+            "" if dir.as_os_str().is_empty() => String::new(),
+            "" => dir.to_string_lossy().into_owned(),
+            d => anchored(d),
+        };
+    }
+    c.llm.prompt_file = anchored(&c.llm.prompt_file);
+    c.llm.update_prompt_file = anchored(&c.llm.update_prompt_file);
+}
+
 /// Apply `--estimator`, `--summarizer` and every `--set` to `p`, then
 /// validate it. Errors name the flag and the policy.
 pub fn apply_overrides(p: &mut Policy, args: &PolicyArgs) -> anyhow::Result<()> {
@@ -64,6 +86,13 @@ pub fn apply_overrides(p: &mut Policy, args: &PolicyArgs) -> anyhow::Result<()> 
     }
     if let Some(s) = &args.summarizer {
         p.set("compact.summarizer", s).with_context(|| format!("--summarizer {s}"))?;
+    }
+    if let Some(cmd) = &args.summarizer_command {
+        let what = || format!("--summarizer-command {cmd}");
+        p.set("compact.command", cmd).with_context(what)?;
+        p.compact.summarizer = SummarizerKind::Command;
+        // Relative to where the command is typed.
+        p.compact.command_dir = String::new();
     }
     for kv in &args.sets {
         p.apply_assignment(kv).with_context(|| format!("--set {kv} (policy `{}`)", p.name))?;
@@ -82,13 +111,17 @@ pub fn apply_overrides(p: &mut Policy, args: &PolicyArgs) -> anyhow::Result<()> 
 pub struct CliResolver {
     estimators: Vec<(EstimatorKind, Arc<dyn Estimator>)>,
     llm: Option<Arc<super::llm::LlmAdapters>>,
+    commands: Option<Arc<super::command::Commands>>,
 }
 
 impl CliResolver {
-    pub fn new(llm: Option<Arc<super::llm::LlmAdapters>>) -> CliResolver {
+    pub fn new(
+        llm: Option<Arc<super::llm::LlmAdapters>>,
+        commands: Option<Arc<super::command::Commands>>,
+    ) -> CliResolver {
         let kinds = [EstimatorKind::Chars4, EstimatorKind::PerBlock, EstimatorKind::O200k, EstimatorKind::Cl100k];
         let estimators = kinds.iter().map(|&k| (k, Arc::new(StaticEstimator(tokens::estimator(k))) as _)).collect();
-        CliResolver { estimators, llm }
+        CliResolver { estimators, llm, commands }
     }
 }
 
@@ -133,6 +166,9 @@ impl Resolver for CliResolver {
             SummarizerKind::Llm => {
                 Err(ReplayError::Summarizer("llm (give --llm-base-url and --llm-model to use it)".to_string()))
             }
+            SummarizerKind::Command => {
+                Err(ReplayError::Summarizer("command (give compact.command or --summarizer-command)".to_string()))
+            }
             other => BuiltinResolver.summarizer(other),
         }
     }
@@ -141,6 +177,9 @@ impl Resolver for CliResolver {
         match policy.compact.summarizer {
             SummarizerKind::Llm => self.llm.as_ref().and_then(|l| l.for_policy(policy)).ok_or_else(|| {
                 ReplayError::Summarizer("llm (give --llm-base-url and --llm-model to use it)".to_string())
+            }),
+            SummarizerKind::Command => self.commands.as_ref().and_then(|c| c.for_policy(policy)).ok_or_else(|| {
+                ReplayError::Summarizer("command (give compact.command or --summarizer-command)".to_string())
             }),
             other => BuiltinResolver.summarizer(other),
         }
@@ -192,8 +231,9 @@ pub fn run_replay(
     let policies = resolve_policies(&args.policy, default_presets)?;
     let cost = cost_settings(&args.cost, &args.llm)?;
     let llm = super::llm::adapter(&args.llm, &policies)?;
+    let commands = super::command::programs(&args.llm, &policies)?;
     let found = discover(input)?;
-    let resolver = CliResolver::new(llm.clone());
+    let resolver = CliResolver::new(llm.clone(), commands.clone());
     let options = ReplayOptions {
         check_invariants: args.check_invariants,
         verify_totals: false,
@@ -206,12 +246,13 @@ pub fn run_replay(
     // --llm-concurrency requests in flight, replay on at least that many threads
     // (the CPU work stays bounded by the cores anyway).
     let wide;
-    let pool = match &llm {
-        Some(a) if a.concurrency() > found.pool.current_num_threads() => {
-            wide = super::load::thread_pool(Some(a.concurrency()))?;
-            &wide
-        }
-        _ => &found.pool,
+    // The same for summarizer programs.
+    let waiting = llm.as_ref().map_or(0, |a| a.concurrency()) + commands.as_ref().map_or(0, |c| c.concurrency());
+    let pool = if waiting > found.pool.current_num_threads() {
+        wide = super::load::thread_pool(Some(waiting))?;
+        &wide
+    } else {
+        &found.pool
     };
     let names: Vec<String> = policies.iter().map(|p| p.name.clone()).collect();
     let writer = args
@@ -293,6 +334,11 @@ pub fn run_replay(
         report.diagnostics.summarizer_fallbacks = a.fallbacks();
         report.diagnostics.llm_summaries = Some(a.summaries());
     }
+    if let Some(c) = &commands {
+        report.diagnostics.summarizer_fallbacks.extend(c.failures());
+        report.diagnostics.summarizer_fallbacks.sort();
+        report.diagnostics.command_summaries = Some(c.stats());
+    }
     report.total_costs(&cost);
     if args.redact {
         // A last pass for text made after reading: error and fallback reasons
@@ -368,6 +414,7 @@ pub fn finish(args: &ReplayArgs, replayed: Replayed, stdout_text: String) -> any
         }
     }
     super::llm::warn_fallbacks(report.diagnostics.llm_summaries.as_ref());
+    super::command::warn_fallbacks(report.diagnostics.command_summaries.as_ref());
     if report.sessions.iter().all(|r| r.error.is_some()) && !report.sessions.is_empty() {
         bail!("no session could be replayed");
     }

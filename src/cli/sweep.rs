@@ -63,7 +63,8 @@ pub fn run(args: SweepArgs) -> anyhow::Result<u8> {
         }
     }
     let cost = cost_settings(&cost, &llm)?;
-    let llm = super::llm::adapter(&llm, &points)?;
+    let llm_args = llm;
+    let llm = super::llm::adapter(&llm_args, &points)?;
     let format = super::load::parse_format(input.format.clone())?;
     let mut loaded = load(input)?;
     let calls = loaded.batch.sessions.iter().map(|s| (s.source_path.as_path(), s.calls.len()));
@@ -72,17 +73,18 @@ pub fn run(args: SweepArgs) -> anyhow::Result<u8> {
     for s in &mut loaded.batch.sessions {
         s.meta.window = Some(cost.table.windows.resolve(s));
     }
-    let resolver = CliResolver::new(llm.clone());
+    let commands = super::command::programs(&llm_args, &points)?;
+    let resolver = CliResolver::new(llm.clone(), commands.clone());
     let sessions = &loaded.batch.sessions;
     let bar = progress_bar((sessions.len() * grid_def.points()) as u64, loaded.quiet);
     let tick = |_: usize, _: usize| bar.inc(1);
     let wide;
-    let pool = match &llm {
-        Some(a) if a.concurrency() > loaded.pool.current_num_threads() => {
-            wide = super::load::thread_pool(Some(a.concurrency()))?;
-            &wide
-        }
-        _ => &loaded.pool,
+    let waiting = llm.as_ref().map_or(0, |a| a.concurrency()) + commands.as_ref().map_or(0, |c| c.concurrency());
+    let pool = if waiting > loaded.pool.current_num_threads() {
+        wide = super::load::thread_pool(Some(waiting))?;
+        &wide
+    } else {
+        &loaded.pool
     };
     // FRR, artifact recall and hallucination of each (session, point) trace.
     let hook = compactor::quality::TraceQualityHook::new(&resolver);
@@ -107,7 +109,10 @@ pub fn run(args: SweepArgs) -> anyhow::Result<u8> {
             text.push_str(&format!("reports written to {}\n", dir.display()));
         }
     }
-    let warn = || super::llm::warn_fallbacks(llm.as_ref().map(|a| a.summaries()).as_ref());
+    let warn = || {
+        super::llm::warn_fallbacks(llm.as_ref().map(|a| a.summaries()).as_ref());
+        super::command::warn_fallbacks(commands.as_ref().map(|c| c.stats()).as_ref());
+    };
     if result.points.iter().all(|p| !p.ok()) {
         print_stdout(&text)?;
         warn();

@@ -177,6 +177,7 @@ fn outputs_summaries_and_models_are_priced() {
         outcome: crate::replay::SummaryOutcome::Summarizer,
         file_ops: Default::default(),
         summarizer_usage: crate::summarize::SummarizerUsage { input_tokens: 10_000, output_tokens: 1_000, calls: 1 },
+        fallback_reason: None,
         applied: true,
         no_progress: false,
     });

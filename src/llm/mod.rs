@@ -26,6 +26,7 @@ pub mod chunk;
 pub mod config;
 pub mod http;
 pub mod prompt;
+pub mod prompt_file;
 mod run;
 
 pub use config::{ApiKind, ChunkConfig, LlmConfig, LlmFlags, MaxTokensField, RetryConfig, default_cache_dir};
@@ -36,7 +37,7 @@ use secrecy::SecretString;
 use std::sync::Arc;
 
 /// One compaction to summarize. Borrowed, so the engine does not copy history.
-#[derive(Debug, Clone, Copy)]
+#[derive(Debug, Clone)]
 pub struct SummaryRequest<'a> {
     /// The messages being replaced by the summary (P), oldest first.
     pub messages: &'a [Message],
@@ -55,9 +56,12 @@ impl<'a> SummaryRequest<'a> {
 }
 
 /// Per-compaction prompt options, from the policy (`compact.summarizer` input limits).
-#[derive(Debug, Clone, Copy, PartialEq)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct SummaryOptions {
     pub prompt: PromptPreset,
+    /// The team's own prompt files, used instead of `prompt`'s for the
+    /// history (chunk merges and split-turn prefixes keep the built-in ones).
+    pub files: Option<std::sync::Arc<prompt_file::PromptFiles>>,
     pub serialize: SerializeOptions,
     /// Overrides `LlmConfig::max_tokens` for this compaction.
     pub max_tokens: Option<u32>,
@@ -66,7 +70,7 @@ pub struct SummaryOptions {
 impl SummaryOptions {
     /// The preset's prompt with the serializer limits its document gives.
     pub fn for_preset(prompt: PromptPreset) -> SummaryOptions {
-        SummaryOptions { prompt, serialize: prompt.serialize_defaults(), max_tokens: None }
+        SummaryOptions { prompt, files: None, serialize: prompt.serialize_defaults(), max_tokens: None }
     }
 }
 

@@ -235,7 +235,7 @@ pub const SPEC008_PROMPT: &str = "Summarize the following conversation into a co
 Be concise but complete. This summary will replace the conversation history.";
 
 /// Role line for presets whose document gives only a user-side instruction.
-const SUMMARIZER_ROLE: &str = "You are a conversation summarizer. You read a transcript of a conversation between a user and an AI coding assistant and write the summary that will replace it in the assistant's context.";
+pub(super) const SUMMARIZER_ROLE: &str = "You are a conversation summarizer. You read a transcript of a conversation between a user and an AI coding assistant and write the summary that will replace it in the assistant's context.";
 
 /// Shared rules appended to every system prompt (anti-continuation, no tools,
 /// identifiers as in OpenClaw's `IDENTIFIER_PRESERVATION_INSTRUCTIONS`).

@@ -26,6 +26,14 @@ use std::sync::Arc;
 /// for the input; the compaction falls back instead of sending hundreds of requests.
 const MAX_CHUNKS: usize = 256;
 
+/// Which prompts a job asks with.
+#[derive(Debug, Clone)]
+struct Prompting {
+    preset: PromptPreset,
+    /// The team's own prompt files (history only).
+    files: Option<Arc<super::prompt_file::PromptFiles>>,
+}
+
 /// Everything shared by the jobs of one summarizer.
 #[derive(Debug)]
 pub struct Inner {
@@ -38,7 +46,7 @@ pub struct Inner {
 /// runtime while the caller's borrow stays on the caller's side).
 #[derive(Debug)]
 pub struct Job {
-    preset: PromptPreset,
+    prompting: Prompting,
     history: Vec<Item>,
     prefix: Vec<Item>,
     previous: Option<String>,
@@ -171,10 +179,10 @@ fn err(kind: FailureKind, message: String) -> CallError {
 impl Inner {
     /// Serialize the request's transcripts (CPU work, on the caller's thread).
     pub fn prepare(&self, req: &SummaryRequest<'_>) -> Job {
-        let o = req.options;
+        let o = &req.options;
         let ser = |m| cap_items(serialize_messages(m, &o.serialize), o.serialize.input_cap_chars);
         Job {
-            preset: o.prompt,
+            prompting: Prompting { preset: o.prompt, files: o.files.clone() },
             history: ser(req.messages),
             prefix: ser(req.turn_prefix),
             previous: req.previous_summary.map(str::to_owned),
@@ -248,11 +256,18 @@ impl Inner {
         Ok(done.text)
     }
 
-    fn prompt_for(part: Part, preset: PromptPreset, items: &[Item], running: Option<&str>) -> PromptPair {
+    fn prompt_for(
+        part: Part,
+        prompting: &Prompting,
+        max_tokens: u32,
+        items: &[Item],
+        running: Option<&str>,
+    ) -> PromptPair {
         let transcript = join_items(items);
-        match part {
-            Part::History => summary_prompt(preset, &transcript, running),
-            Part::TurnPrefix => turn_prefix_prompt(&transcript, running),
+        match (part, &prompting.files) {
+            (Part::History, Some(files)) => files.render(&transcript, running, max_tokens),
+            (Part::History, None) => summary_prompt(prompting.preset, &transcript, running),
+            (Part::TurnPrefix, _) => turn_prefix_prompt(&transcript, running),
         }
     }
 
@@ -267,7 +282,7 @@ impl Inner {
     ) -> Option<String> {
         let c = &self.config;
         let window = c.context_window.max(1);
-        let pair = Self::prompt_for(part, job.preset, items, previous);
+        let pair = Self::prompt_for(part, &job.prompting, job.max_tokens, items, previous);
         let est = estimate_tokens(&pair.system) + estimate_tokens(&pair.user);
         // The window the chunks are planned for.
         let mut w = window;
@@ -353,10 +368,10 @@ impl Inner {
             for (i, r) in ranges.iter().enumerate() {
                 let me = Arc::clone(self);
                 let (its, toks) = (small[r.clone()].to_vec(), small_tokens[r.clone()].to_vec());
-                let (preset, max_tokens) = (job.preset, job.max_tokens);
+                let (prompting, max_tokens) = (job.prompting.clone(), job.max_tokens);
                 set.spawn(async move {
                     let mut t = Trace::default();
-                    let res = me.sequential(part, preset, max_tokens, &its, &toks, None, max_chunk, &mut t).await;
+                    let res = me.sequential(part, &prompting, max_tokens, &its, &toks, None, max_chunk, &mut t).await;
                     (i, res, t)
                 });
             }
@@ -378,10 +393,11 @@ impl Inner {
                     None => return Err(err(FailureKind::Internal, "a chunk task gave no result".into())),
                 }
             }
-            let pair = merge_prompt(job.preset, &texts, previous);
+            let pair = merge_prompt(job.prompting.preset, &texts, previous);
             self.call(&pair, job.max_tokens, trace).await?
         } else {
-            self.sequential(part, job.preset, job.max_tokens, &small, &small_tokens, previous, max_chunk, trace).await?
+            let p = &job.prompting;
+            self.sequential(part, p, job.max_tokens, &small, &small_tokens, previous, max_chunk, trace).await?
         };
         if notes.is_empty() { Ok(summary) } else { Ok(format!("{summary}\n\n{}", notes.join("\n"))) }
     }
@@ -392,7 +408,7 @@ impl Inner {
     async fn sequential(
         &self,
         part: Part,
-        preset: PromptPreset,
+        prompting: &Prompting,
         max_tokens: u32,
         items: &[Item],
         tokens: &[u64],
@@ -409,7 +425,7 @@ impl Inner {
         }
         let mut running = previous.map(str::to_owned);
         for r in chunks {
-            let pair = Self::prompt_for(part, preset, &items[r], running.as_deref());
+            let pair = Self::prompt_for(part, prompting, max_tokens, &items[r], running.as_deref());
             running = Some(self.call(&pair, max_tokens, trace).await?);
         }
         Ok(running.unwrap_or_default())

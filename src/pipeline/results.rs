@@ -217,14 +217,18 @@ pub struct DiagnosticSummary {
     pub bad_lines: u64,
     /// Warnings over all sessions (`path:line: reason`), sorted.
     pub warnings: Vec<String>,
-    /// Every time the LLM summarizer fell back (full → chunked → extractive), with
-    /// the reason; sorted.
+    /// Every time the LLM summarizer fell back (full → chunked → extractive),
+    /// or a summarizer program failed, with the reason; sorted.
     #[serde(default)]
     pub summarizer_fallbacks: Vec<String>,
     /// How many LLM summaries the run asked for and how many fell back to the
     /// extractive summarizer; absent when no policy used the LLM summarizer.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub llm_summaries: Option<LlmSummaries>,
+    /// What the summarizer programs did: summaries asked, programs run,
+    /// answers from the cache, fallbacks; absent when no policy has one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub command_summaries: Option<crate::summarize::command::CommandStats>,
 }
 
 /// The LLM summaries of a run, counted: what `report.md` and the end of the
@@ -387,6 +391,7 @@ pub fn build_from_summaries(
             warnings,
             summarizer_fallbacks: Vec::new(),
             llm_summaries: None,
+            command_summaries: None,
         },
         cost_model: None,
         recorded_aggregates: aggregate_recorded(&recorded),

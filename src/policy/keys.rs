@@ -123,6 +123,25 @@ fn parse_string(key: &str, v: Raw<'_>) -> Result<String, PolicyError> {
     }
 }
 
+/// A program and its arguments: a TOML array of strings, or one string split
+/// as a POSIX shell would split it (quotes, no expansion).
+fn parse_argv(key: &str, v: Raw<'_>) -> Result<Vec<String>, PolicyError> {
+    const EXPECTED: &str = "a program and its arguments (`[\"python3\", \"s.py\"]` or `python3 s.py`)";
+    let text = match v {
+        Raw::Toml(toml::Value::Array(a)) => {
+            let argv = a.iter().map(|x| x.as_str().map(str::to_string)).collect::<Option<Vec<_>>>();
+            return argv.ok_or_else(|| invalid(key, v, EXPECTED));
+        }
+        Raw::Toml(toml::Value::String(s)) => s.as_str(),
+        Raw::Text(s) => s,
+        Raw::Toml(_) => return Err(invalid(key, v, EXPECTED)),
+    };
+    if text.trim_start().starts_with('[') {
+        return parse_list(key, Raw::Text(text));
+    }
+    shlex::split(text).ok_or_else(|| invalid(key, v, EXPECTED))
+}
+
 fn parse_list(key: &str, v: Raw<'_>) -> Result<Vec<String>, PolicyError> {
     const EXPECTED: &str = "a list of names (`a,b` or `[\"a\", \"b\"]`)";
     let from_array = |a: &[toml::Value]| -> Option<Vec<String>> {
@@ -243,6 +262,10 @@ policy_keys! {
     "compact.file_ops" => compact.file_ops: parse_bool,
     "compact.min_gain_tokens" => compact.min_gain_tokens: parse_u64,
     "compact.overflow_keep_ratio" => compact.overflow_keep_ratio: parse_opt_f64,
+    "compact.command" => compact.command: parse_argv,
+    "compact.command_dir" => compact.command_dir: parse_string,
+    "compact.command_env" => compact.command_env: parse_list,
+    "compact.command_timeout_secs" => compact.command_timeout_secs: parse_u64,
     "compact.llm.api" => compact.llm.api: parse_string,
     "compact.llm.base_url" => compact.llm.base_url: parse_string,
     "compact.llm.model" => compact.llm.model: parse_string,
@@ -251,6 +274,8 @@ policy_keys! {
     "compact.llm.temperature" => compact.llm.temperature: parse_opt_f64,
     "compact.llm.timeout_secs" => compact.llm.timeout_secs: parse_opt_u64,
     "compact.llm.prompt" => compact.llm.prompt: parse_string,
+    "compact.llm.prompt_file" => compact.llm.prompt_file: parse_string,
+    "compact.llm.update_prompt_file" => compact.llm.update_prompt_file: parse_string,
     "flush.enabled" => flush.enabled: parse_bool,
     "flush.reserve_tokens" => flush.reserve_tokens: parse_u64,
     "flush.threshold_tokens" => flush.threshold_tokens: parse_u64,

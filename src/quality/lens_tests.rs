@@ -47,6 +47,7 @@ fn codex_shell_commands_are_collected_and_scored_alike() {
         max_tokens: 2_000,
         limits: InputLimits::default(),
         estimator: &Chars4,
+        context: None,
     };
     let summary = match Extractive.summarize(&req) {
         Ok(s) => s.text,

@@ -201,6 +201,7 @@ impl Scorable {
             max_tokens,
             limits: InputLimits::default(),
             estimator: est,
+            context: None,
         };
         summarizer.summarize(&req).map(|s| s.text).unwrap_or_default()
     }

@@ -512,6 +512,7 @@ fn truncate_reference(
         max_tokens: u64::MAX,
         limits: InputLimits::default(),
         estimator,
+        context: None,
     };
     Truncate.summarize(&req).map(|s| s.text).unwrap_or_default()
 }
@@ -548,6 +549,7 @@ pub fn summarize_at(
             input_cap_chars: c.input_cap_chars.map(|x| x as usize),
         },
         estimator,
+        context: Some(crate::summarize::RequestContext { session, policy: &policy.name }),
     };
     summarizer.summarize(&req).map(|s| s.text).unwrap_or_default()
 }

@@ -25,8 +25,8 @@ use super::{CompactionEvent, CompactionReason, SummaryOutcome};
 use crate::model::{Block, Message, Origin, Role};
 use crate::policy::{CutKind, CutPoints, Fallback, Placement};
 use crate::summarize::{
-    Extractive, InputLimits, Summarizer, SummarizerUsage, Summary, SummaryPart, SummaryRequest, Truncate, head_chars,
-    tail_chars,
+    Extractive, InputLimits, RequestContext, Summarizer, SummarizerUsage, Summary, SummaryPart, SummaryRequest,
+    Truncate, head_chars, tail_chars,
 };
 use crate::text::filetrack::FileOps;
 use std::borrow::Cow;
@@ -44,7 +44,8 @@ struct Plan {
 
 enum Got {
     Summary(Summary, bool),
-    Drop,
+    /// Dropped without a summary, because the summarizer failed so.
+    Drop(String),
     Skip,
 }
 
@@ -198,13 +199,22 @@ impl Engine<'_> {
 
     fn run_summarizer(&self, req: &SummaryRequest<'_>) -> Got {
         match self.summarizer.summarize(req) {
-            Ok(s) => Got::Summary(s, false),
-            Err(_) => match self.p.compact.fallback {
-                Fallback::Truncate => Truncate.summarize(req).map_or(Got::Skip, |s| Got::Summary(s, true)),
-                Fallback::Extractive => Extractive.summarize(req).map_or(Got::Skip, |s| Got::Summary(s, true)),
-                Fallback::Drop => Got::Drop,
-                Fallback::Skip => Got::Skip,
-            },
+            Ok(s) => {
+                let fell_back = s.fallback.is_some();
+                Got::Summary(s, fell_back)
+            }
+            Err(e) => {
+                let why = |mut s: Summary| {
+                    s.fallback = Some(e.to_string());
+                    Got::Summary(s, true)
+                };
+                match self.p.compact.fallback {
+                    Fallback::Truncate => Truncate.summarize(req).map_or(Got::Skip, why),
+                    Fallback::Extractive => Extractive.summarize(req).map_or(Got::Skip, why),
+                    Fallback::Drop => Got::Drop(e.to_string()),
+                    Fallback::Skip => Got::Skip,
+                }
+            }
         }
     }
 
@@ -395,6 +405,7 @@ impl Engine<'_> {
                 max_tokens: max_hist.max(1),
                 limits,
                 estimator: self.est,
+                context: Some(RequestContext { session: self.s, policy: &self.p.name }),
             }))
         };
         let prefix_part = split.then(|| {
@@ -406,6 +417,7 @@ impl Engine<'_> {
                 max_tokens: max_prefix.max(1),
                 limits,
                 estimator: self.est,
+                context: Some(RequestContext { session: self.s, policy: &self.p.name }),
             })
         });
         let mut usage = SummarizerUsage::default();
@@ -414,16 +426,21 @@ impl Engine<'_> {
         let mut texts: Vec<Option<String>> = Vec::new();
         let mut outcome_drop = false;
         let mut outcome_skip = false;
+        let mut reasons: Vec<String> = Vec::new();
         for part in [history_part, prefix_part] {
             match part {
                 None => texts.push(None),
                 Some(Got::Summary(s, fb)) => {
                     usage.add(&s.usage);
                     fallback |= fb;
+                    reasons.extend(s.fallback);
                     result_ops.merge(&s.file_ops);
                     texts.push(Some(s.text));
                 }
-                Some(Got::Drop) => outcome_drop = true,
+                Some(Got::Drop(why)) => {
+                    outcome_drop = true;
+                    reasons.push(why);
+                }
                 Some(Got::Skip) => outcome_skip = true,
             }
         }
@@ -522,6 +539,7 @@ impl Engine<'_> {
         ev.summary_tokens = summary_text.as_deref().map_or(0, |t| self.est.text_tokens(t));
         ev.file_ops = result_ops.clone();
         ev.summarizer_usage = usage;
+        ev.fallback_reason = (!reasons.is_empty()).then(|| reasons.join("; "));
         ev.applied = applied;
         ev.no_progress = !applied;
         if !applied {
@@ -712,6 +730,7 @@ impl Engine<'_> {
             outcome,
             file_ops: FileOps::default(),
             summarizer_usage: SummarizerUsage::default(),
+            fallback_reason: None,
             applied: false,
             no_progress: true,
         }

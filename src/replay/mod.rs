@@ -298,6 +298,11 @@ pub struct CompactionEvent {
     pub outcome: SummaryOutcome,
     pub file_ops: FileOps,
     pub summarizer_usage: SummarizerUsage,
+    /// Why the policy's summarizer did not write the summary (`outcome` is
+    /// `Fallback` or `Dropped`), as it said: a program's exit status and
+    /// stderr, an LLM's last error.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub fallback_reason: Option<String>,
     /// The history was rewritten; it freed at least `min_gain_tokens`.
     pub applied: bool,
     /// Not applied: it would have freed less than `min_gain_tokens` (or nothing

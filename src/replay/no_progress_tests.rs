@@ -66,7 +66,7 @@ impl Summarizer for Echo {
     fn summarize(&self, req: &SummaryRequest<'_>) -> Result<Summary, SummarizeError> {
         let tokens: u64 = req.messages.iter().map(|m| req.estimator.message_tokens(m)).sum();
         let text = "x".repeat((tokens.saturating_sub(2) * 4) as usize);
-        Ok(Summary { text, file_ops: req.file_ops.clone(), usage: Default::default() })
+        Ok(Summary { text, file_ops: req.file_ops.clone(), usage: Default::default(), fallback: None })
     }
 }
 

@@ -76,6 +76,9 @@ pub fn report_md(report: &Report) -> String {
         // the LLM's.
         let _ = writeln!(out, "> **Warning:** {}\n", inline(&notice, 800));
     }
+    if let Some(notice) = report.diagnostics.command_summaries.as_ref().and_then(|c| c.notice()) {
+        let _ = writeln!(out, "> **Warning:** {}\n", inline(&notice, 800));
+    }
     out.push_str(
         "Billed input = Σ over calls of the request size (each call re-sends its context). \
 Baseline = what the agent sent (following its own recorded compactions); policy = what the \

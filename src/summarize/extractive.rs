@@ -151,7 +151,7 @@ fn summarize(req: &SummaryRequest<'_>, memory: Option<&SessionExtractive<'_>>) -
         SummaryPart::History => facts.render_checkpoint(req),
         SummaryPart::TurnPrefix => facts.render_turn_prefix(req),
     };
-    Summary { text, file_ops: facts.file_ops, usage: SummarizerUsage::default() }
+    Summary { text, file_ops: facts.file_ops, usage: SummarizerUsage::default(), fallback: None }
 }
 
 /// Printed as the last request when it is the goal itself.

@@ -96,6 +96,7 @@ fn with_request<R>(msgs: &[Message], prev: Option<&str>, max: u64, f: impl FnOnc
         max_tokens: max,
         limits: InputLimits::default(),
         estimator: &Chars4,
+        context: None,
     };
     f(&req)
 }
@@ -115,6 +116,7 @@ fn request<'a>(refs: &'a [&'a Message], prev: Option<&'a str>, prefix: bool, ops
         max_tokens: 2_000,
         limits: InputLimits::default(),
         estimator: &Chars4,
+        context: None,
     }
 }
 

@@ -7,6 +7,8 @@
 //! `summarize` (with its cache and bounded concurrency) instead of forcing async
 //! through the engine.
 
+pub mod command;
+mod command_run;
 pub mod extractive;
 pub mod truncate;
 
@@ -57,6 +59,16 @@ pub struct SummaryRequest<'a> {
     pub limits: InputLimits,
     /// The replay's estimator, to keep the summary within `max_tokens`.
     pub estimator: &'a dyn Estimator,
+    /// The session and policy the compaction belongs to, for summarizers that
+    /// tell their program (the engine always gives it; `None` in tests).
+    pub context: Option<RequestContext<'a>>,
+}
+
+/// Where a summary request comes from.
+#[derive(Debug, Clone, Copy)]
+pub struct RequestContext<'a> {
+    pub session: &'a crate::model::Session,
+    pub policy: &'a str,
 }
 
 /// Tokens a summarizer spent (0 for the non-LLM ones): the cost of a compaction.
@@ -86,6 +98,9 @@ pub struct Summary {
     pub text: String,
     pub file_ops: FileOps,
     pub usage: SummarizerUsage,
+    /// Why the policy's summarizer did not write `text` and a fallback
+    /// summarizer did (it failed, and said why); `None` when it wrote it.
+    pub fallback: Option<String>,
 }
 
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
@@ -133,7 +148,7 @@ pub fn builtin(kind: SummarizerKind) -> Option<Arc<dyn Summarizer>> {
     match kind {
         SummarizerKind::Truncate => Some(TRUNCATE.clone()),
         SummarizerKind::Extractive => Some(EXTRACTIVE.clone()),
-        SummarizerKind::Llm => None,
+        SummarizerKind::Llm | SummarizerKind::Command => None,
     }
 }
 

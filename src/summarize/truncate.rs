@@ -43,7 +43,7 @@ impl Summarizer for Truncate {
             let modified: Vec<&str> = req.file_ops.modified.iter().map(String::as_str).collect();
             let _ = write!(text, "\n\n<modified-files>\n{}\n</modified-files>", modified.join("\n"));
         }
-        Ok(Summary { text, file_ops: req.file_ops.clone(), usage: SummarizerUsage::default() })
+        Ok(Summary { text, file_ops: req.file_ops.clone(), usage: SummarizerUsage::default(), fallback: None })
     }
 }
 
@@ -75,6 +75,7 @@ mod tests {
             max_tokens: 100,
             limits: InputLimits::default(),
             estimator: &Chars4,
+            context: None,
         };
         let s = Truncate.summarize(&req).unwrap();
         assert_eq!(

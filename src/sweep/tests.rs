@@ -78,6 +78,7 @@ fn the_memo_tells_requests_apart_by_their_last_message() {
             max_tokens: 500,
             limits: InputLimits::default(),
             estimator: &Chars4,
+            context: None,
         };
         memo.summarize(&req).map(|r| r.text).unwrap_or_default()
     };
@@ -326,7 +327,12 @@ impl crate::summarize::Summarizer for Named {
         &self,
         _: &crate::summarize::SummaryRequest<'_>,
     ) -> Result<crate::summarize::Summary, crate::summarize::SummarizeError> {
-        Ok(crate::summarize::Summary { text: self.0.clone(), file_ops: Default::default(), usage: Default::default() })
+        Ok(crate::summarize::Summary {
+            text: self.0.clone(),
+            file_ops: Default::default(),
+            usage: Default::default(),
+            fallback: None,
+        })
     }
 }
 
