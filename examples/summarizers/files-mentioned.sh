@@ -5,7 +5,7 @@
 # request. A real one would call a model; see openai_summarizer.py.
 request=$(cat)
 echo "## Files mentioned so far"
-printf '%s' "$request" \
+printf "%s" "$request" | sed -e "s/\\\\[nrt]/ /g" \
   | grep -oE '[A-Za-z0-9_.-]*(/[A-Za-z0-9_.-]+)+\.[A-Za-z0-9]{1,8}' \
   | sort -u | head -n 60 | sed 's/^/- /'
 echo

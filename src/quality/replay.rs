@@ -130,6 +130,10 @@ pub struct EventQuality {
     /// (`compactor check` fails on any for a must-keep session).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub lost_modified_paths: Vec<String>,
+    /// Why the policy's summarizer did not write the summary (`outcome`
+    /// fallback): a program's exit status and stderr, an LLM's last error.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub fallback_reason: Option<String>,
     /// The policy summary's head and what it lost, for report.html.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub detail: Option<LostDetail>,
@@ -401,7 +405,8 @@ pub fn evaluate_trace(
         // Only summaries still in history can come back.
         let live = states.get(events.len()).map(|s| s.summaries.as_slice()).unwrap_or_default();
         views.retain(|t, _| live.contains(t));
-        events.push(EventQuality { info: tp.info, rows, lost_modified_paths, detail });
+        let fallback_reason = ev.fallback_reason.clone();
+        events.push(EventQuality { info: tp.info, rows, lost_modified_paths, fallback_reason, detail });
     }
     let pruning =
         if opts.pruning_loss { pruning_loss(session, trace, atoms, &states, opts, n) } else { PruningLoss::default() };

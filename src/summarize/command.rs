@@ -67,7 +67,8 @@ impl CommandConfig {
     /// name is looked up on `PATH`.
     fn program(&self) -> PathBuf {
         let p = Path::new(self.argv.first().map_or("", String::as_str));
-        if p.is_relative() && p.components().count() > 1 { self.dir.join(p) } else { p.to_path_buf() }
+        let here = self.dir.as_os_str().is_empty() || self.dir == Path::new(".");
+        if p.is_relative() && p.components().count() > 1 && !here { self.dir.join(p) } else { p.to_path_buf() }
     }
 }
 

@@ -5,6 +5,7 @@ mod architecture;
 mod bad_input;
 mod bench_cli;
 mod cli_check;
+mod cli_command;
 mod cli_completions;
 mod cli_explain;
 mod cli_inspect;
