@@ -66,7 +66,15 @@ fn set_errors_name_the_key() {
 
 #[test]
 fn every_key_is_settable_from_its_own_rendering() {
-    let p = Policy::default();
+    // The keys left out of a rendering at their defaults, set.
+    let mut p = Policy::default();
+    let c = &mut p.compact;
+    c.command = vec!["python3".into(), "s.py".into(), "a b.md".into()];
+    c.command_dir = "ci".into();
+    c.command_env = vec!["OPENAI_API_KEY".into()];
+    c.command_timeout_secs = 30;
+    c.llm.prompt_file = "prompt.md".into();
+    c.llm.update_prompt_file = "update.md".into();
     let layout = toml::Table::try_from(&p).unwrap();
     let mut all = Vec::new();
     flatten("", &layout, &mut all);
