@@ -77,9 +77,12 @@ impl CommandConfig {
 pub struct CommandStats {
     /// Summaries asked of the program.
     pub requested: u64,
-    /// Times the program was started (a cached answer starts none).
+    /// Times the program was started (a cached answer starts none). Not in
+    /// report.json, which is the same with a cold or a warm cache.
+    #[serde(skip)]
     pub runs: u64,
-    /// Answers read from the cache.
+    /// Answers read from the cache (not in report.json either).
+    #[serde(skip)]
     pub cache_hits: u64,
     /// Summaries the extractive summarizer wrote because the program failed.
     pub fell_back: u64,
