@@ -58,6 +58,22 @@ was needed later (FRR), artifact recall and hallucination. With --out it writes 
     /// What each compaction lost: the agents' own (and each --preset's), its
     /// summary, every atom needed after it and where the agent used it first.
     Explain(ExplainArgs),
+    /// Ask a model recall questions about what each compaction left it, and
+    /// put its accuracy next to FRR.
+    #[command(
+        long_about = "Recall probes: for each compaction (the agents' own, each --preset's, and the extractive \
+summary at the same points and size), questions are made from the atoms the agent needed after it (which \
+file did we modify, what was the exact error, which command). A model (--llm-*) answers them from the \
+summary and the kept messages only; each answer is graded by exact match of the atom. It prints probe \
+accuracy next to FRR per candidate, and their rank correlation across compactions: how well FRR predicts \
+what a model recalls. Answers are cached like summaries.",
+        after_help = "Examples:
+  compactor probe logs/ --llm-base-url http://127.0.0.1:11434/v1 \\
+      --llm-model qwen3:8b
+  compactor probe session.jsonl --preset opal --llm-model gpt-4.1-mini
+  compactor probe logs/ --llm-model gpt-4.1-mini --out probes/ --json"
+    )]
+    Probe(ProbeArgs),
     /// Print a shell completion script: bash, zsh, fish, powershell or elvish.
     #[command(after_help = "Examples:
   echo 'source <(compactor completions bash)' >> ~/.bashrc
@@ -416,6 +432,30 @@ pub struct ExplainArgs {
     /// Print JSON instead of text.
     #[arg(long)]
     pub json: bool,
+}
+
+#[derive(Debug, Args)]
+pub struct ProbeArgs {
+    #[command(flatten)]
+    pub input: InputArgs,
+    /// Replay this built-in policy and probe its compactions (repeatable).
+    /// Default: default.
+    #[arg(long = "preset", value_name = "NAME")]
+    pub presets: Vec<String>,
+    /// Override a parameter of every --preset (repeatable): `context_window=32000`.
+    #[arg(long = "set", value_name = "KEY=VALUE")]
+    pub sets: Vec<String>,
+    #[command(flatten)]
+    pub llm: LlmArgs,
+    /// Questions per compaction and candidate, at most: its heaviest needed atoms.
+    #[arg(long, value_name = "N", default_value_t = 8)]
+    pub max_probes: usize,
+    /// Print JSON instead of text.
+    #[arg(long)]
+    pub json: bool,
+    /// Also write probes.json and probes.csv (one row per question) to this folder.
+    #[arg(long, value_name = "DIR")]
+    pub out: Option<PathBuf>,
 }
 
 #[derive(Debug, Args)]

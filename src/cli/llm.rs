@@ -44,7 +44,7 @@ pub struct LlmAdapters {
 
 /// The policy's `[compact.llm]` settings under the command-line flags (a flag
 /// given wins).
-fn merged_flags(args: &LlmArgs, policy: &Policy) -> anyhow::Result<LlmFlags> {
+pub fn merged_flags(args: &LlmArgs, policy: &Policy) -> anyhow::Result<LlmFlags> {
     let l = &policy.compact.llm;
     let text = |flag: &Option<String>, key: &str| {
         flag.clone().or_else(|| Some(key.trim().to_string())).filter(|s| !s.is_empty())

@@ -12,6 +12,7 @@ mod llm;
 mod load;
 mod preflight;
 mod presets_cmd;
+mod probe;
 mod replay;
 mod suggest;
 mod sweep;
@@ -53,6 +54,7 @@ pub fn main() -> ExitCode {
         Command::Inspect(a) => inspect::run(a),
         Command::Presets(a) => presets_cmd::run(a),
         Command::Explain(a) => explain::run(a),
+        Command::Probe(a) => probe::run(a),
         Command::Completions(a) => completions(a.shell),
     };
     // Interrupted: whatever the command returned, it stopped early, before

@@ -29,6 +29,8 @@ pub mod prompt;
 pub mod prompt_file;
 mod run;
 
+pub use run::Asked;
+
 pub use config::{ApiKind, ChunkConfig, LlmConfig, LlmFlags, MaxTokensField, RetryConfig, default_cache_dir};
 pub use prompt::{PROMPT_VERSION, PromptPreset, SerializeOptions};
 
@@ -262,6 +264,34 @@ impl LlmSummarizer {
             .zip(reqs)
             .map(|(rx, req)| wait(&rx).into_outcome(req, &fallback, self.provenance()))
             .collect()
+    }
+
+    /// Ask one question (`system`, `user`), outside the summary chain, with
+    /// the client's retries and cache; blocks the calling thread. Many threads
+    /// may ask at once: at most `concurrency` requests are in flight.
+    pub fn ask_blocking(&self, system: &str, user: &str, max_tokens: u32) -> Asked {
+        let (tx, rx) = std::sync::mpsc::sync_channel(1);
+        let inner = Arc::clone(&self.inner);
+        let pair = prompt::PromptPair { system: system.to_string(), user: user.to_string() };
+        if let Some(rt) = &self.runtime {
+            rt.spawn(async move {
+                let _ = tx.send(inner.ask(pair, max_tokens.max(1)).await);
+            });
+        }
+        let provenance = self.provenance();
+        let lost = || Asked {
+            answer: Err("the request ended without an answer".into()),
+            usage: Usage { uncached_input: 0, cache_read: 0, cache_write: 0, output: 0, reasoning: 0, provenance },
+            cache_hit: false,
+        };
+        loop {
+            match rx.recv_timeout(std::time::Duration::from_millis(100)) {
+                Ok(a) => return a,
+                Err(std::sync::mpsc::RecvTimeoutError::Disconnected) => return lost(),
+                Err(_) if crate::interrupt::requested() => return lost(),
+                Err(_) => {}
+            }
+        }
     }
 
     fn provenance(&self) -> UsageProvenance {

@@ -26,6 +26,14 @@ use std::sync::Arc;
 /// for the input; the compaction falls back instead of sending hundreds of requests.
 const MAX_CHUNKS: usize = 256;
 
+/// The answer to one question ([`Inner::ask`]).
+#[derive(Debug, Clone)]
+pub struct Asked {
+    pub answer: Result<String, String>,
+    pub usage: Usage,
+    pub cache_hit: bool,
+}
+
 /// Which prompts a job asks with.
 #[derive(Debug, Clone)]
 struct Prompting {
@@ -221,6 +229,24 @@ impl Inner {
             trace.reach(Stage::Full);
         }
         RunResult { summary, trace }
+    }
+
+    /// One question outside the summary chain (`compactor probe`): the answer,
+    /// or why there is none, and what it cost (a cached answer counts its
+    /// original usage).
+    pub async fn ask(self: Arc<Self>, pair: PromptPair, max_tokens: u32) -> Asked {
+        let mut t = Trace::default();
+        // An empty answer is an answer: the model said nothing.
+        let answer = match self.call(&pair, max_tokens, &mut t).await {
+            Ok(a) => Ok(a),
+            Err(e) if e.kind == FailureKind::EmptyAnswer => Ok(String::new()),
+            Err(e) => Err(e.message),
+        };
+        let provenance = match self.config.api {
+            super::ApiKind::OpenAi => UsageProvenance::OpenAi,
+            super::ApiKind::Anthropic => UsageProvenance::Anthropic,
+        };
+        Asked { answer, usage: t.usage.to_usage(provenance), cache_hit: t.cache_hits > 0 }
     }
 
     /// One request, answered from the cache when possible.

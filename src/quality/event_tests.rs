@@ -436,6 +436,14 @@ fn masking_drops_old_tool_outputs() {
     assert!(q.summary_tokens < prepared.masking(10).summary_tokens);
     // Keeping the last 2 unmasks the newest result of P (the hash).
     assert_eq!(prepared.masking(2).recall_id, Some(1.0));
+    // The text a model is given masks the same results.
+    let masked = |keep| prepared.masking_text(keep, None, &[]).matches(MASK_PLACEHOLDER).count();
+    assert!(masked(1) > 0);
+    assert_eq!(masked(2), masked(1) - 1, "one result fewer masked");
+    // Under a budget, only the newest messages that fit.
+    let whole = prepared.masking_text(1, None, &[]);
+    let cut = prepared.masking_text(1, Some(q.summary_tokens / 2), &[]);
+    assert!(cut.len() < whole.len() && whole.ends_with(&cut[cut.find('\n').unwrap_or(0)..]), "{cut}");
     // Masking nothing costs exactly P, multi-block messages included.
     let wide = atoms.prepare(&CompactionPoint::new(0..11, 11..11, 11..15), &Chars4);
     let q = wide.masking(10);

@@ -6,11 +6,13 @@
 use super::event::PreparedEvent;
 use super::index::SessionAtoms;
 use super::recorded::{RecordedStatus, points as recorded_points};
-use super::replay::trace_points;
+use super::replay::{summarize_at, trace_points};
 use super::shown::{NeededShown, calls_by_message, shown};
 use super::{Atom, CANDIDATE_RECORDED};
 use crate::model::Session;
+use crate::policy::Policy;
 use crate::replay::SessionTrace;
+use crate::summarize::Summarizer;
 use crate::tokens::Estimator;
 use serde::{Deserialize, Serialize};
 use std::collections::HashMap;
@@ -32,6 +34,9 @@ pub struct Explained {
     /// Lost modified paths and errors first, then by weight, then by value.
     pub needed: Vec<NeededShown>,
     pub hallucinated: Vec<Atom>,
+    /// T: the message ranges kept verbatim (what a model reads next to the summary).
+    #[serde(skip)]
+    pub kept: Vec<std::ops::Range<usize>>,
 }
 
 /// The compactions `session` records and those of each `(policy, trace,
@@ -49,6 +54,7 @@ pub fn explain_session(
         let mut e = Explained::new(CANDIDATE_RECORDED, event.index, event.future_start, event.status);
         if let Some(p) = p {
             e.fill(session, &call_of, &atoms.prepare(&p.point, meter), &p.summary);
+            e.kept.clone_from(&p.point.kept);
         }
         out.push(e);
     }
@@ -57,8 +63,67 @@ pub fn explain_session(
             let Some(ev) = trace.compactions.get(tp.compaction) else { continue };
             let mut e = Explained::new(policy, tp.info.event, tp.info.future_start, RecordedStatus::Scored);
             e.fill(session, &call_of, &atoms.prepare(&tp.point, est), &ev.summary);
+            e.kept.clone_from(&tp.point.kept);
             out.push(e);
         }
+    }
+    out
+}
+
+/// The compactions of `policy`'s `trace` with observation masking at the
+/// policy summary's size in place of the summary (quality.md §c.4's
+/// equal-budget point), explained under `name`: masking's FRR, and the masked
+/// messages as its text. `needed` lists the point's needed atoms with what
+/// the policy's summary held of them (masking keeps no audit).
+pub fn explain_masking(
+    session: &Session,
+    policy: &Policy,
+    trace: &SessionTrace,
+    est: &dyn Estimator,
+    name: &str,
+) -> Vec<Explained> {
+    let keep = super::ReferenceOptions::default().masking_keep.unwrap_or(10);
+    let atoms = SessionAtoms::from_session(session);
+    let call_of = calls_by_message(session);
+    let mut out = Vec::new();
+    for tp in trace_points(session, trace, policy.compact.file_ops) {
+        let Some(ev) = trace.compactions.get(tp.compaction) else { continue };
+        let prepared = atoms.prepare(&tp.point, est);
+        let budget = Some(ev.summary_tokens.max(1));
+        let row = prepared.masking_within(name, keep, budget);
+        let mut e = Explained::new(name, tp.info.event, tp.info.future_start, RecordedStatus::Scored);
+        let (_, audit) = prepared.score_with_audit(name, &ev.summary);
+        e.needed = shown(session, &call_of, &audit.needed, usize::MAX);
+        e.frr = row.frr;
+        e.summary_tokens = row.summary_tokens;
+        e.summary = prepared.masking_text(keep, budget, &tp.point.replaced_text);
+        e.kept.clone_from(&tp.point.kept);
+        out.push(e);
+    }
+    out
+}
+
+/// The compactions of `policy`'s `trace` with the summaries `summarizer`
+/// writes at the same points, each within the policy summary's own size (a
+/// reference candidate: quality.md §c.4), explained under `name`.
+pub fn explain_reference(
+    session: &Session,
+    policy: &Policy,
+    trace: &SessionTrace,
+    est: &dyn Estimator,
+    summarizer: &dyn Summarizer,
+    name: &str,
+) -> Vec<Explained> {
+    let atoms = SessionAtoms::from_session(session);
+    let call_of = calls_by_message(session);
+    let mut out = Vec::new();
+    for tp in trace_points(session, trace, policy.compact.file_ops) {
+        let Some(ev) = trace.compactions.get(tp.compaction) else { continue };
+        let text = summarize_at(session, &tp, policy, summarizer, est, ev.summary_tokens.max(1));
+        let mut e = Explained::new(name, tp.info.event, tp.info.future_start, RecordedStatus::Scored);
+        e.fill(session, &call_of, &atoms.prepare(&tp.point, est), &text);
+        e.kept.clone_from(&tp.point.kept);
+        out.push(e);
     }
     out
 }
@@ -77,6 +142,7 @@ impl Explained {
             summary: String::new(),
             needed: Vec::new(),
             hallucinated: Vec::new(),
+            kept: Vec::new(),
         }
     }
 

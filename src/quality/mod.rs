@@ -38,6 +38,7 @@ mod event;
 mod explain;
 mod hook;
 mod index;
+pub mod probe;
 mod prune;
 mod recorded;
 mod replay;
@@ -66,7 +67,7 @@ pub use event::{
     AuditAtom, Candidate, CompactionAudit, CompactionPoint, CompactionQuality, HALLUCINATED_LISTED, MASK_PLACEHOLDER,
     NeededAtom, PreparedEvent, REF_MASKING, REF_ORACLE, REF_TRUNCATE, ReferenceOptions,
 };
-pub use explain::{Explained, explain_session};
+pub use explain::{Explained, explain_masking, explain_reference, explain_session};
 pub use hook::{PreparedQuality, QualityHook, QualityScore, RowScore};
 pub use index::SessionAtoms;
 pub use prune::{PrunedResult, PruningLoss};

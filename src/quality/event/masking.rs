@@ -13,11 +13,8 @@ impl PreparedEvent<'_, '_> {
         self.masking_within(REF_MASKING, keep, None)
     }
 
-    /// Observation masking cut to a token budget: of the masked history (see
-    /// [`PreparedEvent::masking`]) only the newest messages that fit `budget`
-    /// are kept, the older ones (and a previous summary) dropped. The
-    /// equal-budget point of quality.md §c.4: masking at the summary's size.
-    pub fn masking_within(&self, name: &str, keep: usize, budget: Option<u64>) -> CompactionQuality {
+    /// What masking keeps of P (see [`PreparedEvent::masking_within`]).
+    fn mask_plan(&self, keep: usize, budget: Option<u64>) -> MaskPlan {
         let msgs = self.atoms.messages;
         let results_of = |m: usize| msgs[m].blocks.iter().filter(|b| matches!(b, Block::ToolResult { .. })).count();
         let results_in =
@@ -68,6 +65,44 @@ impl PreparedEvent<'_, '_> {
             }
             with_text = first == 0 && used + self.replaced_text_tokens <= b;
         }
+        MaskPlan { costs, first, with_text, masked }
+    }
+
+    /// The text a model reads of observation masking within `budget`: the
+    /// messages masking keeps, masked results as [`MASK_PLACEHOLDER`], after
+    /// `replaced_text` (P's previous summary) when it fits. What `compactor
+    /// probe` gives a model for the masking candidate.
+    pub fn masking_text(&self, keep: usize, budget: Option<u64>, replaced_text: &[String]) -> String {
+        let msgs = self.atoms.messages;
+        let MaskPlan { costs, first, with_text, masked } = self.mask_plan(keep, budget);
+        let results_of = |m: usize| msgs[m].blocks.iter().filter(|b| matches!(b, Block::ToolResult { .. })).count();
+        let mut seen: usize = costs[..first].iter().map(|&(m, _)| results_of(m)).sum();
+        let mut kept: Vec<crate::model::Message> = Vec::new();
+        for &(m, _) in &costs[first..] {
+            let mut msg = msgs[m].clone();
+            for b in &mut msg.blocks {
+                if let Block::ToolResult { content, .. } = b {
+                    seen += 1;
+                    if seen <= masked {
+                        *content = vec![Block::Text { text: MASK_PLACEHOLDER.to_string() }];
+                    }
+                }
+            }
+            kept.push(msg);
+        }
+        let refs: Vec<&crate::model::Message> = kept.iter().collect();
+        let text = crate::summarize::serialize_transcript(&refs, &crate::summarize::InputLimits::default());
+        if with_text && !replaced_text.is_empty() { format!("{}\n\n{text}", replaced_text.join("\n\n")) } else { text }
+    }
+
+    /// Observation masking cut to a token budget: of the masked history (see
+    /// [`PreparedEvent::masking`]) only the newest messages that fit `budget`
+    /// are kept, the older ones (and a previous summary) dropped. The
+    /// equal-budget point of quality.md §c.4: masking at the summary's size.
+    pub fn masking_within(&self, name: &str, keep: usize, budget: Option<u64>) -> CompactionQuality {
+        let msgs = self.atoms.messages;
+        let MaskPlan { costs, first, with_text, masked } = self.mask_plan(keep, budget);
+        let results_of = |m: usize| msgs[m].blocks.iter().filter(|b| matches!(b, Block::ToolResult { .. })).count();
         let mut view = TextView::default();
         let (mut tokens, mut chars) = (0u64, 0u64);
         if with_text {
@@ -128,6 +163,16 @@ impl PreparedEvent<'_, '_> {
         view.finish_unordered();
         self.score_view(name, &view, Some(&p_atoms), tokens, chars, None)
     }
+}
+
+/// What masking keeps of P: each message with its cost as masked, the first
+/// one kept under the budget, whether P's text fits, and how many of P's tool
+/// results (oldest first) are masked.
+struct MaskPlan {
+    costs: Vec<(usize, u64)>,
+    first: usize,
+    with_text: bool,
+    masked: usize,
 }
 
 /// Every piece of text in a block (tool-call string arguments, tool-result
