@@ -50,7 +50,7 @@ pub struct Baseline {
 }
 
 /// The policy flags of the run that wrote a baseline (`--preset`, `--set`,
-/// `--estimator`, `--summarizer`; `--policy` files are not recorded, since
+/// `--estimator`, `--summarizer`, `--summarizer-command`; `--policy` files are not recorded, since
 /// their paths mean nothing elsewhere).
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(default)]
@@ -61,11 +61,18 @@ pub struct ReplaySettings {
     pub estimator: Option<String>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub summarizer: Option<String>,
+    /// `--summarizer-command`, as typed (run from the current folder).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub summarizer_command: Option<String>,
 }
 
 impl ReplaySettings {
     pub fn is_empty(&self) -> bool {
-        self.presets.is_empty() && self.sets.is_empty() && self.estimator.is_none() && self.summarizer.is_none()
+        self.presets.is_empty()
+            && self.sets.is_empty()
+            && self.estimator.is_none()
+            && self.summarizer.is_none()
+            && self.summarizer_command.is_none()
     }
 }
 

@@ -186,9 +186,8 @@ pub fn run(args: CheckArgs) -> anyhow::Result<u8> {
     if policy_args_empty(&policy)
         && let Some(b) = &base
     {
-        let ReplaySettings { presets, sets, estimator, summarizer } = b.replay.clone();
-        policy =
-            PolicyArgs { presets, policy_files: Vec::new(), sets, estimator, summarizer, summarizer_command: None };
+        let ReplaySettings { presets, sets, estimator, summarizer, summarizer_command } = b.replay.clone();
+        policy = PolicyArgs { presets, policy_files: Vec::new(), sets, estimator, summarizer, summarizer_command };
     }
     let mut globs = must_keep;
     if let Some(b) = &base {
@@ -248,6 +247,7 @@ pub fn run(args: CheckArgs) -> anyhow::Result<u8> {
             sets: policy.sets.clone(),
             estimator: policy.estimator.clone(),
             summarizer: policy.summarizer.clone(),
+            summarizer_command: policy.summarizer_command.clone(),
         };
     }
     let flags = |mut t: Tolerances| {

@@ -293,3 +293,57 @@ async fn the_python_example_summarizes_through_an_openai_compatible_server() {
     assert!(body.contains("<conversation>") && !body.contains("{conversation}"), "{body}");
     assert!(text_under(&out.join("transcripts")).contains("PY-EXAMPLE-SUMMARY"));
 }
+
+/// `check` records `--summarizer-command` in the baseline and replays it when
+/// run with the baseline alone; the program's identity is a run setting.
+#[test]
+fn a_baseline_made_with_a_program_replays_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let script = dir.path().join("prog.sh");
+    std::fs::write(&script, PROGRAM).unwrap();
+    let cmd = format!("sh {}", script.display());
+    let (baseline, cache) = (dir.path().join("b.json"), dir.path().join("cache"));
+    let check = |args: &[&str]| {
+        Command::new(env!("CARGO_BIN_EXE_compactor"))
+            .current_dir(dir.path())
+            .arg("check")
+            .arg(Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures"))
+            .args(["--quiet", "--cache-dir"])
+            .arg(&cache)
+            .args(args)
+            .output()
+            .unwrap()
+    };
+    let b = baseline.to_str().unwrap();
+    let o = check(&[
+        "--preset",
+        "opal",
+        "--set",
+        "context_window=6000",
+        "--summarizer-command",
+        &cmd,
+        "--write-baseline",
+        b,
+    ]);
+    assert_eq!(o.status.code(), Some(0), "{}", String::from_utf8_lossy(&o.stderr));
+    let v: serde_json::Value = serde_json::from_slice(&std::fs::read(&baseline).unwrap()).unwrap();
+    assert_eq!(v["replay"]["summarizer_command"], cmd.as_str(), "{}", v["replay"]);
+    assert_eq!(v["settings"]["command.opal"].as_str().map(str::len), Some(64), "{}", v["settings"]);
+    let runs = std::fs::read_to_string(dir.path().join("runs.log")).unwrap().lines().count();
+    assert!(runs > 0);
+    // The baseline alone: the same policy, program and answers (from the cache).
+    let o = check(&["--baseline", b]);
+    assert_eq!(
+        o.status.code(),
+        Some(0),
+        "{}{}",
+        String::from_utf8_lossy(&o.stdout),
+        String::from_utf8_lossy(&o.stderr)
+    );
+    assert_eq!(std::fs::read_to_string(dir.path().join("runs.log")).unwrap().lines().count(), runs);
+    // An edited program is a changed run setting, named.
+    std::fs::write(&script, PROGRAM.replace("PROGRAM-SUMMARY", "EDITED")).unwrap();
+    let o = check(&["--baseline", b]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&o.stderr).contains("command.opal"), "{}", String::from_utf8_lossy(&o.stderr));
+}

@@ -120,5 +120,10 @@ async fn a_perfect_reader_scores_the_share_in_context_and_a_silent_one_zero() {
         assert_eq!(t["accuracy"], t["in_context"], "{t}");
     }
     assert!(some_right, "the reader never had an answer in its context: nothing was shown");
-    assert!(!reader.received_requests().await.unwrap().is_empty());
+    let asked = reader.received_requests().await.unwrap().len();
+    assert!(asked > 0);
+    // Answers are cached: a rerun asks nothing and prints the same.
+    let o = tokio::task::block_in_place(|| probe(&reader, &dir.path().join("c2")));
+    assert_eq!(json(&o), perfect);
+    assert_eq!(reader.received_requests().await.unwrap().len(), asked, "a rerun asked the model again");
 }
