@@ -12,7 +12,6 @@ use compactor::inspect::{Counts, InspectReport, KindStats, SessionReport, inspec
 use compactor::model::Format;
 use compactor::tokens::EstimatorKind;
 use std::fmt::Write as _;
-use std::io::IsTerminal;
 use std::path::PathBuf;
 
 /// Terminal width the human output is laid out for.
@@ -23,7 +22,7 @@ pub fn run(args: InspectArgs) -> anyhow::Result<u8> {
     let quiet = input.quiet;
     let super::load::Loaded { batch, pool, .. } = super::load::load(input)?;
     let report = pool.install(|| {
-        let bar = progress_bar(batch.sessions.len() as u64, quiet);
+        let bar = super::load::progress_bar("inspecting {pos}/{len} sessions", batch.sessions.len() as u64, quiet);
         let report = inspect_with_progress(&batch, &|| bar.inc(1));
         bar.finish_and_clear();
         report
@@ -37,19 +36,6 @@ pub fn run(args: InspectArgs) -> anyhow::Result<u8> {
         render(&for_terminal(&report), sessions)
     };
     super::print_stdout(&out)
-}
-
-fn progress_bar(len: u64, quiet: bool) -> indicatif::ProgressBar {
-    if quiet || !std::io::stderr().is_terminal() {
-        return indicatif::ProgressBar::hidden();
-    }
-    let bar = indicatif::ProgressBar::new(len);
-    if let Ok(style) =
-        indicatif::ProgressStyle::with_template(" {spinner} inspecting {pos}/{len} sessions {wide_bar} {eta}")
-    {
-        bar.set_style(style);
-    }
-    bar
 }
 
 /// The human report: a table per agent, all sessions together, then the

@@ -180,3 +180,17 @@ pub fn print_session_warnings(source_path: &std::path::Path, warnings: &[Diagnos
         eprintln!("{path}: {unlisted} more warning(s) not listed");
     }
 }
+
+/// A progress bar on stderr, `what` saying what advances (`replaying
+/// {pos}/{len} files`); hidden under `--quiet` or when stderr is no terminal.
+pub fn progress_bar(what: &str, len: u64, quiet: bool) -> indicatif::ProgressBar {
+    use std::io::IsTerminal;
+    if quiet || !std::io::stderr().is_terminal() {
+        return indicatif::ProgressBar::hidden();
+    }
+    let bar = indicatif::ProgressBar::new(len);
+    if let Ok(style) = indicatif::ProgressStyle::with_template(&format!(" {{spinner}} {what} {{wide_bar}} {{eta}}")) {
+        bar.set_style(style);
+    }
+    bar
+}

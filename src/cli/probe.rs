@@ -84,16 +84,24 @@ pub fn run(args: ProbeArgs) -> anyhow::Result<u8> {
     let client = LlmSummarizer::new(config).context("the model that answers the probes")?;
     let llm = super::llm::adapter(&args.llm, &policies)?;
     let commands = super::command::programs(&args.llm, &policies)?;
-    let loaded = super::load::load(args.input.clone())?;
+    let mut loaded = super::load::load(args.input.clone())?;
     let resolver = CliResolver::new(llm, commands);
     let options =
         ReplayOptions { check_invariants: false, verify_totals: false, keep_transcript: false, meter: Meter::Recorded };
-    let mut sessions: Vec<Session> = loaded.batch.sessions.clone();
+    let mut sessions: Vec<Session> = std::mem::take(&mut loaded.batch.sessions);
     sessions.sort_by(|a, b| (&a.id, &a.source_path).cmp(&(&b.id, &b.source_path)));
     let results = loaded.pool.install(|| replay_many(&sessions, &policies, &resolver, options, &loaded.pool, None));
     let meter = options.meter.counter();
-    // Every compaction of every candidate, in session order.
-    // Scored per session in parallel, kept in session order.
+    // A session a policy cannot replay has nothing to ask: said, not skipped quietly.
+    for (s, r) in sessions.iter().zip(&results) {
+        for (p, t) in policies.iter().zip(&r.traces) {
+            if let (Err(e), false) = (t, loaded.quiet) {
+                eprintln!("warning: policy `{}` cannot replay session {}: {e}", p.name, s.id);
+            }
+        }
+    }
+    // Every compaction of every candidate, scored per session in parallel,
+    // kept in session order.
     let explain = |s: &Session, r: &compactor::pipeline::SessionResults| -> anyhow::Result<Vec<Explained>> {
         let mut traces = Vec::new();
         for (p, t) in policies.iter().zip(&r.traces) {
@@ -119,7 +127,21 @@ pub fn run(args: ProbeArgs) -> anyhow::Result<u8> {
     explained.retain(|(_, e)| e.status == RecordedStatus::Scored && !e.needed.is_empty());
     let pool = super::load::thread_pool(Some(concurrency.max(loaded.pool.current_num_threads())))?;
     let max = args.max_probes.max(1);
-    let probed: Vec<Probed> = pool.install(|| explained.par_iter().map(|(s, e)| ask(&client, s, e, max)).collect());
+    let bar = super::load::progress_bar("asking {pos}/{len} compactions", explained.len() as u64, loaded.quiet);
+    let probed: Vec<Probed> = pool.install(|| {
+        explained
+            .par_iter()
+            .map(|(s, e)| {
+                let p = ask(&client, s, e, max);
+                bar.inc(1);
+                p
+            })
+            .collect()
+    });
+    bar.finish_and_clear();
+    if compactor::interrupt::requested() {
+        anyhow::bail!("interrupted");
+    }
     let out = Output { model, totals: totals(&probed), compactions: probed };
     let failed: Vec<&Probed> = out.compactions.iter().filter(|p| p.error.is_some()).collect();
     if let Some(first) = failed.first() {

@@ -17,7 +17,7 @@ use compactor::report::write::{SessionWriter, WriteOptions, Written};
 use compactor::report::{self, Report, SessionSummary};
 use compactor::summarize::{Summarizer, SummarizerKind};
 use compactor::tokens::{self, Estimator, EstimatorKind, Meter};
-use std::io::{IsTerminal, Write};
+use std::io::Write;
 use std::sync::Arc;
 
 /// Build the policies named by `--preset` / `--policy`, then apply `--estimator`,
@@ -240,7 +240,7 @@ pub fn run_replay(
         keep_transcript: args.out.is_some() && !args.no_transcripts,
         meter: cost.meter,
     };
-    let bar = progress_bar(found.inputs.len() as u64, found.quiet);
+    let bar = super::load::progress_bar("replaying {pos}/{len} files", found.inputs.len() as u64, found.quiet);
     let tick = |p: StreamProgress| bar.set_position(p.inputs_done as u64);
     // An LLM summarizer blocks the replay thread that asks it; to keep
     // --llm-concurrency requests in flight, replay on at least that many threads
@@ -372,19 +372,6 @@ pub fn cost_settings(args: &CostArgs, llm: &LlmArgs) -> anyhow::Result<CostSetti
         None => Meter::Recorded,
     };
     Ok(CostSettings { table, ttl, model_override: args.model.clone(), summarizer_model: llm.llm_model.clone(), meter })
-}
-
-fn progress_bar(len: u64, quiet: bool) -> indicatif::ProgressBar {
-    if quiet || !std::io::stderr().is_terminal() {
-        return indicatif::ProgressBar::hidden();
-    }
-    let bar = indicatif::ProgressBar::new(len);
-    if let Ok(style) =
-        indicatif::ProgressStyle::with_template(" {spinner} replaying {pos}/{len} files {wide_bar} {eta}")
-    {
-        bar.set_style(style);
-    }
-    bar
 }
 
 /// Put the outputs in place and print; the exit code says whether invariants held.

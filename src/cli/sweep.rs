@@ -14,7 +14,6 @@ use super::replay::{CliResolver, apply_overrides, cost_settings, resolve_policie
 use super::{EXIT_OK, print_stdout};
 use anyhow::{Context, bail};
 use compactor::sweep::{self, Grid};
-use std::io::IsTerminal;
 
 pub fn run(args: SweepArgs) -> anyhow::Result<u8> {
     let SweepArgs { input, policy, llm, cost, grid, min_frr, out, json } = args;
@@ -76,7 +75,11 @@ pub fn run(args: SweepArgs) -> anyhow::Result<u8> {
     let commands = super::command::programs(&llm_args, &points)?;
     let resolver = CliResolver::new(llm.clone(), commands.clone());
     let sessions = &loaded.batch.sessions;
-    let bar = progress_bar((sessions.len() * grid_def.points()) as u64, loaded.quiet);
+    let bar = super::load::progress_bar(
+        "sweeping {pos}/{len} replays",
+        (sessions.len() * grid_def.points()) as u64,
+        loaded.quiet,
+    );
     let tick = |_: usize, _: usize| bar.inc(1);
     let wide;
     let waiting = llm.as_ref().map_or(0, |a| a.concurrency()) + commands.as_ref().map_or(0, |c| c.concurrency());
@@ -147,17 +150,4 @@ fn refuse_flags_on_axes(policy: &PolicyArgs, grid: &Grid, file: &std::path::Path
         }
     }
     Ok(())
-}
-
-fn progress_bar(len: u64, quiet: bool) -> indicatif::ProgressBar {
-    if quiet || !std::io::stderr().is_terminal() {
-        return indicatif::ProgressBar::hidden();
-    }
-    let bar = indicatif::ProgressBar::new(len);
-    if let Ok(style) =
-        indicatif::ProgressStyle::with_template(" {spinner} sweeping {pos}/{len} replays {wide_bar} {eta}")
-    {
-        bar.set_style(style);
-    }
-    bar
 }

@@ -308,6 +308,10 @@ impl CommandSummarizer {
                 return Err(with_stderr(msg, &stderr));
             }
             Err(Stopped::Interrupted) => return Err("interrupted".into()),
+            Err(Stopped::PipesHeld { stderr }) => {
+                let msg = "it ended, but a process it started in a session of its own kept its output open";
+                return Err(with_stderr(msg.into(), &stderr));
+            }
         };
         if !f.status.success() {
             return Err(with_stderr(format!("it exited with {}", exit_text(f.status)), &f.stderr));

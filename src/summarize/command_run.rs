@@ -42,6 +42,10 @@ pub enum Stopped {
     },
     /// Ctrl-C.
     Interrupted,
+    /// It ended, but something it started kept its stdout open.
+    PipesHeld {
+        stderr: String,
+    },
 }
 
 /// Run the program once with `input` on its stdin.
@@ -126,9 +130,14 @@ pub fn run(spec: &Spec<'_>, input: Vec<u8>) -> Result<Finished, Stopped> {
     // pipes open and keep the readers waiting.
     kill_group(&mut child);
     let _ = child.wait();
-    let _ = writer.join();
-    let stdout = out_reader.join().unwrap_or_default();
-    let stderr = err_reader.join().unwrap_or_default();
+    // A process that left the group (setsid) can still hold a pipe: the
+    // threads on it are given a moment, then left behind.
+    let until = Instant::now() + Duration::from_secs(2);
+    let _ = settle(writer, until);
+    let stderr = settle(err_reader, until).unwrap_or_default();
+    let Some(stdout) = settle(out_reader, until) else {
+        return Err(Stopped::PipesHeld { stderr });
+    };
     match outcome {
         Ok(_) if stdout.len() > max => Err(Stopped::TooMuchOutput { stderr }),
         Ok(status) => Ok(Finished { status, stdout, stderr }),
@@ -136,6 +145,18 @@ pub fn run(spec: &Spec<'_>, input: Vec<u8>) -> Result<Finished, Stopped> {
         Err(Stopped::TooMuchOutput { .. }) => Err(Stopped::TooMuchOutput { stderr }),
         Err(other) => Err(other),
     }
+}
+
+/// The thread's result once it has finished, waiting until `until` at most;
+/// `None` (the thread left running) past it.
+fn settle<T>(h: std::thread::JoinHandle<T>, until: Instant) -> Option<T> {
+    while !h.is_finished() {
+        if Instant::now() >= until {
+            return None;
+        }
+        std::thread::sleep(Duration::from_millis(5));
+    }
+    h.join().ok()
 }
 
 #[cfg(unix)]

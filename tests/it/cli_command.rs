@@ -196,6 +196,16 @@ fn a_hanging_program_is_stopped_at_its_timeout_with_what_it_started() {
 }
 
 #[test]
+fn a_process_that_escapes_the_group_and_holds_the_output_does_not_hold_the_run() {
+    // `setsid` starts `sleep` in a session of its own: killing the program's
+    // group leaves it, with the program's stdout.
+    let started = std::time::Instant::now();
+    // (It is given a second to leave the group before the program ends.)
+    falls_back("cat > /dev/null\nsetsid sleep 8 &\nsleep 1\necho SUMMARY\n", &[], &["kept its output open"]);
+    assert!(started.elapsed() < std::time::Duration::from_secs(60));
+}
+
+#[test]
 fn garbage_output_falls_back() {
     falls_back("cat > /dev/null\nprintf 'summary \\377\\376 bytes'\n", &[], &["not UTF-8"]);
     falls_back("cat > /dev/null\necho '{\"summary\": 3}'\n", &[], &["is not the JSON answer"]);
