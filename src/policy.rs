@@ -163,18 +163,37 @@ impl TriggerKind {
 }
 
 /// The keys nothing reads in a policy whose `compact.trigger` is `trigger`
-/// (an unknown one, `""`, reads every size) and whose `keep_recent_ratio` is
-/// on or off: the sizes of the other triggers, and `keep_recent_tokens` under
-/// a ratio. One rule for rendering, normalizing, warning and comparing.
-pub fn unread_keys(trigger: &str, keep_ratio_on: bool) -> impl Iterator<Item = &'static str> + '_ {
+/// (an unknown one, `""`, reads every size), whose `keep_recent_ratio` is on
+/// or off, and whose `compact.summarizer` is `summarizer` (`""` reads every
+/// summarizer's keys): the sizes of the other triggers, `keep_recent_tokens`
+/// under a ratio, a program's keys without the `command` summarizer and the
+/// prompt files without `llm`. One rule for rendering, normalizing, warning
+/// and comparing.
+pub fn unread_keys<'a>(
+    trigger: &'a str,
+    keep_ratio_on: bool,
+    summarizer: &'a str,
+) -> impl Iterator<Item = &'static str> + 'a {
     const SIZES: [(&str, &str); 3] = [
         ("compact.trigger_tokens", "tokens"),
         ("compact.trigger_ratio", "ratio"),
         ("compact.reserve_tokens", "reserve"),
     ];
     let sizes = SIZES.into_iter().filter(move |(_, kind)| !trigger.is_empty() && *kind != trigger).map(|(k, _)| k);
-    sizes.chain(keep_ratio_on.then_some("compact.keep_recent_tokens"))
+    let unless = move |kind: &str, keys: &'static [&'static str]| {
+        (!summarizer.is_empty() && summarizer != kind).then_some(keys).into_iter().flatten().copied()
+    };
+    sizes
+        .chain(keep_ratio_on.then_some("compact.keep_recent_tokens"))
+        .chain(unless("command", &COMMAND_KEYS))
+        .chain(unless("llm", &PROMPT_FILE_KEYS))
 }
+
+/// The keys only the `command` summarizer reads.
+pub const COMMAND_KEYS: [&str; 4] =
+    ["compact.command", "compact.command_dir", "compact.command_env", "compact.command_timeout_secs"];
+/// The keys only the `llm` summarizer reads, of those it alone has.
+pub const PROMPT_FILE_KEYS: [&str; 2] = ["compact.llm.prompt_file", "compact.llm.update_prompt_file"];
 
 /// Which size the trigger looks at.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]

@@ -75,6 +75,8 @@ fn every_key_is_settable_from_its_own_rendering() {
     c.command_timeout_secs = 30;
     c.llm.prompt_file = "prompt.md".into();
     c.llm.update_prompt_file = "update.md".into();
+    // (A program's keys are rendered under the summarizer that reads them.)
+    c.summarizer = SummarizerKind::Command;
     let layout = toml::Table::try_from(&p).unwrap();
     let mut all = Vec::new();
     flatten("", &layout, &mut all);
@@ -168,6 +170,18 @@ fn keys_that_change_nothing_are_named() {
     assert_eq!(nous.ineffective("compact.trigger_tokens"), None);
     assert_eq!(nous.ineffective("compact.keep_recent_tokens"), None);
     assert_eq!(nous.ineffective("prune.enabled"), None);
+    // A summarizer's own keys under another summarizer.
+    let why = nous.ineffective("compact.command_timeout_secs").unwrap_or_default();
+    assert!(why.contains(r#"summarizer = "extractive"; set compact.summarizer = "command""#), "{why}");
+    let why = nous.ineffective("compact.llm.prompt_file").unwrap_or_default();
+    assert!(why.contains(r#"set compact.summarizer = "llm""#), "{why}");
+    let mut mine = nous.clone();
+    mine.apply_assignment("compact.summarizer=command").unwrap();
+    assert_eq!(mine.ineffective("compact.command"), None);
+    assert!(mine.ineffective("compact.llm.update_prompt_file").is_some());
+    // Nor are they rendered there.
+    mine.apply_assignment("compact.llm.prompt_file=p.md").unwrap();
+    assert!(!mine.to_toml().unwrap().contains("prompt_file"));
 }
 
 /// Rendered TOML never names two settings of which only one applies, and

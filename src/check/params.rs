@@ -125,7 +125,8 @@ fn flatten(prefix: &str, value: &Value, out: &mut BTreeMap<String, String>) {
 fn drop_unread(map: &mut BTreeMap<String, String>) {
     let trigger = map.get("compact.trigger").cloned().unwrap_or_default();
     let ratio_on = map.get("compact.keep_recent_ratio").is_some_and(|r| !matches!(r.as_str(), "off" | "null"));
-    for key in crate::policy::unread_keys(&trigger, ratio_on) {
+    let summarizer = map.get("compact.summarizer").cloned().unwrap_or_default();
+    for key in crate::policy::unread_keys(&trigger, ratio_on, &summarizer) {
         map.remove(key);
     }
 }

@@ -307,17 +307,35 @@ impl Policy {
 
     /// The keys nothing reads in this policy ([`unread_keys`]).
     pub fn unread(&self) -> impl Iterator<Item = &'static str> {
-        unread_keys(self.compact.trigger.name(), self.compact.keep_recent_ratio.is_some())
+        unread_keys(
+            self.compact.trigger.name(),
+            self.compact.keep_recent_ratio.is_some(),
+            self.compact.summarizer.name(),
+        )
     }
 
     /// Why setting `key` changes nothing in this policy, when it does not:
-    /// the trigger size of a trigger the policy does not use, or
-    /// `compact.keep_recent_tokens` under a `keep_recent_ratio`.
+    /// the trigger size of a trigger the policy does not use,
+    /// `compact.keep_recent_tokens` under a `keep_recent_ratio`, or a key of
+    /// a summarizer the policy does not use.
     pub fn ineffective(&self, key: &str) -> Option<String> {
         if !self.unread().any(|k| k == key) {
             return None;
         }
         let c = &self.compact;
+        let summarizer_of = |kind: SummarizerKind| {
+            format!(
+                "its summarizer is compact.summarizer = \"{}\"; set compact.summarizer = \"{}\" to use it",
+                c.summarizer.name(),
+                kind.name()
+            )
+        };
+        if COMMAND_KEYS.contains(&key) {
+            return Some(summarizer_of(SummarizerKind::Command));
+        }
+        if PROMPT_FILE_KEYS.contains(&key) {
+            return Some(summarizer_of(SummarizerKind::Llm));
+        }
         Some(match (key, c.keep_recent_ratio) {
             ("compact.keep_recent_tokens", Some(r)) => {
                 format!(
@@ -372,10 +390,8 @@ impl Policy {
     pub fn to_toml(&self) -> Result<String, PolicyError> {
         let err = |e: &dyn std::fmt::Display| PolicyError::Toml(e.to_string());
         let mut table = toml::Table::try_from(self).map_err(|e| err(&e))?;
-        if let Some(toml::Value::Table(c)) = table.get_mut("compact") {
-            for key in self.unread() {
-                c.remove(key.trim_start_matches("compact."));
-            }
+        for key in self.unread() {
+            remove_dotted(&mut table, key);
         }
         toml::to_string(&table).map_err(|e| err(&e))
     }
@@ -398,6 +414,20 @@ impl Policy {
             }
         }
         p
+    }
+}
+
+/// Remove the dotted `key` (`compact.llm.prompt_file`) from `t`.
+fn remove_dotted(t: &mut toml::Table, key: &str) {
+    match key.split_once('.') {
+        Some((head, rest)) => {
+            if let Some(toml::Value::Table(sub)) = t.get_mut(head) {
+                remove_dotted(sub, rest);
+            }
+        }
+        None => {
+            t.remove(key);
+        }
     }
 }
 
