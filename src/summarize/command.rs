@@ -252,6 +252,19 @@ impl CommandSummarizer {
         }
     }
 
+    /// `text` with the value of every variable passed to the program (an API
+    /// key in `compact.command_env`) replaced: a program that prints its key
+    /// on stderr does not put it in the report.
+    fn scrub(&self, text: &str) -> String {
+        let mut out = text.to_string();
+        for (name, value) in &self.env {
+            if let Some(v) = value.to_str().filter(|v| name != "PATH" && v.trim().len() >= 8) {
+                out = out.replace(v.trim(), &format!("[${name}]"));
+            }
+        }
+        out
+    }
+
     fn cache_path(&self, key: &str) -> Option<PathBuf> {
         let dir = self.config.cache_dir.as_ref()?;
         Some(dir.join("command").join(LAYOUT).join(&key[..2]).join(format!("{key}.json")))
@@ -458,7 +471,7 @@ impl Summarizer for CommandSummarizer {
                 Ok(Summary { text: entry.summary, file_ops, usage: entry.usage, fallback: None })
             }
             Err(reason) => {
-                let reason = format!("the summarizer program failed: {reason}");
+                let reason = format!("the summarizer program failed: {}", self.scrub(&reason));
                 let where_ = match req.context {
                     Some(c) => format!("session {}, policy {}", c.session.id, c.policy),
                     None => "a compaction".into(),

@@ -30,6 +30,7 @@ fn replay(args: &[&str], out: &Path, cache: &Path) -> Output {
         .arg(out)
         .env("COMPACTOR_TEST_PASSED", "yes")
         .env("COMPACTOR_TEST_SECRET", "not-for-the-program")
+        .env("COMPACTOR_TEST_PASSED_KEY", "sk-passed-4f9a2c77")
         .output()
         .unwrap()
 }
@@ -179,6 +180,12 @@ fn a_crashing_program_falls_back_with_its_exit_status_and_stderr() {
         "cat > /dev/null\necho 'Traceback: KeyError: messages' >&2\nexit 3\n",
         &[],
         &["exited with status 3", "stderr: Traceback: KeyError: messages"],
+    );
+    // A key the program was given and prints is not kept.
+    falls_back(
+        "cat > /dev/null\necho \"bad key $COMPACTOR_TEST_PASSED_KEY\" >&2\nexit 1\n",
+        &["--set", "compact.command_env=COMPACTOR_TEST_PASSED_KEY"],
+        &["stderr: bad key [$COMPACTOR_TEST_PASSED_KEY]"],
     );
 }
 
