@@ -41,12 +41,7 @@ pub fn run(args: ExplainArgs) -> anyhow::Result<u8> {
     let meter = options.meter.counter();
     let mut rows: Vec<(&compactor::model::Session, Explained)> = Vec::new();
     for (s, r) in owned.iter().zip(&results) {
-        let mut traces = Vec::new();
-        for (p, t) in policies.iter().zip(&r.traces) {
-            let Ok(t) = t else { continue };
-            let est = resolver.estimator(p.estimator).with_context(|| format!("policy `{}`", p.name))?;
-            traces.push((p, t, est));
-        }
+        let traces = replayed(&policies, r, &resolver)?;
         let given: Vec<_> =
             traces.iter().map(|(p, t, est)| (p.name.as_str(), *t, est.as_ref(), p.compact.file_ops)).collect();
         for e in explain_session(s, &given, meter) {
@@ -73,6 +68,29 @@ pub fn run(args: ExplainArgs) -> anyhow::Result<u8> {
     }
     super::print_stdout(&out)
 }
+
+/// Each policy's trace of a session that it replayed, with its estimator
+/// (a policy that failed on the session has none).
+pub(super) fn replayed<'p>(
+    policies: &'p [compactor::policy::Policy],
+    r: &'p compactor::pipeline::SessionResults,
+    resolver: &CliResolver,
+) -> anyhow::Result<Vec<Traced<'p>>> {
+    let mut traces = Vec::new();
+    for (p, t) in policies.iter().zip(&r.traces) {
+        let Ok(t) = t else { continue };
+        let est = resolver.estimator(p.estimator).with_context(|| format!("policy `{}`", p.name))?;
+        traces.push((p, t, est));
+    }
+    Ok(traces)
+}
+
+/// A policy, its trace of one session, and its estimator.
+pub(super) type Traced<'p> = (
+    &'p compactor::policy::Policy,
+    &'p compactor::replay::SessionTrace,
+    std::sync::Arc<dyn compactor::tokens::Estimator>,
+);
 
 fn json<'e>(rows: impl Iterator<Item = &'e Explained>) -> anyhow::Result<String> {
     let v: Vec<&Explained> = rows.collect();

@@ -194,3 +194,10 @@ pub fn progress_bar(what: &str, len: u64, quiet: bool) -> indicatif::ProgressBar
     }
     bar
 }
+
+/// The pool to replay on when `waiting` threads may block on a summarizer
+/// (LLM requests, programs) at once: `pool`, or a wider one so that many stay
+/// in flight (the CPU work stays bounded by the cores anyway).
+pub fn wide_pool(pool: &rayon::ThreadPool, waiting: usize) -> anyhow::Result<Option<rayon::ThreadPool>> {
+    if waiting > pool.current_num_threads() { thread_pool(Some(waiting)).map(Some) } else { Ok(None) }
+}

@@ -11,7 +11,7 @@ use compactor::pipeline::replay_many;
 use compactor::policy::Policy;
 use compactor::quality::probe::{self, Probe};
 use compactor::quality::{Explained, RecordedStatus, explain_masking, explain_reference, explain_session};
-use compactor::replay::{ReplayOptions, Resolver};
+use compactor::replay::ReplayOptions;
 use compactor::summarize::{Extractive, InputLimits, serialize_transcript};
 use compactor::tokens::Meter;
 use rayon::prelude::*;
@@ -103,12 +103,7 @@ pub fn run(args: ProbeArgs) -> anyhow::Result<u8> {
     // Every compaction of every candidate, scored per session in parallel,
     // kept in session order.
     let explain = |s: &Session, r: &compactor::pipeline::SessionResults| -> anyhow::Result<Vec<Explained>> {
-        let mut traces = Vec::new();
-        for (p, t) in policies.iter().zip(&r.traces) {
-            let Ok(t) = t else { continue };
-            let est = resolver.estimator(p.estimator).with_context(|| format!("policy `{}`", p.name))?;
-            traces.push((p, t, est));
-        }
+        let traces = super::explain::replayed(&policies, r, &resolver)?;
         let given: Vec<_> =
             traces.iter().map(|(p, t, est)| (p.name.as_str(), *t, est.as_ref(), p.compact.file_ops)).collect();
         let mut out = explain_session(s, &given, meter);

@@ -245,15 +245,9 @@ pub fn run_replay(
     // An LLM summarizer blocks the replay thread that asks it; to keep
     // --llm-concurrency requests in flight, replay on at least that many threads
     // (the CPU work stays bounded by the cores anyway).
-    let wide;
-    // The same for summarizer programs.
     let waiting = llm.as_ref().map_or(0, |a| a.concurrency()) + commands.as_ref().map_or(0, |c| c.concurrency());
-    let pool = if waiting > found.pool.current_num_threads() {
-        wide = super::load::thread_pool(Some(waiting))?;
-        &wide
-    } else {
-        &found.pool
-    };
+    let wide = super::load::wide_pool(&found.pool, waiting)?;
+    let pool = wide.as_ref().unwrap_or(&found.pool);
     let names: Vec<String> = policies.iter().map(|p| p.name.clone()).collect();
     let writer = args
         .out

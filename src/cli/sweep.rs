@@ -81,14 +81,9 @@ pub fn run(args: SweepArgs) -> anyhow::Result<u8> {
         loaded.quiet,
     );
     let tick = |_: usize, _: usize| bar.inc(1);
-    let wide;
     let waiting = llm.as_ref().map_or(0, |a| a.concurrency()) + commands.as_ref().map_or(0, |c| c.concurrency());
-    let pool = if waiting > loaded.pool.current_num_threads() {
-        wide = super::load::thread_pool(Some(waiting))?;
-        &wide
-    } else {
-        &loaded.pool
-    };
+    let wide = super::load::wide_pool(&loaded.pool, waiting)?;
+    let pool = wide.as_ref().unwrap_or(&loaded.pool);
     // FRR, artifact recall and hallucination of each (session, point) trace.
     let hook = compactor::quality::TraceQualityHook::new(&resolver);
     let result = sweep::run(sessions, &base, &grid_def, &resolver, &cost, Some(&hook), min_frr, pool, Some(&tick))
