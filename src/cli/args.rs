@@ -80,6 +80,13 @@ what a model recalls. Answers are cached like summaries.",
   compactor completions zsh > ~/.zfunc/_compactor
   compactor completions fish > ~/.config/fish/completions/compactor.fish")]
     Completions(CompletionsArgs),
+    /// Join the partial outputs of a sharded run (--shard K/N) into the
+    /// outputs one run writes.
+    #[command(long_about = "Joins the partial outputs that `replay`, `compare`, `check` or `sweep` wrote with \
+--shard K/N (and sweep's --shard-points K/N) into exactly what the command writes and prints when run \
+whole: byte-identical reports, CSVs, report.html and transcripts, in any order of the partials. A merge \
+of check's partials compares the merged run with the baseline and exits as check does.")]
+    Merge(MergeArgs),
 }
 
 #[derive(Debug, Args)]
@@ -260,6 +267,56 @@ pub struct ReplayArgs {
     /// those of the masked text.
     #[arg(long)]
     pub redact: bool,
+    #[command(flatten)]
+    pub split: ShardArgs,
+}
+
+/// Splitting a run over processes or machines (docs/scale-out.md).
+#[derive(Debug, Clone, Copy, Default, Args)]
+pub struct ShardArgs {
+    /// Run shard K of N only: the inputs whose path (a sub-agent file's, its
+    /// parent's) hashes to K. Writes this shard's reports and partial.json to
+    /// --out; `compactor merge` joins every shard's into what one run writes.
+    /// Give every shard the same paths and flags.
+    #[arg(long, value_name = "K/N")]
+    pub shard: Option<compactor::pipeline::Shard>,
+}
+
+#[derive(Debug, Args)]
+#[command(after_help = "Exit codes: those of the command the partials come from (replay, compare, check \
+or sweep); 2 when the partials cannot be merged: written by other compactor versions or commands, \
+over other inputs, with other policies or settings, split another way, a shard given twice or one \
+missing. The reason names the partials.
+
+Examples:
+  compactor replay logs/ --shard 1/2 --out part1
+  compactor replay logs/ --shard 2/2 --out part2
+  compactor merge part1 part2 --out report
+  compactor merge parts/* --out report --summary \"$GITHUB_STEP_SUMMARY\"")]
+pub struct MergeArgs {
+    /// The partial outputs, in any order: folders written with --shard K/N --out
+    /// (or their partial.json).
+    #[arg(required = true, value_name = "PARTIAL")]
+    pub partials: Vec<PathBuf>,
+    /// Write here what the command would have written with --out.
+    #[arg(long, value_name = "DIR")]
+    pub out: Option<PathBuf>,
+    /// Print JSON as the command does with --json (report.json, check's
+    /// outcome, the sweep).
+    #[arg(long)]
+    pub json: bool,
+    /// No warnings on stderr.
+    #[arg(long, short)]
+    pub quiet: bool,
+    /// check: also write the markdown table to FILE.
+    #[arg(long, value_name = "FILE")]
+    pub summary: Option<PathBuf>,
+    /// check: write the merged run's metrics as a baseline to FILE.
+    #[arg(long, value_name = "FILE")]
+    pub write_baseline: Option<PathBuf>,
+    /// check: print every row of the table.
+    #[arg(short, long)]
+    pub verbose: bool,
 }
 
 #[derive(Debug, Args)]
@@ -340,6 +397,8 @@ pub struct CheckArgs {
     /// this flag, it is an error).
     #[arg(long)]
     pub allow_param_changes: bool,
+    #[command(flatten)]
+    pub split: ShardArgs,
 }
 
 #[derive(Debug, Args)]
@@ -389,6 +448,12 @@ pub struct SweepArgs {
     /// with its values and totals, and the recommended point.
     #[arg(long)]
     pub json: bool,
+    #[command(flatten)]
+    pub split: ShardArgs,
+    /// Run every K-th grid point only (every session): writes a partial output
+    /// to --out, for `compactor merge`. Combines with --shard.
+    #[arg(long, value_name = "K/N")]
+    pub shard_points: Option<compactor::pipeline::Shard>,
 }
 
 #[derive(Debug, Args)]

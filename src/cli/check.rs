@@ -29,17 +29,12 @@ fn policy_args_empty(p: &PolicyArgs) -> bool {
         && p.summarizer_command.is_none()
 }
 
-fn read_baseline(path: &Path) -> anyhow::Result<Baseline> {
-    let bytes = std::fs::read(path).with_context(|| format!("cannot read baseline {}", path.display()))?;
-    Baseline::from_report_json(&bytes).with_context(|| format!("invalid baseline {}", path.display()))
-}
-
 /// The run settings a baseline records besides the policies: what changes the
 /// results without being a policy parameter. The `--llm-*` flags only when a
 /// policy summarizes with the LLM (otherwise they change nothing); timeouts,
 /// retries, concurrency and the cache are left out, as they do not change
 /// what a summary says.
-fn run_settings(input: &InputArgs, llm: &LlmArgs, policies: &[Policy]) -> anyhow::Result<RunSettings> {
+pub(super) fn run_settings(input: &InputArgs, llm: &LlmArgs, policies: &[Policy]) -> anyhow::Result<RunSettings> {
     let mut settings = RunSettings::new();
     let format = parse_format(input.format.clone())?;
     settings.insert("format".into(), format.map_or("auto", |f| f.name()).to_string());
@@ -143,6 +138,33 @@ fn shares_a_session(base: &Baseline, now: &Baseline) -> (usize, bool) {
     (new.len(), old.is_empty() || new.is_empty() || !old.is_disjoint(&new))
 }
 
+/// What the comparison after the replay needs: recorded in a shard's partial
+/// so that `compactor merge` compares the merged run as check would have.
+#[derive(serde::Serialize, serde::Deserialize)]
+pub struct Conclusion {
+    /// The baseline's path and text.
+    baseline: Option<(std::path::PathBuf, String)>,
+    globs: Vec<String>,
+    settings: RunSettings,
+    notes: Vec<String>,
+    /// The flags the baseline records (`None` with a --policy file).
+    replay: Option<ReplaySettings>,
+    max_frr_drop: Option<f64>,
+    max_savings_drop: Option<f64>,
+    max_hallucination: Option<f64>,
+    /// `--write-baseline`, given to a shard: the merge writes it.
+    write_baseline: Option<std::path::PathBuf>,
+}
+
+/// How the outcome is shown and where it goes.
+pub struct Show<'a> {
+    pub out: Option<&'a Path>,
+    pub json: bool,
+    pub verbose: bool,
+    pub summary: Option<&'a Path>,
+    pub write_baseline: Option<&'a Path>,
+}
+
 pub fn run(args: CheckArgs) -> anyhow::Result<u8> {
     let CheckArgs {
         input,
@@ -160,6 +182,7 @@ pub fn run(args: CheckArgs) -> anyhow::Result<u8> {
         out,
         allow_new,
         allow_param_changes,
+        split,
     } = args;
     for (flag, v) in [
         ("--max-frr-drop", max_frr_drop),
@@ -169,6 +192,10 @@ pub fn run(args: CheckArgs) -> anyhow::Result<u8> {
         if v.is_some_and(|v| !(0.0..=100.0).contains(&v)) {
             bail!("{flag} must be between 0 and 100 (percentage points)");
         }
+    }
+    super::shard::require_out(split.shard, out.as_deref(), "--shard")?;
+    if let (Some(s), Some(_)) = (split.shard, &summary) {
+        bail!("--shard {s}: --summary is written by the merge: give it to `compactor merge`");
     }
     // Every output first: a path that cannot be written fails now, not after
     // the replay.
@@ -181,7 +208,16 @@ pub fn run(args: CheckArgs) -> anyhow::Result<u8> {
     if let Some(file) = &summary {
         preflight::out_file("--summary", file)?;
     }
-    let base = baseline.as_deref().map(read_baseline).transpose()?;
+    let base_text = baseline
+        .as_deref()
+        .map(|p| std::fs::read(p).with_context(|| format!("cannot read baseline {}", p.display())))
+        .transpose()?;
+    let base = match (&baseline, &base_text) {
+        (Some(p), Some(b)) => {
+            Some(Baseline::from_report_json(b).with_context(|| format!("invalid baseline {}", p.display()))?)
+        }
+        _ => None,
+    };
     // Without policy flags, replay what the baseline was made with.
     if policy_args_empty(&policy)
         && let Some(b) = &base
@@ -219,8 +255,34 @@ pub fn run(args: CheckArgs) -> anyhow::Result<u8> {
         no_quality: false,
         cost: Default::default(),
         redact: false,
+        split,
     };
     let mut replayed = run_replay(&replay_args, input, &["default"])?;
+    let conclusion = Conclusion {
+        baseline: baseline.zip(base_text.map(|b| String::from_utf8_lossy(&b).into_owned())),
+        globs: marks.globs().to_vec(),
+        settings,
+        notes,
+        replay: policy.policy_files.is_empty().then(|| ReplaySettings {
+            presets: policy.presets.clone(),
+            sets: policy.sets.clone(),
+            estimator: policy.estimator.clone(),
+            summarizer: policy.summarizer.clone(),
+            summarizer_command: policy.summarizer_command.clone(),
+        }),
+        max_frr_drop,
+        max_savings_drop,
+        max_hallucination,
+        write_baseline: write_baseline.clone(),
+    };
+    if let (Some(s), Some(dir)) = (replayed.shard(), &out) {
+        // A shard writes its partial; the merge compares the whole run.
+        replayed.set_check(serde_json::to_value(&conclusion).context("cannot record the check")?);
+        replayed.write_reports().with_context(|| format!("cannot write the reports to {}", dir.display()))?;
+        let r = &replayed.report;
+        let inputs = r.run.inputs_read + r.diagnostics.failed_inputs.len();
+        return print_stdout(&super::shard::note(s, dir, r.run.sessions, inputs));
+    }
     let sessions = &replayed.report.sessions;
     if !sessions.is_empty() && sessions.iter().all(|r| r.error.is_some()) {
         bail!("no session could be replayed");
@@ -228,10 +290,32 @@ pub fn run(args: CheckArgs) -> anyhow::Result<u8> {
     if let Some(dir) = &out {
         replayed.write_reports().with_context(|| format!("cannot write the reports to {}", dir.display()))?;
     }
-    let rep = &replayed.report;
+    let show = Show {
+        out: out.as_deref(),
+        json,
+        verbose,
+        summary: summary.as_deref(),
+        write_baseline: write_baseline.as_deref(),
+    };
+    conclude(conclusion, &replayed.report, &show)
+}
+
+/// Compare a replayed run with the baseline, write and print the outcome, and
+/// pick the exit code: what `check` does after its replay, and what a merge
+/// of its shards does.
+pub fn conclude(c: Conclusion, rep: &compactor::report::Report, show: &Show<'_>) -> anyhow::Result<u8> {
+    let marks = MustKeep::new(&c.globs)?;
+    let base = match &c.baseline {
+        Some((path, text)) => Some(
+            Baseline::from_report_json(text.as_bytes())
+                .with_context(|| format!("invalid baseline {}", path.display()))?,
+        ),
+        None => None,
+    };
+    let write_baseline = show.write_baseline.or(c.write_baseline.as_deref());
     let mut now = Baseline::from_report(rep, marks.globs());
-    now.settings = Some(settings);
-    if let (Some(b), Some(path)) = (&base, &baseline) {
+    now.settings = Some(c.settings);
+    if let (Some(b), Some((path, _))) = (&base, &c.baseline) {
         let (n, shared) = shares_a_session(b, &now);
         if !shared && write_baseline.is_none() {
             bail!(
@@ -241,19 +325,13 @@ pub fn run(args: CheckArgs) -> anyhow::Result<u8> {
             );
         }
     }
-    if policy.policy_files.is_empty() {
-        now.replay = ReplaySettings {
-            presets: policy.presets.clone(),
-            sets: policy.sets.clone(),
-            estimator: policy.estimator.clone(),
-            summarizer: policy.summarizer.clone(),
-            summarizer_command: policy.summarizer_command.clone(),
-        };
+    if let Some(r) = c.replay {
+        now.replay = r;
     }
     let flags = |mut t: Tolerances| {
-        t.max_frr_drop = max_frr_drop.unwrap_or(t.max_frr_drop);
-        t.max_savings_drop = max_savings_drop.unwrap_or(t.max_savings_drop);
-        t.max_hallucination = max_hallucination.unwrap_or(t.max_hallucination);
+        t.max_frr_drop = c.max_frr_drop.unwrap_or(t.max_frr_drop);
+        t.max_savings_drop = c.max_savings_drop.unwrap_or(t.max_savings_drop);
+        t.max_hallucination = c.max_hallucination.unwrap_or(t.max_hallucination);
         t
     };
     let mut tolerances: HashMap<String, Tolerances> =
@@ -264,25 +342,25 @@ pub fn run(args: CheckArgs) -> anyhow::Result<u8> {
     // the values recorded, and the absolute rules (hallucination, must-keep)
     // still apply.
     let mut outcome = check::compare(base.as_ref().unwrap_or(&now), &now, &tolerances, &marks);
-    outcome.notes.extend(notes);
-    if let Some(path) = &write_baseline {
+    outcome.notes.extend(c.notes);
+    if let Some(path) = write_baseline {
         atomic_write(path, &now.to_json()).with_context(|| format!("cannot write baseline {}", path.display()))?;
     }
-    let run = CheckRun { outcome: &outcome, baseline_written: write_baseline.as_deref() };
+    let run = CheckRun { outcome: &outcome, baseline_written: write_baseline };
     let mut text = String::new();
     for e in export::CHECK {
         let Some(bytes) = e.export(&run) else { continue };
-        if let Some(dir) = &out {
+        if let Some(dir) = show.out {
             let path = dir.join(e.file_name());
             atomic_write(&path, &bytes).with_context(|| format!("cannot write {}", path.display()))?;
         }
         text.push_str(&String::from_utf8_lossy(&bytes));
     }
-    if let Some(path) = &summary {
+    if let Some(path) = show.summary {
         std::fs::write(path, &text).with_context(|| format!("cannot write the summary to {}", path.display()))?;
     }
     // On the terminal, the gated rows; the files keep every row.
-    let shown = if json {
+    let shown = if show.json {
         #[derive(serde::Serialize)]
         struct Json<'a> {
             regressed: bool,
@@ -291,9 +369,9 @@ pub fn run(args: CheckArgs) -> anyhow::Result<u8> {
             #[serde(skip_serializing_if = "Option::is_none")]
             baseline_written: Option<&'a std::path::Path>,
         }
-        let j = Json { regressed: outcome.regressed(), outcome: &outcome, baseline_written: write_baseline.as_deref() };
+        let j = Json { regressed: outcome.regressed(), outcome: &outcome, baseline_written: write_baseline };
         serde_json::to_string_pretty(&j).context("cannot serialize the outcome")? + "\n"
-    } else if verbose {
+    } else if show.verbose {
         text
     } else {
         compactor::report::check::document(&run, false)

@@ -13,6 +13,10 @@ pub struct Loaded {
     pub batch: Batch,
     /// The inputs read (or tried), as discovered.
     pub inputs: Vec<read::Input>,
+    /// Every input found, also those of other shards.
+    pub all_inputs: Vec<read::Input>,
+    /// The paths as given (or the default locations), for the report.
+    pub paths: Vec<String>,
     pub pool: rayon::ThreadPool,
     pub quiet: bool,
 }
@@ -141,13 +145,13 @@ pub fn discover(input: InputArgs) -> anyhow::Result<Discovered> {
 /// Discover and read every input. Problems are printed (errors always, warnings
 /// unless `--quiet`); fails only when nothing could be read.
 pub fn load(input: InputArgs) -> anyhow::Result<Loaded> {
-    let Discovered { inputs, format, pool, quiet, .. } = discover(input)?;
+    let Discovered { inputs, format, pool, quiet, paths } = discover(input)?;
     let batch = pool.install(|| read::read_all(&inputs, format));
     print_diagnostics(&batch, quiet);
     if batch.inputs_read == 0 {
         bail!("no session could be read ({} input(s) failed)", batch.failures.len());
     }
-    Ok(Loaded { batch, inputs, pool, quiet })
+    Ok(Loaded { batch, all_inputs: inputs.clone(), inputs, paths, pool, quiet })
 }
 
 /// Diagnostics go through [`clean`]: they quote file names and log text, which

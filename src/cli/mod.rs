@@ -10,10 +10,12 @@ mod explain;
 mod inspect;
 mod llm;
 mod load;
+mod merge;
 mod preflight;
 mod presets_cmd;
 mod probe;
 mod replay;
+mod shard;
 mod suggest;
 mod sweep;
 
@@ -56,6 +58,7 @@ pub fn main() -> ExitCode {
         Command::Explain(a) => explain::run(a),
         Command::Probe(a) => probe::run(a),
         Command::Completions(a) => completions(a.shell),
+        Command::Merge(a) => merge::run(a),
     };
     // Interrupted: whatever the command returned, it stopped early, before
     // putting its outputs in place: --out is as it was (output::stage).

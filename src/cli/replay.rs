@@ -13,6 +13,8 @@ use compactor::pipeline::{Prepare, SessionKey, SessionResults, Stages, StreamPro
 use compactor::policy::Policy;
 use compactor::presets;
 use compactor::replay::{BuiltinResolver, ReplayError, ReplayOptions, Resolver};
+use compactor::report::html::KeptCharts;
+use compactor::report::partial::{PartialSession, ReplayPartial, SummarizerCounts};
 use compactor::report::write::{SessionWriter, WriteOptions, Written};
 use compactor::report::{self, Report, SessionSummary};
 use compactor::summarize::{Summarizer, SummarizerKind};
@@ -191,6 +193,9 @@ impl Resolver for CliResolver {
 pub struct Replayed {
     pub report: Report,
     outputs: Option<Outputs>,
+    /// A shard's run (`--shard`): what its partial.json records besides the
+    /// files' places and the charts, which the writer adds.
+    partial: Option<ReplayPartial>,
 }
 
 struct Outputs {
@@ -205,12 +210,45 @@ impl Replayed {
     /// does this itself; `compactor check`, which prints its own output,
     /// calls it.
     pub fn write_reports(&mut self) -> std::io::Result<()> {
-        if let Some(Outputs { writer, written }) = self.outputs.take() {
-            let sessions: Vec<(&SessionKey, &Written)> = written.iter().map(|(k, w)| (k, w)).collect();
-            writer.finish(&self.report, &sessions)?;
+        if let Some(outputs) = self.outputs.take() {
+            write_outputs(&self.report, outputs, self.partial.take())?;
         }
         Ok(())
     }
+
+    /// What `check` records in a shard's partial for the merge to compare.
+    pub fn set_check(&mut self, check: serde_json::Value) {
+        if let Some(p) = &mut self.partial {
+            p.header.command = "check".into();
+            p.check = Some(check);
+        }
+    }
+
+    /// The shard this run is, if it is one.
+    pub fn shard(&self) -> Option<compactor::pipeline::Shard> {
+        self.partial.as_ref().map(|p| p.header.shard)
+    }
+}
+
+/// The reports, and for a shard its partial.json with each session's files
+/// and the charts kept.
+fn write_outputs(
+    report: &Report,
+    outputs: Outputs,
+    partial: Option<ReplayPartial>,
+) -> std::io::Result<Vec<std::path::PathBuf>> {
+    let Outputs { writer, written } = outputs;
+    let sessions: Vec<(&SessionKey, &Written)> = written.iter().map(|(k, w)| (k, w)).collect();
+    let make = partial.map(|mut p| -> compactor::report::write::MakePartial<'_> {
+        Box::new(move |files, charts| {
+            for (s, f) in p.sessions.iter_mut().zip(files) {
+                s.files = f;
+            }
+            p.charts = charts;
+            serde_json::to_vec(&p).map_err(std::io::Error::other)
+        })
+    });
+    writer.finish_with(report, &sessions, make)
 }
 
 /// What the replay keeps of each session once it is written and dropped.
@@ -233,6 +271,9 @@ pub fn run_replay(
     let llm = super::llm::adapter(&args.llm, &policies)?;
     let commands = super::command::programs(&args.llm, &policies)?;
     let found = discover(input)?;
+    let shard = args.split.shard;
+    super::shard::require_out(shard, args.out.as_deref(), "--shard")?;
+    let select = super::shard::select(shard, &found.inputs)?;
     let resolver = CliResolver::new(llm.clone(), commands.clone());
     let options = ReplayOptions {
         check_invariants: args.check_invariants,
@@ -240,7 +281,8 @@ pub fn run_replay(
         keep_transcript: args.out.is_some() && !args.no_transcripts,
         meter: cost.meter,
     };
-    let bar = super::load::progress_bar("replaying {pos}/{len} files", found.inputs.len() as u64, found.quiet);
+    let in_run = select.as_ref().map_or(found.inputs.len(), |s| s.iter().filter(|x| **x).count());
+    let bar = super::load::progress_bar("replaying {pos}/{len} files", in_run as u64, found.quiet);
     let tick = |p: StreamProgress| bar.set_position(p.inputs_done as u64);
     // An LLM summarizer blocks the replay thread that asks it; to keep
     // --llm-concurrency requests in flight, replay on at least that many threads
@@ -268,7 +310,12 @@ pub fn run_replay(
     };
     // Quality is scored inside each session's task, right after its replays.
     let plan = (!args.no_quality).then(|| compactor::quality::QualityPlan::new(&policies, &resolver));
-    let stages = Stages { prepare: Some(&prepare as Prepare<'_>), quality: plan.as_ref(), sink: &sink };
+    let stages = Stages {
+        prepare: Some(&prepare as Prepare<'_>),
+        quality: plan.as_ref(),
+        sink: &sink,
+        select: select.as_deref(),
+    };
     let streamed =
         replay_stream(&found.inputs, found.format, &policies, &resolver, options, pool, Some(&tick), &stages);
     bar.finish_and_clear();
@@ -296,15 +343,24 @@ pub fn run_replay(
     if compactor::interrupt::requested() {
         bail!("interrupted");
     }
-    if streamed.inputs_read == 0 {
+    // A shard may hold nothing; the merge tells whether the run read anything.
+    if streamed.inputs_read == 0 && shard.is_none() {
         bail!("no session could be read ({} input(s) failed)", streamed.failures.len());
     }
     let calls = streamed.sessions.iter().map(|(k, kept)| (k.source_path.as_path(), kept.calls));
-    super::preflight::require_calls(found.format, &found.inputs, &streamed.failures, calls)?;
+    let mine: Vec<compactor::read::Input> = match &select {
+        Some(s) => found.inputs.iter().zip(s).filter(|(_, x)| **x).map(|(i, _)| i.clone()).collect(),
+        None => found.inputs.clone(),
+    };
+    super::preflight::require_calls(found.format, &mine, &streamed.failures, calls, shard.is_none())?;
     let mut summaries = Vec::with_capacity(streamed.sessions.len());
     let mut written = Vec::with_capacity(streamed.sessions.len());
+    let mut parts = Vec::new();
     let mut write_error = None;
     for (key, kept) in streamed.sessions {
+        if shard.is_some() {
+            parts.push(PartialSession::new(key.clone(), kept.summary.clone(), kept.calls));
+        }
         summaries.push(kept.summary);
         match kept.written {
             Some(Ok(w)) => written.push((key, w)),
@@ -334,12 +390,43 @@ pub fn run_replay(
         report.diagnostics.command_summaries = Some(c.stats());
     }
     report.total_costs(&cost);
+    let partial = match shard {
+        Some(s) => {
+            let command = if default_presets == COMPARE_DEFAULT { "compare" } else { "replay" };
+            let mut header = super::shard::header(command, s, &found.paths, &found.inputs, &policies);
+            let flags = [
+                ("check_invariants", args.check_invariants),
+                ("no_quality", args.no_quality),
+                ("no_transcripts", args.no_transcripts),
+                ("redact", args.redact),
+            ];
+            header.settings = super::shard::settings(&args.input, &args.llm, &policies, &cost, &flags)?;
+            let d = &report.diagnostics;
+            Some(ReplayPartial {
+                header,
+                check_invariants: args.check_invariants,
+                cost: cost.clone(),
+                redact: args.redact,
+                inputs_read: streamed.inputs_read,
+                failures: streamed.failures.clone(),
+                sessions: parts,
+                charts: KeptCharts::empty(0),
+                summarizers: SummarizerCounts {
+                    fallbacks: d.summarizer_fallbacks.clone(),
+                    llm: d.llm_summaries.clone(),
+                    command: d.command_summaries.clone(),
+                },
+                check: None,
+            })
+        }
+        None => None,
+    };
     if args.redact {
         // A last pass for text made after reading: error and fallback reasons
         // (which can quote a server's answer), paths.
         report = compactor::redact::redact_serde(&report).context("cannot redact the report")?;
     }
-    Ok(Replayed { report, outputs: writer.map(|writer| Outputs { writer, written }) })
+    Ok(Replayed { report, outputs: writer.map(|writer| Outputs { writer, written }), partial })
 }
 
 /// `--prices`, `--model`, `--cache-ttl` (and `--llm-model` for the summaries'
@@ -370,7 +457,24 @@ pub fn cost_settings(args: &CostArgs, llm: &LlmArgs) -> anyhow::Result<CostSetti
 
 /// Put the outputs in place and print; the exit code says whether invariants held.
 pub fn finish(args: &ReplayArgs, replayed: Replayed, stdout_text: String) -> anyhow::Result<u8> {
-    let Replayed { report, outputs } = replayed;
+    let Replayed { report, outputs, partial } = replayed;
+    let shard = partial.as_ref().map(|p| p.header.shard);
+    if let (Some(outputs), Some(out)) = (outputs, &args.out) {
+        write_outputs(&report, outputs, partial)
+            .with_context(|| format!("cannot write the reports to {}", out.display()))?;
+    }
+    let mut text = stdout_text;
+    if let (Some(s), Some(out), false) = (shard, &args.out, args.json) {
+        let inputs = report.run.inputs_read + report.diagnostics.failed_inputs.len();
+        text.push_str(&super::shard::note(s, out, report.run.sessions, inputs));
+    }
+    conclude(&report, args.json, args.check_invariants, shard.is_none(), text)
+}
+
+/// Print a replay's outcome (report.json with `json`, else `text`) and pick
+/// the exit code: what `replay` and `compare` do once their outputs are
+/// written, and a merge of their shards. `whole`: a run, not one shard of it.
+pub fn conclude(report: &Report, json: bool, check_invariants: bool, whole: bool, text: String) -> anyhow::Result<u8> {
     for row in report.sessions.iter().filter(|r| r.error.is_some()) {
         eprintln!(
             "{}: session {} under `{}`: {}",
@@ -380,11 +484,7 @@ pub fn finish(args: &ReplayArgs, replayed: Replayed, stdout_text: String) -> any
             row.error.as_deref().unwrap_or_default()
         );
     }
-    if let (Some(Outputs { writer, written }), Some(out)) = (outputs, &args.out) {
-        let sessions: Vec<(&SessionKey, &Written)> = written.iter().map(|(k, w)| (k, w)).collect();
-        writer.finish(&report, &sessions).with_context(|| format!("cannot write the reports to {}", out.display()))?;
-    }
-    let text = if args.json { String::from_utf8_lossy(&report::to_json(&report)).into_owned() } else { stdout_text };
+    let text = if json { String::from_utf8_lossy(&report::to_json(report)).into_owned() } else { text };
     let mut stdout = std::io::stdout().lock();
     match stdout.write_all(text.as_bytes()).and_then(|()| stdout.flush()) {
         Ok(()) => {}
@@ -396,15 +496,37 @@ pub fn finish(args: &ReplayArgs, replayed: Replayed, stdout_text: String) -> any
     }
     super::llm::warn_fallbacks(report.diagnostics.llm_summaries.as_ref());
     super::command::warn_fallbacks(report.diagnostics.command_summaries.as_ref());
-    if report.sessions.iter().all(|r| r.error.is_some()) && !report.sessions.is_empty() {
+    if report.sessions.iter().all(|r| r.error.is_some()) && !report.sessions.is_empty() && whole {
         bail!("no session could be replayed");
     }
     let violations: u64 = report.aggregates.iter().map(|a| a.violations).sum();
-    if args.check_invariants && violations > 0 {
+    if check_invariants && violations > 0 {
         eprintln!("{violations} invariant violation(s): see report.json (sessions[].violations)");
         return Ok(EXIT_REGRESSION);
     }
     Ok(EXIT_OK)
+}
+
+/// What `replay` prints: warnings on stderr, the summary (and where the
+/// reports went) returned.
+pub fn replay_text(report: &Report, out: Option<&std::path::Path>, quiet: bool) -> String {
+    eprint!("{}", report::terminal::warnings(report));
+    let mut text = report::terminal::summary(report, quiet);
+    if let (Some(out), false) = (out, quiet) {
+        text.push_str(&format!("reports written to {}\n", out.display()));
+    }
+    text
+}
+
+/// What `compare` prints: the run and the policies side by side.
+pub fn compare_text(r: &Report, out: Option<&std::path::Path>) -> String {
+    let mut text = report::markdown::run_header(r);
+    let quality = report::quality::policy_scores(r);
+    text.push_str(&report::compare::compare_text(&report::compare::columns(r, &quality)));
+    if let Some(out) = out {
+        text.push_str(&format!("reports written to {}\n", out.display()));
+    }
+    text
 }
 
 pub fn replay(args: ReplayArgs) -> anyhow::Result<u8> {
@@ -413,11 +535,7 @@ pub fn replay(args: ReplayArgs) -> anyhow::Result<u8> {
     }
     let input = args.input.clone();
     let replayed = run_replay(&args, input, &["default"])?;
-    eprint!("{}", report::terminal::warnings(&replayed.report));
-    let mut text = report::terminal::summary(&replayed.report, args.input.quiet);
-    if let (Some(out), false) = (&args.out, args.input.quiet) {
-        text.push_str(&format!("reports written to {}\n", out.display()));
-    }
+    let text = replay_text(&replayed.report, args.out.as_deref(), args.input.quiet);
     finish(&args, replayed, text)
 }
 
@@ -430,12 +548,6 @@ pub fn compare(args: ReplayArgs) -> anyhow::Result<u8> {
     }
     let input = args.input.clone();
     let replayed = run_replay(&args, input, COMPARE_DEFAULT)?;
-    let r = &replayed.report;
-    let mut text = report::markdown::run_header(r);
-    let quality = report::quality::policy_scores(r);
-    text.push_str(&report::compare::compare_text(&report::compare::columns(r, &quality)));
-    if let Some(out) = &args.out {
-        text.push_str(&format!("reports written to {}\n", out.display()));
-    }
+    let text = compare_text(&replayed.report, args.out.as_deref());
     finish(&args, replayed, text)
 }

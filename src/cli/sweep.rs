@@ -8,15 +8,23 @@
 //! `--estimator`, `--summarizer` and `--set`; the grid's axes vary that base.
 //! A flag on a key the grid varies is an error: it would silently lose.
 
-use super::args::{PolicyArgs, SweepArgs};
-use super::load::load;
+use super::args::{MergeArgs, PolicyArgs, SweepArgs};
+use super::load::{Loaded, load};
 use super::replay::{CliResolver, apply_overrides, cost_settings, resolve_policies};
 use super::{EXIT_OK, print_stdout};
+use anyhow::anyhow;
 use anyhow::{Context, bail};
-use compactor::sweep::{self, Grid};
+use compactor::output::fsutil::atomic_write;
+use compactor::pipeline::Shard;
+use compactor::report::partial::{self, Header, Read, SummarizerCounts, SweepPartial};
+use compactor::sweep::{self, Grid, SweepResult};
+use std::path::{Path, PathBuf};
 
 pub fn run(args: SweepArgs) -> anyhow::Result<u8> {
-    let SweepArgs { input, policy, llm, cost, grid, min_frr, out, json } = args;
+    let SweepArgs { input, policy, llm, cost, grid, min_frr, out, json, split, shard_points } = args;
+    super::shard::require_out(split.shard, out.as_deref(), "--shard")?;
+    super::shard::require_out(shard_points, out.as_deref(), "--shard-points")?;
+    let sharded = split.shard.is_some() || shard_points.is_some();
     if let Some(m) = min_frr
         && !(0.0..=1.0).contains(&m)
     {
@@ -65,9 +73,10 @@ pub fn run(args: SweepArgs) -> anyhow::Result<u8> {
     let llm_args = llm;
     let llm = super::llm::adapter(&llm_args, &points)?;
     let format = super::load::parse_format(input.format.clone())?;
-    let mut loaded = load(input)?;
+    let input_args = input.clone();
+    let mut loaded = if sharded { load_shard(input, split.shard)? } else { load(input)? };
     let calls = loaded.batch.sessions.iter().map(|s| (s.source_path.as_path(), s.calls.len()));
-    super::preflight::require_calls(format, &loaded.inputs, &loaded.batch.failures, calls)?;
+    super::preflight::require_calls(format, &loaded.inputs, &loaded.batch.failures, calls, !sharded)?;
     // Each session's own window (`context_window = "auto"`).
     for s in &mut loaded.batch.sessions {
         s.meta.window = Some(cost.table.windows.resolve(s));
@@ -86,12 +95,58 @@ pub fn run(args: SweepArgs) -> anyhow::Result<u8> {
     let pool = wide.as_ref().unwrap_or(&loaded.pool);
     // FRR, artifact recall and hallucination of each (session, point) trace.
     let hook = compactor::quality::TraceQualityHook::new(&resolver);
-    let result = sweep::run(sessions, &base, &grid_def, &resolver, &cost, Some(&hook), min_frr, pool, Some(&tick))
-        .with_context(|| format!("grid {}", grid.display()))?;
+    let mine = |pi: usize| shard_points.is_none_or(|s| s.holds_point(pi));
+    let table =
+        sweep::run_table(sessions, &base, &grid_def, &resolver, &cost, Some(&hook), Some(&mine), pool, Some(&tick))
+            .with_context(|| format!("grid {}", grid.display()))?;
     bar.finish_and_clear();
     if compactor::interrupt::requested() {
         bail!("interrupted");
     }
+    let counts = SummarizerCounts {
+        fallbacks: Vec::new(),
+        llm: llm.as_ref().map(|a| a.summaries()),
+        command: commands.as_ref().map(|c| c.stats()),
+    };
+    if let Some(dir) = out.as_deref().filter(|_| sharded) {
+        let shard = split.shard.unwrap_or(Shard::ALL);
+        let mut header = super::shard::header("sweep", shard, &loaded.paths, &loaded.all_inputs, &[base.clone()]);
+        header.points = shard_points;
+        header.settings = super::shard::settings(&input_args, &llm_args, &points, &cost, &[])?;
+        header.settings.insert("grid".into(), blake3::hash(text.as_bytes()).to_hex()[..16].to_string());
+        header.settings.insert("min_frr".into(), format!("{min_frr:?}"));
+        let partial = SweepPartial {
+            header,
+            min_frr,
+            sessions: sessions.iter().map(|s| (s.source_path.clone(), s.id.clone())).collect(),
+            details: SweepPartial::details_of(&table),
+            table,
+            summarizers: counts,
+        };
+        let bytes = serde_json::to_vec(&partial).context("cannot record the partial")?;
+        std::fs::create_dir_all(dir).with_context(|| format!("cannot create {}", dir.display()))?;
+        let path = dir.join(compactor::report::partial::PARTIAL_FILE);
+        atomic_write(&path, &bytes).with_context(|| format!("cannot write {}", path.display()))?;
+        let what = match shard_points {
+            Some(p) => format!("{shard}, points {p}"),
+            None => shard.to_string(),
+        };
+        let inputs = loaded.batch.inputs_read + loaded.batch.failures.len();
+        return print_stdout(&format!(
+            "sweep shard {what}: {} session(s) from {inputs} input(s); partial written to {} (join every \
+             shard's with `compactor merge PARTIAL... --out DIR`)\n",
+            sessions.len(),
+            dir.display()
+        ));
+    }
+    let result = sweep::fold(&table, min_frr);
+    finish(result, out.as_deref(), json, &counts)
+}
+
+/// Print the front and the recommendation (or the sweep as JSON), write the
+/// reports under `out`, warn about summaries that fell back: what `sweep`
+/// does once its table is folded, and a merge of its shards.
+pub fn finish(result: SweepResult, out: Option<&Path>, json: bool, counts: &SummarizerCounts) -> anyhow::Result<u8> {
     for p in result.points.iter().filter(|p| p.error.is_some()) {
         eprintln!("grid point {}: {}", p.index, p.error.as_deref().unwrap_or_default());
     }
@@ -100,7 +155,7 @@ pub fn run(args: SweepArgs) -> anyhow::Result<u8> {
     } else {
         compactor::report::sweep::summary_text(&result)
     };
-    if let Some(dir) = &out {
+    if let Some(dir) = out {
         compactor::report::sweep::write_all(dir, &result)
             .with_context(|| format!("cannot write the sweep reports to {}", dir.display()))?;
         if !json {
@@ -108,8 +163,8 @@ pub fn run(args: SweepArgs) -> anyhow::Result<u8> {
         }
     }
     let warn = || {
-        super::llm::warn_fallbacks(llm.as_ref().map(|a| a.summaries()).as_ref());
-        super::command::warn_fallbacks(commands.as_ref().map(|c| c.stats()).as_ref());
+        super::llm::warn_fallbacks(counts.llm.as_ref());
+        super::command::warn_fallbacks(counts.command.as_ref());
     };
     if result.points.iter().all(|p| !p.ok()) {
         print_stdout(&text)?;
@@ -119,6 +174,42 @@ pub fn run(args: SweepArgs) -> anyhow::Result<u8> {
     print_stdout(&text)?;
     warn();
     Ok(EXIT_OK)
+}
+
+/// Read only the inputs of `shard` (all of them without), keeping the list
+/// of every input found for the partial's header. A shard may read nothing.
+fn load_shard(input: super::args::InputArgs, shard: Option<Shard>) -> anyhow::Result<Loaded> {
+    let found = super::load::discover(input)?;
+    let select = super::shard::select(shard, &found.inputs)?;
+    let mine: Vec<compactor::read::Input> = match &select {
+        Some(s) => found.inputs.iter().zip(s).filter(|(_, x)| **x).map(|(i, _)| i.clone()).collect(),
+        None => found.inputs.clone(),
+    };
+    let batch = found.pool.install(|| compactor::read::read_all(&mine, found.format));
+    super::load::print_diagnostics(&batch, found.quiet);
+    Ok(Loaded {
+        batch,
+        inputs: mine,
+        all_inputs: found.inputs,
+        paths: found.paths,
+        pool: found.pool,
+        quiet: found.quiet,
+    })
+}
+
+/// `compactor merge` of a sweep's partials.
+pub fn merge(args: &MergeArgs, read: Vec<(PathBuf, Header, Vec<u8>)>) -> anyhow::Result<u8> {
+    let mut parts = Vec::with_capacity(read.len());
+    for (dir, _, bytes) in read {
+        let partial: SweepPartial = partial::parse(&dir, &bytes).map_err(|e| anyhow!(e))?;
+        parts.push(Read { dir, partial });
+    }
+    let (table, min_frr, counts) =
+        partial::merge_sweep(parts).map_err(|e| anyhow!("cannot merge these partials: {e}"))?;
+    if table.windows.is_empty() {
+        bail!("no session could be read");
+    }
+    finish(sweep::fold(&table, min_frr), args.out.as_deref(), args.json, &counts)
 }
 
 /// `--set`, `--estimator` or `--summarizer` on a key the grid varies: the

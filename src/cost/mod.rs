@@ -91,7 +91,7 @@ impl CacheTtl {
 }
 
 /// Everything the cost model needs besides the replay.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct CostSettings {
     pub table: PriceTable,
     pub ttl: CacheTtl,
@@ -209,6 +209,30 @@ pub struct RecordedCheck {
     pub call_errors: Vec<f64>,
     #[serde(skip)]
     pub read_tokens: (u64, u64, u64, u64),
+}
+
+/// What a [`RecordedCheck`] keeps for the totals without showing it in a
+/// report: carried apart by a shard's partial, so merged totals are those of
+/// one run.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct CheckDetail {
+    pub call_errors: Vec<f64>,
+    pub read_tokens: (u64, u64, u64, u64),
+}
+
+impl SessionCost {
+    /// The unshown part of the recorded-usage check, if there is one.
+    pub fn detail(&self) -> Option<CheckDetail> {
+        self.recorded.as_ref().map(|r| CheckDetail { call_errors: r.call_errors.clone(), read_tokens: r.read_tokens })
+    }
+
+    /// Put back what [`Self::detail`] took.
+    pub fn restore(&mut self, d: CheckDetail) {
+        if let Some(r) = &mut self.recorded {
+            r.call_errors = d.call_errors;
+            r.read_tokens = d.read_tokens;
+        }
+    }
 }
 
 /// The cost of one replay (one session under one policy).

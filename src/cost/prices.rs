@@ -77,7 +77,7 @@ pub enum ModelSource {
 }
 
 /// Families and the fallback for unknown models.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct PriceTable {
     pub families: Vec<Family>,
     /// Index into `families`.

@@ -30,7 +30,7 @@ pub const DEFAULT_WINDOW: u64 = crate::replay::DEFAULT_WINDOW;
 pub const LONG_CONTEXT_WINDOW: u64 = 1_000_000;
 
 /// Model-name fragments and their windows.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct WindowTable {
     /// (normalized fragment, window, from the prices file).
     entries: Vec<(String, u64, bool)>,

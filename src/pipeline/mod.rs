@@ -4,7 +4,9 @@
 
 pub mod many;
 pub mod results;
+pub mod shard;
 pub mod stream;
 
 pub use many::{Prepared, Progress, SessionResults, evaluate_results, replay_many, replay_many_scored};
+pub use shard::{InputList, Shard};
 pub use stream::{Prepare, SessionKey, Stages, StreamProgress, Streamed, replay_stream};

@@ -273,7 +273,7 @@ impl LlmSummaries {
 /// computed in [`summarize`] (or next to it, in the per-session work of the
 /// streaming replay) while the session and its traces are alive; new fields
 /// leave the existing ones as they are.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct SessionSummary {
     /// One row per policy, in policy order.
     pub rows: Vec<SessionRow>,

@@ -30,7 +30,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 /// Where a session comes from, and its place in every output: sorted by session
 /// id, then source path, then input position and position in the file (the
 /// order [`super::replay_many`] gives).
-#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash)]
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash, serde::Serialize, serde::Deserialize)]
 pub struct SessionKey {
     pub session_id: String,
     pub source_path: PathBuf,
@@ -93,6 +93,9 @@ pub struct Stages<'a, S> {
     pub prepare: Option<Prepare<'a>>,
     pub quality: Option<&'a QualityPlan>,
     pub sink: &'a (dyn Fn(&SessionKey, &Session, SessionResults) -> S + Sync),
+    /// Per input, whether this run reads it (a shard's, [`super::shard`]);
+    /// `None`: every input. Keys keep the inputs' places in the whole list.
+    pub select: Option<&'a [bool]>,
 }
 
 /// Read and replay every input on `pool`. After Ctrl-C
@@ -110,7 +113,9 @@ pub fn replay_stream<S: Send>(
 ) -> Streamed<S> {
     let prepared = Prepared::new(policies, resolver);
     let is_agent = |i: usize| inputs[i].kind == InputKind::File && format::is_linked_file(&inputs[i].path);
-    let (agents, tops): (Vec<usize>, Vec<usize>) = (0..inputs.len()).partition(|&i| is_agent(i));
+    let selected = |i: &usize| stages.select.is_none_or(|s| s.get(*i).copied().unwrap_or(false));
+    let (agents, tops): (Vec<usize>, Vec<usize>) = (0..inputs.len()).filter(selected).partition(|&i| is_agent(i));
+    let inputs_total = agents.len() + tops.len();
     let inputs_done = AtomicUsize::new(0);
     let sessions_done = AtomicUsize::new(0);
     let no_owned = HashSet::new();
@@ -129,7 +134,7 @@ pub fn replay_stream<S: Send>(
                         if let Some(cb) = progress {
                             cb(StreamProgress {
                                 inputs_done: n,
-                                inputs_total: inputs.len(),
+                                inputs_total,
                                 sessions_done: sessions_done.load(Ordering::Relaxed),
                             });
                         }
@@ -331,7 +336,7 @@ mod tests {
             seen.lock().unwrap().push(s.id.clone());
             (report::summarize(s, policies, &r, None), csv_out::session_call_rows(&r, &names), t)
         };
-        let stages = Stages { prepare: None, quality: None, sink: &sink };
+        let stages = Stages { prepare: None, quality: None, sink: &sink, select: None };
         let out =
             replay_stream(inputs, None, policies, &BuiltinResolver, ReplayOptions::default(), &pool, None, &stages);
         // Each session went through the sink once.

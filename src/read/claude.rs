@@ -106,6 +106,9 @@ impl LogFormat for ClaudeCode {
     fn link_across_files(&self, sessions: &mut [Session]) {
         link_across_files(sessions);
     }
+    fn shard_group(&self, path: &Path) -> Option<std::path::PathBuf> {
+        agents::parent_file(path)
+    }
 }
 
 /// Read one Claude Code JSONL file: the file's own session first, then one session

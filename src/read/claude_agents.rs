@@ -153,6 +153,29 @@ pub(super) fn subagents_dir_parent(path: &Path) -> Option<String> {
     Some(dir.parent()?.file_name()?.to_str()?.to_string())
 }
 
+/// The parent's file of a sub-agent file, where the parent's session is read
+/// from: `<project>/<session>.jsonl`, the session named by the folder
+/// (`<project>/<session>/subagents/agent-X.jsonl`) or, for an agent file kept
+/// beside its parent, by the first `sessionId` it records (read from its
+/// first MiB). `None` when neither names one.
+pub(super) fn parent_file(path: &Path) -> Option<std::path::PathBuf> {
+    agent_file_id(path)?;
+    if let Some(session) = subagents_dir_parent(path) {
+        let project = path.parent()?.parent()?.parent()?;
+        return Some(project.join(format!("{session}.jsonl")));
+    }
+    use std::io::Read;
+    let mut head = Vec::new();
+    std::fs::File::open(path).ok()?.take(1 << 20).read_to_end(&mut head).ok()?;
+    let session = head.split(|&b| b == b'\n').find_map(|line| {
+        let v: serde_json::Value = serde_json::from_slice(line).ok()?;
+        let id = v.get("sessionId")?.as_str()?;
+        // A file name, never a path.
+        (!id.is_empty() && !id.contains(['/', '\\']) && id != "." && id != "..").then(|| id.to_string())
+    })?;
+    Some(path.parent()?.join(format!("{session}.jsonl")))
+}
+
 /// `agent-X.meta.json` next to a sub-agent file: `{"agentType", "description"}`.
 pub(super) fn read_meta_sidecar(path: &Path, s: &mut Session) {
     let Some(stem) = path.file_stem().and_then(|n| n.to_str()) else { return };

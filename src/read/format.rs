@@ -130,6 +130,13 @@ pub trait LogFormat: Sync {
     /// Link the sessions of a whole batch read into memory (parents, sub-agents,
     /// replayed copies): what the other linking methods do file by file.
     fn link_across_files(&self, _sessions: &mut [Session]) {}
+
+    /// The file a linked file belongs with when work is split into shards:
+    /// its parent's, so a sub-agent is replayed where its parent is. `None`:
+    /// the file stands alone.
+    fn shard_group(&self, _path: &Path) -> Option<std::path::PathBuf> {
+        None
+    }
 }
 
 /// The registry entry of a format.
@@ -223,6 +230,16 @@ pub fn drop_replayed(s: &mut Session, owned: &HashSet<String>) {
     if let Some(f) = of(s.format) {
         f.drop_replayed(s, owned);
     }
+}
+
+/// The path that decides an input's shard: its parent's for a linked file
+/// (as its format says), its own otherwise.
+pub fn shard_group(path: &Path) -> std::path::PathBuf {
+    FORMATS
+        .iter()
+        .filter(|f| f.is_linked_file(path))
+        .find_map(|f| f.shard_group(path))
+        .unwrap_or_else(|| path.to_path_buf())
 }
 
 /// Link a batch read whole into memory, format by format.

@@ -151,7 +151,7 @@ fn compare_table(cols: &[PolicyColumn]) -> Markup {
 
 /// What the context chart of one session needs, copied out of its traces so
 /// they can be dropped (a streaming replay keeps only the charts it draws).
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct SessionChart {
     pub session_id: String,
     /// Project and title, where the log has them.
@@ -253,16 +253,54 @@ impl<K: Ord> ChartKeeper<K> {
         let Some(peak) = SessionChart::rank(r) else { return };
         self.candidates += 1;
         self.quiet += usize::from(!peak.0);
+        self.place(peak, key, || SessionChart::new(r));
+    }
+
+    pub fn finish(self) -> Charts {
+        self.into_kept().charts()
+    }
+
+    /// What the keeper holds, to be written and merged with another's.
+    pub fn into_kept(self) -> KeptCharts<K> {
+        KeptCharts { max: self.max, candidates: self.candidates, quiet: self.quiet, best: self.best }
+    }
+
+    /// Take in what another keeper kept (of other sessions): the charts the
+    /// page draws from both are among the ones each kept.
+    pub fn absorb(&mut self, other: KeptCharts<K>) {
+        self.candidates += other.candidates;
+        self.quiet += other.quiet;
+        for (rank, key, chart) in other.best {
+            self.place(rank, key, || chart);
+        }
+    }
+
+    fn place(&mut self, peak: (bool, u64), key: K, chart: impl FnOnce() -> SessionChart) {
         let before = |(p, k): ((bool, u64), &K), (q, l): ((bool, u64), &K)| p > q || (p == q && k < l);
         let at = self.best.partition_point(|(q, l, _)| before((*q, l), (peak, &key)));
         if at >= self.max {
             return;
         }
-        self.best.insert(at, (peak, key, SessionChart::new(r)));
+        self.best.insert(at, (peak, key, chart()));
         self.best.truncate(self.max);
     }
+}
 
-    pub fn finish(self) -> Charts {
+/// A [`ChartKeeper`]'s charts with their ranks and keys.
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct KeptCharts<K> {
+    pub max: usize,
+    pub candidates: usize,
+    pub quiet: usize,
+    pub best: Vec<((bool, u64), K, SessionChart)>,
+}
+
+impl<K> KeptCharts<K> {
+    pub fn empty(max: usize) -> KeptCharts<K> {
+        KeptCharts { max, candidates: 0, quiet: 0, best: Vec::new() }
+    }
+
+    pub fn charts(self) -> Charts {
         Charts {
             max: self.max,
             candidates: self.candidates,

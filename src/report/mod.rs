@@ -12,6 +12,7 @@ pub mod html;
 mod html_compactions;
 pub mod jsonl;
 pub mod markdown;
+pub mod partial;
 pub mod quality;
 mod svg;
 pub mod sweep;

@@ -13,7 +13,8 @@
 //! [`SessionWriter::finish`] writes the reports in report order. Both produce
 //! the same bytes under the same names.
 
-use super::html::{ChartKeeper, Charts, DEFAULT_MAX_SESSIONS};
+use super::html::{ChartKeeper, Charts, DEFAULT_MAX_SESSIONS, KeptCharts};
+use super::partial::{PARTIAL_FILE, SessionFiles};
 use super::{Report, SourceLines, csv_out, export, write_transcript, write_transcript_sharing};
 use crate::output::fsutil::{
     atomic_write, atomic_write_unsynced_with, atomic_write_with, ensure_dir, fnv1a, pending_path, safe_stem,
@@ -269,21 +270,34 @@ impl SessionWriter {
     /// [`Self::write_session`] returned, in report order. Returns the final
     /// paths.
     pub fn finish(self, report: &Report, sessions: &[(&SessionKey, &Written)]) -> std::io::Result<Vec<PathBuf>> {
+        self.finish_with(report, sessions, None)
+    }
+
+    /// [`Self::finish`], and for a shard's run its `partial.json`, made by
+    /// `partial` from where each session's files went and the charts kept.
+    pub fn finish_with(
+        self,
+        report: &Report,
+        sessions: &[(&SessionKey, &Written)],
+        partial: Option<MakePartial<'_>>,
+    ) -> std::io::Result<Vec<PathBuf>> {
         // A run without any session still writes its (empty) reports.
         self.ensure_dirs()?;
         let root = self.staged.dir().to_path_buf();
         let mut written = Vec::new();
         let mut names = TranscriptNames::default();
         let mut moves = Vec::new();
+        let mut files: Vec<SessionFiles> = vec![SessionFiles::default(); sessions.len()];
         for (pi, policy) in self.policies.iter().enumerate() {
             let dir = transcript_dir(&root, policy);
-            for (key, w) in sessions {
+            for (si, (key, w)) in sessions.iter().enumerate() {
                 for (_, actual) in w.transcripts.iter().filter(|(p, _)| *p == pi) {
                     let stem = names.stem(pi, &key.session_id, &key.source_path);
                     let path = dir.join(format!("{stem}.jsonl"));
                     if *actual != path {
                         moves.push((actual.clone(), path.clone()));
                     }
+                    files[si].transcripts.push((pi, relative(&root, &path)));
                     written.push(path);
                 }
             }
@@ -301,12 +315,16 @@ impl SessionWriter {
         for (tmp, to) in aside {
             std::fs::rename(&tmp, &to)?;
         }
-        let charts = self.charts.into_inner().map_err(|_| std::io::Error::other("charts poisoned"))?.finish();
+        let kept = self.charts.into_inner().map_err(|_| std::io::Error::other("charts poisoned"))?.into_kept();
         let mut spool = self.spool.into_inner().map_err(|_| std::io::Error::other("calls.csv spool poisoned"))?;
+        let header = calls_header()?;
+        let mut at = header.len() as u64;
+        for (f, (_, w)) in files.iter_mut().zip(sessions) {
+            f.calls = (at, w.calls.1);
+            at += w.calls.1;
+        }
         let calls = |w: &mut dyn Write| -> std::io::Result<()> {
-            let mut header = csv::Writer::from_writer(Vec::new());
-            header.write_record(csv_out::CALL_COLUMNS).map_err(std::io::Error::other)?;
-            w.write_all(&header.into_inner().map_err(|e| std::io::Error::other(e.to_string()))?)?;
+            w.write_all(&header)?;
             let Some((file, _)) = spool.as_mut() else { return Ok(()) };
             let mut buf = Vec::new();
             for (_, written) in sessions {
@@ -318,11 +336,126 @@ impl SessionWriter {
             }
             Ok(())
         };
+        let charts = kept.clone().charts();
+        if let Some(make) = partial {
+            interrupted()?;
+            let path = root.join(PARTIAL_FILE);
+            atomic_write(&path, &make(files, kept)?)?;
+            written.push(path);
+        }
         written.extend(write_reports(&root, report, &charts, calls)?);
         let written = written.iter().map(|p| self.staged.final_path(p)).collect();
         self.staged.commit()?;
         Ok(written)
     }
+}
+
+/// Makes a shard's `partial.json` from where each session's files went (in
+/// report order) and the charts its writer kept.
+pub type MakePartial<'a> = Box<dyn FnOnce(Vec<SessionFiles>, KeptCharts<SessionKey>) -> std::io::Result<Vec<u8>> + 'a>;
+
+fn calls_header() -> std::io::Result<Vec<u8>> {
+    let mut header = csv::Writer::from_writer(Vec::new());
+    header.write_record(csv_out::CALL_COLUMNS).map_err(std::io::Error::other)?;
+    header.into_inner().map_err(|e| std::io::Error::other(e.to_string()))
+}
+
+/// `path` under `root`, `/`-separated (how a partial names its files).
+fn relative(root: &Path, path: &Path) -> String {
+    let rel = path.strip_prefix(root).unwrap_or(path);
+    rel.components().map(|c| c.as_os_str().to_string_lossy()).collect::<Vec<_>>().join("/")
+}
+
+/// One session of a merged run: its key, the folder of the partial it came
+/// from, and where its files are there.
+pub struct MergedSession<'a> {
+    pub key: &'a SessionKey,
+    pub dir: &'a Path,
+    pub files: &'a SessionFiles,
+}
+
+/// Write a merged run under `out` as one process would have written it:
+/// every transcript copied from its partial under its report-order name,
+/// calls.csv from the partials' rows in report order, then the reports.
+/// `sessions` are in report order. Staged like a replay: `out` changes only
+/// when everything is written.
+pub fn write_merged(
+    out: &Path,
+    report: &Report,
+    charts: &Charts,
+    sessions: &[MergedSession<'_>],
+    opts: WriteOptions,
+) -> std::io::Result<Vec<PathBuf>> {
+    let policies: Vec<String> = report.policies.iter().map(|p| p.name.clone()).collect();
+    let staged = staging(out, &policies, opts);
+    staged.create()?;
+    let root = staged.dir().to_path_buf();
+    let mut written = Vec::new();
+    if opts.transcripts {
+        let mut names = TranscriptNames::default();
+        for (pi, name) in policies.iter().enumerate() {
+            let dir = transcript_dir(&root, name);
+            ensure_dir(&dir)?;
+            for s in sessions {
+                for (_, rel) in s.files.transcripts.iter().filter(|(p, _)| *p == pi) {
+                    let from = inside(s.dir, rel)?;
+                    let stem = names.stem(pi, &s.key.session_id, &s.key.source_path);
+                    let path = dir.join(format!("{stem}.jsonl"));
+                    interrupted()?;
+                    atomic_write_unsynced_with(&path, |w| {
+                        std::io::copy(&mut std::fs::File::open(&from)?, w).map(|_| ())
+                    })
+                    .map_err(|e| std::io::Error::new(e.kind(), format!("{}: {e}", from.display())))?;
+                    written.push(path);
+                }
+            }
+        }
+    }
+    let header = calls_header()?;
+    let calls = |w: &mut dyn Write| -> std::io::Result<()> {
+        w.write_all(&header)?;
+        let mut open: Option<(&Path, std::fs::File)> = None;
+        let mut buf = Vec::new();
+        for s in sessions {
+            let (offset, len) = s.files.calls;
+            if len == 0 {
+                continue;
+            }
+            if open.as_ref().is_none_or(|(d, _)| *d != s.dir) {
+                let path = s.dir.join("calls.csv");
+                let f = std::fs::File::open(&path)
+                    .map_err(|e| std::io::Error::new(e.kind(), format!("{}: {e}", path.display())))?;
+                open = Some((s.dir, f));
+            }
+            if let Some((_, f)) = open.as_mut() {
+                buf.resize(usize::try_from(len).map_err(std::io::Error::other)?, 0);
+                f.seek(SeekFrom::Start(offset))?;
+                f.read_exact(&mut buf)?;
+                w.write_all(&buf)?;
+            }
+        }
+        Ok(())
+    };
+    written.extend(write_reports(&root, report, charts, calls)?);
+    let written = written.iter().map(|p| staged.final_path(p)).collect();
+    staged.commit()?;
+    Ok(written)
+}
+
+/// A partial's `/`-separated path under its folder; refuses one that would
+/// leave it (a partial is input like any other).
+fn inside(dir: &Path, rel: &str) -> std::io::Result<PathBuf> {
+    let mut path = dir.to_path_buf();
+    for part in rel.split('/') {
+        if part.is_empty() || part == "." || part == ".." || part.contains('\\') || Path::new(part).is_absolute() {
+            return Err(std::io::Error::new(
+                std::io::ErrorKind::InvalidData,
+                format!("{}: {rel}: not a file of the partial", dir.display()),
+            ));
+        }
+        path.push(part);
+    }
+    Ok(path)
 }
 
 #[cfg(test)]

@@ -36,7 +36,7 @@ use crate::text::atoms::SessionLens;
 use crate::tokens::Estimator;
 use memo::MemoSummarizer;
 use rayon::prelude::*;
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
@@ -124,6 +124,37 @@ pub struct Excluded {
 /// Reported after each (session, point) replay.
 pub type SweepProgress<'a> = &'a (dyn Fn(usize, usize) + Sync);
 
+/// One grid point before it is replayed: its values, its policy, or why it
+/// cannot run.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct PointSpec {
+    pub values: Vec<String>,
+    pub policy: Option<Policy>,
+    pub error: Option<String>,
+}
+
+/// What one (point, session) replay came to.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub enum Cell {
+    /// Not run: not this run's point (`--shard-points`), or stopped by Ctrl-C.
+    Skipped,
+    Failed,
+    Done(Box<SessionOutcome>),
+}
+
+/// A sweep's replays before they are folded into points: what a shard of it
+/// writes, and what merged shards fold.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct SweepTable {
+    pub axes: Vec<String>,
+    pub points: Vec<PointSpec>,
+    /// Per point (all of them), per session: `cells[point][session]`.
+    pub cells: Vec<Vec<Cell>>,
+    /// Each session's own window (`context_window = "auto"`), in session order.
+    pub windows: Vec<Option<u64>>,
+    pub quality_measured: bool,
+}
+
 /// Replay every session under every point of `grid` on top of `base`.
 #[allow(clippy::too_many_arguments)]
 pub fn run(
@@ -137,6 +168,25 @@ pub fn run(
     pool: &rayon::ThreadPool,
     progress: Option<SweepProgress<'_>>,
 ) -> Result<SweepResult, grid::GridError> {
+    let table = run_table(sessions, base, grid, resolver, cost, quality, None, pool, progress)?;
+    Ok(fold(&table, min_frr))
+}
+
+/// Replay every session under the points of `grid` that `selected` (by
+/// 0-based index; all without) on top of `base`; the others are
+/// [`Cell::Skipped`].
+#[allow(clippy::too_many_arguments)]
+pub fn run_table(
+    sessions: &[Session],
+    base: &Policy,
+    grid: &Grid,
+    resolver: &dyn Resolver,
+    cost: &CostSettings,
+    quality: Option<&dyn QualityHook>,
+    selected: Option<&(dyn Fn(usize) -> bool + Sync)>,
+    pool: &rayon::ThreadPool,
+    progress: Option<SweepProgress<'_>>,
+) -> Result<SweepTable, grid::GridError> {
     let base = grid.apply_base(base).map_err(|source| GridError::Policy { key: "[base]".into(), source })?;
     let n_points = grid.points();
     let policies: Vec<Result<Policy, String>> =
@@ -186,7 +236,12 @@ pub fn run(
     let meter_est = estimators.iter().position(|e| e.kind().message_counter() == cost.meter.counter().kind());
     let mut order: Vec<usize> = (0..sessions.len()).collect();
     order.sort_by_key(|&i| (std::cmp::Reverse(sessions[i].messages.len()), i));
-    let runnable: Vec<usize> = parts.iter().enumerate().filter(|(_, p)| p.is_ok()).map(|(pi, _)| pi).collect();
+    let runnable: Vec<usize> = parts
+        .iter()
+        .enumerate()
+        .filter(|(pi, p)| p.is_ok() && selected.is_none_or(|f| f(*pi)))
+        .map(|(pi, _)| pi)
+        .collect();
     let done = AtomicUsize::new(0);
     let total = order.len() * runnable.len();
     /// A session's index and, per runnable point, its outcome (`None`: failed).
@@ -250,33 +305,47 @@ pub fn run(
             })
             .collect()
     });
-    // Fold in (point, session) order.
-    let mut table: Vec<Vec<Option<SessionOutcome>>> = vec![vec![None; sessions.len()]; n_points];
-    let mut failed = vec![vec![false; sessions.len()]; n_points];
+    let mut cells: Vec<Vec<Cell>> = vec![vec![Cell::Skipped; sessions.len()]; n_points];
     for (si, outs) in per_session {
         for (pi, o) in outs {
-            match o {
-                Some(o) => table[pi][si] = Some(o),
-                None => failed[pi][si] = true,
-            }
+            cells[pi][si] = o.map_or(Cell::Failed, |o| Cell::Done(Box::new(o)));
         }
     }
-    let mut points = Vec::with_capacity(n_points);
-    for pi in 0..n_points {
-        let mut totals = OutcomeTotals::default();
-        for si in 0..sessions.len() {
-            match &table[pi][si] {
-                Some(o) => totals.add(o),
-                None if failed[pi][si] => totals.add_failure(),
-                None => {}
-            }
-        }
-        let error = parts[pi].as_ref().err().cloned();
-        points.push(Point {
-            index: pi + 1,
+    let points = (0..n_points)
+        .map(|pi| PointSpec {
             values: grid.labels(pi),
             policy: policies[pi].as_ref().ok().cloned(),
-            error,
+            error: parts[pi].as_ref().err().cloned(),
+        })
+        .collect();
+    Ok(SweepTable {
+        axes: grid.axes.iter().map(|a| a.key.clone()).collect(),
+        points,
+        cells,
+        windows: sessions.iter().map(|s| s.meta.window.as_ref().map(|w| w.tokens)).collect(),
+        quality_measured: quality.is_some(),
+    })
+}
+
+/// Fold each point's replays in session order (byte-identical at any
+/// `--jobs`, and whatever shards the table was merged from), mark the fronts
+/// and recommend.
+pub fn fold(table: &SweepTable, min_frr: Option<f64>) -> SweepResult {
+    let mut points = Vec::with_capacity(table.points.len());
+    for (pi, spec) in table.points.iter().enumerate() {
+        let mut totals = OutcomeTotals::default();
+        for cell in table.cells.get(pi).into_iter().flatten() {
+            match cell {
+                Cell::Done(o) => totals.add(o),
+                Cell::Failed => totals.add_failure(),
+                Cell::Skipped => {}
+            }
+        }
+        points.push(Point {
+            index: pi + 1,
+            values: spec.values.clone(),
+            policy: spec.policy.clone(),
+            error: spec.error.clone(),
             totals: totals.finish(),
             front_savings: false,
             front_cost: false,
@@ -284,20 +353,20 @@ pub fn run(
     }
     mark_fronts(&mut points);
     let (recommended, excluded) = recommend_why(&points, min_frr);
-    let axes: Vec<String> = grid.axes.iter().map(|a| a.key.clone()).collect();
+    let axes = table.axes.clone();
     let recommendation =
         recommended.map(|i| Recommendation { reason: reason(&points, i, min_frr), edges: edges(&axes, &points, i) });
-    Ok(SweepResult {
-        window: window_words(&policies, sessions),
+    SweepResult {
+        window: window_words(&table.points, &table.windows),
         axes,
         points,
         recommended,
         recommendation,
         excluded,
         min_frr,
-        quality_measured: quality.is_some(),
-        sessions: sessions.len(),
-    })
+        quality_measured: table.quality_measured,
+        sessions: table.windows.len(),
+    }
 }
 
 /// Index of `x` in `list` (an equal one by `same`), added when missing.
@@ -465,13 +534,13 @@ fn edges(axes: &[String], points: &[Point], i: usize) -> Vec<Edge> {
 }
 
 /// The window the grid's policies replay at: a fixed size, or each session's own.
-fn window_words(policies: &[Result<Policy, String>], sessions: &[Session]) -> String {
-    let mut fixed: Vec<u64> =
-        policies.iter().flatten().filter(|p| !p.window_is_auto()).map(|p| p.context_window).collect();
+fn window_words(points: &[PointSpec], windows: &[Option<u64>]) -> String {
+    let policies = || points.iter().filter_map(|p| p.policy.as_ref());
+    let mut fixed: Vec<u64> = policies().filter(|p| !p.window_is_auto()).map(|p| p.context_window).collect();
     fixed.sort_unstable();
     fixed.dedup();
-    let auto = policies.iter().flatten().any(Policy::window_is_auto);
-    let mut own: Vec<u64> = sessions.iter().filter_map(|s| s.meta.window.as_ref().map(|w| w.tokens)).collect();
+    let auto = policies().any(Policy::window_is_auto);
+    let mut own: Vec<u64> = windows.iter().flatten().copied().collect();
     own.sort_unstable();
     own.dedup();
     let n = |v: &[u64]| v.iter().map(|w| crate::num::thousands(*w)).collect::<Vec<_>>().join(", ");

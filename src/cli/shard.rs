@@ -1,0 +1,68 @@
+//! `--shard K/N`: which inputs a shard reads, what its partial output records
+//! of the run's settings (so `compactor merge` refuses partials that do not
+//! belong together), and the note a shard prints.
+
+use super::args::{InputArgs, LlmArgs};
+use anyhow::{Context, bail};
+use compactor::cost::CostSettings;
+use compactor::pipeline::{InputList, Shard};
+use compactor::policy::Policy;
+use compactor::read::Input;
+use compactor::report::partial::Header;
+use std::collections::BTreeMap;
+use std::path::Path;
+
+/// A shard needs somewhere to write its partial.
+pub fn require_out(shard: Option<Shard>, out: Option<&Path>, flag: &str) -> anyhow::Result<()> {
+    if let (Some(s), None) = (shard, out) {
+        bail!("{flag} {s} needs --out DIR: a shard writes its partial output there, for `compactor merge`");
+    }
+    Ok(())
+}
+
+/// Per input, whether the shard reads it; `None` without `--shard`.
+pub fn select(shard: Option<Shard>, inputs: &[Input]) -> anyhow::Result<Option<Vec<bool>>> {
+    let Some(s) = shard else { return Ok(None) };
+    s.select(inputs).map(Some).map_err(|e| anyhow::anyhow!("--shard {s}: {e}"))
+}
+
+/// What changes a run's results besides its policies, by name: the format,
+/// the meter, the passes run, the prices and the summarizers' identities.
+/// Two partials merge only when these are equal.
+pub fn settings(
+    input: &InputArgs,
+    llm: &LlmArgs,
+    policies: &[Policy],
+    cost: &CostSettings,
+    flags: &[(&str, bool)],
+) -> anyhow::Result<BTreeMap<String, String>> {
+    let mut s: BTreeMap<String, String> = super::check::run_settings(input, llm, policies)?.into_iter().collect();
+    s.insert("meter".into(), cost.meter.name().to_string());
+    s.insert("cache_ttl".into(), serde_json::to_string(&cost.ttl).context("cache ttl")?);
+    if let Some(m) = &cost.model_override {
+        s.insert("model".into(), m.clone());
+    }
+    if let Some(m) = &cost.summarizer_model {
+        s.insert("summarizer_model".into(), m.clone());
+    }
+    let table = serde_json::to_vec(&cost.table).context("cannot record the prices")?;
+    s.insert("prices".into(), blake3::hash(&table).to_hex()[..16].to_string());
+    for (name, on) in flags {
+        s.insert((*name).to_string(), on.to_string());
+    }
+    Ok(s)
+}
+
+/// The header of a shard's partial.
+pub fn header(command: &str, shard: Shard, paths: &[String], inputs: &[Input], policies: &[Policy]) -> Header {
+    Header::new(command, shard, paths, InputList::of(inputs), policies)
+}
+
+/// What a shard prints after its own output: what it wrote and what to do next.
+pub fn note(shard: Shard, out: &Path, sessions: usize, inputs: usize) -> String {
+    format!(
+        "shard {shard}: {sessions} session(s) from {inputs} input(s); partial written to {} \
+         (join every shard's with `compactor merge PARTIAL... --out DIR`)\n",
+        out.display()
+    )
+}
