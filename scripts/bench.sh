@@ -38,6 +38,15 @@
 #                                      target: under 1 GB, bounded by the sessions in
 #                                      flight, not the corpus
 #   scripts/bench.sh --sweep           step (h) alone
+#   scripts/bench.sh --shards [SIZE]   one replay (two presets, all cores, every output)
+#                                      against the same replay split into BENCH_SHARDS
+#                                      shards (default 4) run one after another, each
+#                                      on all cores, plus `compactor merge` of their
+#                                      partials (given in reverse): wall time and peak
+#                                      RSS of each, the merge's share of the split
+#                                      run, and whether the merged outputs are
+#                                      byte-identical to the single run's (default
+#                                      SIZE 1GB)
 # Environment:
 #   COMPACTOR_BENCH_DIR  corpus cache (default ~/.cache/compactor-bench); a corpus
 #                        is reused when the same size, seed and generator made it
@@ -76,6 +85,10 @@ case "${1:-}" in
     ;;
   --sweep)
     mode=sweep
+    ;;
+  --shards)
+    mode=shards
+    size=${2:-1GB}
     ;;
   "") ;;
   *) size=$1 ;;
@@ -379,6 +392,40 @@ if [[ $mode == memory ]]; then
   else
     row "replay default, chars4, all cores" "$secs" "$(mbs "$bytes" "$secs")" \
       "$(awk -v r="$rss" 'BEGIN { printf "peak %d MB (< 1024) %s", r, (r < 1024 ? "ok" : "MISS") }')" "$rss"
+  fi
+  print_table
+  exit 0
+fi
+
+if [[ $mode == shards ]]; then
+  n=${BENCH_SHARDS:-4}
+  flags=(replay --preset default --preset opal --quiet)
+  cat_corpus "$corpus"
+  run_step one "$compactor" "${flags[@]}" --out "$work/one" "$corpus"
+  t_one=$secs rss_one=$rss
+  row "one process" "$secs" "$(mbs "$bytes" "$secs")" "" "$rss"
+  t_shards=0 rss_shards=0 parts=()
+  for ((k = 1; k <= n; k++)); do
+    run_step "shard$k" "$compactor" "${flags[@]}" --shard "$k/$n" --out "$work/part$k" "$corpus"
+    ((rc == 0)) || { echo "shard $k/$n failed: $(tail -n 3 "$work/shard$k.log")" >&2; exit 1; }
+    row "shard $k/$n" "$secs" "" "" "$rss"
+    t_shards=$(awk -v a="$t_shards" -v b="$secs" 'BEGIN { print a + b }')
+    rss_shards=$(awk -v a="$rss_shards" -v b="$rss" 'BEGIN { print (b > a ? b : a) }')
+    parts=("$work/part$k" "${parts[@]}")
+  done
+  run_step merge "$compactor" merge --quiet --out "$work/merged" "${parts[@]}"
+  ((rc == 0)) || { echo "merge failed: $(tail -n 3 "$work/merge.log")" >&2; exit 1; }
+  t_merge=$secs rss_merge=$rss
+  row "merge of the $n partials" "$secs" "" "" "$rss"
+  t_split=$(awk -v a="$t_shards" -v b="$t_merge" 'BEGIN { print a + b }')
+  row "$n shards + merge" "$t_split" "$(mbs "$bytes" "$t_split")" \
+    "$(awk -v a="$t_split" -v b="$t_one" 'BEGIN { printf "%.2fx time of one process", a / b }')" \
+    "$(awk -v a="$rss_shards" -v b="$rss_merge" 'BEGIN { print (b > a ? b : a) }')"
+  notes+=("merge: $(awk -v m="$t_merge" -v t="$t_split" 'BEGIN { printf "%.1f %%", 100 * m / t }') of the split run's time; peak RSS one process $rss_one MB, largest shard $rss_shards MB, merge $rss_merge MB")
+  if diff -r -q "$work/one" "$work/merged" >/dev/null; then
+    notes+=("merged outputs byte-identical to the single run's ($(find "$work/merged" -type f | wc -l) files)")
+  else
+    notes+=("MISMATCH: $(diff -r -q "$work/one" "$work/merged" | head -n 3 | tr '\n' ' ')")
   fi
   print_table
   exit 0

@@ -7,7 +7,7 @@ use super::args::MergeArgs;
 use super::load::{print_failures, print_session_warnings};
 use anyhow::{Context, anyhow, bail};
 use compactor::report::partial::{self, Header, Read, ReplayPartial};
-use compactor::report::write::{MergedSession, WriteOptions, write_merged};
+use compactor::report::write::{MergedSession, WriteOptions, check_merged, write_merged};
 use std::path::{Path, PathBuf};
 
 pub fn run(args: MergeArgs) -> anyhow::Result<u8> {
@@ -80,12 +80,15 @@ fn replay(args: &MergeArgs, read: Vec<(PathBuf, Header, Vec<u8>)>, command: &str
     if merged.sessions.iter().all(|(_, s)| s.calls == 0) {
         bail!("no session has a single call, nothing to replay");
     }
+    let sessions: Vec<MergedSession<'_>> = merged
+        .sessions
+        .iter()
+        .map(|(i, s)| MergedSession { key: &s.key, dir: parts[*i].dir.as_path(), files: &s.files })
+        .collect();
+    if args.out.is_some() {
+        check_merged(&sessions).map_err(|e| anyhow!("cannot merge these partials: {e}"))?;
+    }
     if let Some(out) = &args.out {
-        let sessions: Vec<MergedSession<'_>> = merged
-            .sessions
-            .iter()
-            .map(|(i, s)| MergedSession { key: &s.key, dir: parts[*i].dir.as_path(), files: &s.files })
-            .collect();
         let transcripts = settings.get("no_transcripts").is_none_or(|v| v != "true");
         write_merged(out, report, &merged.charts, &sessions, WriteOptions { transcripts })
             .with_context(|| format!("cannot write the reports to {}", out.display()))?;

@@ -245,6 +245,9 @@ fn write_outputs(
                 s.files = f;
             }
             p.charts = charts;
+            if p.redact {
+                redact_partial(&mut p)?;
+            }
             serde_json::to_vec(&p).map_err(std::io::Error::other)
         })
     });
@@ -453,6 +456,20 @@ pub fn cost_settings(args: &CostArgs, llm: &LlmArgs) -> anyhow::Result<CostSetti
         None => Meter::Recorded,
     };
     Ok(CostSettings { table, ttl, model_override: args.model.clone(), summarizer_model: llm.llm_model.clone(), meter })
+}
+
+/// `--redact` on what a partial holds of the sessions, as on the report (the
+/// keys stay: they name the shard's files, and the merged report is redacted
+/// again).
+fn redact_partial(p: &mut ReplayPartial) -> std::io::Result<()> {
+    use compactor::redact::redact_serde;
+    let failed = || std::io::Error::other("cannot redact the partial");
+    for s in &mut p.sessions {
+        s.summary = redact_serde(&s.summary).ok_or_else(failed)?;
+    }
+    p.failures = redact_serde(&p.failures).ok_or_else(failed)?;
+    p.summarizers = redact_serde(&p.summarizers).ok_or_else(failed)?;
+    Ok(())
 }
 
 /// Put the outputs in place and print; the exit code says whether invariants held.

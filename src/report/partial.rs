@@ -462,6 +462,9 @@ fn flatten(prefix: &str, v: &serde_json::Value, out: &mut BTreeMap<String, Strin
                 flatten(&key, v, out);
             }
         }
+        serde_json::Value::String(text) => {
+            out.insert(prefix.to_string(), text.clone());
+        }
         other => {
             out.insert(prefix.to_string(), other.to_string());
         }

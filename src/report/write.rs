@@ -442,6 +442,32 @@ pub fn write_merged(
     Ok(written)
 }
 
+/// Every file `sessions` name in their partials, there and inside them:
+/// checked before anything is written, so a merge that cannot finish leaves
+/// `--out` as it was.
+pub fn check_merged(sessions: &[MergedSession<'_>]) -> std::io::Result<()> {
+    for s in sessions {
+        for (_, rel) in &s.files.transcripts {
+            let path = inside(s.dir, rel)?;
+            if !path.is_file() {
+                return Err(std::io::Error::new(
+                    std::io::ErrorKind::NotFound,
+                    format!("{}: the partial names {rel}, which is not there", s.dir.display()),
+                ));
+            }
+        }
+        let calls = s.dir.join("calls.csv");
+        let len = std::fs::metadata(&calls).map(|m| m.len()).unwrap_or(0);
+        if s.files.calls.1 > 0 && s.files.calls.0.saturating_add(s.files.calls.1) > len {
+            return Err(std::io::Error::new(
+                std::io::ErrorKind::InvalidData,
+                format!("{}: calls.csv is shorter than the partial says", s.dir.display()),
+            ));
+        }
+    }
+    Ok(())
+}
+
 /// A partial's `/`-separated path under its folder; refuses one that would
 /// leave it (a partial is input like any other).
 fn inside(dir: &Path, rel: &str) -> std::io::Result<PathBuf> {

@@ -444,7 +444,7 @@ fn sigint_stops_promptly_with_exit_130() {
 }
 
 /// Fake secrets, assembled at run time so no scanner mistakes this file for a leak.
-fn planted() -> Vec<String> {
+pub(crate) fn planted() -> Vec<String> {
     let body = ["Q7r8S9t0", "U1v2W3x4", "Y5z6A7b8", "C9d0E1f2", "G3h4"].concat();
     vec![
         ["sk-ant-api03-", &body].concat(),
@@ -463,7 +463,7 @@ fn planted() -> Vec<String> {
 /// A session with the secrets planted where logs carry them: typed by the user,
 /// in tool inputs (a command line, a JSON field), in tool output (an .env dump,
 /// a private key, a JWT), in the assistant's text and thinking.
-fn secrets_session() -> String {
+pub(crate) fn secrets_session() -> String {
     let s = planted();
     let mut turns = plain_turns(9);
     turns[0].0 = json!(format!("use the key {} and deploy; my password={} ok", s[0], s[8]));

@@ -15,6 +15,7 @@ mod cli_probe;
 mod cli_prompt_file;
 mod cli_replay;
 mod cli_safety;
+mod cli_shard;
 mod cli_signals;
 mod cli_sweep;
 mod corpus;
