@@ -257,7 +257,7 @@ pub fn run(args: CheckArgs) -> anyhow::Result<u8> {
         redact: false,
         split,
     };
-    let mut replayed = run_replay(&replay_args, input, &["default"])?;
+    let mut replayed = run_replay(&replay_args, input, super::replay::Run::Check)?;
     let conclusion = Conclusion {
         baseline: baseline.zip(base_text.map(|b| String::from_utf8_lossy(&b).into_owned())),
         globs: marks.globs().to_vec(),

@@ -14,15 +14,15 @@ pub fn run(args: MergeArgs) -> anyhow::Result<u8> {
     if let Some(dir) = &args.out {
         super::preflight::out_dir("--out", dir)?;
     }
-    let mut read: Vec<(PathBuf, Header, Vec<u8>)> = Vec::new();
+    let mut read: Vec<(PathBuf, Header)> = Vec::new();
     for p in &args.partials {
         let dir = partial::partial_dir(p);
-        let (h, bytes) = partial::read_header(&dir).map_err(|e| anyhow!(e))?;
-        read.push((dir, h, bytes));
+        let h = partial::read_header(&dir).map_err(|e| anyhow!(e))?;
+        read.push((dir, h));
     }
     // In shard order, whatever the order given: everything after is the same.
-    read.sort_by_key(|(dir, h, _)| (h.shard, h.points, dir.clone()));
-    let pairs: Vec<(&Path, &Header)> = read.iter().map(|(d, h, _)| (d.as_path(), h)).collect();
+    read.sort_by_key(|(dir, h)| (h.shard, h.points, dir.clone()));
+    let pairs: Vec<(&Path, &Header)> = read.iter().map(|(d, h)| (d.as_path(), h)).collect();
     if let Some(why) = partial::refuse(&pairs) {
         bail!("cannot merge these partials: {why}");
     }
@@ -51,10 +51,10 @@ pub fn run(args: MergeArgs) -> anyhow::Result<u8> {
     }
 }
 
-fn replay(args: &MergeArgs, read: Vec<(PathBuf, Header, Vec<u8>)>, command: &str) -> anyhow::Result<u8> {
+fn replay(args: &MergeArgs, read: Vec<(PathBuf, Header)>, command: &str) -> anyhow::Result<u8> {
     let mut parts: Vec<Read<ReplayPartial>> = Vec::with_capacity(read.len());
-    for (dir, _, bytes) in read {
-        let partial = partial::parse(&dir, &bytes).map_err(|e| anyhow!(e))?;
+    for (dir, _) in read {
+        let partial = partial::parse(&dir).map_err(|e| anyhow!(e))?;
         parts.push(Read { dir, partial });
     }
     let settings = parts.first().map(|p| p.partial.header.settings.clone()).unwrap_or_default();

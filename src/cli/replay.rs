@@ -188,6 +188,32 @@ impl Resolver for CliResolver {
     }
 }
 
+/// The command a replay runs for: its default presets, and the name its
+/// shards record.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Run {
+    Replay,
+    Compare,
+    Check,
+}
+
+impl Run {
+    fn default_presets(self) -> &'static [&'static str] {
+        match self {
+            Run::Compare => COMPARE_DEFAULT,
+            Run::Replay | Run::Check => &["default"],
+        }
+    }
+
+    fn name(self) -> &'static str {
+        match self {
+            Run::Replay => "replay",
+            Run::Compare => "compare",
+            Run::Check => "check",
+        }
+    }
+}
+
 /// What a replay produced: the report, and the outputs already written under
 /// `--out` (transcripts and calls.csv rows, put in place by [`finish`]).
 pub struct Replayed {
@@ -219,7 +245,6 @@ impl Replayed {
     /// What `check` records in a shard's partial for the merge to compare.
     pub fn set_check(&mut self, check: serde_json::Value) {
         if let Some(p) = &mut self.partial {
-            p.header.command = "check".into();
             p.check = Some(check);
         }
     }
@@ -264,12 +289,8 @@ struct Kept {
 
 /// Discover, then read, replay and write each session as a stream (memory holds
 /// the sessions in flight, not the corpus), and build the report.
-pub fn run_replay(
-    args: &ReplayArgs,
-    input: super::args::InputArgs,
-    default_presets: &[&str],
-) -> anyhow::Result<Replayed> {
-    let policies = resolve_policies(&args.policy, default_presets)?;
+pub fn run_replay(args: &ReplayArgs, input: super::args::InputArgs, command: Run) -> anyhow::Result<Replayed> {
+    let policies = resolve_policies(&args.policy, command.default_presets())?;
     let cost = cost_settings(&args.cost, &args.llm)?;
     let llm = super::llm::adapter(&args.llm, &policies)?;
     let commands = super::command::programs(&args.llm, &policies)?;
@@ -395,8 +416,7 @@ pub fn run_replay(
     report.total_costs(&cost);
     let partial = match shard {
         Some(s) => {
-            let command = if default_presets == COMPARE_DEFAULT { "compare" } else { "replay" };
-            let mut header = super::shard::header(command, s, &found.paths, &found.inputs, &policies);
+            let mut header = super::shard::header(command.name(), s, &found.paths, &found.inputs, &policies);
             let flags = [
                 ("check_invariants", args.check_invariants),
                 ("no_quality", args.no_quality),
@@ -519,7 +539,8 @@ pub fn conclude(report: &Report, json: bool, check_invariants: bool, whole: bool
     let violations: u64 = report.aggregates.iter().map(|a| a.violations).sum();
     if check_invariants && violations > 0 {
         eprintln!("{violations} invariant violation(s): see report.json (sessions[].violations)");
-        return Ok(EXIT_REGRESSION);
+        // A shard's partial is written: the merge gives the run's exit code.
+        return Ok(if whole { EXIT_REGRESSION } else { EXIT_OK });
     }
     Ok(EXIT_OK)
 }
@@ -551,7 +572,7 @@ pub fn replay(args: ReplayArgs) -> anyhow::Result<u8> {
         super::preflight::out_dir("--out", out)?;
     }
     let input = args.input.clone();
-    let replayed = run_replay(&args, input, &["default"])?;
+    let replayed = run_replay(&args, input, Run::Replay)?;
     let text = replay_text(&replayed.report, args.out.as_deref(), args.input.quiet);
     finish(&args, replayed, text)
 }
@@ -564,7 +585,7 @@ pub fn compare(args: ReplayArgs) -> anyhow::Result<u8> {
         super::preflight::out_dir("--out", out)?;
     }
     let input = args.input.clone();
-    let replayed = run_replay(&args, input, COMPARE_DEFAULT)?;
+    let replayed = run_replay(&args, input, Run::Compare)?;
     let text = compare_text(&replayed.report, args.out.as_deref());
     finish(&args, replayed, text)
 }

@@ -198,10 +198,10 @@ fn load_shard(input: super::args::InputArgs, shard: Option<Shard>) -> anyhow::Re
 }
 
 /// `compactor merge` of a sweep's partials.
-pub fn merge(args: &MergeArgs, read: Vec<(PathBuf, Header, Vec<u8>)>) -> anyhow::Result<u8> {
+pub fn merge(args: &MergeArgs, read: Vec<(PathBuf, Header)>) -> anyhow::Result<u8> {
     let mut parts = Vec::with_capacity(read.len());
-    for (dir, _, bytes) in read {
-        let partial: SweepPartial = partial::parse(&dir, &bytes).map_err(|e| anyhow!(e))?;
+    for (dir, _) in read {
+        let partial: SweepPartial = partial::parse(&dir).map_err(|e| anyhow!(e))?;
         parts.push(Read { dir, partial });
     }
     let (table, min_frr, counts) =

@@ -347,18 +347,13 @@ pub fn partial_dir(path: &Path) -> PathBuf {
     path.to_path_buf()
 }
 
-/// Read the header of the partial in `dir`. Errors name the file.
-pub fn read_header(dir: &Path) -> Result<(Header, Vec<u8>), String> {
+/// Read the header of the partial in `dir` (the rest is read by [`parse`],
+/// one partial at a time, so a merge never holds every partial's text).
+/// Errors name the file.
+pub fn read_header(dir: &Path) -> Result<Header, String> {
     let file = dir.join(PARTIAL_FILE);
-    let bytes = std::fs::read(&file).map_err(|e| {
-        if e.kind() == std::io::ErrorKind::NotFound {
-            format!("{}: no {PARTIAL_FILE}: not a partial output (write one with --shard K/N --out DIR)", dir.display())
-        } else {
-            format!("cannot read {}: {e}", file.display())
-        }
-    })?;
-    let h: HeaderOnly =
-        serde_json::from_slice(&bytes).map_err(|e| format!("{}: not a partial output: {e}", file.display()))?;
+    let h: HeaderOnly = serde_json::from_reader(std::io::BufReader::new(open(dir)?))
+        .map_err(|e| format!("{}: not a partial output: {e}", file.display()))?;
     if h.header.partial_version != PARTIAL_VERSION {
         return Err(format!(
             "{}: partial format {} (this compactor reads {PARTIAL_VERSION}): merge with the compactor that wrote it",
@@ -366,12 +361,24 @@ pub fn read_header(dir: &Path) -> Result<(Header, Vec<u8>), String> {
             h.header.partial_version
         ));
     }
-    Ok((h.header, bytes))
+    Ok(h.header)
 }
 
-/// Parse a partial's body, read by [`read_header`].
-pub fn parse<T: serde::de::DeserializeOwned>(dir: &Path, bytes: &[u8]) -> Result<T, String> {
-    serde_json::from_slice(bytes).map_err(|e| format!("{}: {e}", dir.join(PARTIAL_FILE).display()))
+fn open(dir: &Path) -> Result<std::fs::File, String> {
+    let file = dir.join(PARTIAL_FILE);
+    std::fs::File::open(&file).map_err(|e| {
+        if e.kind() == std::io::ErrorKind::NotFound {
+            format!("{}: no {PARTIAL_FILE}: not a partial output (write one with --shard K/N --out DIR)", dir.display())
+        } else {
+            format!("cannot read {}: {e}", file.display())
+        }
+    })
+}
+
+/// Read the partial in `dir` whole.
+pub fn parse<T: serde::de::DeserializeOwned>(dir: &Path) -> Result<T, String> {
+    let bytes = std::fs::read(dir.join(PARTIAL_FILE)).map_err(|e| format!("{}: {e}", dir.display()))?;
+    serde_json::from_slice(&bytes).map_err(|e| format!("{}: {e}", dir.join(PARTIAL_FILE).display()))
 }
 
 /// Why `headers` (with their folders) cannot be merged into one run, if they

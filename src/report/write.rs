@@ -402,10 +402,7 @@ pub fn write_merged(
                     let stem = names.stem(pi, &s.key.session_id, &s.key.source_path);
                     let path = dir.join(format!("{stem}.jsonl"));
                     interrupted()?;
-                    atomic_write_unsynced_with(&path, |w| {
-                        std::io::copy(&mut std::fs::File::open(&from)?, w).map(|_| ())
-                    })
-                    .map_err(|e| std::io::Error::new(e.kind(), format!("{}: {e}", from.display())))?;
+                    place_copy(&from, &path)?;
                     written.push(path);
                 }
             }
@@ -440,6 +437,17 @@ pub fn write_merged(
     let written = written.iter().map(|p| staged.final_path(p)).collect();
     staged.commit()?;
     Ok(written)
+}
+
+/// `to` (new, in the staging folder) with the bytes of the partial's file
+/// `from`: a hard link where the file system allows one (a transcript is
+/// never written in place, so the two cannot drift), else a copy.
+fn place_copy(from: &Path, to: &Path) -> std::io::Result<()> {
+    if std::fs::hard_link(from, to).is_ok() {
+        return Ok(());
+    }
+    atomic_write_unsynced_with(to, |w| std::io::copy(&mut std::fs::File::open(from)?, w).map(|_| ()))
+        .map_err(|e| std::io::Error::new(e.kind(), format!("{}: {e}", from.display())))
 }
 
 /// Every file `sessions` name in their partials, there and inside them:
