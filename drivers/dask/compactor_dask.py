@@ -31,7 +31,7 @@ sharding; its `--out` may be given there or to the driver. Driver messages go
 to stderr, so stdout carries exactly what the command prints (`--json`).
 
 Exit codes: merge's (0 ok, 1 a regression or invariant violation, 2 an
-error); a failed shard's own, with its stderr; 130 on Ctrl-C.
+error); a failed shard's own, with its stderr; 130 on Ctrl-C, 143 on SIGTERM.
 """
 
 from __future__ import annotations
@@ -41,6 +41,7 @@ import glob
 import io
 import os
 import re
+import shlex
 import shutil
 import signal
 import subprocess
@@ -49,90 +50,12 @@ import tarfile
 import tempfile
 import time
 import uuid
-from dataclasses import dataclass, field
 from pathlib import Path
+from typing import NoReturn
 
-SHARDABLE = ("replay", "compare", "check", "sweep")
-# Flags that name what the run prints or writes on this machine: they go to
-# merge, which prints and writes, and not to the shards.
-MERGE_ONLY = ("--json", "--summary", "--write-baseline")
-QUIET = ("-q", "--quiet")
+from compactor_command import SHARDABLE, Command, help_flags, parse_command, shard_args
+
 STDERR_TAIL = 4000
-
-
-@dataclass
-class Command:
-    """The user's compactor command, taken apart once and put back per shard."""
-
-    sub: str
-    args: list[str]  # what every shard gets, after the subcommand
-    inputs: list[str]  # the path arguments
-    merge_args: list[str] = field(default_factory=list)
-    out: str | None = None
-    quiet: bool = False
-
-
-def help_flags(compactor: str, sub: str) -> dict[str, bool]:
-    """Every flag `compactor SUB --help` lists, mapped to whether it takes a value.
-
-    Reading the binary's own help keeps the driver right as flags come and go:
-    it is how the driver tells `--baseline FILE` (a value) from an input path.
-    """
-    try:
-        text = subprocess.run([compactor, sub, "--help"], capture_output=True,
-                              text=True, check=True).stdout
-    except (OSError, subprocess.CalledProcessError) as err:
-        raise SystemExit(f"error: cannot run `{compactor} {sub} --help`: {err}")
-    flags: dict[str, bool] = {}
-    # An option's line is indented by 2 to 6 spaces; a wrapped description
-    # line that starts with a flag's name is indented further.
-    pattern = re.compile(r"^ {2,6}(-\w)?(?:, )?(--[\w-]+)?( <[^>]+>)?(?:\s|$)")
-    for line in text.splitlines():
-        m = pattern.match(line)
-        for name in (m.group(1), m.group(2)) if m else ():
-            if name:
-                flags.setdefault(name, bool(m.group(3)))
-    return flags
-
-
-def parse_command(argv: list[str], flags: dict[str, bool]) -> Command:
-    """Split the user's command into shard arguments, merge arguments and inputs."""
-    sub, rest = argv[0], argv[1:]
-    cmd = Command(sub=sub, args=[], inputs=[])
-    i = 0
-    while i < len(rest):
-        tok = rest[i]
-        name, eq, _ = tok.partition("=")
-        if tok == "--":
-            cmd.inputs += rest[i + 1:]
-            cmd.args += rest[i:]
-            break
-        if not tok.startswith("-") or tok == "-":
-            cmd.inputs.append(tok)
-            cmd.args.append(tok)
-            i += 1
-            continue
-        takes = flags.get(name, False) and not eq
-        group = rest[i:i + 2] if takes else [tok]
-        i += len(group)
-        if name == "--out" or name == "-o":
-            cmd.out = group[-1].partition("=")[2] if eq else group[-1]
-        elif name in MERGE_ONLY:
-            cmd.merge_args += group
-        elif name in QUIET:
-            cmd.quiet = True
-            cmd.merge_args.append("--quiet")
-        else:
-            cmd.args += group
-    return cmd
-
-
-def shard_argv(compactor: str, cmd: Command, k: int | str, n: int, out: str,
-               split: str) -> list[str]:
-    """The command shard K runs: the user's, with the shard flags right after
-    the subcommand so that a `--` among the user's arguments cannot swallow them."""
-    flag = "--shard-points" if split == "points" else "--shard"
-    return [compactor, cmd.sub, flag, f"{k}/{n}", "--out", out, "--quiet", *cmd.args]
 
 
 def count_inputs(inputs: list[str], cwd: str) -> tuple[int, list[str]]:
@@ -162,53 +85,73 @@ def resolve_binary(compactor: str, cwd: str) -> str:
     return found
 
 
-def run_shard(k: int, n: int, cmd: Command, compactor: str, split: str, cwd: str,
-              shared: str | None, stop_event: str) -> dict:
-    """Run shard K on a worker; return its exit code, stderr tail and (unless a
-    shared folder holds it) the partial packed as a tar.
+def with_out(binary: str, args: list[str], out: str) -> list[str]:
+    """A shard's full command line: `--out` right after the subcommand."""
+    return [binary, args[0], "--out", out, *args[1:]]
 
-    The process is stopped with SIGINT when the client sets `stop_event`
-    (Ctrl-C): cancelling a Dask future does not stop a running task, and
-    compactor leaves its output untouched when interrupted."""
+
+def run_stoppable(argv: list[str], cwd: str, stop_event: str) -> tuple[int, bytes, bytes]:
+    """Run a process to its end, or send it SIGINT once `stop_event` is set:
+    cancelling a Dask future does not stop a running task, and compactor
+    leaves its output untouched when interrupted."""
     from distributed import Event
 
-    if not os.path.isdir(cwd):
-        return {"shard": k, "code": 2, "stderr": f"the worker has no folder {cwd}: give "
-                "absolute input paths it can see, or --worker-cwd", "tar": None}
-    tmp = None
-    if shared:
-        out = os.path.join(shared, f"shard-{k}")
-        if os.path.isdir(out) and os.listdir(out):
-            if not os.path.exists(os.path.join(out, "partial.json")):
-                return {"shard": k, "code": 2, "tar": None,
-                        "stderr": f"{out} exists and holds no partial: not replacing it"}
-            shutil.rmtree(out)  # an earlier run's partial of this shard
-    else:
+    with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
+        proc = subprocess.Popen(argv, cwd=cwd, stdin=subprocess.DEVNULL, stdout=out, stderr=err)
+        stop = Event(stop_event)
+        while proc.poll() is None:
+            try:
+                proc.wait(timeout=1)
+            except subprocess.TimeoutExpired:
+                if stop.is_set():
+                    proc.send_signal(signal.SIGINT)
+                    proc.wait()
+        out.seek(0)
+        err.seek(0)
+        return proc.returncode, out.read(), err.read()
+
+
+def shard_folder(shared: str | None, k: int) -> tuple[str, str | None]:
+    """Where shard K writes, and the temp folder to remove afterwards. In a
+    shared folder, an earlier run's partial of the same shard is replaced, and
+    anything else is refused."""
+    if not shared:
         tmp = tempfile.mkdtemp(prefix=f"compactor-shard-{k}-")
-        out = os.path.join(tmp, "part")
+        return os.path.join(tmp, "part"), tmp
+    out = os.path.join(shared, f"shard-{k}")
+    if os.path.isdir(out) and os.listdir(out):
+        if not os.path.exists(os.path.join(out, "partial.json")):
+            raise FileExistsError(f"{out} exists and holds no partial: not replacing it")
+        shutil.rmtree(out)
+    return out, None
+
+
+def run_shard(k: int, args: list[str], compactor: str, cwd: str, shared: str | None,
+              stop_event: str) -> dict:
+    """Run shard K (`args`, from `shard_args`) on a worker; return its exit code,
+    stderr tail and (unless a shared folder holds it) the partial packed as a tar.
+    It and what it calls are in this file: run as a script, its functions are
+    sent to the workers by value (cloudpickle), so the workers need dask and
+    the binary but nothing of this repository."""
+    if not os.path.isdir(cwd):
+        return {"code": 2, "stderr": f"the worker has no folder {cwd}: give absolute "
+                "input paths it can see, or --worker-cwd"}
+    tmp = None
     try:
+        out, tmp = shard_folder(shared, k)
         os.makedirs(out, exist_ok=True)
-        argv = shard_argv(resolve_binary(compactor, cwd), cmd, k, n, out, split)
+        argv = with_out(resolve_binary(compactor, cwd), args, out)
         started = time.monotonic()
-        with tempfile.TemporaryFile() as err:
-            proc = subprocess.Popen(argv, cwd=cwd, stdin=subprocess.DEVNULL,
-                                    stdout=subprocess.DEVNULL, stderr=err)
-            stop = Event(stop_event)
-            while proc.poll() is None:
-                try:
-                    proc.wait(timeout=1)
-                except subprocess.TimeoutExpired:
-                    if stop.is_set():
-                        proc.send_signal(signal.SIGINT)
-                        proc.wait()
-            err.seek(0)
-            tail = err.read()[-STDERR_TAIL:].decode("utf-8", "replace")
-        result = {"shard": k, "code": proc.returncode, "stderr": tail, "tar": None,
-                  "seconds": time.monotonic() - started}
+        code, said, err = run_stoppable(argv, cwd, stop_event)
+        # "shard K/N: 12 session(s) from 10 input(s); partial written to ..."
+        note = re.search(rb"^shard \S+: ([^;\n]+)", said, re.M)
+        result = {"code": code, "stderr": err[-STDERR_TAIL:].decode("utf-8", "replace"),
+                  "seconds": time.monotonic() - started, "tar": None,
+                  "note": note.group(1).decode("utf-8", "replace") if note else ""}
         # A shard that found a regression or an invariant violation exits 1 and
         # still writes its partial: merge gives the verdict for the whole run.
         written = os.path.exists(os.path.join(out, "partial.json"))
-        result["ok"] = proc.returncode == 0 or (proc.returncode == 1 and written)
+        result["ok"] = code == 0 or (code == 1 and written)
         if result["ok"] and not shared:
             buf = io.BytesIO()
             with tarfile.open(fileobj=buf, mode="w:gz", compresslevel=1) as tar:
@@ -216,7 +159,7 @@ def run_shard(k: int, n: int, cmd: Command, compactor: str, split: str, cwd: str
             result["tar"] = buf.getvalue()
         return result
     except OSError as e:
-        return {"shard": k, "code": 2, "stderr": str(e), "tar": None, "ok": False}
+        return {"code": 2, "stderr": str(e)}
     finally:
         if tmp:
             shutil.rmtree(tmp, ignore_errors=True)
@@ -227,6 +170,12 @@ def unpack(data: bytes, dest: Path) -> None:
     dest.mkdir(parents=True)
     with tarfile.open(fileobj=io.BytesIO(data), mode="r:gz") as tar:
         tar.extractall(dest, filter="data")
+
+
+def fail(message: str) -> NoReturn:
+    """A usage error: exit 2, as compactor does."""
+    print(f"error: {message}", file=sys.stderr)
+    sys.exit(2)
 
 
 def parse_args(argv: list[str]) -> tuple[argparse.Namespace, list[str]]:
@@ -245,26 +194,24 @@ def parse_args(argv: list[str]) -> tuple[argparse.Namespace, list[str]]:
     where.add_argument("--local-workers", type=int, metavar="N",
                        help="start a local cluster of N worker processes")
     where.add_argument("--scheduler", metavar="ADDR",
-                       help="address of a running scheduler, e.g. tcp://host:8786")
-    p.add_argument("--shards", type=int, required=True, metavar="N",
-                   help="how many shards to split the command into")
-    p.add_argument("--out", metavar="DIR",
-                   help="the merged output (or give --out in the command)")
+                       help="a running scheduler's address, e.g. tcp://host:8786")
+    for flag, meta, text in (
+        ("--shards", "N", "how many shards to split the command into (required)"),
+        ("--out", "DIR", "the merged output (or give --out in the command)"),
+        ("--compactor", "PATH", "the binary, on the workers and here (default: compactor)"),
+        ("--shared-dir", "DIR", "a folder all machines share: shard K writes DIR/shard-K "
+                                "there and nothing is transferred"),
+        ("--work-dir", "DIR", "where sent partials are unpacked (default: a temp dir)"),
+        ("--worker-cwd", "DIR", "the folder shards run in (default: this one)"),
+    ):
+        p.add_argument(flag, metavar=meta, help=text, required=flag == "--shards",
+                       type=int if meta == "N" else str)
+    p.set_defaults(compactor="compactor")
     p.add_argument("--split", choices=("sessions", "points"), default="sessions",
                    help="split by input file (default) or, for sweep, by grid point")
-    p.add_argument("--compactor", default="compactor", metavar="PATH",
-                   help="the binary, on the workers and here (default: compactor on PATH)")
-    p.add_argument("--shared-dir", metavar="DIR",
-                   help="a folder every worker and this machine share: shards write "
-                        "DIR/shard-K there and nothing is transferred")
-    p.add_argument("--work-dir", metavar="DIR",
-                   help="where transferred partials are unpacked (default: a temp dir)")
     p.add_argument("--keep-partials", action="store_true",
                    help="keep the unpacked partials after merging")
-    p.add_argument("--worker-cwd", metavar="DIR",
-                   help="folder the shards run in, for relative paths (default: this one)")
-    p.add_argument("--dry-run", action="store_true",
-                   help="print the plan and stop")
+    p.add_argument("--dry-run", action="store_true", help="print the plan and stop")
     opts = p.parse_args(argv)
     if not command:
         p.error("give the compactor command after --, e.g. -- replay logs/ --preset opal")
@@ -279,23 +226,29 @@ def parse_args(argv: list[str]) -> tuple[argparse.Namespace, list[str]]:
 
 def plan(opts: argparse.Namespace, command: list[str]) -> tuple[Command, str]:
     """Check the command against the binary here before any worker is busy."""
-    compactor = resolve_binary(opts.compactor, os.getcwd())
-    cmd = parse_command(command, help_flags(compactor, command[0]))
+    try:
+        compactor = resolve_binary(opts.compactor, os.getcwd())
+    except FileNotFoundError as err:
+        fail(str(err))
+    try:
+        cmd = parse_command(command, help_flags(compactor, command[0]))
+        merge_flags = help_flags(compactor, "merge")
+    except (OSError, subprocess.CalledProcessError) as err:
+        fail(f"cannot read the flags of `{compactor}`: {err}")
     if cmd.out and opts.out and cmd.out != opts.out:
-        raise SystemExit(f"error: two outputs: --out {opts.out} and the command's --out {cmd.out}")
+        fail(f"two outputs: --out {opts.out} and the command's --out {cmd.out}")
     cmd.out = cmd.out or opts.out
     if not cmd.out:
-        raise SystemExit("error: give --out DIR (the merged output)")
+        fail("give --out DIR (the merged output)")
     if "-" in cmd.inputs:
-        raise SystemExit("error: standard input (-) cannot be sharded: name the files")
+        fail("standard input (-) cannot be sharded: name the files")
     if not cmd.inputs:
-        raise SystemExit("error: name the inputs: without a path each worker would read "
-                         "the logs of its own home folder")
-    merge_flags = help_flags(compactor, "merge")
+        fail("name the inputs: without a path each worker would read its own home's logs")
+    if any(a.partition("=")[0] in ("--shard", "--shard-points") for a in cmd.args):
+        fail("leave --shard out of the command: the driver adds it")
     for tok in cmd.merge_args:
         if tok.startswith("-") and tok.partition("=")[0] not in merge_flags:
-            raise SystemExit(f"error: {tok} is not supported with sharding "
-                             "(compactor merge does not take it)")
+            fail(f"{tok} is not supported with sharding (compactor merge does not take it)")
     return cmd, compactor
 
 
@@ -319,33 +272,66 @@ def main(argv: list[str]) -> int:
                   file=sys.stderr)
         where = (os.path.join(opts.shared_dir, "shard-K") if opts.shared_dir
                  else "a temp folder on the worker, sent back here as a tar")
-        shard = shard_argv(opts.compactor, cmd, "K", opts.shards, "OUT", opts.split)
-        print(f"each shard K of {opts.shards} runs, in {cwd}:\n  {' '.join(shard)}\n"
+        shard = with_out(opts.compactor, shard_args(cmd, "K", opts.shards, opts.split), "OUT")
+        print(f"each shard K of {opts.shards} runs, in {cwd}:\n  {shlex.join(shard)}\n"
               f"OUT: {where}\nthen this machine runs:\n  {compactor} merge "
-              f"PARTIALS... --out {' '.join([cmd.out, *cmd.merge_args])}")
+              f"PARTIALS... --out {shlex.join([cmd.out, *cmd.merge_args])}")
         return 0
     return run(opts, cmd, compactor, cwd, count_remotely=bool(missing))
 
 
-def stop_shards(client, stop, futures) -> None:
-    """Tell running shards to stop (they poll once a second) and drop the rest."""
-    stop.set()
-    client.cancel(futures)
-    time.sleep(1.5)
+class Interrupted(KeyboardInterrupt):
+    """Ctrl-C or SIGTERM, with the exit code compactor itself would give."""
+
+    def __init__(self, signum: int) -> None:
+        super().__init__(signum)
+        self.code = 128 + signum
+
+
+def on_signal(signum: int, _frame: object) -> None:
+    raise Interrupted(signum)
+
+
+def gather(futures: dict, n: int, work: Path, quiet: bool,
+           created: list[Path]) -> int:
+    """Wait for every shard and unpack its partial into work/shard-K; at the
+    first failure, stop the others and return its exit code (0 when all ran)."""
+    from distributed import as_completed
+
+    for future in as_completed(list(futures)):
+        k = futures[future]
+        try:
+            res = future.result()
+        except Exception as err:  # the worker died, or could not run the task
+            res = {"code": 2, "stderr": f"{type(err).__name__}: {err}"}
+        if not res.get("ok"):
+            print(f"error: shard {k}/{n} failed (exit {res['code']}):\n"
+                  f"{res['stderr'].rstrip()}", file=sys.stderr)
+            return res["code"] or 2
+        if res["tar"] is not None:
+            dest = work / f"shard-{k}"
+            shutil.rmtree(dest, ignore_errors=True)
+            created.append(dest)
+            unpack(res["tar"], dest)
+        if not quiet:
+            note = f": {res['note']}" if res["note"] else ""
+            print(f"shard {k}/{n} done in {res['seconds']:.1f} s{note}", file=sys.stderr)
+    return 0
 
 
 def run(opts: argparse.Namespace, cmd: Command, compactor: str, cwd: str,
         count_remotely: bool) -> int:
     """Submit the shards, gather the partials, merge them; the merge's exit code."""
-    from distributed import Client, Event, LocalCluster, as_completed
+    from distributed import Client, Event, LocalCluster
 
-    n = opts.shards
-    cluster = None
+    n, cluster, client, created = opts.shards, None, None, []
     made_work = opts.work_dir is None and opts.shared_dir is None
     work = Path(opts.shared_dir or opts.work_dir or tempfile.mkdtemp(prefix="compactor-dask-"))
     shared = opts.shared_dir and os.path.abspath(opts.shared_dir)
-    created: list[Path] = []
-    signal.signal(signal.SIGTERM, signal.default_int_handler)
+    run_id = uuid.uuid4().hex
+    stop_name, futures = f"compactor-stop-{run_id}", {}
+    for sig in (signal.SIGINT, signal.SIGTERM):
+        signal.signal(sig, on_signal)
     try:
         if opts.local_workers:
             cluster = LocalCluster(n_workers=opts.local_workers, threads_per_worker=1,
@@ -358,45 +344,27 @@ def run(opts: argparse.Namespace, cmd: Command, compactor: str, cwd: str,
                       file=sys.stderr)
                 return 2
             print(describe(n, count), file=sys.stderr)
-        run_id = uuid.uuid4().hex
-        stop_name = f"compactor-stop-{run_id}"
-        stop = Event(stop_name, client=client)
-        shard_of = {client.submit(run_shard, k, n, cmd, opts.compactor, opts.split, cwd,
-                                  shared, stop_name, pure=False,
-                                  key=f"compactor-shard-{k}-of-{n}-{run_id[:8]}"): k
-                    for k in range(1, n + 1)}
-        futures = list(shard_of)
-        try:
-            for future in as_completed(futures):
-                k = shard_of[future]
-                try:
-                    res = future.result()
-                except Exception as err:  # the worker died or could not run the task
-                    res = {"code": 2, "stderr": f"{type(err).__name__}: {err}"}
-                if not res.get("ok"):
-                    print(f"error: shard {k}/{n} failed (exit {res['code']}):\n"
-                          f"{res['stderr'].rstrip()}", file=sys.stderr)
-                    stop_shards(client, stop, futures)
-                    return res["code"] or 2
-                if res["tar"] is not None:
-                    dest = work / f"shard-{k}"
-                    if dest.exists():
-                        shutil.rmtree(dest)
-                    created.append(dest)
-                    unpack(res["tar"], dest)
-                if not cmd.quiet:
-                    print(f"shard {k}/{n} done in {res['seconds']:.1f} s", file=sys.stderr)
-        except KeyboardInterrupt:
-            print("interrupted: stopping the shards", file=sys.stderr)
-            stop_shards(client, stop, futures)
-            return 130
+        futures = {client.submit(run_shard, k, shard_args(cmd, k, n, opts.split),
+                                 opts.compactor, cwd, shared, stop_name, pure=False,
+                                 key=f"compactor-shard-{k}-of-{n}-{run_id[:8]}"): k
+                   for k in range(1, n + 1)}
+        code = gather(futures, n, work, cmd.quiet, created)
+        if code:
+            return code
         client.close()
         parts = [str(work / f"shard-{k}") for k in range(1, n + 1)]
         merge = [compactor, "merge", *parts, "--out", cmd.out, *cmd.merge_args]
         return subprocess.run(merge, stdin=subprocess.DEVNULL).returncode
-    except KeyboardInterrupt:
-        return 130
+    except Interrupted as sig:
+        print("interrupted: stopping the shards", file=sys.stderr)
+        return sig.code
     finally:
+        if client and client.status == "running" and not all(f.done() for f in futures):
+            # Cancelling a future leaves its task running: the shards poll this
+            # event once a second and pass SIGINT to their compactor.
+            Event(stop_name, client=client).set()
+            client.cancel(list(futures))
+            time.sleep(1.5)
         if cluster is not None:
             cluster.close()
         if not opts.keep_partials:

@@ -37,7 +37,7 @@ context_window = 32000
 """
 
 sys.path.insert(0, str(HERE))
-import compactor_dask  # noqa: E402
+import compactor_command  # noqa: E402
 
 
 def require(ok: bool, reason: str) -> None:
@@ -71,22 +71,20 @@ class ParseCommand(unittest.TestCase):
              "--quiet": False, "--summary": True, "--preset": True, "-v": False}
 
     def test_routes_outputs_to_merge_and_keeps_the_rest(self) -> None:
-        cmd = compactor_dask.parse_command(
+        cmd = compactor_command.parse_command(
             ["check", "logs", "--baseline", "b.json", "-q", "--summary=s.md",
              "--json", "-v", "more", "--out", "report"], self.FLAGS)
         self.assertEqual(cmd.inputs, ["logs", "more"])
-        self.assertEqual(cmd.args, ["logs", "--baseline", "b.json", "-v", "more"])
-        self.assertEqual(cmd.merge_args, ["--quiet", "--summary=s.md", "--json"])
+        self.assertEqual(cmd.args, ["logs", "--baseline", "b.json", "more"])
+        self.assertEqual(cmd.merge_args, ["--quiet", "--summary=s.md", "--json", "-v"])
         self.assertEqual(cmd.out, "report")
         self.assertTrue(cmd.quiet)
 
     def test_shard_flags_follow_the_subcommand(self) -> None:
-        cmd = compactor_dask.parse_command(["sweep", "a", "--", "-odd"], self.FLAGS)
+        cmd = compactor_command.parse_command(["sweep", "a", "--", "-odd"], self.FLAGS)
         self.assertEqual(cmd.inputs, ["a", "-odd"])
-        self.assertEqual(
-            compactor_dask.shard_argv("c", cmd, 2, 5, "/p", "points"),
-            ["c", "sweep", "--shard-points", "2/5", "--out", "/p", "--quiet",
-             "a", "--", "-odd"])
+        self.assertEqual(compactor_command.shard_args(cmd, 2, 5, "points"),
+                         ["sweep", "--shard-points", "2/5", "--quiet", "a", "--", "-odd"])
 
 
 class AgainstOneRun(unittest.TestCase):
