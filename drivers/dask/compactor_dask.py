@@ -330,12 +330,15 @@ def run(opts: argparse.Namespace, cmd: Command, compactor: str, cwd: str,
     shared = opts.shared_dir and os.path.abspath(opts.shared_dir)
     run_id = uuid.uuid4().hex
     stop_name, futures = f"compactor-stop-{run_id}", {}
-    for sig in (signal.SIGINT, signal.SIGTERM):
-        signal.signal(sig, on_signal)
     try:
         if opts.local_workers:
+            # Local workers inherit an ignored SIGINT: Ctrl-C in the terminal is
+            # the driver's to handle, not a traceback from each worker.
+            signal.signal(signal.SIGINT, signal.SIG_IGN)
             cluster = LocalCluster(n_workers=opts.local_workers, threads_per_worker=1,
                                    processes=True, dashboard_address=None)
+        for sig in (signal.SIGINT, signal.SIGTERM):
+            signal.signal(sig, on_signal)
         client = Client(cluster or opts.scheduler)
         if count_remotely:
             count, missing = client.submit(count_inputs, cmd.inputs, cwd, pure=False).result()
@@ -356,7 +359,8 @@ def run(opts: argparse.Namespace, cmd: Command, compactor: str, cwd: str,
         merge = [compactor, "merge", *parts, "--out", cmd.out, *cmd.merge_args]
         return subprocess.run(merge, stdin=subprocess.DEVNULL).returncode
     except Interrupted as sig:
-        print("interrupted: stopping the shards", file=sys.stderr)
+        if client and client.status == "running":
+            print("interrupted: stopping the shards", file=sys.stderr)
         return sig.code
     finally:
         if client and client.status == "running" and not all(f.done() for f in futures):

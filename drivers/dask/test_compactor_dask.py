@@ -14,6 +14,7 @@ the corpus the cluster cases are skipped, except under CI=true, where they fail.
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import subprocess
@@ -149,6 +150,26 @@ class AgainstOneRun(unittest.TestCase):
         self.run_both(["check", self.corpus, "--baseline",
                        str(REPO / "baselines" / "corpus.json")])
 
+    def test_check_a_regression_exits_1(self) -> None:
+        # The corpus baseline cut to one preset (a fifth of the work), whose
+        # savings are raised: the run now saves less than the baseline.
+        baseline = json.loads((REPO / "baselines" / "corpus.json").read_text())
+        baseline["replay"]["presets"] = ["opal"]
+        baseline["policies"] = [p for p in baseline["policies"] if p["name"] == "opal"]
+        for rows in ("presets", "sessions"):
+            baseline[rows] = [r for r in baseline[rows] if r["policy"] in ("opal", "recorded")]
+        baseline["presets"][0]["savings_pct"] += 10
+        path = self.tmp / "raised.json"
+        path.write_text(json.dumps(baseline))
+        res = self.run_both(["check", self.corpus, "--baseline", str(path),
+                             "--summary", "summary.md"])
+        self.assertEqual(res.returncode, 1, res.stderr.decode())
+        summary = [(self.tmp / side / "summary.md").read_bytes() for side in ("single", "sharded")]
+        self.assertEqual(summary[0], summary[1])
+
+    def test_compare(self) -> None:
+        self.run_both(["compare", self.corpus, "--preset", "default", "--preset", "codex"])
+
     def test_sweep_split_by_sessions(self) -> None:
         grid = self.tmp / "grid.toml"
         grid.write_text(GRID)
@@ -166,7 +187,7 @@ class AgainstOneRun(unittest.TestCase):
 
     def test_shared_dir_keeps_every_partial(self) -> None:
         shared = self.tmp / "shared"
-        self.run_both(["replay", self.corpus, "--preset", "opal"],
+        self.run_both(["replay", self.corpus, "--preset", "opal", "-q"],
                       "--shared-dir", str(shared))
         for k in range(1, SHARDS + 1):
             self.assertTrue((shared / f"shard-{k}" / "partial.json").is_file(), k)
