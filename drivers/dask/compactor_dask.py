@@ -127,7 +127,7 @@ def shard_folder(shared: str | None, k: int) -> tuple[str, str | None]:
 
 
 def run_shard(k: int, args: list[str], compactor: str, cwd: str, shared: str | None,
-              stop_event: str) -> dict:
+              stop_event: str, compress: bool) -> dict:
     """Run shard K (`args`, from `shard_args`) on a worker; return its exit code,
     stderr tail and (unless a shared folder holds it) the partial packed as a tar.
     It and what it calls are in this file: run as a script, its functions are
@@ -154,7 +154,10 @@ def run_shard(k: int, args: list[str], compactor: str, cwd: str, shared: str | N
         result["ok"] = code == 0 or (code == 1 and written)
         if result["ok"] and not shared:
             buf = io.BytesIO()
-            with tarfile.open(fileobj=buf, mode="w:gz", compresslevel=1) as tar:
+            # Compressed for a network (transcripts shrink about 4 times), not
+            # between processes of one machine, where it only costs time.
+            mode, level = ("w:gz", {"compresslevel": 1}) if compress else ("w", {})
+            with tarfile.open(fileobj=buf, mode=mode, **level) as tar:
                 tar.add(out, arcname=".")
             result["tar"] = buf.getvalue()
         return result
@@ -168,7 +171,7 @@ def run_shard(k: int, args: list[str], compactor: str, cwd: str, shared: str | N
 def unpack(data: bytes, dest: Path) -> None:
     """Unpack a shard's tar, refusing members that would land outside `dest`."""
     dest.mkdir(parents=True)
-    with tarfile.open(fileobj=io.BytesIO(data), mode="r:gz") as tar:
+    with tarfile.open(fileobj=io.BytesIO(data), mode="r:*") as tar:
         tar.extractall(dest, filter="data")
 
 
@@ -348,7 +351,8 @@ def run(opts: argparse.Namespace, cmd: Command, compactor: str, cwd: str,
                 return 2
             print(describe(n, count), file=sys.stderr)
         futures = {client.submit(run_shard, k, shard_args(cmd, k, n, opts.split),
-                                 opts.compactor, cwd, shared, stop_name, pure=False,
+                                 opts.compactor, cwd, shared, stop_name,
+                                 not opts.local_workers, pure=False,
                                  key=f"compactor-shard-{k}-of-{n}-{run_id[:8]}"): k
                    for k in range(1, n + 1)}
         code = gather(futures, n, work, cmd.quiet, created)
@@ -363,12 +367,14 @@ def run(opts: argparse.Namespace, cmd: Command, compactor: str, cwd: str,
             print("interrupted: stopping the shards", file=sys.stderr)
         return sig.code
     finally:
-        if client and client.status == "running" and not all(f.done() for f in futures):
-            # Cancelling a future leaves its task running: the shards poll this
-            # event once a second and pass SIGINT to their compactor.
-            Event(stop_name, client=client).set()
-            client.cancel(list(futures))
-            time.sleep(1.5)
+        if client and client.status == "running":
+            if not all(f.done() for f in futures):
+                # Cancelling a future leaves its task running: the shards poll
+                # this event once a second and pass SIGINT to their compactor.
+                Event(stop_name, client=client).set()
+                client.cancel(list(futures))
+                time.sleep(1.5)
+            client.close()
         if cluster is not None:
             cluster.close()
         if not opts.keep_partials:
