@@ -71,7 +71,7 @@ def parse_command(argv: list[str], flags: dict[str, bool]) -> Command:
         takes = flags.get(name, False) and not eq
         group = rest[i:i + 2] if takes else [tok]
         i += len(group)
-        if name == "--out" or name == "-o":
+        if name == "--out":
             cmd.out = group[-1].partition("=")[2] if eq else group[-1]
         elif name in MERGE_ONLY:
             cmd.merge_args += group

@@ -66,7 +66,27 @@ def tree(root: Path) -> dict[str, bytes]:
 
 
 class ParseCommand(unittest.TestCase):
-    """How the user's command is split, with the flags a real `--help` lists."""
+    """How the user's command is split, given which flags take a value."""
+
+    HELP = """Options:
+      --format <FORMAT>           Force a log format
+  -q, --quiet                     No progress bar
+      --summarizer-command <CMD>  Your own summarizer program. Sets
+                                  --summarizer command
+      --summarizer <NAME>         Summarizer for every policy
+      --out <DIR>
+          Write the reports here
+  -v, --verbose                   Every row
+"""
+
+    def test_reads_flags_from_help_not_from_wrapped_text(self) -> None:
+        fake = Path(tempfile.mkdtemp()) / "compactor"
+        self.addCleanup(shutil.rmtree, fake.parent)
+        fake.write_text(f"#!/bin/sh\ncat <<'EOF'\n{self.HELP}EOF\n")
+        fake.chmod(0o755)
+        self.assertEqual(compactor_command.help_flags(str(fake), "replay"), {
+            "--format": True, "-q": False, "--quiet": False, "--summarizer-command": True,
+            "--summarizer": True, "--out": True, "-v": False, "--verbose": False})
 
     FLAGS = {"--baseline": True, "--out": True, "--json": False, "-q": False,
              "--quiet": False, "--summary": True, "--preset": True, "-v": False}
