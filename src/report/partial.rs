@@ -89,12 +89,19 @@ impl PartialSession {
         PartialSession { key, summary, calls, files: SessionFiles::default(), cost_details }
     }
 
-    /// The summary with what its costs keep unshown put back.
-    fn restored(&self) -> SessionSummary {
-        let mut summary = self.summary.clone();
-        for (row, d) in summary.rows.iter_mut().zip(&self.cost_details) {
+    /// The summary, with what its costs keep unshown put back, taken out:
+    /// only its warnings stay.
+    fn take_restored(&mut self) -> SessionSummary {
+        let mut summary = SessionSummary {
+            rows: std::mem::take(&mut self.summary.rows),
+            warnings: self.summary.warnings.clone(),
+            unlisted_warnings: self.summary.unlisted_warnings,
+            bad_lines: self.summary.bad_lines,
+            recorded: self.summary.recorded.take(),
+        };
+        for (row, d) in summary.rows.iter_mut().zip(std::mem::take(&mut self.cost_details)) {
             if let (Some(c), Some(d)) = (&mut row.cost, d) {
-                c.restore(d.clone());
+                c.restore(d);
             }
         }
         summary
@@ -139,7 +146,8 @@ pub struct Read<T> {
 
 /// Partials of `replay`, `compare` or `check` merged: the whole run's report
 /// and charts, and its sessions in report order with the partial (an index
-/// into the list merged) that holds their files.
+/// into the list merged) that holds their files; their summaries keep only
+/// their warnings (the rows are in the report).
 pub struct MergedReplay {
     pub report: super::Report,
     pub charts: super::html::Charts,
@@ -175,7 +183,9 @@ pub fn merge_replay(parts: &mut [Read<ReplayPartial>]) -> Result<MergedReplay, S
         ));
     }
     failures.sort();
-    let summaries: Vec<SessionSummary> = sessions.iter().map(|(_, s)| s.restored()).collect();
+    // The summaries move out (the report copies their rows), their warnings
+    // stay for printing.
+    let summaries: Vec<SessionSummary> = sessions.iter_mut().map(|(_, s)| s.take_restored()).collect();
     let h = &first.header;
     let mut report = crate::pipeline::results::build_from_summaries(
         &h.inputs,
@@ -185,6 +195,7 @@ pub fn merge_replay(parts: &mut [Read<ReplayPartial>]) -> Result<MergedReplay, S
         &summaries,
         first.check_invariants,
     );
+    drop(summaries);
     report.run.meter = crate::pipeline::results::MeterInfo::of(first.cost.meter, &report.sessions);
     counts.fallbacks.sort();
     report.diagnostics.summarizer_fallbacks = counts.fallbacks;
