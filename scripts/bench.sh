@@ -42,9 +42,10 @@
 #                                      against the same replay split into BENCH_SHARDS
 #                                      shards (default 4) run one after another, each
 #                                      on all cores, plus `compactor merge` of their
-#                                      partials (given in reverse): wall time and peak
-#                                      RSS of each, the merge's share of the split
-#                                      run, and whether the merged outputs are
+#                                      partials (given in reverse), BENCH_REPEAT rounds
+#                                      (default 3) alternating which goes first: median
+#                                      wall times, peak RSS, the merge's share of the
+#                                      split run, and whether the merged outputs are
 #                                      byte-identical to the single run's (default
 #                                      SIZE 1GB)
 # Environment:
@@ -399,29 +400,51 @@ fi
 
 if [[ $mode == shards ]]; then
   n=${BENCH_SHARDS:-4}
+  rounds=${BENCH_REPEAT:-3}
   flags=(replay --preset default --preset opal --quiet)
   cat_corpus "$corpus"
-  run_step one "$compactor" "${flags[@]}" --out "$work/one" "$corpus"
-  t_one=$secs rss_one=$rss
-  row "one process" "$secs" "$(mbs "$bytes" "$secs")" "" "$rss"
-  t_shards=0 rss_shards=0 parts=()
-  for ((k = 1; k <= n; k++)); do
-    run_step "shard$k" "$compactor" "${flags[@]}" --shard "$k/$n" --out "$work/part$k" "$corpus"
-    ((rc == 0)) || { echo "shard $k/$n failed: $(tail -n 3 "$work/shard$k.log")" >&2; exit 1; }
-    row "shard $k/$n" "$secs" "" "" "$rss"
-    t_shards=$(awk -v a="$t_shards" -v b="$secs" 'BEGIN { print a + b }')
-    rss_shards=$(awk -v a="$rss_shards" -v b="$rss" 'BEGIN { print (b > a ? b : a) }')
-    parts=("$work/part$k" "${parts[@]}")
+  # one_run: the whole replay; split_run: the shards one after another, then
+  # the merge of their partials (given in reverse). Each sets its times.
+  one_run() {
+    rm -rf "$work/one"
+    run_step one "$compactor" "${flags[@]}" --out "$work/one" "$corpus"
+    ((rc == 0)) || { echo "replay failed: $(tail -n 3 "$work/one.log")" >&2; exit 1; }
+    t_ones+=("$secs") rss_one=$rss
+  }
+  split_run() {
+    local k total=0 parts=()
+    for ((k = 1; k <= n; k++)); do
+      rm -rf "$work/part$k"
+      run_step "shard$k" "$compactor" "${flags[@]}" --shard "$k/$n" --out "$work/part$k" "$corpus"
+      ((rc == 0)) || { echo "shard $k/$n failed: $(tail -n 3 "$work/shard$k.log")" >&2; exit 1; }
+      total=$(awk -v a="$total" -v b="$secs" 'BEGIN { print a + b }')
+      rss_shards=$(awk -v a="$rss_shards" -v b="$rss" 'BEGIN { print (b > a ? b : a) }')
+      parts=("$work/part$k" "${parts[@]}")
+    done
+    rm -rf "$work/merged"
+    run_step merge "$compactor" merge --quiet --out "$work/merged" "${parts[@]}"
+    ((rc == 0)) || { echo "merge failed: $(tail -n 3 "$work/merge.log")" >&2; exit 1; }
+    t_shards+=("$total") t_merges+=("$secs") rss_merge=$rss
+    t_splits+=("$(awk -v a="$total" -v b="$secs" 'BEGIN { print a + b }')")
+  }
+  t_ones=() t_shards=() t_merges=() t_splits=() rss_shards=0
+  for ((r = 1; r <= rounds; r++)); do
+    if ((r % 2)); then one_run; split_run; else split_run; one_run; fi
   done
-  run_step merge "$compactor" merge --quiet --out "$work/merged" "${parts[@]}"
-  ((rc == 0)) || { echo "merge failed: $(tail -n 3 "$work/merge.log")" >&2; exit 1; }
-  t_merge=$secs rss_merge=$rss
-  row "merge of the $n partials" "$secs" "" "" "$rss"
-  t_split=$(awk -v a="$t_shards" -v b="$t_merge" 'BEGIN { print a + b }')
+  ratios=() shares=()
+  for ((r = 0; r < rounds; r++)); do
+    ratios+=("$(awk -v a="${t_splits[r]}" -v b="${t_ones[r]}" 'BEGIN { print a / b }')")
+    shares+=("$(awk -v a="${t_merges[r]}" -v b="${t_splits[r]}" 'BEGIN { print 100 * a / b }')")
+  done
+  t_one=$(median "${t_ones[@]}") t_split=$(median "${t_splits[@]}")
+  row "one process (median of $rounds)" "$t_one" "$(mbs "$bytes" "$t_one")" "" "$rss_one"
+  row "$n shards, one after another" "$(median "${t_shards[@]}")" "" "" "$rss_shards"
+  row "merge of the $n partials" "$(median "${t_merges[@]}")" "" "" "$rss_merge"
   row "$n shards + merge" "$t_split" "$(mbs "$bytes" "$t_split")" \
-    "$(awk -v a="$t_split" -v b="$t_one" 'BEGIN { printf "%.2fx time of one process", a / b }')" \
+    "$(awk -v a="$(median "${ratios[@]}")" 'BEGIN { printf "%.2fx time of one process", a }')" \
     "$(awk -v a="$rss_shards" -v b="$rss_merge" 'BEGIN { print (b > a ? b : a) }')"
-  notes+=("merge: $(awk -v m="$t_merge" -v t="$t_split" 'BEGIN { printf "%.1f %%", 100 * m / t }') of the split run's time; peak RSS one process $rss_one MB, largest shard $rss_shards MB, merge $rss_merge MB")
+  notes+=("rounds alternate which goes first; split/one per round: $(printf '%.2f ' "${ratios[@]}")")
+  notes+=("merge: $(awk -v m="$(median "${shares[@]}")" 'BEGIN { printf "%.1f %%", m }') of the split run's time (median); peak RSS one process $rss_one MB, largest shard $rss_shards MB, merge $rss_merge MB")
   if diff -r -q "$work/one" "$work/merged" >/dev/null; then
     notes+=("merged outputs byte-identical to the single run's ($(find "$work/merged" -type f | wc -l) files)")
   else

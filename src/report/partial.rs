@@ -365,6 +365,11 @@ pub fn read_header(dir: &Path) -> Result<Header, String> {
     let file = dir.join(PARTIAL_FILE);
     let h: HeaderOnly = serde_json::from_reader(std::io::BufReader::new(open(dir)?))
         .map_err(|e| format!("{}: not a partial output: {e}", file.display()))?;
+    for s in std::iter::once(h.header.shard).chain(h.header.points) {
+        if s.index == 0 || s.index > s.count || s.count > crate::pipeline::shard::MAX_SHARDS {
+            return Err(format!("{}: not a partial output: shard {s}", file.display()));
+        }
+    }
     if h.header.partial_version != PARTIAL_VERSION {
         return Err(format!(
             "{}: partial format {} (this compactor reads {PARTIAL_VERSION}): merge with the compactor that wrote it",
@@ -505,27 +510,27 @@ fn coverage(headers: &[(&Path, &Header)]) -> Option<String> {
             ));
         }
     }
-    let mut missing = Vec::new();
-    for k in 1..=first.shard.count {
-        for j in 1..=points {
-            if !seen.contains_key(&(k, j)) {
-                let p = first.points.map(|p| Shard { index: j, count: p.count });
-                missing.push(cell_name(Shard { index: k, count: first.shard.count }, p));
-            }
-        }
-    }
-    if missing.is_empty() {
+    let total = u64::from(first.shard.count) * u64::from(points);
+    let missing = total - seen.len() as u64;
+    if missing == 0 {
         return None;
     }
-    let shown: Vec<String> = missing.iter().take(8).cloned().collect();
-    let more =
-        if missing.len() > shown.len() { format!(" and {} more", missing.len() - shown.len()) } else { String::new() };
-    Some(format!(
-        "missing {} of {} shard(s): {}{more}; merge every shard of the run",
-        missing.len(),
-        first.shard.count * points,
-        shown.join(", ")
-    ))
+    // The first few missing, found in at most `seen` + 8 steps.
+    let cells = (1..=first.shard.count).flat_map(|k| (1..=points).map(move |j| (k, j)));
+    let shown: Vec<String> = cells
+        .filter(|c| !seen.contains_key(c))
+        .take(8)
+        .map(|(k, j)| {
+            let p = first.points.map(|p| Shard { index: j, count: p.count });
+            cell_name(Shard { index: k, count: first.shard.count }, p)
+        })
+        .collect();
+    let more = if missing > shown.len() as u64 {
+        format!(" and {} more", missing - shown.len() as u64)
+    } else {
+        String::new()
+    };
+    Some(format!("missing {missing} of {total} shard(s): {}{more}; merge every shard of the run", shown.join(", ")))
 }
 
 fn cell_name(shard: Shard, points: Option<Shard>) -> String {
@@ -558,6 +563,10 @@ mod tests {
         assert!(missing.contains("missing 1 of 3") && missing.contains("shard 2/3"), "{missing}");
         let twice = refused(&[header(1, 2), header(1, 2), header(2, 2)]).unwrap();
         assert!(twice.contains("p0 and p1 are the same shard (shard 1/2)"), "{twice}");
+        // Naming what is missing takes a few steps, however many shards.
+        let many = refused(&[header(1, 100_000)]).unwrap();
+        assert!(many.contains("missing 99999 of 100000 shard(s): shard 2/100000, "), "{many}");
+        assert!(many.contains("and 99991 more"), "{many}");
         let counts = refused(&[header(1, 2), header(1, 3)]).unwrap();
         assert!(counts.contains("other numbers of shards: 1/2 vs 1/3"), "{counts}");
     }
