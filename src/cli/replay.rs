@@ -372,10 +372,7 @@ pub fn run_replay(args: &ReplayArgs, input: super::args::InputArgs, command: Run
         bail!("no session could be read ({} input(s) failed)", streamed.failures.len());
     }
     let calls = streamed.sessions.iter().map(|(k, kept)| (k.source_path.as_path(), kept.calls));
-    let mine: Vec<compactor::read::Input> = match &select {
-        Some(s) => found.inputs.iter().zip(s).filter(|(_, x)| **x).map(|(i, _)| i.clone()).collect(),
-        None => found.inputs.clone(),
-    };
+    let mine = super::shard::selected(&found.inputs, select.as_deref());
     super::preflight::require_calls(found.format, &mine, &streamed.failures, calls, shard.is_none())?;
     let mut summaries = Vec::with_capacity(streamed.sessions.len());
     let mut written = Vec::with_capacity(streamed.sessions.len());

@@ -26,6 +26,14 @@ pub fn select(shard: Option<Shard>, inputs: &[Input]) -> anyhow::Result<Option<V
     s.select(inputs).map(Some).map_err(|e| anyhow::anyhow!("--shard {s}: {e}"))
 }
 
+/// The inputs `select` keeps (all without a selection).
+pub fn selected(inputs: &[Input], select: Option<&[bool]>) -> Vec<Input> {
+    match select {
+        Some(s) => inputs.iter().zip(s).filter(|(_, x)| **x).map(|(i, _)| i.clone()).collect(),
+        None => inputs.to_vec(),
+    }
+}
+
 /// What changes a run's results besides its policies, by name: the format,
 /// the meter, the passes run, the prices and the summarizers' identities.
 /// Two partials merge only when these are equal.

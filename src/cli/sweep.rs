@@ -181,10 +181,7 @@ pub fn finish(result: SweepResult, out: Option<&Path>, json: bool, counts: &Summ
 fn load_shard(input: super::args::InputArgs, shard: Option<Shard>) -> anyhow::Result<Loaded> {
     let found = super::load::discover(input)?;
     let select = super::shard::select(shard, &found.inputs)?;
-    let mine: Vec<compactor::read::Input> = match &select {
-        Some(s) => found.inputs.iter().zip(s).filter(|(_, x)| **x).map(|(i, _)| i.clone()).collect(),
-        None => found.inputs.clone(),
-    };
+    let mine = super::shard::selected(&found.inputs, select.as_deref());
     let batch = found.pool.install(|| compactor::read::read_all(&mine, found.format));
     super::load::print_diagnostics(&batch, found.quiet);
     Ok(Loaded {
