@@ -6,12 +6,14 @@
 //! `--out` until the reports are written, and then everything does, so an
 //! interrupted run leaves an earlier run's outputs as they were.
 //!
-//! Two ways in: [`write_all`] writes everything from results held in memory;
+//! Three ways in: [`write_all`] writes everything from results held in memory;
 //! [`SessionWriter`] is its streaming twin: it writes each session's transcripts
 //! (under their final names) and spools its `calls.csv` rows while the replay
 //! runs, keeping only the charts report.html will draw; then
-//! [`SessionWriter::finish`] writes the reports in report order. Both produce
-//! the same bytes under the same names.
+//! [`SessionWriter::finish`] writes the reports in report order (and a shard's
+//! `partial.json`, [`SessionWriter::finish_with`]); [`write_merged`] writes a
+//! run merged from its shards' partials. All produce the same bytes under the
+//! same names.
 
 use super::html::{ChartKeeper, Charts, DEFAULT_MAX_SESSIONS, KeptCharts};
 use super::partial::{PARTIAL_FILE, SessionFiles};
@@ -375,7 +377,8 @@ pub struct MergedSession<'a> {
 }
 
 /// Write a merged run under `out` as one process would have written it:
-/// every transcript copied from its partial under its report-order name,
+/// every transcript linked (or copied) from its partial under its
+/// report-order name,
 /// calls.csv from the partials' rows in report order, then the reports.
 /// `sessions` are in report order. Staged like a replay: `out` changes only
 /// when everything is written.
