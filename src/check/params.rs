@@ -99,8 +99,14 @@ fn name_of(policy: &Value) -> &str {
     policy.get("name").and_then(Value::as_str).unwrap_or("")
 }
 
-/// Leaves of a policy as dotted keys (as `--set` spells them) → values
-/// (strings bare, everything else as JSON).
+/// Leaves of a policy as JSON, as dotted keys (as `--set` spells them) →
+/// values (strings bare, everything else as JSON).
+pub fn leaves(policy: &Value) -> BTreeMap<String, String> {
+    let mut out = BTreeMap::new();
+    flatten("", policy, &mut out);
+    out
+}
+
 fn flatten(prefix: &str, value: &Value, out: &mut BTreeMap<String, String>) {
     match value {
         Value::Object(map) => {
@@ -163,9 +169,7 @@ pub fn coverage(base: &Baseline, policies: &[Value], settings: &RunSettings) -> 
     for now in policies {
         let name = name_of(now);
         let Some(old) = base.policies.iter().find(|p| name_of(p) == name) else { continue };
-        let (mut o, mut n) = (BTreeMap::new(), BTreeMap::new());
-        flatten("", old, &mut o);
-        flatten("", now, &mut n);
+        let (mut o, mut n) = (leaves(old), leaves(now));
         drop_unread(&mut o);
         drop_unread(&mut n);
         out.changes.extend(diff(&Scope::Policy(name.to_string()), &o, &n, ignored_key));

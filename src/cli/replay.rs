@@ -376,11 +376,13 @@ pub fn run_replay(args: &ReplayArgs, input: super::args::InputArgs, command: Run
     super::preflight::require_calls(found.format, &mine, &streamed.failures, calls, shard.is_none())?;
     let mut summaries = Vec::with_capacity(streamed.sessions.len());
     let mut written = Vec::with_capacity(streamed.sessions.len());
-    let mut parts = Vec::new();
+    // A shard's sessions: key and calls now, the summary once the report has
+    // copied its rows.
+    let mut keys = Vec::new();
     let mut write_error = None;
     for (key, kept) in streamed.sessions {
         if shard.is_some() {
-            parts.push(PartialSession::new(key.clone(), kept.summary.clone(), kept.calls));
+            keys.push((key.clone(), kept.calls));
         }
         summaries.push(kept.summary);
         match kept.written {
@@ -429,7 +431,11 @@ pub fn run_replay(args: &ReplayArgs, input: super::args::InputArgs, command: Run
                 redact: args.redact,
                 inputs_read: streamed.inputs_read,
                 failures: streamed.failures.clone(),
-                sessions: parts,
+                sessions: keys
+                    .into_iter()
+                    .zip(summaries)
+                    .map(|((key, calls), summary)| PartialSession::new(key, summary, calls))
+                    .collect(),
                 charts: KeptCharts::empty(0),
                 summarizers: SummarizerCounts {
                     fallbacks: d.summarizer_fallbacks.clone(),

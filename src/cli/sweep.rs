@@ -1,5 +1,5 @@
 //! `compactor sweep`: read the grid, resolve the base policy, load the sessions
-//! once, replay every grid point (`compactor::sweep::run`), print the Pareto
+//! once, replay every grid point (`compactor::sweep::run_table`, then `fold`), print the Pareto
 //! front and the recommendation, and write sweep.csv, sweep.md,
 //! recommended.toml and report.html under `--out`.
 //!

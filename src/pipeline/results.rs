@@ -248,6 +248,15 @@ pub struct LlmSummaries {
 }
 
 impl LlmSummaries {
+    /// Count `o`'s summaries in too (the first reason stays the first one's).
+    pub fn add(&mut self, o: &LlmSummaries) {
+        self.requested += o.requested;
+        self.fell_back += o.fell_back;
+        if self.first_reason.is_none() {
+            self.first_reason.clone_from(&o.first_reason);
+        }
+    }
+
     /// One line saying how many summaries fell back and the first reason;
     /// `None` when none did. Every one falling back reads "every LLM summary
     /// fell back to extractive: …".

@@ -5,8 +5,10 @@
 use crate::read::{Input, InputKind, format};
 use serde::{Deserialize, Serialize};
 
-/// Shard `index` of `count` (1-based), as `--shard K/N` gives it.
+/// Shard `index` of `count` (1-based), as `--shard K/N` gives it; read from
+/// a partial, checked the same way (1 ≤ K ≤ N ≤ [`MAX_SHARDS`]).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[serde(try_from = "RawShard")]
 pub struct Shard {
     pub index: u32,
     pub count: u32,
@@ -15,19 +17,38 @@ pub struct Shard {
 /// The most shards a run may be split into.
 pub const MAX_SHARDS: u32 = 100_000;
 
+#[derive(Deserialize)]
+struct RawShard {
+    index: u32,
+    count: u32,
+}
+
+impl TryFrom<RawShard> for Shard {
+    type Error = String;
+    fn try_from(r: RawShard) -> Result<Shard, String> {
+        Shard::new(r.index, r.count).map_err(|why| format!("shard {}/{}: {why}", r.index, r.count))
+    }
+}
+
+impl Shard {
+    fn new(index: u32, count: u32) -> Result<Shard, String> {
+        if index == 0 || index > count {
+            return Err("expected K/N, shard K of N, with 1 ≤ K ≤ N (e.g. 2/4)".into());
+        }
+        if count > MAX_SHARDS {
+            return Err(format!("at most {MAX_SHARDS} shards"));
+        }
+        Ok(Shard { index, count })
+    }
+}
+
 impl std::str::FromStr for Shard {
     type Err = String;
     fn from_str(s: &str) -> Result<Shard, String> {
         let bad = || format!("`{s}`: expected K/N, shard K of N, with 1 ≤ K ≤ N (e.g. 2/4)");
         let (k, n) = s.split_once('/').ok_or_else(bad)?;
         let (index, count): (u32, u32) = (k.trim().parse().map_err(|_| bad())?, n.trim().parse().map_err(|_| bad())?);
-        if index == 0 || index > count {
-            return Err(bad());
-        }
-        if count > MAX_SHARDS {
-            return Err(format!("`{s}`: at most {MAX_SHARDS} shards"));
-        }
-        Ok(Shard { index, count })
+        Shard::new(index, count).map_err(|why| format!("`{s}`: {why}"))
     }
 }
 
@@ -106,6 +127,11 @@ mod tests {
         assert_eq!("2/4".parse::<Shard>(), Ok(Shard { index: 2, count: 4 }));
         for bad in ["0/4", "5/4", "4", "a/b", "1/0", "-1/2", "1/200000"] {
             assert!(bad.parse::<Shard>().is_err(), "{bad}");
+        }
+        // Read from a partial, the same rules.
+        assert_eq!(serde_json::from_str::<Shard>(r#"{"index":2,"count":4}"#).ok(), Some(Shard { index: 2, count: 4 }));
+        for bad in [r#"{"index":0,"count":4}"#, r#"{"index":1,"count":0}"#, r#"{"index":1,"count":4000000000}"#] {
+            assert!(serde_json::from_str::<Shard>(bad).is_err(), "{bad}");
         }
     }
 

@@ -233,12 +233,7 @@ impl SummarizerCounts {
     fn absorb(&mut self, other: SummarizerCounts) {
         self.fallbacks.extend(other.fallbacks);
         if let Some(o) = other.llm {
-            let t = self.llm.get_or_insert_with(LlmSummaries::default);
-            t.requested += o.requested;
-            t.fell_back += o.fell_back;
-            if t.first_reason.is_none() {
-                t.first_reason = o.first_reason;
-            }
+            self.llm.get_or_insert_with(LlmSummaries::default).add(&o);
         }
         if let Some(o) = other.command {
             self.command.get_or_insert_with(Default::default).add(&o);
@@ -362,22 +357,29 @@ pub fn partial_dir(path: &Path) -> PathBuf {
 /// one partial at a time, so a merge never holds every partial's text).
 /// Errors name the file.
 pub fn read_header(dir: &Path) -> Result<Header, String> {
+    use serde::Deserialize as _;
+    use std::io::Read as _;
     let file = dir.join(PARTIAL_FILE);
-    let h: HeaderOnly = serde_json::from_reader(std::io::BufReader::new(open(dir)?))
-        .map_err(|e| format!("{}: not a partial output: {e}", file.display()))?;
-    for s in std::iter::once(h.header.shard).chain(h.header.points) {
-        if s.index == 0 || s.index > s.count || s.count > crate::pipeline::shard::MAX_SHARDS {
-            return Err(format!("{}: not a partial output: shard {s}", file.display()));
-        }
-    }
-    if h.header.partial_version != PARTIAL_VERSION {
+    let bad = |e: serde_json::Error| format!("{}: not a partial output: {e}", file.display());
+    // A shard writes the header first (`{"header":{…},…}`): read just that,
+    // not the rest of the file, which the merge reads once, later. A partial
+    // rewritten another way is read whole.
+    const START: &[u8] = b"{\"header\":";
+    let mut r = std::io::BufReader::new(open(dir)?);
+    let mut start = [0u8; START.len()];
+    let header = if r.read_exact(&mut start).is_ok() && start == START {
+        Header::deserialize(&mut serde_json::Deserializer::from_reader(r)).map_err(bad)?
+    } else {
+        serde_json::from_reader::<_, HeaderOnly>(std::io::BufReader::new(open(dir)?)).map_err(bad)?.header
+    };
+    if header.partial_version != PARTIAL_VERSION {
         return Err(format!(
             "{}: partial format {} (this compactor reads {PARTIAL_VERSION}): merge with the compactor that wrote it",
             file.display(),
-            h.header.partial_version
+            header.partial_version
         ));
     }
-    Ok(h.header)
+    Ok(header)
 }
 
 fn open(dir: &Path) -> Result<std::fs::File, String> {
@@ -463,11 +465,7 @@ fn policies_differ(a: &[Policy], b: &[Policy]) -> Option<String> {
     }
     for (x, y) in a.iter().zip(b) {
         if x != y {
-            let flat = |p: &Policy| {
-                let mut out = BTreeMap::new();
-                flatten("", &serde_json::to_value(p).unwrap_or_default(), &mut out);
-                out
-            };
+            let flat = |p: &Policy| crate::check::params::leaves(&serde_json::to_value(p).unwrap_or_default());
             let (fx, fy) = (flat(x), flat(y));
             let key = fx.keys().chain(fy.keys()).find(|k| fx.get(*k) != fy.get(*k)).cloned().unwrap_or_default();
             let show = |m: &BTreeMap<String, String>| m.get(&key).cloned().unwrap_or_else(|| "(not set)".into());
@@ -475,23 +473,6 @@ fn policies_differ(a: &[Policy], b: &[Policy]) -> Option<String> {
         }
     }
     None
-}
-
-fn flatten(prefix: &str, v: &serde_json::Value, out: &mut BTreeMap<String, String>) {
-    match v {
-        serde_json::Value::Object(map) => {
-            for (k, v) in map {
-                let key = if prefix.is_empty() { k.clone() } else { format!("{prefix}.{k}") };
-                flatten(&key, v, out);
-            }
-        }
-        serde_json::Value::String(text) => {
-            out.insert(prefix.to_string(), text.clone());
-        }
-        other => {
-            out.insert(prefix.to_string(), other.to_string());
-        }
-    }
 }
 
 /// Every shard (and grid-point shard) exactly once.
@@ -569,6 +550,34 @@ mod tests {
         assert!(many.contains("and 99991 more"), "{many}");
         let counts = refused(&[header(1, 2), header(1, 3)]).unwrap();
         assert!(counts.contains("other numbers of shards: 1/2 vs 1/3"), "{counts}");
+    }
+
+    /// The header is read from the start of a partial as a shard writes it,
+    /// and from anywhere in one rewritten (pretty-printed, keys reordered).
+    #[test]
+    fn reads_the_header_of_any_layout() {
+        let h = header(2, 3);
+        let compact = serde_json::json!({"header": &h, "sessions": [1, 2, 3]});
+        let mut reordered = serde_json::Map::new();
+        reordered.insert("sessions".into(), serde_json::json!([]));
+        reordered.insert("header".into(), serde_json::to_value(&h).unwrap());
+        let dir = tempfile::tempdir().unwrap();
+        for (name, text) in [
+            ("compact", serde_json::to_string(&compact).unwrap()),
+            ("pretty", serde_json::to_string_pretty(&compact).unwrap()),
+            ("reordered", serde_json::to_string(&reordered).unwrap()),
+        ] {
+            let d = dir.path().join(name);
+            std::fs::create_dir_all(&d).unwrap();
+            std::fs::write(d.join(PARTIAL_FILE), text).unwrap();
+            assert_eq!(read_header(&d).as_ref(), Ok(&h), "{name}");
+        }
+        // A shard out of range is no partial's.
+        let d = dir.path().join("bad");
+        std::fs::create_dir_all(&d).unwrap();
+        let text = serde_json::to_string(&compact).unwrap().replace(r#""index":2,"count":3"#, r#""index":4,"count":3"#);
+        std::fs::write(d.join(PARTIAL_FILE), text).unwrap();
+        assert!(read_header(&d).unwrap_err().contains("not a partial output: shard 4/3"));
     }
 
     #[test]

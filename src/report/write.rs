@@ -338,13 +338,17 @@ impl SessionWriter {
             }
             Ok(())
         };
-        let charts = kept.clone().charts();
-        if let Some(make) = partial {
-            interrupted()?;
-            let path = root.join(PARTIAL_FILE);
-            atomic_write(&path, &make(files, kept)?)?;
-            written.push(path);
-        }
+        let charts = match partial {
+            Some(make) => {
+                interrupted()?;
+                let charts = kept.clone().charts();
+                let path = root.join(PARTIAL_FILE);
+                atomic_write(&path, &make(files, kept)?)?;
+                written.push(path);
+                charts
+            }
+            None => kept.charts(),
+        };
         written.extend(write_reports(&root, report, &charts, calls)?);
         let written = written.iter().map(|p| self.staged.final_path(p)).collect();
         self.staged.commit()?;

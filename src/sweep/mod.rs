@@ -155,26 +155,9 @@ pub struct SweepTable {
     pub quality_measured: bool,
 }
 
-/// Replay every session under every point of `grid` on top of `base`.
-#[allow(clippy::too_many_arguments)]
-pub fn run(
-    sessions: &[Session],
-    base: &Policy,
-    grid: &Grid,
-    resolver: &dyn Resolver,
-    cost: &CostSettings,
-    quality: Option<&dyn QualityHook>,
-    min_frr: Option<f64>,
-    pool: &rayon::ThreadPool,
-    progress: Option<SweepProgress<'_>>,
-) -> Result<SweepResult, grid::GridError> {
-    let table = run_table(sessions, base, grid, resolver, cost, quality, None, pool, progress)?;
-    Ok(fold(&table, min_frr))
-}
-
 /// Replay every session under the points of `grid` that `selected` (by
 /// 0-based index; all without) on top of `base`; the others are
-/// [`Cell::Skipped`].
+/// [`Cell::Skipped`]. [`fold`] turns the table into the sweep's points.
 #[allow(clippy::too_many_arguments)]
 pub fn run_table(
     sessions: &[Session],

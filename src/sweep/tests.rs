@@ -278,7 +278,8 @@ fn a_sweep_shares_counts_and_is_the_same_at_any_thread_count() {
     let base = small_policy();
     let run_at = |threads| {
         let pool = rayon::ThreadPoolBuilder::new().num_threads(threads).build().unwrap();
-        run(&sessions, &base, &grid, &BuiltinResolver, &CostSettings::default(), None, None, &pool, None).unwrap()
+        let t = run_table(&sessions, &base, &grid, &BuiltinResolver, &CostSettings::default(), None, None, &pool, None);
+        fold(&t.unwrap(), None)
     };
     let one = run_at(1);
     let two = run_at(2);
@@ -364,8 +365,8 @@ fn points_with_summarizers_of_one_name_keep_their_own() {
     let sessions = vec![long_session()];
     let grid = Grid::from_toml("[grid]\n\"compact.llm.prompt\" = [\"checkpoint\", \"vibe\"]\n").unwrap();
     let pool = rayon::ThreadPoolBuilder::new().num_threads(2).build().unwrap();
-    let r =
-        run(&sessions, &small_policy(), &grid, &PerPolicy, &CostSettings::default(), None, None, &pool, None).unwrap();
+    let t = run_table(&sessions, &small_policy(), &grid, &PerPolicy, &CostSettings::default(), None, None, &pool, None);
+    let r = fold(&t.unwrap(), None);
     let [a, b] = [&r.points[0], &r.points[1]];
     assert!(a.ok() && b.ok(), "{a:?} {b:?}");
     assert!(a.totals.compactions > 0);

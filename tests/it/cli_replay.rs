@@ -21,7 +21,7 @@ fn replay(args: &[&str], out: &Path) -> std::process::Output {
 }
 
 /// Every file under `dir`, relative path → bytes, sorted.
-fn tree(dir: &Path) -> Vec<(PathBuf, Vec<u8>)> {
+pub(crate) fn tree(dir: &Path) -> Vec<(PathBuf, Vec<u8>)> {
     let mut files: Vec<(PathBuf, Vec<u8>)> = walkdir::WalkDir::new(dir)
         .into_iter()
         .map(|e| e.unwrap())

@@ -10,20 +10,10 @@ use assert_cmd::cargo::cargo_bin_cmd;
 use std::path::{Path, PathBuf};
 use std::process::Output;
 
+use super::cli_replay::tree;
+
 fn run(args: &[&str]) -> Output {
     cargo_bin_cmd!("compactor").current_dir(env!("CARGO_MANIFEST_DIR")).args(args).output().unwrap()
-}
-
-/// Every file under `dir` by relative path, with its bytes.
-fn tree(dir: &Path) -> Vec<(PathBuf, Vec<u8>)> {
-    let mut v: Vec<(PathBuf, Vec<u8>)> = walkdir::WalkDir::new(dir)
-        .into_iter()
-        .filter_map(Result::ok)
-        .filter(|e| e.file_type().is_file())
-        .map(|e| (e.path().strip_prefix(dir).unwrap().to_path_buf(), std::fs::read(e.path()).unwrap()))
-        .collect();
-    v.sort();
-    v
 }
 
 fn assert_same_tree(expected: &Path, got: &Path, what: &str) {
