@@ -4,9 +4,12 @@
 #   (a) cat of the corpus                      the I/O floor
 #   (b) compactor-bench parse-floor            serde_json into typed structs, 1 thread
 #   (c) compactor replay, chars4, extractive   --jobs 1; target ≥ 0.6x (b)
-#   (c0) (c) with --no-quality, for information: the replay without its
-#       summary-quality pass (atom index, scoring of every compaction), to
-#       show how much of (c) is the replay and how much the scoring
+#   (c0) (c) with --no-quality: the replay without its summary-quality pass
+#       (atom index, scoring of every compaction); target ≥ 0.35x (b)
+#   (c0') (b) and (c0) again, BENCH_PAIRS times back to back, in alternating
+#       order; the median of the pairs' ratios
+#   (q) the quality pass's cost: time of (c) against (c0); target ≤ 2x
+#   (q') (c0) and (c) again, the same way; the median of the pairs' ratios
 #   (d) the same with --estimator o200k        --jobs 1; target ≥ 0.8x (e)
 #   (e) compactor-bench count-o200k            raw o200k counting of the same text
 #   (d') (e) and (d) again, BENCH_PAIRS times back to back, in alternating order;
@@ -64,7 +67,7 @@
 #                        50MB); default "time"
 #   COMPACTOR_CORPUS     the real corpus of step (h) (default ../shared/corpus)
 #   BENCH_REPEAT         runs of each command in step (h); the median is kept (default 5)
-#   BENCH_PAIRS          back-to-back pairs in steps (d') and (g'), in alternating order (default 4; 0: none)
+#   BENCH_PAIRS          back-to-back pairs in steps (c0'), (q'), (d') and (g'), alternating (default 4; 0: none)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -499,12 +502,13 @@ ratio_row() {
   row "$label" "$secs" "$(mbs "$bytes" "$secs")" "$ratio" "$rss"
 }
 
-# pairs_row LABEL TARGET UNIT WHAT BASE_STEP OWN_STEP: BENCH_PAIRS times, the
-# command in pair_base and the one in pair_own, back to back (two runs back to
-# back meet the same load on a shared host); the row is the median of the
-# pairs' ratios, base time / own time, against TARGET (at least).
+# pairs_row LABEL TARGET UNIT WHAT BASE_STEP OWN_STEP [cost]: BENCH_PAIRS
+# times, the command in pair_base and the one in pair_own, back to back (two
+# runs back to back meet the same load on a shared host); the row is the median
+# of the pairs' ratios, base time / own time, against TARGET (at least); with
+# "cost", own time / base time, against TARGET (at most).
 pairs_row() {
-  local label=$1 target=$2 unit=$3 what=$4 base_step=$5 own_step=$6
+  local label=$1 target=$2 unit=$3 what=$4 base_step=$5 own_step=$6 kind=${7:-thr}
   local pairs=${BENCH_PAIRS:-4} i tb to prc=0 pm ratios=() runs=()
   ((pairs > 0)) || return 0
   for ((i = 0; i < pairs; i++)); do
@@ -526,7 +530,7 @@ pairs_row() {
       tb=$secs
     fi
     prc=$((prc + rc))
-    ratios+=("$(awk -v b="$tb" -v o="$to" 'BEGIN { printf "%.2f", b / o }')")
+    ratios+=("$(awk -v b="$tb" -v o="$to" -v k="$kind" 'BEGIN { printf "%.2f", k == "cost" ? o / b : b / o }')")
     runs+=("$tb/$to")
   done
   if ((prc != 0)); then
@@ -537,7 +541,9 @@ pairs_row() {
   fi
   pm=$(median "${ratios[@]}")
   row "$label, $pairs pairs" "-" "-" \
-    "$(awk -v r="$pm" -v t="$target" -v u="$unit" "$SHOWN"' BEGIN { printf "median %.2fx %s (>= %s) %s", down(r), u, t, (r >= t ? "ok" : "MISS") }')" "-"
+    "$(awk -v r="$pm" -v t="$target" -v u="$unit" -v k="$kind" "$SHOWN"' BEGIN {
+      if (k == "cost") printf "median %.2fx %s (<= %s) %s", up(r), u, t, (r <= t ? "ok" : "MISS")
+      else printf "median %.2fx %s (>= %s) %s", down(r), u, t, (r >= t ? "ok" : "MISS") }')" "-"
   notes+=("${label%% *} pairs, $what: ${runs[*]}; ratios: ${ratios[*]}")
 }
 
@@ -549,7 +555,25 @@ if supports replay "${replay_flags[@]}"; then
   rc_c=$rc
   ratio_row "(c) replay default, chars4, extractive, -j1" replay-c "(b)" "$t_floor" 0.6
   run_step replay-c0 "${replay[@]}" --estimator chars4 --jobs 1 --no-quality --out "$work/out-c0" "$corpus"
-  ratio_row "(c0) (c) with --no-quality (info)" replay-c0 "(b)" "$t_floor" info
+  t_c0=$secs
+  rc_c0=$rc
+  ratio_row "(c0) (c) with --no-quality" replay-c0 "(b)" "$t_floor" 0.35
+  if ((rc_c == 0 && rc_c0 == 0)); then
+    row "(q) quality pass: (c) against (c0)" "-" "-" "$(awk -v c="$t_c" -v c0="$t_c0" "$SHOWN"' BEGIN {
+      r = c / c0; printf "%.2fx time of (c0) (<= 2) %s", up(r), (r <= 2 ? "ok" : "MISS") }')" "-"
+  fi
+  # (b) against (c0), and (c0) against (c), back to back: the two ratios
+  # issue 42 sets, each a pair of runs that meet the same load.
+  if ((rc_c0 == 0)); then
+    pair_base=("$bench" parse-floor "$corpus")
+    pair_own=("${replay[@]}" --estimator chars4 --jobs 1 --no-quality --out "$work/out-c0" "$corpus")
+    pairs_row "(c0') (b) and (c0) back to back" 0.35 "of (b)" "(b) s / (c0) s" floor-pair replay-c0-pair
+    if ((rc_c == 0)); then
+      pair_base=("${replay[@]}" --estimator chars4 --jobs 1 --no-quality --out "$work/out-c0" "$corpus")
+      pair_own=("${replay[@]}" --estimator chars4 --jobs 1 --out "$work/out-c" "$corpus")
+      pairs_row "(q') (c0) and (c) back to back" 2 "time of (c0)" "(c0) s / (c) s" replay-c0-pair replay-c-pair cost
+    fi
+  fi
   run_step replay-d "${replay[@]}" --estimator o200k --jobs 1 --out "$work/out-d" "$corpus"
   rc_d=$rc
   ratio_row "(d) replay default, o200k, extractive, -j1" replay-d "(e)" "$t_o200k" 0.8
@@ -619,7 +643,8 @@ if [[ ${BENCH_COUNT:-time} == instructions ]]; then
       if (i == "") print "FAILED"; else printf "%.0f M Ir, %.1f Ir a byte", i / 1e6, i / b }')" "-"
     row "(e) in instructions" "-" "-" "$(awk -v i="$ir_e" 'BEGIN { if (i == "") print "FAILED"; else printf "%.0f M Ir", i / 1e6 }')" "-"
     ir_row "(c) in instructions" ir-c "$ir_c" "$ir_b" thr 0.6 "(b)"
-    ir_row "(c0) in instructions" ir-c0 "$ir_c0" "$ir_b" thr info "(b)"
+    ir_row "(c0) in instructions" ir-c0 "$ir_c0" "$ir_b" thr 0.35 "(b)"
+    ir_row "(q) in instructions" ir-c "$ir_c" "$ir_c0" cost 2 "(c0)"
     ir_row "(d) in instructions" ir-d "$ir_d" "$ir_e" thr 0.8 "(e)"
     if supports compare --preset --estimator --summarizer --jobs; then
       ir_f=$(count_ir ir-f "$compactor" compare "${preset_args[@]}" --estimator chars4 --summarizer extractive \
