@@ -21,6 +21,9 @@ const SUMMARY_LINES: usize = 60;
 pub fn run(args: ExplainArgs) -> anyhow::Result<u8> {
     let policy_args = PolicyArgs { presets: args.presets.clone(), sets: args.sets.clone(), ..PolicyArgs::default() };
     let policies = resolve_policies(&policy_args, &[])?;
+    if let Some(only) = args.policy.as_deref() {
+        check_policy_filter(only, &policies)?;
+    }
     let quiet = args.input.quiet;
     let loaded = super::load::load(args.input.clone())?;
     let resolver = CliResolver::new(None, None);
@@ -52,6 +55,8 @@ pub fn run(args: ExplainArgs) -> anyhow::Result<u8> {
     }
     let out = match args.compaction {
         None if args.json => json(rows.iter().map(|(_, e)| e))?,
+        // No table of nothing: stderr says why the list is empty.
+        None if rows.is_empty() => String::new(),
         None => list(&rows),
         Some(n) => {
             let Some((s, e)) = rows.get(n) else {
@@ -61,12 +66,43 @@ pub fn run(args: ExplainArgs) -> anyhow::Result<u8> {
         }
     };
     if rows.is_empty() && !quiet {
-        eprintln!(
-            "no compaction: the logs record none{}",
-            if policies.is_empty() { "; add --preset NAME to replay a policy" } else { "" }
-        );
+        eprintln!("{}", why_none(args.policy.as_deref(), &policies));
     }
     super::print_stdout(&out)
+}
+
+/// Name of the agents' own compactions for `--policy`.
+const RECORDED: &str = "recorded";
+
+/// `--policy` names `recorded` or a policy given with `--preset`: anything
+/// else would list nothing and look like a log without compactions.
+fn check_policy_filter(only: &str, policies: &[compactor::policy::Policy]) -> anyhow::Result<()> {
+    if only == RECORDED || policies.iter().any(|p| p.name == only) {
+        return Ok(());
+    }
+    let names: Vec<String> =
+        std::iter::once(RECORDED).chain(policies.iter().map(|p| p.name.as_str())).map(|n| format!("`{n}`")).collect();
+    let add = if policies.is_empty() { ", or the name of a --preset you add" } else { "" };
+    bail!(
+        "--policy `{}` names no compaction list here: the choices are {}{add}",
+        clean(only, MAX_VALUE),
+        names.join(", ")
+    )
+}
+
+/// Why the list is empty, and what would fill it.
+fn why_none(only: Option<&str>, policies: &[compactor::policy::Policy]) -> String {
+    let smaller = "try a smaller window, e.g. --set context_window=32000";
+    match only {
+        Some(RECORDED) => "no compaction: the logs record none".to_string(),
+        Some(name) => {
+            format!("no compaction: policy `{}` compacted none of these sessions; {smaller}", clean(name, 40))
+        }
+        None if policies.is_empty() => {
+            "no compaction: the logs record none; add --preset NAME to replay a policy".to_string()
+        }
+        None => format!("no compaction: the logs record none, and no --preset compacted at its window; {smaller}"),
+    }
 }
 
 /// Each policy's trace of a session that it replayed, with its estimator

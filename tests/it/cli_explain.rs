@@ -62,3 +62,53 @@ fn a_compaction_past_the_list_is_an_error_naming_the_count() {
         .code(2)
         .stderr(predicate::str::contains("no compaction 5: 1 listed"));
 }
+
+/// A log with no compaction prints no table, and stderr says what would list
+/// some: a --preset, or a smaller window when the presets given compacted none.
+#[test]
+fn an_empty_list_says_what_would_fill_it() {
+    let log = "fixtures/claude-code/long-tool-loop.jsonl";
+    for (extra, says) in [
+        (&[][..], "the logs record none; add --preset NAME to replay a policy"),
+        (&["--preset", "opal"][..], "no --preset compacted at its window; try a smaller window"),
+        (&["--preset", "opal", "--policy", "opal"][..], "policy `opal` compacted none of these sessions"),
+        (&["--preset", "opal", "--policy", "recorded"][..], "no compaction: the logs record none\n"),
+    ] {
+        cargo_bin_cmd!("compactor")
+            .current_dir(env!("CARGO_MANIFEST_DIR"))
+            .arg("explain")
+            .arg(log)
+            .args(extra)
+            .assert()
+            .code(0)
+            .stdout("")
+            .stderr(predicate::str::contains(says));
+    }
+    // --json still prints its (empty) list.
+    cargo_bin_cmd!("compactor")
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .args(["explain", log, "--json"])
+        .assert()
+        .code(0)
+        .stdout("[]\n");
+}
+
+/// `--policy` naming neither `recorded` nor a --preset given is refused
+/// with the choices, rather than listing nothing.
+#[test]
+fn a_policy_filter_that_names_nothing_is_refused_with_the_choices() {
+    cargo_bin_cmd!("compactor")
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .args(["explain", "fixtures/claude-code/compaction-v1.jsonl", "--preset", "opal", "--policy", "nous"])
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains(
+            "--policy `nous` names no compaction list here: the choices are `recorded`, `opal`",
+        ));
+    cargo_bin_cmd!("compactor")
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .args(["explain", "fixtures/claude-code/compaction-v1.jsonl", "--policy", "opal"])
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("the choices are `recorded`, or the name of a --preset you add"));
+}
