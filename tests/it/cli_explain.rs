@@ -7,6 +7,11 @@
 use assert_cmd::cargo::cargo_bin_cmd;
 use predicates::prelude::*;
 
+/// `compactor explain ARGS...` run from the repository, for its exit code and streams.
+fn explain_cmd(args: &[&str]) -> assert_cmd::assert::Assert {
+    cargo_bin_cmd!("compactor").current_dir(env!("CARGO_MANIFEST_DIR")).arg("explain").args(args).assert()
+}
+
 fn explain(args: &[&str]) -> String {
     let o =
         cargo_bin_cmd!("compactor").current_dir(env!("CARGO_MANIFEST_DIR")).arg("explain").args(args).output().unwrap();
@@ -55,10 +60,7 @@ fn a_policys_compactions_next_to_the_agents_own() {
 
 #[test]
 fn a_compaction_past_the_list_is_an_error_naming_the_count() {
-    cargo_bin_cmd!("compactor")
-        .current_dir(env!("CARGO_MANIFEST_DIR"))
-        .args(["explain", "fixtures/claude-code/compaction-v1.jsonl", "--compaction", "5"])
-        .assert()
+    explain_cmd(&["fixtures/claude-code/compaction-v1.jsonl", "--compaction", "5"])
         .code(2)
         .stderr(predicate::str::contains("no compaction 5: 1 listed"));
 }
@@ -74,41 +76,20 @@ fn an_empty_list_says_what_would_fill_it() {
         (&["--preset", "opal", "--policy", "opal"][..], "policy `opal` compacted none of these sessions"),
         (&["--preset", "opal", "--policy", "recorded"][..], "no compaction: the logs record none\n"),
     ] {
-        cargo_bin_cmd!("compactor")
-            .current_dir(env!("CARGO_MANIFEST_DIR"))
-            .arg("explain")
-            .arg(log)
-            .args(extra)
-            .assert()
-            .code(0)
-            .stdout("")
-            .stderr(predicate::str::contains(says));
+        explain_cmd(&[&[log][..], extra].concat()).code(0).stdout("").stderr(predicate::str::contains(says));
     }
     // --json still prints its (empty) list.
-    cargo_bin_cmd!("compactor")
-        .current_dir(env!("CARGO_MANIFEST_DIR"))
-        .args(["explain", log, "--json"])
-        .assert()
-        .code(0)
-        .stdout("[]\n");
+    explain_cmd(&[log, "--json"]).code(0).stdout("[]\n");
 }
 
 /// `--policy` naming neither `recorded` nor a --preset given is refused
 /// with the choices, rather than listing nothing.
 #[test]
 fn a_policy_filter_that_names_nothing_is_refused_with_the_choices() {
-    cargo_bin_cmd!("compactor")
-        .current_dir(env!("CARGO_MANIFEST_DIR"))
-        .args(["explain", "fixtures/claude-code/compaction-v1.jsonl", "--preset", "opal", "--policy", "nous"])
-        .assert()
-        .code(2)
-        .stderr(predicate::str::contains(
-            "--policy `nous` names no compaction list here: the choices are `recorded`, `opal`",
-        ));
-    cargo_bin_cmd!("compactor")
-        .current_dir(env!("CARGO_MANIFEST_DIR"))
-        .args(["explain", "fixtures/claude-code/compaction-v1.jsonl", "--policy", "opal"])
-        .assert()
+    explain_cmd(&["fixtures/claude-code/compaction-v1.jsonl", "--preset", "opal", "--policy", "nous"]).code(2).stderr(
+        predicate::str::contains("--policy `nous` names no compaction list here: the choices are `recorded`, `opal`"),
+    );
+    explain_cmd(&["fixtures/claude-code/compaction-v1.jsonl", "--policy", "opal"])
         .code(2)
         .stderr(predicate::str::contains("the choices are `recorded`, or the name of a --preset you add"));
 }
