@@ -211,12 +211,19 @@ fn windows_note(out: &mut String, report: &Report) {
 /// not compact.
 pub fn run_header(report: &Report) -> String {
     let mut out = String::new();
-    let _ = writeln!(out, "{} session(s) replayed under {} policy(ies)", report.run.sessions, report.policies.len());
+    let _ = writeln!(
+        out,
+        "{} session(s) replayed under {} policy(ies)",
+        thousands(report.run.sessions as u64),
+        report.policies.len()
+    );
     let m = &report.run.meter;
     let _ = writeln!(
         out,
         "meter: {} ({} call(s) measured from recorded usage, {} estimated)",
-        m.name, m.calls_recorded, m.calls_estimated
+        m.name,
+        thousands(m.calls_recorded),
+        thousands(m.calls_estimated)
     );
     let sources = super::window_sources(report);
     if !sources.is_empty() {
@@ -239,5 +246,32 @@ mod tests {
         assert_eq!(thousands(1234567), "1,234,567");
         assert_eq!(signed(-1234), "-1,234");
         assert_eq!(cell("a|b\n<script>"), "a\\|b &lt;script&gt;");
+    }
+
+    /// `compare`'s header groups its counts as the replay summary does.
+    #[test]
+    fn the_compare_header_groups_its_counts() {
+        use crate::pipeline::results::{MeterInfo, RunInfo, ToolInfo};
+        let report = Report {
+            schema_version: crate::pipeline::results::SCHEMA_VERSION,
+            tool: ToolInfo { name: "compactor".into(), version: "0".into() },
+            run: RunInfo {
+                inputs: Vec::new(),
+                inputs_read: 1,
+                sessions: 1234,
+                check_invariants: false,
+                meter: MeterInfo { calls_recorded: 12345, calls_estimated: 1000, ..MeterInfo::default() },
+            },
+            policies: Vec::new(),
+            sessions: Vec::new(),
+            aggregates: Vec::new(),
+            diagnostics: Default::default(),
+            cost_model: None,
+            recorded: Vec::new(),
+            recorded_aggregates: Vec::new(),
+        };
+        let head = run_header(&report);
+        assert!(head.starts_with("1,234 session(s) replayed under 0 policy(ies)\n"), "{head}");
+        assert!(head.contains("(12,345 call(s) measured from recorded usage, 1,000 estimated)"), "{head}");
     }
 }
