@@ -144,14 +144,14 @@ def run_shard(k: int, args: list[str], compactor: str, cwd: str, shared: str | N
         started = time.monotonic()
         code, said, err = run_stoppable(argv, cwd, stop_event)
         # "shard K/N: 12 session(s) from 10 input(s); partial written to ..."
-        note = re.search(rb"^shard \S+: ([^;\n]+)", said, re.M)
+        # (a sweep's: "sweep shard K/N, points J/M: ...")
+        note = re.search(rb"^(?:sweep )?shard [^:\n]+: ([^;\n]+)", said, re.M)
         result = {"code": code, "stderr": err[-STDERR_TAIL:].decode("utf-8", "replace"),
                   "seconds": time.monotonic() - started, "tar": None,
                   "note": note.group(1).decode("utf-8", "replace") if note else ""}
-        # A shard that found a regression or an invariant violation exits 1 and
-        # still writes its partial: merge gives the verdict for the whole run.
-        written = os.path.exists(os.path.join(out, "partial.json"))
-        result["ok"] = code == 0 or (code == 1 and written)
+        # A shard exits 0 once its partial is written, whatever it found (a
+        # regression, an invariant violation): merge gives the run's verdict.
+        result["ok"] = code == 0 and os.path.exists(os.path.join(out, "partial.json"))
         if result["ok"] and not shared:
             buf = io.BytesIO()
             # Compressed for a network (transcripts shrink about 4 times), not

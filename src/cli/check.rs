@@ -259,7 +259,9 @@ pub fn run(args: CheckArgs) -> anyhow::Result<u8> {
     };
     let mut replayed = run_replay(&replay_args, input, super::replay::Run::Check)?;
     let conclusion = Conclusion {
-        baseline: baseline.zip(base_text.map(|b| String::from_utf8_lossy(&b).into_owned())),
+        baseline: baseline.zip(
+            base_text.map(|b| String::from_utf8(b).unwrap_or_else(|e| String::from_utf8_lossy(e.as_bytes()).into())),
+        ),
         globs: marks.globs().to_vec(),
         settings,
         notes,
@@ -281,7 +283,7 @@ pub fn run(args: CheckArgs) -> anyhow::Result<u8> {
         replayed.write_reports().with_context(|| format!("cannot write the reports to {}", dir.display()))?;
         let r = &replayed.report;
         let inputs = r.run.inputs_read + r.diagnostics.failed_inputs.len();
-        return print_stdout(&super::shard::note(s, dir, r.run.sessions, inputs));
+        return print_stdout(&super::shard::note(format_args!("shard {s}"), dir, r.run.sessions, inputs));
     }
     let sessions = &replayed.report.sessions;
     if !sessions.is_empty() && sessions.iter().all(|r| r.error.is_some()) {
@@ -297,21 +299,32 @@ pub fn run(args: CheckArgs) -> anyhow::Result<u8> {
         summary: summary.as_deref(),
         write_baseline: write_baseline.as_deref(),
     };
-    conclude(conclusion, &replayed.report, &show)
+    conclude(conclusion, base, &replayed.report, &show)
 }
 
-/// Compare a replayed run with the baseline, write and print the outcome, and
-/// pick the exit code: what `check` does after its replay, and what a merge
-/// of its shards does.
-pub fn conclude(c: Conclusion, rep: &compactor::report::Report, show: &Show<'_>) -> anyhow::Result<u8> {
+impl Conclusion {
+    /// The baseline the partials carry, parsed (a merge has no other copy).
+    pub fn parsed_baseline(&self) -> anyhow::Result<Option<Baseline>> {
+        self.baseline
+            .as_ref()
+            .map(|(path, text)| {
+                Baseline::from_report_json(text.as_bytes())
+                    .with_context(|| format!("invalid baseline {}", path.display()))
+            })
+            .transpose()
+    }
+}
+
+/// Compare a replayed run with the baseline (`base`, `c`'s parsed), write
+/// and print the outcome, and pick the exit code: what `check` does after its
+/// replay, and what a merge of its shards does.
+pub fn conclude(
+    c: Conclusion,
+    base: Option<Baseline>,
+    rep: &compactor::report::Report,
+    show: &Show<'_>,
+) -> anyhow::Result<u8> {
     let marks = MustKeep::new(&c.globs)?;
-    let base = match &c.baseline {
-        Some((path, text)) => Some(
-            Baseline::from_report_json(text.as_bytes())
-                .with_context(|| format!("invalid baseline {}", path.display()))?,
-        ),
-        None => None,
-    };
     let write_baseline = show.write_baseline.or(c.write_baseline.as_deref());
     let mut now = Baseline::from_report(rep, marks.globs());
     now.settings = Some(c.settings);

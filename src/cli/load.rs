@@ -6,15 +6,16 @@ use super::args::InputArgs;
 use super::inspect::clean;
 use anyhow::{Context, bail};
 use compactor::model::{Diagnostic, Format, Severity};
+use compactor::pipeline::{InputList, Shard};
 use compactor::read::{self, Batch, Location};
 use std::path::{Path, PathBuf};
 
 pub struct Loaded {
     pub batch: Batch,
-    /// The inputs read (or tried), as discovered.
+    /// The inputs read (or tried), as discovered: a shard's only.
     pub inputs: Vec<read::Input>,
     /// Every input found, also those of other shards.
-    pub all_inputs: Vec<read::Input>,
+    pub input_list: InputList,
     /// The paths as given (or the default locations), for the report.
     pub paths: Vec<String>,
     pub pool: rayon::ThreadPool,
@@ -145,13 +146,25 @@ pub fn discover(input: InputArgs) -> anyhow::Result<Discovered> {
 /// Discover and read every input. Problems are printed (errors always, warnings
 /// unless `--quiet`); fails only when nothing could be read.
 pub fn load(input: InputArgs) -> anyhow::Result<Loaded> {
+    let loaded = load_shard(input, None)?;
+    if loaded.batch.inputs_read == 0 {
+        bail!("no session could be read ({} input(s) failed)", loaded.batch.failures.len());
+    }
+    Ok(loaded)
+}
+
+/// Discover every input and read those of `shard` (all without), printing
+/// problems as [`load`] does; a shard may read nothing.
+pub fn load_shard(input: InputArgs, shard: Option<Shard>) -> anyhow::Result<Loaded> {
     let Discovered { inputs, format, pool, quiet, paths } = discover(input)?;
+    let input_list = InputList::of(&inputs);
+    let inputs = match super::shard::select(shard, &inputs)? {
+        Some(keep) => inputs.into_iter().zip(keep).filter_map(|(i, k)| k.then_some(i)).collect(),
+        None => inputs,
+    };
     let batch = pool.install(|| read::read_all(&inputs, format));
     print_diagnostics(&batch, quiet);
-    if batch.inputs_read == 0 {
-        bail!("no session could be read ({} input(s) failed)", batch.failures.len());
-    }
-    Ok(Loaded { batch, all_inputs: inputs.clone(), inputs, paths, pool, quiet })
+    Ok(Loaded { batch, inputs, input_list, paths, pool, quiet })
 }
 
 /// Diagnostics go through [`clean`]: they quote file names and log text, which

@@ -85,10 +85,9 @@ fn replay(args: &MergeArgs, read: Vec<(PathBuf, Header)>, command: &str) -> anyh
         .iter()
         .map(|(i, s)| MergedSession { key: &s.key, dir: parts[*i].dir.as_path(), files: &s.files })
         .collect();
-    if args.out.is_some() {
-        check_merged(&sessions).map_err(|e| anyhow!("cannot merge these partials: {e}"))?;
-    }
     if let Some(out) = &args.out {
+        // Every file the partials name, before anything is written.
+        check_merged(&sessions).map_err(|e| anyhow!("cannot merge these partials: {e}"))?;
         let transcripts = settings.get("no_transcripts").is_none_or(|v| v != "true");
         write_merged(out, report, &merged.charts, &sessions, WriteOptions { transcripts })
             .with_context(|| format!("cannot write the reports to {}", out.display()))?;
@@ -98,6 +97,7 @@ fn replay(args: &MergeArgs, read: Vec<(PathBuf, Header)>, command: &str) -> anyh
             let c: super::check::Conclusion =
                 serde_json::from_value(check.ok_or_else(|| anyhow!("the partials of check record no baseline"))?)
                     .context("the partials of check")?;
+            let base = c.parsed_baseline()?;
             if !report.sessions.is_empty() && report.sessions.iter().all(|r| r.error.is_some()) {
                 bail!("no session could be replayed");
             }
@@ -108,7 +108,7 @@ fn replay(args: &MergeArgs, read: Vec<(PathBuf, Header)>, command: &str) -> anyh
                 summary: args.summary.as_deref(),
                 write_baseline: args.write_baseline.as_deref(),
             };
-            super::check::conclude(c, report, &show)
+            super::check::conclude(c, base, report, &show)
         }
         "compare" => {
             let text = super::replay::compare_text(report, args.out.as_deref());

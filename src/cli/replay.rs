@@ -9,7 +9,7 @@ use super::{EXIT_ERROR, EXIT_OK, EXIT_REGRESSION};
 use anyhow::{Context, bail};
 use compactor::cost::{CacheTtl, CostSettings, PriceTable};
 use compactor::model::Session;
-use compactor::pipeline::{Prepare, SessionKey, SessionResults, Stages, StreamProgress, replay_stream};
+use compactor::pipeline::{InputList, Prepare, SessionKey, SessionResults, Stages, StreamProgress, replay_stream};
 use compactor::policy::Policy;
 use compactor::presets;
 use compactor::replay::{BuiltinResolver, ReplayError, ReplayOptions, Resolver};
@@ -415,7 +415,8 @@ pub fn run_replay(args: &ReplayArgs, input: super::args::InputArgs, command: Run
     report.total_costs(&cost);
     let partial = match shard {
         Some(s) => {
-            let mut header = super::shard::header(command.name(), s, &found.paths, &found.inputs, &policies);
+            let mut header =
+                super::shard::header(command.name(), s, &found.paths, InputList::of(&found.inputs), &policies);
             let flags = [
                 ("check_invariants", args.check_invariants),
                 ("no_quality", args.no_quality),
@@ -506,7 +507,7 @@ pub fn finish(args: &ReplayArgs, replayed: Replayed, stdout_text: String) -> any
     let mut text = stdout_text;
     if let (Some(s), Some(out), false) = (shard, &args.out, args.json) {
         let inputs = report.run.inputs_read + report.diagnostics.failed_inputs.len();
-        text.push_str(&super::shard::note(s, out, report.run.sessions, inputs));
+        text.push_str(&super::shard::note(format_args!("shard {s}"), out, report.run.sessions, inputs));
     }
     conclude(&report, args.json, args.check_invariants, shard.is_none(), text)
 }

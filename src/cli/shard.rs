@@ -10,6 +10,7 @@ use compactor::policy::Policy;
 use compactor::read::Input;
 use compactor::report::partial::Header;
 use std::collections::BTreeMap;
+use std::fmt::Display;
 use std::path::Path;
 
 /// A shard needs somewhere to write its partial.
@@ -61,15 +62,16 @@ pub fn settings(
     Ok(s)
 }
 
-/// The header of a shard's partial.
-pub fn header(command: &str, shard: Shard, paths: &[String], inputs: &[Input], policies: &[Policy]) -> Header {
-    Header::new(command, shard, paths, InputList::of(inputs), policies)
+/// The header of a shard's partial; `inputs`: every input found.
+pub fn header(command: &str, shard: Shard, paths: &[String], inputs: InputList, policies: &[Policy]) -> Header {
+    Header::new(command, shard, paths, inputs, policies)
 }
 
-/// What a shard prints after its own output: what it wrote and what to do next.
-pub fn note(shard: Shard, out: &Path, sessions: usize, inputs: usize) -> String {
+/// What a shard prints after its own output: what it wrote and what to do
+/// next. `what` names the shard (`shard 2/4`, `sweep shard 1/1, points 2/3`).
+pub fn note(what: impl Display, out: &Path, sessions: usize, inputs: usize) -> String {
     format!(
-        "shard {shard}: {sessions} session(s) from {inputs} input(s); partial written to {} \
+        "{what}: {sessions} session(s) from {inputs} input(s); partial written to {} \
          (join every shard's with `compactor merge PARTIAL... --out DIR`)\n",
         out.display()
     )

@@ -9,7 +9,7 @@
 //! A flag on a key the grid varies is an error: it would silently lose.
 
 use super::args::{MergeArgs, PolicyArgs, SweepArgs};
-use super::load::{Loaded, load};
+use super::load::{load, load_shard};
 use super::replay::{CliResolver, apply_overrides, cost_settings, resolve_policies};
 use super::{EXIT_OK, print_stdout};
 use anyhow::anyhow;
@@ -110,7 +110,7 @@ pub fn run(args: SweepArgs) -> anyhow::Result<u8> {
     };
     if let Some(dir) = out.as_deref().filter(|_| sharded) {
         let shard = split.shard.unwrap_or(Shard::ALL);
-        let mut header = super::shard::header("sweep", shard, &loaded.paths, &loaded.all_inputs, &[base.clone()]);
+        let mut header = super::shard::header("sweep", shard, &loaded.paths, loaded.input_list, &[base.clone()]);
         header.points = shard_points;
         header.settings = super::shard::settings(&input_args, &llm_args, &points, &cost, &[])?;
         header.settings.insert("grid".into(), blake3::hash(text.as_bytes()).to_hex()[..16].to_string());
@@ -132,12 +132,7 @@ pub fn run(args: SweepArgs) -> anyhow::Result<u8> {
             None => shard.to_string(),
         };
         let inputs = loaded.batch.inputs_read + loaded.batch.failures.len();
-        return print_stdout(&format!(
-            "sweep shard {what}: {} session(s) from {inputs} input(s); partial written to {} (join every \
-             shard's with `compactor merge PARTIAL... --out DIR`)\n",
-            sessions.len(),
-            dir.display()
-        ));
+        return print_stdout(&super::shard::note(format_args!("sweep shard {what}"), dir, sessions.len(), inputs));
     }
     let result = sweep::fold(&table, min_frr);
     finish(result, out.as_deref(), json, &counts)
@@ -174,24 +169,6 @@ pub fn finish(result: SweepResult, out: Option<&Path>, json: bool, counts: &Summ
     print_stdout(&text)?;
     warn();
     Ok(EXIT_OK)
-}
-
-/// Read only the inputs of `shard` (all of them without), keeping the list
-/// of every input found for the partial's header. A shard may read nothing.
-fn load_shard(input: super::args::InputArgs, shard: Option<Shard>) -> anyhow::Result<Loaded> {
-    let found = super::load::discover(input)?;
-    let select = super::shard::select(shard, &found.inputs)?;
-    let mine = super::shard::selected(&found.inputs, select.as_deref());
-    let batch = found.pool.install(|| compactor::read::read_all(&mine, found.format));
-    super::load::print_diagnostics(&batch, found.quiet);
-    Ok(Loaded {
-        batch,
-        inputs: mine,
-        all_inputs: found.inputs,
-        paths: found.paths,
-        pool: found.pool,
-        quiet: found.quiet,
-    })
 }
 
 /// `compactor merge` of a sweep's partials.

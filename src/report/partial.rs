@@ -298,7 +298,7 @@ pub fn merge_sweep(
             return Err(format!("{}: its grid has another number of points", r.dir.display()));
         }
         let g = groups.entry(p.header.shard.index).or_insert_with(|| (i, vec![None; n_points]));
-        if parts[g.0].partial.sessions != p.sessions {
+        if g.0 != i && parts[g.0].partial.sessions != p.sessions {
             return Err(format!(
                 "{} and {} are the same shard of sessions but read other sessions",
                 parts[g.0].dir.display(),

@@ -484,11 +484,13 @@ pub fn check_merged(sessions: &[MergedSession<'_>]) -> std::io::Result<()> {
 }
 
 /// A partial's `/`-separated path under its folder; refuses one that would
-/// leave it (a partial is input like any other).
+/// leave it (a partial is input like any other). The names a run writes
+/// ([`safe_stem`]) never hold a `:`, which on Windows can name a drive.
 fn inside(dir: &Path, rel: &str) -> std::io::Result<PathBuf> {
     let mut path = dir.to_path_buf();
     for part in rel.split('/') {
-        if part.is_empty() || part == "." || part == ".." || part.contains('\\') || Path::new(part).is_absolute() {
+        if part.is_empty() || part == "." || part == ".." || part.contains(['\\', ':']) || Path::new(part).is_absolute()
+        {
             return Err(std::io::Error::new(
                 std::io::ErrorKind::InvalidData,
                 format!("{}: {rel}: not a file of the partial", dir.display()),
@@ -507,6 +509,18 @@ mod tests {
     use crate::policy::Policy;
     use crate::replay::{BuiltinResolver, ReplayOptions};
     use crate::testing::fixtures_dir;
+
+    /// A partial's file names stay under its folder: what a run writes is
+    /// accepted, anything that could lead out of it is not.
+    #[test]
+    fn a_partial_names_files_inside_its_folder_only() {
+        let dir = Path::new("part");
+        let ok = inside(dir, "transcripts/default/s-1.jsonl").unwrap();
+        assert_eq!(ok, dir.join("transcripts").join("default").join("s-1.jsonl"));
+        for bad in ["../x.jsonl", "transcripts/../../x", "/etc/passwd", "a//b", "./a", "C:x", "a\\..\\b", ""] {
+            assert!(inside(dir, bad).is_err(), "{bad}");
+        }
+    }
 
     fn policies() -> Vec<Policy> {
         ["default", "opal"]
