@@ -61,11 +61,21 @@ pub struct RunInfo {
     pub meter: MeterInfo,
 }
 
-/// Policies that could not compact in this run: compaction is on, but for
-/// every session its trigger point lies above the window (a request that big
-/// already overflows). With each such policy: the lowest trigger point and
-/// the largest window of its sessions.
-pub fn never_compacting(report: &Report) -> Vec<(String, u64, u64)> {
+/// A policy whose trigger point lies above the window of every session of
+/// the run (compaction on): a request that big already overflows. It
+/// compacts only once a context grows past the window, if one does.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TriggerAboveWindow {
+    pub policy: String,
+    /// The lowest trigger point and the largest window of its sessions.
+    pub trigger: u64,
+    pub window: u64,
+    /// The compactions it made all the same, past the window.
+    pub compactions: u64,
+}
+
+/// The policies of the run whose trigger lies above every session's window.
+pub fn trigger_above_window(report: &Report) -> Vec<TriggerAboveWindow> {
     let mut out = Vec::new();
     for p in report.policies.iter().filter(|p| p.compact.enabled) {
         let rows: Vec<&SessionRow> =
@@ -75,12 +85,33 @@ pub fn never_compacting(report: &Report) -> Vec<(String, u64, u64)> {
             .filter_map(|r| p.with_window(r.context_window).ok().map(|q| (q.trigger_point(), r.context_window)))
             .collect();
         if !points.is_empty() && points.iter().all(|&(t, w)| t > w) {
-            let trigger = points.iter().map(|x| x.0).min().unwrap_or(0);
-            let window = points.iter().map(|x| x.1).max().unwrap_or(0);
-            out.push((p.name.clone(), trigger, window));
+            out.push(TriggerAboveWindow {
+                policy: p.name.clone(),
+                trigger: points.iter().map(|x| x.0).min().unwrap_or(0),
+                window: points.iter().map(|x| x.1).max().unwrap_or(0),
+                compactions: rows.iter().map(|r| r.metrics.compactions).sum(),
+            });
         }
     }
     out
+}
+
+impl TriggerAboveWindow {
+    /// The warning, in words: `name`, `trigger` and `window` as the output
+    /// shows them (the name escaped for it, the counts formatted).
+    pub fn sentence(&self, name: &str, trigger: &str, window: &str) -> String {
+        if self.compactions == 0 {
+            format!(
+                "`{name}` cannot compact in this run: its trigger ({trigger}) is above every session's window ({window})"
+            )
+        } else {
+            format!(
+                "`{name}` compacts only past the window in this run: its trigger ({trigger}) is above every session's \
+window ({window}), so its {} compaction(s) came after calls that overflowed",
+                crate::num::thousands(self.compactions)
+            )
+        }
+    }
 }
 
 /// How many sessions got their window from where (policies with

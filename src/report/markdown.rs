@@ -91,15 +91,9 @@ prunes and compacts.\n",
         report.run.meter.sentence()
     );
     windows_note(&mut out, report);
-    for (p, trigger, window) in super::never_compacting(report) {
-        let _ = writeln!(
-            out,
-            "**Warning:** `{}` cannot compact in this run: its trigger ({} tokens) is above the context window ({}) \
-of every session.\n",
-            cell(&p),
-            thousands(trigger),
-            thousands(window)
-        );
+    for w in super::trigger_above_window(report) {
+        let trigger = format!("{} tokens", thousands(w.trigger));
+        let _ = writeln!(out, "**Warning:** {}.\n", w.sentence(&cell(&w.policy), &trigger, &thousands(w.window)));
     }
     out.push_str("## Totals per policy\n\n");
     aggregate_table(&mut out, &report.aggregates);

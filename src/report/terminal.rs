@@ -83,17 +83,13 @@ fn run_line(report: &Report) -> String {
     out
 }
 
-/// What must be said even under `-q` (on stderr): policies that cannot
-/// compact in this run.
+/// What must be said even under `-q` (on stderr): policies whose trigger
+/// lies above every session's window.
 pub fn warnings(report: &Report) -> String {
     let mut out = String::new();
-    for (p, trigger, window) in super::never_compacting(report) {
-        let _ = writeln!(
-            out,
-            "warning: `{p}` cannot compact in this run: its trigger ({}) is above every session's window ({})",
-            thousands(trigger),
-            thousands(window)
-        );
+    for w in super::trigger_above_window(report) {
+        let sentence = w.sentence(&w.policy, &thousands(w.trigger), &thousands(w.window));
+        let _ = writeln!(out, "warning: {sentence}");
     }
     out
 }

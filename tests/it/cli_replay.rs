@@ -484,6 +484,34 @@ fn a_policy_that_cannot_compact_is_warned_about() {
     assert!(md.contains("**Warning:** `nous` cannot compact in this run: its trigger (100,000 tokens)"), "{md}");
 }
 
+/// A trigger above every window does not stop a policy whose contexts grow
+/// past the trigger: the warning says it compacted only past the window,
+/// and how often, rather than that it cannot compact.
+#[test]
+fn a_trigger_above_the_window_that_contexts_pass_is_warned_about_as_such() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("out");
+    let args = ["fixtures", "--preset", "opal", "--set", "context_window=6000", "--set", "compact.trigger=tokens"];
+    let o = replay(&[&args[..], &["--set", "compact.trigger_tokens=7000"]].concat(), &out);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let report: compactor::report::Report =
+        serde_json::from_slice(&std::fs::read(out.join("report.json")).unwrap()).unwrap();
+    let made = report.aggregates[0].compactions;
+    assert!(made > 0, "the bundled sessions grow past 7,000 tokens");
+    let stderr = String::from_utf8_lossy(&o.stderr);
+    let said = format!(
+        "warning: `opal` compacts only past the window in this run: its trigger (7,000) is above every \
+session's window (6,000), so its {made} compaction(s) came after calls that overflowed"
+    );
+    assert!(stderr.contains(&said), "{stderr}");
+    assert!(!stderr.contains("cannot compact"), "{stderr}");
+    let md = std::fs::read_to_string(out.join("report.md")).unwrap();
+    assert!(
+        md.contains("**Warning:** `opal` compacts only past the window in this run: its trigger (7,000 tokens)"),
+        "{md}"
+    );
+}
+
 /// The printed summary answers the question: per policy, where it compacts,
 /// tokens and money saved, overflows avoided, compactions and what the
 /// summaries kept for later, each column in words, and why when a policy
