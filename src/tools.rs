@@ -4,14 +4,16 @@
 //!
 //! Names checked against the agents' own tool definitions: Claude Code's tool list
 //! (Read, Edit, MultiEdit, Write, NotebookEdit, Bash, Grep, Glob, LS, WebFetch,
-//! WebSearch, Task, TodoWrite); Codex CLI `codex-rs/core/src/tools/spec.rs`
+//! WebSearch, Task, later Agent, TodoWrite); Codex CLI `codex-rs/core/src/tools/spec.rs`
 //! (`shell` 0.40 with an argv `command`, `shell_command` 0.77, `exec_command` with
 //! `cmd`, `local_shell`, `unified_exec`, `apply_patch` with `input`, `read_file`,
 //! `list_dir` with `dir_path`, `grep_files`, `update_plan`, `view_image`); pi
 //! (`read`, `edit`, `write`, `bash`, `grep`, `find`, `ls`); Gemini CLI
 //! `docs/tools/file-system.md` (`read_file` with `absolute_path`, `read_many_files`,
-//! `write_file`, `replace`, `run_shell_command`, `search_file_content`, `glob`,
-//! `list_directory`, `web_fetch`, `google_web_search`); Cline `ToolExecutor.ts`
+//! `write_file`, `replace`, `run_shell_command`, `search_file_content` renamed
+//! `grep_search`, `glob`, `list_directory`, `web_fetch`, `google_web_search`,
+//! `write_todos`; `packages/core/src/tools/tool-names.ts`); OpenClaw (pi's tools
+//! plus `exec`, its shell, with `command`); Cline `ToolExecutor.ts`
 //! (`read_file`, `write_to_file`, `replace_in_file`, `execute_command`,
 //! `search_files`, `list_files`, `list_code_definition_names`, `browser_action`).
 
@@ -116,6 +118,8 @@ const TOOLS: &[(&str, ToolKind, u8)] = {
         // `codex exec --json` reports a command as a `command_execution` item.
         ("command_execution", Command, CODEX),
         ("run_shell_command", Command, GEMINI),
+        // OpenClaw's shell (`process` only polls or kills what it started).
+        ("exec", Command, OTHER),
         ("execute_command", Command, CLINE),
         ("run_command", Command, OTHER),
         ("run_terminal_cmd", Command, OTHER),
@@ -127,6 +131,7 @@ const TOOLS: &[(&str, ToolKind, u8)] = {
         ("find", Search, PI),
         ("grep_files", Search, CODEX),
         ("search_file_content", Search, GEMINI),
+        ("grep_search", Search, GEMINI),
         ("search_files", Search, CLINE),
         ("list_code_definition_names", Search, CLINE),
         // Listings.
@@ -143,8 +148,10 @@ const TOOLS: &[(&str, ToolKind, u8)] = {
         ("browser_action", Fetch, CLINE),
         // Sub-agents and plans.
         ("task", Task, CLAUDE),
+        ("agent", Task, CLAUDE),
         ("todowrite", Plan, CLAUDE),
         ("update_plan", Plan, CODEX),
+        ("write_todos", Plan, GEMINI),
     ]
 };
 
@@ -229,10 +236,18 @@ mod tests {
         for n in ["Bash", "bash", "shell", "shell_command", "exec_command", "local_shell", "unified_exec"] {
             assert!(is_command(n), "{n}");
         }
-        for n in ["container.exec", "run_shell_command", "execute_command", "mcp__x__run_terminal_cmd"] {
+        for n in ["container.exec", "run_shell_command", "execute_command", "mcp__x__run_terminal_cmd", "exec"] {
             assert!(is_command(n), "{n}");
         }
         assert!(!is_command("Read"));
+        assert!(!is_command("process"), "OpenClaw's process polls a command exec started");
+    }
+
+    #[test]
+    fn renamed_tools_keep_their_kind() {
+        assert_eq!(tool_kind("Agent"), tool_kind("Task"));
+        assert_eq!(tool_kind("grep_search"), tool_kind("search_file_content"));
+        assert_eq!(tool_kind("write_todos"), ToolKind::Plan);
     }
 
     #[test]
