@@ -170,6 +170,8 @@ pub enum ContextKey<'a> {
     ToolResult(&'a str),
     /// `image`: images anywhere, tool results included.
     Image,
+    /// `document`: PDFs and other media that are not images, anywhere.
+    Document,
     /// `other`: blocks the reader kept raw.
     Other,
 }
@@ -183,6 +185,7 @@ impl ContextKey<'_> {
             ContextKey::ToolUse => "tool_use".to_string(),
             ContextKey::ToolResult(tool) => format!("tool_result:{tool}"),
             ContextKey::Image => "image".to_string(),
+            ContextKey::Document => "document".to_string(),
             ContextKey::Other => "other".to_string(),
         }
     }
@@ -264,7 +267,11 @@ fn classify<'a>(
                 classify(c, owner, Some(tool), tool_of, out);
             }
         }
-        Block::Image { bytes, .. } => out.push((ContextKey::Image, leaf(*bytes, 1))),
+        Block::Image { bytes, media_type } => {
+            let document = ["application/", "text/"].iter().any(|p| media_type.starts_with(p));
+            let key = if document { ContextKey::Document } else { ContextKey::Image };
+            out.push((key, leaf(*bytes, 1)));
+        }
         Block::Other { raw } => {
             let key = in_result_of.map_or(ContextKey::Other, ContextKey::ToolResult);
             out.push((key, leaf(json_len(raw), blocks)));

@@ -97,7 +97,9 @@ pub enum Origin {
     Model,
 }
 
-/// One content block. `Image` keeps only the size of its payload, never the data.
+/// One content block. `Image` is media the provider decodes (an image, or a
+/// document such as a PDF: its `media_type` says which) and keeps only the
+/// size of its payload, never the data.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "type", rename_all = "snake_case")]
 pub enum Block {
@@ -145,9 +147,62 @@ impl Block {
             Block::ToolUse { name, input, .. } => name.len() + json_len(input),
             Block::ToolResult { content, .. } => content.iter().map(Block::text_chars).sum(),
             Block::Image { .. } => 0,
-            Block::Other { raw } => json_len(raw),
+            Block::Other { raw } => json_len(&without_media(raw)),
         }
     }
+}
+
+/// Shortest string of an unknown block read as an encoded binary payload.
+pub const MEDIA_PAYLOAD_MIN: usize = 1024;
+
+/// Is `s` an encoded binary payload: a `data:…;base64,` URI, or a run of at
+/// least [`MEDIA_PAYLOAD_MIN`] base64 characters with no space or newline
+/// (text has them)? A provider decodes such a string as media (an image, a
+/// PDF); it is not prompt text, and counting its characters as text would
+/// make one image or document weigh more than a whole context window.
+pub fn is_media_payload(s: &str) -> bool {
+    if s.len() < MEDIA_PAYLOAD_MIN {
+        return false;
+    }
+    let body = match s.strip_prefix("data:") {
+        Some(rest) => match rest.split_once(";base64,") {
+            Some((_, data)) => data,
+            None => return false,
+        },
+        None => s,
+    };
+    body.bytes().all(|c| c.is_ascii_alphanumeric() || matches!(c, b'+' | b'/' | b'=' | b'-' | b'_'))
+}
+
+/// How many strings of `v` are media payloads ([`is_media_payload`]).
+pub fn media_payloads(v: &serde_json::Value) -> usize {
+    use serde_json::Value;
+    match v {
+        Value::String(s) => usize::from(is_media_payload(s)),
+        Value::Array(a) => a.iter().map(media_payloads).sum(),
+        Value::Object(o) => o.values().map(media_payloads).sum(),
+        _ => 0,
+    }
+}
+
+/// `v` with its media payloads emptied (borrowed when it has none): what of
+/// an unknown block is text. Its payloads count as media, [`media_payloads`].
+pub fn without_media(v: &serde_json::Value) -> Cow<'_, serde_json::Value> {
+    fn blank(v: &mut serde_json::Value) {
+        use serde_json::Value;
+        match v {
+            Value::String(s) if is_media_payload(s) => s.clear(),
+            Value::Array(a) => a.iter_mut().for_each(blank),
+            Value::Object(o) => o.values_mut().for_each(blank),
+            _ => {}
+        }
+    }
+    if media_payloads(v) == 0 {
+        return Cow::Borrowed(v);
+    }
+    let mut owned = v.clone();
+    blank(&mut owned);
+    Cow::Owned(owned)
 }
 
 const LO: u64 = 0x0101_0101_0101_0101;
@@ -642,6 +697,24 @@ impl Session {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_media_payload_is_long_base64_or_a_data_uri() {
+        let b64 = |n: usize| "QUJD".repeat(n.div_ceil(4))[..n].to_string();
+        assert!(is_media_payload(&b64(MEDIA_PAYLOAD_MIN)));
+        assert!(!is_media_payload(&b64(MEDIA_PAYLOAD_MIN - 1)));
+        assert!(is_media_payload(&format!("data:image/png;base64,{}", b64(2000))));
+        assert!(!is_media_payload(&format!("data:text/plain,{}", b64(2000))));
+        // Text has spaces or newlines; a hyphen or slash is base64url or base64.
+        assert!(!is_media_payload(&format!("{} {}", b64(900), b64(900))));
+        assert!(!is_media_payload(&format!("{}\n{}", b64(900), b64(900))));
+        assert!(is_media_payload(&format!("{}-_/+=", b64(2000))));
+        let v = serde_json::json!({"a": [b64(2000), "short"], "b": {"c": b64(3000)}, "d": 1});
+        assert_eq!(media_payloads(&v), 2);
+        assert_eq!(without_media(&v).as_ref(), &serde_json::json!({"a": ["", "short"], "b": {"c": ""}, "d": 1}));
+        let plain = serde_json::json!({"a": "short"});
+        assert!(matches!(without_media(&plain), Cow::Borrowed(_)));
+    }
 
     /// Sessions are shown by project and title where the log has them.
     #[test]

@@ -683,9 +683,45 @@ fn convert_block(v: Value) -> Block {
                 bytes: src("data").or_else(|| src("url")).map_or(0, str::len),
             }
         }
-        // tool_reference, document, server tool blocks…: kept raw.
+        Some("document") => document_block(obj),
+        // tool_reference, server tool blocks…: kept raw.
         _ => Block::Other { raw: Value::Object(obj) },
     }
+}
+
+/// A `document` block (a PDF the Read tool or the user attached, or a text
+/// document): its `source` is `base64`, `url` or `file` (media, read by the
+/// provider page by page, kept as its size like an image), `text` (the text
+/// the model reads) or `content` (text blocks). Anything else stays raw.
+fn document_block(mut obj: serde_json::Map<String, Value>) -> Block {
+    let Some(Value::Object(mut source)) = obj.get_mut("source").map(std::mem::take) else {
+        return Block::Other { raw: Value::Object(obj) };
+    };
+    let src = |source: &serde_json::Map<String, Value>, k: &str| source.get(k).and_then(Value::as_str).map(str::len);
+    match source.get("type").and_then(Value::as_str) {
+        Some("base64" | "url" | "file") => Block::Image {
+            media_type: source.get("media_type").and_then(Value::as_str).unwrap_or("application/pdf").to_string(),
+            bytes: src(&source, "data")
+                .or_else(|| src(&source, "url"))
+                .or_else(|| src(&source, "file_id"))
+                .unwrap_or(0),
+        },
+        Some("text") => match take_str(&mut source, "data") {
+            Some(text) => Block::Text { text },
+            None => Block::Other { raw: restore(obj, source) },
+        },
+        Some("content") => {
+            let blocks = content_blocks(source.get_mut("content").map(std::mem::take));
+            Block::Text { text: crate::model::joined_text(&blocks).into_owned() }
+        }
+        _ => Block::Other { raw: restore(obj, source) },
+    }
+}
+
+/// A block object with its `source` put back.
+fn restore(mut obj: serde_json::Map<String, Value>, source: serde_json::Map<String, Value>) -> Value {
+    obj.insert("source".to_string(), Value::Object(source));
+    Value::Object(obj)
 }
 
 /// Identity of a block for merging a response's lines: a tool call by its id, any

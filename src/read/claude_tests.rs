@@ -463,6 +463,25 @@ fn content_shapes() {
     assert_eq!(s.calls.len(), 2);
 }
 
+/// A PDF the Read tool returns, or the user attaches, is a `document` block:
+/// media (its size kept, like an image's), not base64 counted as text; a
+/// text document is the text the model reads.
+#[test]
+fn documents_are_media_or_text() {
+    let s = &read_fixture("pdf-documents.jsonl")[0];
+    let m = &s.messages;
+    let Block::ToolResult { content, .. } = &m[2].blocks[0] else { panic!("{:?}", m[2].blocks) };
+    assert!(text_of(&content[0]).starts_with("PDF file read"));
+    assert!(
+        matches!(&content[1], Block::Image { media_type, bytes } if media_type == "application/pdf" && *bytes > 8000)
+    );
+    assert!(matches!(&m[4].blocks[1], Block::Image { media_type, .. } if media_type == "application/pdf"));
+    assert_eq!(text_of(&m[4].blocks[2]), "Shipping is VAT-exempt for EU B2B customers with a valid VAT ID.");
+    // Each PDF weighs an image, not its 8,000 characters of base64.
+    use crate::tokens::Estimator as _;
+    assert_eq!(crate::tokens::Chars4.block_tokens(&content[1]), crate::tokens::IMAGE_TOKENS);
+}
+
 #[test]
 fn truncated_and_malformed_lines_are_reported_without_content() {
     let s = &read_fixture("truncated.jsonl")[0];

@@ -318,6 +318,28 @@ impl<'a> Reader<'a> {
             "web_search_call" | "image_generation_call" => {
                 self.assistant_blocks(vec![Block::Other { raw: p.clone() }], line, ts, ctx);
             }
+            // Tool search (deferred MCP and app tools): the call's query, and
+            // the schemas of the tools it loaded, which the model reads from
+            // then on. A server-run search has no call id to pair them by.
+            "tool_search_call" if p.get("call_id").is_some_and(Value::is_string) => {
+                let input = match p.get("arguments") {
+                    Some(Value::String(s)) => serde_json::from_str(s).unwrap_or_else(|_| Value::String(s.clone())),
+                    Some(other) => other.clone(),
+                    None => Value::Null,
+                };
+                let block = Block::ToolUse { id: call_id(p, line), name: "tool_search".to_string(), input };
+                self.assistant_blocks(vec![block], line, ts, ctx);
+            }
+            "tool_search_output" if p.get("call_id").is_some_and(Value::is_string) => {
+                let tools = p.get("tools").map_or_else(String::new, Value::to_string);
+                let done = p.get("status").and_then(Value::as_str).and_then(|s| (s == "completed").then_some(false));
+                let content = vec![Block::text(tools)];
+                let block = Block::ToolResult { tool_use_id: call_id(p, line), content, is_error: done };
+                self.result_block(block, line, ts);
+            }
+            "tool_search_call" | "tool_search_output" => {
+                self.assistant_blocks(vec![Block::Other { raw: p.clone() }], line, ts, ctx);
+            }
             "function_call_output" | "custom_tool_call_output" => {
                 let id = call_id(p, line);
                 let (content, is_error) = tool_output(p.get("output"));

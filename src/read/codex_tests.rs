@@ -269,6 +269,36 @@ fn token_count_without_last_usage_uses_total_deltas() {
     assert_eq!(s.stats.usage_records, 3);
 }
 
+/// Tool search: a client-run search pairs its call (the query) with the
+/// schemas it loaded, which the model reads; a server-run one has no call id
+/// and is kept whole. An image the model generated counts as an image.
+#[test]
+fn tool_search_and_generated_images() {
+    let s = fixture("tool-search-and-images.jsonl");
+    let uses: Vec<(&str, &str)> =
+        s.messages.iter().flat_map(|m| m.tool_uses()).map(|(id, name, _)| (id, name)).collect();
+    assert_eq!(uses, [("call_ts1", "tool_search"), ("call_ev1", "mcp__calendar__create_event")]);
+    assert_eq!(results(&s), [("call_ts1".to_string(), Some(false)), ("call_ev1".to_string(), None)]);
+    assert!(result_text(&s, "call_ts1").contains("\"name\":\"mcp__calendar__create_event\""));
+    let others: Vec<&Value> = s
+        .messages
+        .iter()
+        .flat_map(|m| &m.blocks)
+        .filter_map(|b| match b {
+            Block::Other { raw } => Some(raw),
+            _ => None,
+        })
+        .collect();
+    let kinds: Vec<&str> = others.iter().filter_map(|r| r["type"].as_str()).collect();
+    assert_eq!(kinds, ["tool_search_call", "tool_search_output", "image_generation_call"]);
+    // The generated image (8,544 characters of base64) weighs one image.
+    use crate::tokens::Estimator as _;
+    let image = Block::Other { raw: others[2].clone() };
+    let tokens = crate::tokens::Chars4.block_tokens(&image);
+    assert!((crate::tokens::IMAGE_TOKENS..crate::tokens::IMAGE_TOKENS + 100).contains(&tokens), "{tokens}");
+    assert!(s.diagnostics.unknown_kinds.is_empty(), "{:?}", s.diagnostics.unknown_kinds);
+}
+
 /// The MANIFEST.md row of a corpus file: (tool calls, usage recs).
 fn manifest_counts(manifest: &str, rel: &str) -> (usize, u64) {
     let key = format!("| `{rel}` |");

@@ -499,7 +499,8 @@ fn contraction(b: &[u8], i: usize) -> usize {
 
 /// Tokens of a block with a given tokenizer. Same accounting as chars/4: tool call
 /// = name + compact JSON input, tool result = its content, thinking = its text
-/// (not the opaque payload), image = [`IMAGE_TOKENS`], unknown block = its raw JSON.
+/// (not the opaque payload), image = [`IMAGE_TOKENS`], unknown block = its raw
+/// JSON, each encoded image or document in it [`IMAGE_TOKENS`].
 fn block_tokens(tok: Vocab, b: &Block) -> u64 {
     match b {
         Block::Text { text } => count(tok, text),
@@ -507,7 +508,10 @@ fn block_tokens(tok: Vocab, b: &Block) -> u64 {
         Block::ToolUse { name, input, .. } => count(tok, name) + count(tok, &tool_input_text(input)),
         Block::ToolResult { content, .. } => content.iter().map(|c| block_tokens(tok, c)).sum(),
         Block::Image { .. } => IMAGE_TOKENS,
-        Block::Other { raw } => count(tok, &tool_input_text(raw)),
+        Block::Other { raw } => {
+            count(tok, &tool_input_text(&crate::model::without_media(raw)))
+                + crate::model::media_payloads(raw) as u64 * IMAGE_TOKENS
+        }
     }
 }
 

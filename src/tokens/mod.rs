@@ -327,6 +327,8 @@ pub fn tool_input_text(input: &serde_json::Value) -> String {
 /// reasoning blob. Providers verify or decrypt it server-side; it is not re-read as
 /// prompt text (Anthropic even drops earlier turns' thinking from the context
 /// window), so counting base64 length / 4 would grossly overstate the context.
+/// For the same reason an unknown block's encoded images and documents
+/// ([`crate::model::is_media_payload`]) count as images.
 pub fn chars4_block_chars(b: &Block) -> u64 {
     match b {
         Block::Text { text } => char_count(text),
@@ -334,7 +336,10 @@ pub fn chars4_block_chars(b: &Block) -> u64 {
         Block::ToolUse { name, input, .. } => char_count(name) + json_chars(input),
         Block::ToolResult { content, .. } => content.iter().map(chars4_block_chars).sum(),
         Block::Image { .. } => IMAGE_CHARS,
-        Block::Other { raw } => json_chars(raw),
+        // An encoded image or document inside counts as one image.
+        Block::Other { raw } => {
+            json_chars(&crate::model::without_media(raw)) + crate::model::media_payloads(raw) as u64 * IMAGE_CHARS
+        }
     }
 }
 
@@ -518,6 +523,29 @@ mod tests {
         assert_eq!(e.messages_tokens(&[m, m2]), 1205);
         // Other blocks count their raw JSON: {"x":true} = 10 chars → 3.
         assert_eq!(e.block_tokens(&Block::Other { raw: json!({"x": true}) }), 3);
+    }
+
+    /// An unknown block that carries an encoded image or PDF (Codex's
+    /// `image_generation_call`, a document block) counts it as one image,
+    /// not as base64 text, in every estimator that counts unknown blocks.
+    #[test]
+    fn an_encoded_payload_in_an_unknown_block_counts_as_an_image() {
+        let payload = "QUJD".repeat(50_000); // 200,000 base64 characters
+        let with = |data: &str| Block::Other {
+            raw: json!({"type": "image_generation_call", "revised_prompt": "a cat", "result": data}),
+        };
+        let text_part =
+            Block::Other { raw: json!({"type": "image_generation_call", "revised_prompt": "a cat", "result": ""}) };
+        for est in [&Chars4 as &dyn Estimator, &Calibrated, &O200k] {
+            let media = est.block_tokens(&with(&payload));
+            assert_eq!(media, est.block_tokens(&text_part) + IMAGE_TOKENS, "{:?}", est.kind());
+            // A data URI, too; a short or spaced string stays text.
+            let uri = format!("data:application/pdf;base64,{payload}");
+            assert_eq!(est.block_tokens(&with(&uri)), media, "{:?}", est.kind());
+            let prose = "a cat ".repeat(400);
+            assert!(est.block_tokens(&with(&prose)) > est.block_tokens(&text_part) + 100, "{:?}", est.kind());
+        }
+        assert_eq!(with(&payload).text_chars(), text_part.text_chars());
     }
 
     #[test]
