@@ -42,6 +42,7 @@ use super::{errors, time};
 use crate::model::{
     Block, Call, Diagnostic, Format, Message, Origin, RecordedError, Role, Session, Severity, Usage, UsageProvenance,
 };
+use crate::num::thousands;
 use serde_json::Value;
 use std::collections::HashSet;
 use std::path::Path;
@@ -170,7 +171,7 @@ pub fn read_history_bytes(path: &Path, data: &[u8], ui_messages: Option<&[u8]>) 
         },
         None => None,
     };
-    let requests = ui.as_deref().map(|ui| ui_requests(&mut s, ui)).unwrap_or_default();
+    let requests = ui.as_deref().map(|ui| ui_requests(&mut s, path, ui)).unwrap_or_default();
 
     let mut prev_uses: Vec<(String, String)> = Vec::new();
     let mut unpaired_headers = 0u64;
@@ -270,13 +271,23 @@ struct UiRequest {
 }
 
 /// The completed `api_req_started` records, in order, and the API errors.
-fn ui_requests(s: &mut Session, ui: &[Value]) -> Vec<UiRequest> {
+fn ui_requests(s: &mut Session, path: &Path, ui: &[Value]) -> Vec<UiRequest> {
     let mut out = Vec::new();
     let mut pending: Option<UiRequest> = None;
+    // Usage Cline keeps for its task total but whose messages this history
+    // does not hold: requests a checkpoint restore deleted, and sub-agents'.
+    let mut elsewhere = [(0u64, 0u64, 0u64); 2];
     for m in ui {
         let say = str_of(m, "say");
         let ask = str_of(m, "ask");
-        if say == Some("api_req_started") {
+        if let Some(k) = ["deleted_api_reqs", "subagent_usage"].iter().position(|w| say == Some(w)) {
+            let info: Value = str_of(m, "text").and_then(|t| serde_json::from_str(t).ok()).unwrap_or(Value::Null);
+            let prompt = ["tokensIn", "cacheWrites", "cacheReads"].iter().map(|k| u64_of(info.get(*k)));
+            let u = &mut elsewhere[k];
+            u.0 += 1;
+            u.1 = prompt.fold(u.1, u64::saturating_add);
+            u.2 = u.2.saturating_add(u64_of(info.get("tokensOut")));
+        } else if say == Some("api_req_started") {
             out.extend(pending.take());
             let info: Value = str_of(m, "text").and_then(|t| serde_json::from_str(t).ok()).unwrap_or(Value::Null);
             let has_tokens =
@@ -310,6 +321,21 @@ fn ui_requests(s: &mut Session, ui: &[Value]) -> Vec<UiRequest> {
         }
     }
     out.extend(pending);
+    let what = ["request(s) deleted by a checkpoint restore", "sub-agent run(s)"];
+    for ((n, input, output), what) in elsewhere.iter().zip(what) {
+        if *n > 0 {
+            s.diagnostics.warn(
+                path,
+                0,
+                format!(
+                    "ui_messages.json counts the usage of {n} {what} ({} input, {} output tokens) whose messages \
+this history does not hold: not replayed",
+                    thousands(*input),
+                    thousands(*output)
+                ),
+            );
+        }
+    }
     out
 }
 

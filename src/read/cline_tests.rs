@@ -198,7 +198,12 @@ fn metrics_tokens_with_ui_split_task() {
     assert_eq!(s.stats.usage_records, 3);
     assert_eq!(s.errors.len(), 1);
     assert_eq!(s.errors[0].source_line, 3);
-    assert!(s.diagnostics.messages.is_empty(), "{:?}", s.diagnostics.messages);
+    // Usage whose messages this history lacks is said, not paired: requests a
+    // checkpoint restore deleted (12 + 800 + 9,000 in, 300 out), a sub-agent's.
+    let notes: Vec<&str> = s.diagnostics.messages.iter().map(|d| d.message.as_str()).collect();
+    assert_eq!(notes.len(), 2, "{notes:?}");
+    assert!(warned(&s, "usage of 1 request(s) deleted by a checkpoint restore (9,812 input, 300 output tokens)"));
+    assert!(warned(&s, "usage of 1 sub-agent run(s) (17,040 input, 700 output tokens) whose messages"));
 
     // Without the split the prompt sizes are the same; only the split is inferred.
     let dir = fixtures_dir().join("cline").join("1730000200000");
