@@ -19,6 +19,11 @@
 //!   providers where reasoning is part of output (`total` = the sum of all).
 //! - One call per `gemini` message. `error` messages are API errors recorded in
 //!   `Session::errors`; `info`/`warning` are UI notices, never sent to the model.
+//! - A compression (JSONL recordings): the messages it wrote in place of the
+//!   earlier turns are a recorded compaction's inserted messages: the user
+//!   message holding the `<state_snapshot>` (or acknowledged by the model's
+//!   fixed reply) is its summary, the other user text is `Injected`, and its
+//!   model turns are no calls.
 //! - `source_line` is the 1-based index in `messages`; `stats.records` counts the
 //!   elements of `messages` and `stats.usage_records` those with a `tokens` object.
 //!
@@ -31,9 +36,13 @@ use super::gemini_jsonl;
 use super::generic::{MAX_ERROR_LEN, str_of, u64_of};
 use super::locations::{Home, Location};
 use super::{errors, time};
-use crate::model::{Block, Call, Format, Message, Origin, RecordedError, Role, Session, Usage, UsageProvenance};
+use crate::model::{
+    Block, Call, CompactionKind, Format, Message, Origin, RecordedCompaction, RecordedError, Role, Session, Usage,
+    UsageProvenance,
+};
 use serde_json::Value;
 use std::collections::HashSet;
+use std::ops::Range;
 use std::path::Path;
 
 /// Gemini CLI sessions in the format registry ([`super::format`]).
@@ -95,7 +104,7 @@ pub fn read(path: &Path, data: &[u8]) -> Vec<Session> {
     if let Ok(doc) = &whole
         && doc.get("messages").is_some()
     {
-        return read_doc(s, path, doc, None);
+        return read_doc(s, path, doc, None, &[]);
     }
     match gemini_jsonl::fold(body) {
         Some(f) => {
@@ -105,7 +114,7 @@ pub fn read(path: &Path, data: &[u8]) -> Vec<Session> {
             for (line, raw) in &f.unknown {
                 s.diagnostics.unknown("recording line", *line, &super::raw_json(raw));
             }
-            read_doc(s, path, &f.doc, Some(&f.lines))
+            read_doc(s, path, &f.doc, Some(&f.lines), &f.compressions)
         }
         None => {
             let reason = whole.err().unwrap_or_else(|| "no `messages` array".to_string());
@@ -117,7 +126,16 @@ pub fn read(path: &Path, data: &[u8]) -> Vec<Session> {
 
 /// Read the session document `doc`; `lines[i]` is the file line of message
 /// `i` when the document was folded from a recording (else its 1-based index).
-fn read_doc(mut s: Session, path: &Path, doc: &Value, lines: Option<&[u64]>) -> Vec<Session> {
+/// `compressions`: the messages each compression of a recording inserted
+/// (`(line, message indices)`): their model turns are no calls, their summary
+/// is the compaction's, their other user text was not typed then.
+fn read_doc(
+    mut s: Session,
+    path: &Path,
+    doc: &Value,
+    lines: Option<&[u64]>,
+    compressions: &[(u64, Range<usize>)],
+) -> Vec<Session> {
     let Some(messages) = doc.get("messages").and_then(Value::as_array) else {
         s.diagnostics.bad_line(path, 0, "session file has no `messages` array");
         return vec![s];
@@ -130,7 +148,12 @@ fn read_doc(mut s: Session, path: &Path, doc: &Value, lines: Option<&[u64]>) -> 
     // Tool calls whose results the recording holds: newer CLIs also write
     // each result as a user message of `functionResponse` parts.
     let mut answered: HashSet<String> = HashSet::new();
+    let summaries: Vec<usize> = compressions.iter().filter_map(|(_, r)| summary_of(messages, r)).collect();
+    // The first message built from each element (and the end).
+    let mut built = Vec::with_capacity(messages.len() + 1);
     for (i, m) in messages.iter().enumerate() {
+        built.push(s.messages.len());
+        let inserted = compressions.iter().any(|(_, r)| r.contains(&i));
         let line = lines.and_then(|l| l.get(i).copied()).unwrap_or(i as u64 + 1);
         if m.get("tokens").is_some_and(Value::is_object) {
             s.stats.usage_records += 1;
@@ -174,16 +197,15 @@ fn read_doc(mut s: Session, path: &Path, doc: &Value, lines: Option<&[u64]>) -> 
                 }
                 None => {
                     let blocks = parts(m.get("content"));
-                    s.messages.push(Message {
-                        role: Role::User,
-                        origin: Origin::Human,
-                        blocks,
-                        source_line: line,
-                        timestamp: ts,
-                    });
+                    let origin = match (inserted, summaries.contains(&i)) {
+                        (true, true) => Origin::CompactSummary,
+                        (true, false) => Origin::Injected,
+                        (false, _) => Origin::Human,
+                    };
+                    s.messages.push(Message { role: Role::User, origin, blocks, source_line: line, timestamp: ts });
                 }
             },
-            "gemini" => answered.extend(gemini_message(&mut s, m, line, ts)),
+            "gemini" => answered.extend(gemini_message(&mut s, m, line, ts, !inserted)),
             "error" => {
                 let text = content_text(m.get("content"));
                 s.errors.push(RecordedError {
@@ -197,7 +219,32 @@ fn read_doc(mut s: Session, path: &Path, doc: &Value, lines: Option<&[u64]>) -> 
             other => s.diagnostics.unknown(other, line, &super::raw_json(m)),
         }
     }
+    built.push(s.messages.len());
+    for (line, r) in compressions {
+        let at = |i: usize| built.get(i).copied().unwrap_or(s.messages.len());
+        let inserted = at(r.start)..at(r.end);
+        s.recorded_compactions.push(RecordedCompaction {
+            kind: CompactionKind::Other,
+            source_line: *line,
+            kept: inserted.start..inserted.start,
+            inserted,
+            tokens_before: None,
+            trigger: None,
+        });
+    }
     vec![s]
+}
+
+/// The summary among the messages `r` a compression inserted: the user
+/// message holding Gemini's `<state_snapshot>`, else the one the model
+/// acknowledges right after it.
+fn summary_of(messages: &[Value], r: &Range<usize>) -> Option<usize> {
+    const ACK: &str = "Got it. Thanks for the additional context!";
+    let text = |i: usize| messages.get(i).map(|m| content_text(m.get("content"))).unwrap_or_default();
+    let user = |i: usize| messages.get(i).and_then(|m| str_of(m, "type")) == Some("user");
+    r.clone()
+        .find(|&i| user(i) && text(i).contains("<state_snapshot>"))
+        .or_else(|| r.clone().find(|&i| user(i) && i + 1 < r.end && text(i + 1).trim() == ACK))
 }
 
 /// The empty result block of call `id` in the last tool results, if any.
@@ -221,7 +268,8 @@ fn function_responses(content: Option<&Value>) -> Option<Vec<String>> {
 
 /// Push the model's message, and its tool results after it; the ids of the
 /// calls whose results it holds.
-fn gemini_message(s: &mut Session, m: &Value, line: u64, ts: Option<i64>) -> Vec<String> {
+/// `call`: the message is a model call (not one a compression inserted).
+fn gemini_message(s: &mut Session, m: &Value, line: u64, ts: Option<i64>, call: bool) -> Vec<String> {
     let mut blocks = Vec::new();
     for t in m.get("thoughts").and_then(Value::as_array).into_iter().flatten() {
         let subject = str_of(t, "subject").unwrap_or("");
@@ -274,7 +322,9 @@ fn gemini_message(s: &mut Session, m: &Value, line: u64, ts: Option<i64>) -> Vec
     });
     s.messages.push(Message { role: Role::Assistant, origin: Origin::Model, blocks, source_line: line, timestamp: ts });
     let response_id = str_of(m, "id").map(str::to_string);
-    s.calls.push(Call { message_index: s.messages.len() - 1, model, usage, timestamp: ts, response_id });
+    if call {
+        s.calls.push(Call { message_index: s.messages.len() - 1, model, usage, timestamp: ts, response_id });
+    }
     if !results.is_empty() {
         let rts = calls.last().and_then(|c| c.get("timestamp")).and_then(time::parse_value).or(ts);
         s.messages.push(Message {

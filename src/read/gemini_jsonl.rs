@@ -5,14 +5,18 @@
 //!   `id` replaces it in place (tokens, tool calls and masked results arrive
 //!   that way);
 //! - `{"$set": {...}}`: metadata merged into the header; a non-empty
-//!   `messages` among it is a snapshot that replaces the history so far
-//!   (later lines still apply);
+//!   `messages` among it is a snapshot of what the model sees from then on
+//!   ([`History::snapshot`]): the same messages (a resume, masked tool
+//!   outputs) replace the history so far; after a compression (new messages
+//!   in place of earlier turns) the earlier turns stay, as the calls they were,
+//!   and the new ones are recorded as inserted by a compaction;
 //! - `{"$rewindTo": ID}`: that message and every one after it are dropped.
 //!
 //! Anything else is kept for the reader to count as an unknown record.
 
 use serde_json::{Map, Value};
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
+use std::ops::Range;
 
 /// A recording folded: the document, the file line of each of its messages,
 /// the lines that are not JSON objects, and the records of no known kind.
@@ -21,6 +25,9 @@ pub(super) struct Folded {
     pub lines: Vec<u64>,
     pub bad: Vec<(u64, String)>,
     pub unknown: Vec<(u64, Value)>,
+    /// Compressions: the line of each snapshot that replaced earlier turns,
+    /// and the messages (indices into `doc.messages`) it brought.
+    pub compressions: Vec<(u64, Range<usize>)>,
 }
 
 /// The messages so far, in order, with the line each one was last written at.
@@ -28,6 +35,12 @@ pub(super) struct Folded {
 struct History {
     messages: Vec<(Value, u64)>,
     by_id: HashMap<String, usize>,
+    compressions: Vec<(u64, Range<usize>)>,
+}
+
+/// A message's `id`.
+fn id_of(m: &Value) -> Option<&str> {
+    m.get("id").and_then(Value::as_str)
 }
 
 impl History {
@@ -49,12 +62,43 @@ impl History {
         if let Some(&i) = self.by_id.get(id) {
             self.messages.truncate(i);
             self.by_id.retain(|_, &mut j| j < i);
+            self.compressions.retain_mut(|(_, r)| {
+                r.end = r.end.min(i);
+                r.start < r.end
+            });
         }
     }
 
     fn clear(&mut self) {
         self.messages.clear();
         self.by_id.clear();
+        self.compressions.clear();
+    }
+
+    /// A `$set.messages` snapshot, the history the model sees from now on.
+    /// Gemini writes one whenever it sets that history: on a resume and when
+    /// it masks old tool outputs (the same messages, some updated), after a
+    /// failed request (fewer), and after compressing it (a summary and the
+    /// turns it kept, all under new ids, in place of the earlier turns). A
+    /// snapshot that brings new messages and drops earlier turns is such a
+    /// compression: the earlier turns stay, as the calls they were, and the
+    /// new messages follow them as what the compression inserted (known ids
+    /// are updated where they are). Any other replaces the history.
+    fn snapshot(&mut self, snapshot: &[Value], line: u64) {
+        let ids: HashSet<&str> = snapshot.iter().filter_map(id_of).collect();
+        let brings = snapshot.iter().any(|m| id_of(m).is_none_or(|id| !self.by_id.contains_key(id)));
+        let turn = |m: &Value| matches!(m.get("type").and_then(Value::as_str), Some("user" | "gemini"));
+        let drops = self.messages.iter().any(|(m, _)| turn(m) && id_of(m).is_some_and(|id| !ids.contains(id)));
+        if !(brings && drops) {
+            self.clear();
+        }
+        let start = self.messages.len();
+        for m in snapshot {
+            self.put(m.clone(), line);
+        }
+        if brings && drops && self.messages.len() > start {
+            self.compressions.push((line, start..self.messages.len()));
+        }
     }
 }
 
@@ -91,12 +135,7 @@ pub(super) fn fold(data: &[u8]) -> Option<Folded> {
                     continue;
                 }
                 match v.as_array() {
-                    Some(snapshot) if !snapshot.is_empty() => {
-                        history.clear();
-                        for m in snapshot {
-                            history.put(m.clone(), line);
-                        }
-                    }
+                    Some(snapshot) if !snapshot.is_empty() => history.snapshot(snapshot, line),
                     _ => {}
                 }
             }
@@ -111,5 +150,5 @@ pub(super) fn fold(data: &[u8]) -> Option<Folded> {
     }
     let (messages, lines): (Vec<Value>, Vec<u64>) = history.messages.into_iter().unzip();
     header.insert("messages".to_string(), Value::Array(messages));
-    Some(Folded { doc: Value::Object(header), lines, bad, unknown })
+    Some(Folded { doc: Value::Object(header), lines, bad, unknown, compressions: history.compressions })
 }

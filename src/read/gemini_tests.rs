@@ -170,3 +170,47 @@ fn a_result_only_in_a_user_message_is_the_calls_result() {
         Block::ToolResult { tool_use_id, content, is_error: Some(false) } if tool_use_id == "c1" && !content.is_empty()
     ));
 }
+
+/// A compression rewrites the recording's messages (`$set.messages`) to what
+/// the model sees after it, all under new ids: the turns before it stay, as
+/// the calls they were, and the new messages are what a recorded compaction
+/// inserted (its summary, the acknowledgement, the turns it kept), no calls.
+#[test]
+fn a_compression_keeps_the_earlier_calls_and_is_recorded() {
+    let s = read_fixture("session-2026-06-10T09-00-7c1e5b2a.jsonl");
+    let prompts: Vec<u64> = s.calls.iter().filter_map(|c| c.usage.map(|u| u.prompt_tokens())).collect();
+    assert_eq!(prompts, [7_400, 7_520, 7_650, 7_480], "every call, with its usage");
+    assert_eq!(s.recorded_compactions.len(), 1);
+    let c = &s.recorded_compactions[0];
+    assert_eq!((c.kind, c.source_line, c.inserted.len(), c.kept.len()), (CompactionKind::Other, 9, 5, 0));
+    let inserted = &s.messages[c.inserted.clone()];
+    let origins: Vec<Origin> = inserted.iter().map(|m| m.origin).collect();
+    assert_eq!(origins, [Origin::Injected, Origin::CompactSummary, Origin::Model, Origin::Injected, Origin::Model]);
+    assert!(inserted[1].text().starts_with("<state_snapshot>"));
+    assert!(s.calls.iter().all(|call| !c.inserted.contains(&call.message_index)), "an inserted turn is no call");
+    assert_eq!(s.messages[c.inserted.end].text(), "Now run the retry tests");
+}
+
+/// A snapshot of the same messages (a resume, masked tool outputs) or of
+/// fewer (a failed request taken back) replaces the history: no compaction.
+#[test]
+fn a_snapshot_without_new_messages_replaces_the_history() {
+    let line = |v: serde_json::Value| v.to_string() + "\n";
+    let head = line(serde_json::json!({"sessionId": "s", "projectHash": "p"}));
+    let u = serde_json::json!({"id": "u", "type": "user", "content": "hi"});
+    let g =
+        serde_json::json!({"id": "g", "type": "gemini", "content": "long output", "tokens": {"input": 9, "output": 1}});
+    let masked =
+        serde_json::json!({"id": "g", "type": "gemini", "content": "[masked]", "tokens": {"input": 9, "output": 1}});
+    let text = head.clone()
+        + &line(u.clone())
+        + &line(g)
+        + &line(serde_json::json!({"$set": {"messages": [u.clone(), masked]}}));
+    let s = read(Path::new("s.jsonl"), text.as_bytes()).remove(0);
+    assert!(s.recorded_compactions.is_empty());
+    assert_eq!((s.messages.len(), s.messages[1].text().as_ref(), s.calls.len()), (2, "[masked]", 1));
+    let fewer = head + &line(u.clone()) + &line(serde_json::json!({"$set": {"messages": [u]}}));
+    let s = read(Path::new("s.jsonl"), fewer.as_bytes()).remove(0);
+    assert!(s.recorded_compactions.is_empty());
+    assert_eq!((s.messages.len(), s.calls.len()), (1, 0));
+}
