@@ -148,12 +148,22 @@ fn read_doc(
     // Tool calls whose results the recording holds: newer CLIs also write
     // each result as a user message of `functionResponse` parts.
     let mut answered: HashSet<String> = HashSet::new();
-    let summaries: Vec<usize> = compressions.iter().filter_map(|(_, r)| summary_of(messages, r)).collect();
+    // Which elements a compression inserted, and which is a summary (the
+    // ranges are disjoint: one pass each, whatever their number).
+    let mut inserted_by = vec![(false, false); messages.len()];
+    for (_, r) in compressions {
+        for flags in inserted_by.get_mut(r.clone()).into_iter().flatten() {
+            flags.0 = true;
+        }
+        if let Some(flags) = summary_of(messages, r).and_then(|i| inserted_by.get_mut(i)) {
+            flags.1 = true;
+        }
+    }
     // The first message built from each element (and the end).
     let mut built = Vec::with_capacity(messages.len() + 1);
     for (i, m) in messages.iter().enumerate() {
         built.push(s.messages.len());
-        let inserted = compressions.iter().any(|(_, r)| r.contains(&i));
+        let (inserted, summary) = inserted_by.get(i).copied().unwrap_or_default();
         let line = lines.and_then(|l| l.get(i).copied()).unwrap_or(i as u64 + 1);
         if m.get("tokens").is_some_and(Value::is_object) {
             s.stats.usage_records += 1;
@@ -197,7 +207,7 @@ fn read_doc(
                 }
                 None => {
                     let blocks = parts(m.get("content"));
-                    let origin = match (inserted, summaries.contains(&i)) {
+                    let origin = match (inserted, summary) {
                         (true, true) => Origin::CompactSummary,
                         (true, false) => Origin::Injected,
                         (false, _) => Origin::Human,

@@ -36,6 +36,8 @@ struct History {
     messages: Vec<(Value, u64)>,
     by_id: HashMap<String, usize>,
     compressions: Vec<(u64, Range<usize>)>,
+    /// How many of `messages` are turns ([`is_turn`]).
+    turns: usize,
 }
 
 /// A message's `id`.
@@ -43,11 +45,20 @@ fn id_of(m: &Value) -> Option<&str> {
     m.get("id").and_then(Value::as_str)
 }
 
+/// A user or model message with an id: what a compression can drop.
+fn is_turn(m: &Value) -> bool {
+    id_of(m).is_some() && matches!(m.get("type").and_then(Value::as_str), Some("user" | "gemini"))
+}
+
 impl History {
     fn put(&mut self, m: Value, line: u64) {
         let id = m.get("id").and_then(Value::as_str).map(str::to_string);
+        self.turns += usize::from(is_turn(&m));
         match id.as_ref().and_then(|id| self.by_id.get(id)) {
-            Some(&i) => self.messages[i] = (m, line),
+            Some(&i) => {
+                self.turns -= usize::from(is_turn(&self.messages[i].0));
+                self.messages[i] = (m, line);
+            }
             None => {
                 if let Some(id) = id {
                     self.by_id.insert(id, self.messages.len());
@@ -60,6 +71,7 @@ impl History {
     /// Drop message `id` and every one after it (nothing when unknown).
     fn rewind(&mut self, id: &str) {
         if let Some(&i) = self.by_id.get(id) {
+            self.turns -= self.messages[i..].iter().filter(|(m, _)| is_turn(m)).count();
             self.messages.truncate(i);
             self.by_id.retain(|_, &mut j| j < i);
             self.compressions.retain_mut(|(_, r)| {
@@ -73,6 +85,7 @@ impl History {
         self.messages.clear();
         self.by_id.clear();
         self.compressions.clear();
+        self.turns = 0;
     }
 
     /// A `$set.messages` snapshot, the history the model sees from now on.
@@ -87,8 +100,9 @@ impl History {
     fn snapshot(&mut self, snapshot: &[Value], line: u64) {
         let ids: HashSet<&str> = snapshot.iter().filter_map(id_of).collect();
         let brings = snapshot.iter().any(|m| id_of(m).is_none_or(|id| !self.by_id.contains_key(id)));
-        let turn = |m: &Value| matches!(m.get("type").and_then(Value::as_str), Some("user" | "gemini"));
-        let drops = self.messages.iter().any(|(m, _)| turn(m) && id_of(m).is_some_and(|id| !ids.contains(id)));
+        // Work in the snapshot's size: the turns it names against the count.
+        let named = ids.iter().filter(|id| self.by_id.get(**id).is_some_and(|&i| is_turn(&self.messages[i].0))).count();
+        let drops = named < self.turns;
         if !(brings && drops) {
             self.clear();
         }
@@ -151,4 +165,37 @@ pub(super) fn fold(data: &[u8]) -> Option<Folded> {
     let (messages, lines): (Vec<Value>, Vec<u64>) = history.messages.into_iter().unzip();
     header.insert("messages".to_string(), Value::Array(messages));
     Some(Folded { doc: Value::Object(header), lines, bad, unknown, compressions: history.compressions })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    /// One step of a recording: a message (id, type), a snapshot of messages,
+    /// or a rewind.
+    fn step() -> impl Strategy<Value = (u8, Vec<(u8, bool)>)> {
+        (0u8..3, proptest::collection::vec((0u8..6, any::<bool>()), 0..5))
+    }
+
+    proptest! {
+        /// The turn count a snapshot is judged by stays the count of turns
+        /// held, and a compression's range lies within the messages.
+        #[test]
+        fn the_turn_count_follows_the_history(steps in proptest::collection::vec(step(), 0..30)) {
+            let msg = |id: u8, user: bool| serde_json::json!({"id": format!("m{id}"), "type": if user { "user" } else { "info" }});
+            let mut h = History::default();
+            for (line, (op, items)) in steps.into_iter().enumerate() {
+                let line = line as u64;
+                match (op, items.first()) {
+                    (0, Some(&(id, user))) => h.put(msg(id, user), line),
+                    (1, _) => h.snapshot(&items.iter().map(|&(id, user)| msg(id, user)).collect::<Vec<_>>(), line),
+                    (_, Some(&(id, _))) => h.rewind(&format!("m{id}")),
+                    _ => {}
+                }
+                prop_assert_eq!(h.turns, h.messages.iter().filter(|(m, _)| is_turn(m)).count());
+                prop_assert!(h.compressions.iter().all(|(_, r)| r.start < r.end && r.end <= h.messages.len()));
+            }
+        }
+    }
 }
