@@ -365,6 +365,9 @@ pub enum CompactionKind {
     CodexCompacted,
     /// pi / OpenClaw `compaction` entry.
     PiCompaction,
+    /// Gemini CLI compression: a recording's `$set` of messages that replaces
+    /// the earlier turns with a `<state_snapshot>` summary and the turns kept.
+    GeminiCompression,
     /// Anything else a reader recognizes as the agent replacing its history.
     Other,
 }

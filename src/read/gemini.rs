@@ -234,7 +234,7 @@ fn read_doc(
         let at = |i: usize| built.get(i).copied().unwrap_or(s.messages.len());
         let inserted = at(r.start)..at(r.end);
         s.recorded_compactions.push(RecordedCompaction {
-            kind: CompactionKind::Other,
+            kind: CompactionKind::GeminiCompression,
             source_line: *line,
             kept: inserted.start..inserted.start,
             inserted,

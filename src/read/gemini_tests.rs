@@ -182,7 +182,7 @@ fn a_compression_keeps_the_earlier_calls_and_is_recorded() {
     assert_eq!(prompts, [7_400, 7_520, 7_650, 7_480], "every call, with its usage");
     assert_eq!(s.recorded_compactions.len(), 1);
     let c = &s.recorded_compactions[0];
-    assert_eq!((c.kind, c.source_line, c.inserted.len(), c.kept.len()), (CompactionKind::Other, 9, 5, 0));
+    assert_eq!((c.kind, c.source_line, c.inserted.len(), c.kept.len()), (CompactionKind::GeminiCompression, 9, 5, 0));
     let inserted = &s.messages[c.inserted.clone()];
     let origins: Vec<Origin> = inserted.iter().map(|m| m.origin).collect();
     assert_eq!(origins, [Origin::Injected, Origin::CompactSummary, Origin::Model, Origin::Injected, Origin::Model]);
