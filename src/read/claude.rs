@@ -694,34 +694,25 @@ fn convert_block(v: Value) -> Block {
 /// provider page by page, kept as its size like an image), `text` (the text
 /// the model reads) or `content` (text blocks). Anything else stays raw.
 fn document_block(mut obj: serde_json::Map<String, Value>) -> Block {
-    let Some(Value::Object(mut source)) = obj.get_mut("source").map(std::mem::take) else {
-        return Block::Other { raw: Value::Object(obj) };
-    };
-    let src = |source: &serde_json::Map<String, Value>, k: &str| source.get(k).and_then(Value::as_str).map(str::len);
-    match source.get("type").and_then(Value::as_str) {
-        Some("base64" | "url" | "file") => Block::Image {
-            media_type: source.get("media_type").and_then(Value::as_str).unwrap_or("application/pdf").to_string(),
-            bytes: src(&source, "data")
-                .or_else(|| src(&source, "url"))
-                .or_else(|| src(&source, "file_id"))
-                .unwrap_or(0),
-        },
-        Some("text") => match take_str(&mut source, "data") {
-            Some(text) => Block::Text { text },
-            None => Block::Other { raw: restore(obj, source) },
-        },
-        Some("content") => {
+    let kind = obj.get("source").and_then(|v| v.get("type")).and_then(Value::as_str).unwrap_or("").to_string();
+    let source = obj.get_mut("source").and_then(Value::as_object_mut);
+    match (kind.as_str(), source) {
+        ("base64" | "url" | "file", Some(source)) => {
+            let len = |k: &str| source.get(k).and_then(Value::as_str).map(str::len);
+            Block::Image {
+                media_type: source.get("media_type").and_then(Value::as_str).unwrap_or("application/pdf").to_string(),
+                bytes: len("data").or_else(|| len("url")).or_else(|| len("file_id")).unwrap_or(0),
+            }
+        }
+        ("text", Some(source)) if source.get("data").is_some_and(Value::is_string) => {
+            Block::Text { text: take_str(source, "data").unwrap_or_default() }
+        }
+        ("content", Some(source)) => {
             let blocks = content_blocks(source.get_mut("content").map(std::mem::take));
             Block::Text { text: crate::model::joined_text(&blocks).into_owned() }
         }
-        _ => Block::Other { raw: restore(obj, source) },
+        _ => Block::Other { raw: Value::Object(obj) },
     }
-}
-
-/// A block object with its `source` put back.
-fn restore(mut obj: serde_json::Map<String, Value>, source: serde_json::Map<String, Value>) -> Value {
-    obj.insert("source".to_string(), Value::Object(source));
-    Value::Object(obj)
 }
 
 /// Identity of a block for merging a response's lines: a tool call by its id, any

@@ -480,6 +480,15 @@ fn documents_are_media_or_text() {
     // Each PDF weighs an image, not its 8,000 characters of base64.
     use crate::tokens::Estimator as _;
     assert_eq!(crate::tokens::Chars4.block_tokens(&content[1]), crate::tokens::IMAGE_TOKENS);
+    // A source of no known shape leaves the block as it was written.
+    for raw in [
+        serde_json::json!({"type": "document", "source": "docs/a.pdf", "title": "a"}),
+        serde_json::json!({"type": "document", "source": {"type": "text"}}),
+        serde_json::json!({"type": "document", "source": {"type": "s3", "key": "a.pdf"}}),
+        serde_json::json!({"type": "document"}),
+    ] {
+        assert_eq!(convert_block(raw.clone()), Block::Other { raw });
+    }
 }
 
 #[test]

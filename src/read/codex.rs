@@ -292,13 +292,7 @@ impl<'a> Reader<'a> {
                 self.assistant_blocks(vec![block], line, ts, ctx);
             }
             "function_call" => {
-                let input = match p.get("arguments") {
-                    // `arguments` is a JSON string; a model can emit invalid JSON,
-                    // which is kept verbatim.
-                    Some(Value::String(s)) => serde_json::from_str(s).unwrap_or_else(|_| Value::String(s.clone())),
-                    Some(other) => other.clone(),
-                    None => Value::Null,
-                };
+                let input = arguments(p);
                 let block = Block::ToolUse { id: call_id(p, line), name: str_field(p, "name", "unknown"), input };
                 self.assistant_blocks(vec![block], line, ts, ctx);
             }
@@ -322,12 +316,8 @@ impl<'a> Reader<'a> {
             // the schemas of the tools it loaded, which the model reads from
             // then on. A server-run search has no call id to pair them by.
             "tool_search_call" if p.get("call_id").is_some_and(Value::is_string) => {
-                let input = match p.get("arguments") {
-                    Some(Value::String(s)) => serde_json::from_str(s).unwrap_or_else(|_| Value::String(s.clone())),
-                    Some(other) => other.clone(),
-                    None => Value::Null,
-                };
-                let block = Block::ToolUse { id: call_id(p, line), name: "tool_search".to_string(), input };
+                let block =
+                    Block::ToolUse { id: call_id(p, line), name: "tool_search".to_string(), input: arguments(p) };
                 self.assistant_blocks(vec![block], line, ts, ctx);
             }
             "tool_search_output" if p.get("call_id").is_some_and(Value::is_string) => {
@@ -585,6 +575,16 @@ fn str_field(p: &Value, key: &str, default: &str) -> String {
 
 /// The call id linking a tool call and its output (`call_id`, older `id`), or a
 /// line-derived one so the block is never without an id.
+/// A call's `arguments`: a JSON string (`function_call`), which a model can
+/// write invalid and is then kept verbatim, or an object (`tool_search_call`).
+fn arguments(p: &Value) -> Value {
+    match p.get("arguments") {
+        Some(Value::String(s)) => serde_json::from_str(s).unwrap_or_else(|_| Value::String(s.clone())),
+        Some(other) => other.clone(),
+        None => Value::Null,
+    }
+}
+
 fn call_id(p: &Value, line: u64) -> String {
     p.get("call_id")
         .or_else(|| p.get("id"))
