@@ -6,10 +6,11 @@
 //!   that way);
 //! - `{"$set": {...}}`: metadata merged into the header; a non-empty
 //!   `messages` among it is a snapshot of what the model sees from then on
-//!   ([`History::snapshot`]): the same messages (a resume, masked tool
-//!   outputs) replace the history so far; after a compression (new messages
-//!   in place of earlier turns) the earlier turns stay, as the calls they were,
-//!   and the new ones are recorded as inserted by a compaction;
+//!   ([`History::snapshot`]): after a compression (new messages in place of
+//!   earlier turns) the earlier turns stay, as the calls they were, and the
+//!   new ones are recorded as inserted by a compaction; any other snapshot (a
+//!   resume, masked tool outputs, a request taken back) updates the messages
+//!   it names and drops only a trailing run it leaves out;
 //! - `{"$rewindTo": ID}`: that message and every one after it are dropped.
 //!
 //! Anything else is kept for the reader to count as an unknown record.
@@ -81,36 +82,48 @@ impl History {
         }
     }
 
-    fn clear(&mut self) {
-        self.messages.clear();
-        self.by_id.clear();
-        self.compressions.clear();
-        self.turns = 0;
+    /// Drop the last message.
+    fn pop(&mut self) {
+        if let Some((m, _)) = self.messages.pop() {
+            self.turns -= usize::from(is_turn(&m));
+            if let Some(id) = id_of(&m)
+                && self.by_id.get(id) == Some(&self.messages.len())
+            {
+                self.by_id.remove(id);
+            }
+        }
     }
 
     /// A `$set.messages` snapshot, the history the model sees from now on.
     /// Gemini writes one whenever it sets that history: on a resume and when
     /// it masks old tool outputs (the same messages, some updated), after a
-    /// failed request (fewer), and after compressing it (a summary and the
-    /// turns it kept, all under new ids, in place of the earlier turns). A
-    /// snapshot that brings new messages and drops earlier turns is such a
-    /// compression: the earlier turns stay, as the calls they were, and the
-    /// new messages follow them as what the compression inserted (known ids
-    /// are updated where they are). Any other replaces the history.
+    /// failed request (fewer: the last ones left out), and after compressing
+    /// it (a summary and the turns it kept, all under new ids, in place of the
+    /// earlier turns). A snapshot that brings new messages and leaves earlier
+    /// turns out is such a compression: the earlier turns stay, as the calls
+    /// they were, and the new messages follow them as what the compression
+    /// inserted. Any other updates each message it names where it is, appends
+    /// the new ones, and drops only a trailing run it leaves out (a request
+    /// taken back), never what a compression replaced.
     fn snapshot(&mut self, snapshot: &[Value], line: u64) {
         let ids: HashSet<&str> = snapshot.iter().filter_map(id_of).collect();
         let brings = snapshot.iter().any(|m| id_of(m).is_none_or(|id| !self.by_id.contains_key(id)));
         // Work in the snapshot's size: the turns it names against the count.
         let named = ids.iter().filter(|id| self.by_id.get(**id).is_some_and(|&i| is_turn(&self.messages[i].0))).count();
-        let drops = named < self.turns;
-        if !(brings && drops) {
-            self.clear();
+        let compression = brings && named < self.turns;
+        if !compression {
+            let floor = self.compressions.last().map_or(0, |(_, r)| r.end);
+            while self.messages.len() > floor
+                && self.messages.last().is_some_and(|(m, _)| id_of(m).is_none_or(|id| !ids.contains(id)))
+            {
+                self.pop();
+            }
         }
         let start = self.messages.len();
         for m in snapshot {
             self.put(m.clone(), line);
         }
-        if brings && drops && self.messages.len() > start {
+        if compression && self.messages.len() > start {
             self.compressions.push((line, start..self.messages.len()));
         }
     }
@@ -180,7 +193,8 @@ mod tests {
 
     proptest! {
         /// The turn count a snapshot is judged by stays the count of turns
-        /// held, and a compression's range lies within the messages.
+        /// held, every id points at its message, and a compression's range
+        /// lies within the messages.
         #[test]
         fn the_turn_count_follows_the_history(steps in proptest::collection::vec(step(), 0..30)) {
             let msg = |id: u8, user: bool| serde_json::json!({"id": format!("m{id}"), "type": if user { "user" } else { "info" }});
@@ -194,6 +208,9 @@ mod tests {
                     _ => {}
                 }
                 prop_assert_eq!(h.turns, h.messages.iter().filter(|(m, _)| is_turn(m)).count());
+                for (id, &i) in &h.by_id {
+                    prop_assert_eq!(h.messages.get(i).and_then(|(m, _)| id_of(m)), Some(id.as_str()));
+                }
                 prop_assert!(h.compressions.iter().all(|(_, r)| r.start < r.end && r.end <= h.messages.len()));
             }
         }

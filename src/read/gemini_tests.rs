@@ -214,3 +214,32 @@ fn a_snapshot_without_new_messages_replaces_the_history() {
     assert!(s.recorded_compactions.is_empty());
     assert_eq!((s.messages.len(), s.calls.len()), (1, 0));
 }
+
+/// After a compression, Gemini's next snapshot (masked tool outputs, a
+/// resume) names only what the model sees: the turns the compression
+/// replaced, and the compression itself, stay.
+#[test]
+fn a_snapshot_after_a_compression_keeps_what_it_replaced() {
+    let path = fixtures_dir().join("gemini").join("session-2026-06-10T09-00-7c1e5b2a.jsonl");
+    let mut data = std::fs::read(&path).unwrap();
+    let visible: Vec<serde_json::Value> = String::from_utf8_lossy(&data)
+        .lines()
+        .filter_map(|l| serde_json::from_str::<serde_json::Value>(l).ok())
+        .flat_map(|v| match v.pointer("/$set/messages") {
+            Some(serde_json::Value::Array(m)) => m.clone(),
+            _ => v
+                .get("id")
+                .filter(|id| matches!(id.as_str(), Some("u-3" | "g-4")))
+                .map(|_| v.clone())
+                .into_iter()
+                .collect(),
+        })
+        .collect();
+    assert_eq!(visible.len(), 7);
+    data.extend_from_slice(format!("{}\n", serde_json::json!({"$set": {"messages": visible}})).as_bytes());
+    let s = read(&path, &data).remove(0);
+    let prompts: Vec<u64> = s.calls.iter().filter_map(|c| c.usage.map(|u| u.prompt_tokens())).collect();
+    assert_eq!(prompts, [7_400, 7_520, 7_650, 7_480]);
+    assert_eq!(s.recorded_compactions.len(), 1);
+    assert_eq!(s.recorded_compactions[0].inserted.len(), 5);
+}
