@@ -147,7 +147,7 @@ impl Block {
             Block::ToolUse { name, input, .. } => name.len() + json_len(input),
             Block::ToolResult { content, .. } => content.iter().map(Block::text_chars).sum(),
             Block::Image { .. } => 0,
-            Block::Other { raw } => json_len(&without_media(raw)),
+            Block::Other { raw } => json_len(&split_media(raw).0),
         }
     }
 }
@@ -175,19 +175,19 @@ pub fn is_media_payload(s: &str) -> bool {
 }
 
 /// How many strings of `v` are media payloads ([`is_media_payload`]).
-pub fn media_payloads(v: &serde_json::Value) -> usize {
+fn media_payloads(v: &serde_json::Value) -> u64 {
     use serde_json::Value;
     match v {
-        Value::String(s) => usize::from(is_media_payload(s)),
+        Value::String(s) => u64::from(is_media_payload(s)),
         Value::Array(a) => a.iter().map(media_payloads).sum(),
         Value::Object(o) => o.values().map(media_payloads).sum(),
         _ => 0,
     }
 }
 
-/// `v` with its media payloads emptied (borrowed when it has none): what of
-/// an unknown block is text. Its payloads count as media, [`media_payloads`].
-pub fn without_media(v: &serde_json::Value) -> Cow<'_, serde_json::Value> {
+/// An unknown block's JSON split into its text, `v` with its media payloads
+/// emptied (borrowed when it has none), and how many media payloads it had.
+pub fn split_media(v: &serde_json::Value) -> (Cow<'_, serde_json::Value>, u64) {
     fn blank(v: &mut serde_json::Value) {
         use serde_json::Value;
         match v {
@@ -197,12 +197,13 @@ pub fn without_media(v: &serde_json::Value) -> Cow<'_, serde_json::Value> {
             _ => {}
         }
     }
-    if media_payloads(v) == 0 {
-        return Cow::Borrowed(v);
+    let n = media_payloads(v);
+    if n == 0 {
+        return (Cow::Borrowed(v), 0);
     }
     let mut owned = v.clone();
     blank(&mut owned);
-    Cow::Owned(owned)
+    (Cow::Owned(owned), n)
 }
 
 const LO: u64 = 0x0101_0101_0101_0101;
@@ -713,10 +714,10 @@ mod tests {
         assert!(!is_media_payload(&format!("{}\n{}", b64(900), b64(900))));
         assert!(is_media_payload(&format!("{}-_/+=", b64(2000))));
         let v = serde_json::json!({"a": [b64(2000), "short"], "b": {"c": b64(3000)}, "d": 1});
-        assert_eq!(media_payloads(&v), 2);
-        assert_eq!(without_media(&v).as_ref(), &serde_json::json!({"a": ["", "short"], "b": {"c": ""}, "d": 1}));
+        let (text, n) = split_media(&v);
+        assert_eq!((text.as_ref(), n), (&serde_json::json!({"a": ["", "short"], "b": {"c": ""}, "d": 1}), 2));
         let plain = serde_json::json!({"a": "short"});
-        assert!(matches!(without_media(&plain), Cow::Borrowed(_)));
+        assert!(matches!(split_media(&plain), (Cow::Borrowed(_), 0)));
     }
 
     /// Sessions are shown by project and title where the log has them.

@@ -14,7 +14,7 @@ use compactor::policy::Policy;
 use compactor::presets;
 use compactor::replay::{BuiltinResolver, ReplayError, ReplayOptions, Resolver};
 use compactor::report::html::KeptCharts;
-use compactor::report::partial::{PartialSession, ReplayPartial, SummarizerCounts};
+use compactor::report::partial::{Header, PartialSession, ReplayPartial, SummarizerCounts};
 use compactor::report::write::{SessionWriter, WriteOptions, Written};
 use compactor::report::{self, Report, SessionSummary};
 use compactor::summarize::{Summarizer, SummarizerKind};
@@ -415,8 +415,7 @@ pub fn run_replay(args: &ReplayArgs, input: super::args::InputArgs, command: Run
     report.total_costs(&cost);
     let partial = match shard {
         Some(s) => {
-            let mut header =
-                super::shard::header(command.name(), s, &found.paths, InputList::of(&found.inputs), &policies);
+            let mut header = Header::new(command.name(), s, &found.paths, InputList::of(&found.inputs), &policies);
             let flags = [
                 ("check_invariants", args.check_invariants),
                 ("no_quality", args.no_quality),

@@ -5,10 +5,9 @@
 use super::args::{InputArgs, LlmArgs};
 use anyhow::{Context, bail};
 use compactor::cost::CostSettings;
-use compactor::pipeline::{InputList, Shard};
+use compactor::pipeline::Shard;
 use compactor::policy::Policy;
 use compactor::read::Input;
-use compactor::report::partial::Header;
 use std::collections::BTreeMap;
 use std::fmt::Display;
 use std::path::Path;
@@ -60,11 +59,6 @@ pub fn settings(
         s.insert((*name).to_string(), on.to_string());
     }
     Ok(s)
-}
-
-/// The header of a shard's partial; `inputs`: every input found.
-pub fn header(command: &str, shard: Shard, paths: &[String], inputs: InputList, policies: &[Policy]) -> Header {
-    Header::new(command, shard, paths, inputs, policies)
 }
 
 /// What a shard prints after its own output: what it wrote and what to do

@@ -110,7 +110,7 @@ pub fn run(args: SweepArgs) -> anyhow::Result<u8> {
     };
     if let Some(dir) = out.as_deref().filter(|_| sharded) {
         let shard = split.shard.unwrap_or(Shard::ALL);
-        let mut header = super::shard::header("sweep", shard, &loaded.paths, loaded.input_list, &[base.clone()]);
+        let mut header = Header::new("sweep", shard, &loaded.paths, loaded.input_list, &[base.clone()]);
         header.points = shard_points;
         header.settings = super::shard::settings(&input_args, &llm_args, &points, &cost, &[])?;
         header.settings.insert("grid".into(), blake3::hash(text.as_bytes()).to_hex()[..16].to_string());

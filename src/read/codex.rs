@@ -573,8 +573,6 @@ fn str_field(p: &Value, key: &str, default: &str) -> String {
     p.get(key).and_then(Value::as_str).unwrap_or(default).to_string()
 }
 
-/// The call id linking a tool call and its output (`call_id`, older `id`), or a
-/// line-derived one so the block is never without an id.
 /// A call's `arguments`: a JSON string (`function_call`), which a model can
 /// write invalid and is then kept verbatim, or an object (`tool_search_call`).
 fn arguments(p: &Value) -> Value {
@@ -585,6 +583,8 @@ fn arguments(p: &Value) -> Value {
     }
 }
 
+/// The call id linking a tool call and its output (`call_id`, older `id`), or a
+/// line-derived one so the block is never without an id.
 fn call_id(p: &Value, line: u64) -> String {
     p.get("call_id")
         .or_else(|| p.get("id"))

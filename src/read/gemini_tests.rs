@@ -191,10 +191,11 @@ fn a_compression_keeps_the_earlier_calls_and_is_recorded() {
     assert_eq!(s.messages[c.inserted.end].text(), "Now run the retry tests");
 }
 
-/// A snapshot of the same messages (a resume, masked tool outputs) or of
-/// fewer (a failed request taken back) replaces the history: no compaction.
+/// A snapshot of the same messages (a resume, masked tool outputs) updates
+/// them, one of fewer (a failed request taken back) drops the last: no
+/// compaction.
 #[test]
-fn a_snapshot_without_new_messages_replaces_the_history() {
+fn a_snapshot_without_new_messages_updates_the_history() {
     let line = |v: serde_json::Value| v.to_string() + "\n";
     let head = line(serde_json::json!({"sessionId": "s", "projectHash": "p"}));
     let u = serde_json::json!({"id": "u", "type": "user", "content": "hi"});

@@ -509,8 +509,8 @@ fn block_tokens(tok: Vocab, b: &Block) -> u64 {
         Block::ToolResult { content, .. } => content.iter().map(|c| block_tokens(tok, c)).sum(),
         Block::Image { .. } => IMAGE_TOKENS,
         Block::Other { raw } => {
-            count(tok, &tool_input_text(&crate::model::without_media(raw)))
-                + crate::model::media_payloads(raw) as u64 * IMAGE_TOKENS
+            let (text, media) = crate::model::split_media(raw);
+            count(tok, &tool_input_text(&text)) + media * IMAGE_TOKENS
         }
     }
 }

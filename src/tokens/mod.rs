@@ -338,7 +338,8 @@ pub fn chars4_block_chars(b: &Block) -> u64 {
         Block::Image { .. } => IMAGE_CHARS,
         // An encoded image or document inside counts as one image.
         Block::Other { raw } => {
-            json_chars(&crate::model::without_media(raw)) + crate::model::media_payloads(raw) as u64 * IMAGE_CHARS
+            let (text, media) = crate::model::split_media(raw);
+            json_chars(&text) + media * IMAGE_CHARS
         }
     }
 }

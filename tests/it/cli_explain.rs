@@ -13,10 +13,7 @@ fn explain_cmd(args: &[&str]) -> assert_cmd::assert::Assert {
 }
 
 fn explain(args: &[&str]) -> String {
-    let o =
-        cargo_bin_cmd!("compactor").current_dir(env!("CARGO_MANIFEST_DIR")).arg("explain").args(args).output().unwrap();
-    assert_eq!(o.status.code(), Some(0), "{}", String::from_utf8_lossy(&o.stderr));
-    String::from_utf8(o.stdout).unwrap()
+    String::from_utf8(explain_cmd(args).code(0).get_output().stdout.clone()).unwrap()
 }
 
 /// Every recorded shape of the fixtures listed, scored or said why not.
