@@ -283,7 +283,37 @@ struct PendingCompaction {
     start: usize,
     trigger: Option<String>,
     tokens_before: Option<u64>,
-    preserved: Option<(String, String)>,
+    preserved: Option<Preserved>,
+}
+
+/// The messages a compaction kept verbatim, as its metadata names them:
+/// `preservedMessages` (newer, which supersedes the segment) lists their uuids,
+/// `preservedSegment` gives the first and the last.
+enum Preserved {
+    Segment { head: String, tail: String },
+    /// `uuids`, and `allUuids` (the records around them the harness also kept).
+    Messages { uuids: Vec<String>, all: Vec<String> },
+}
+
+impl Preserved {
+    fn of(meta: Option<&Value>) -> Option<Preserved> {
+        let get = |k: &str| meta.and_then(|m| m.get(k));
+        let strings = |v: Option<&Value>| -> Vec<String> {
+            v.and_then(Value::as_array)
+                .map(|a| a.iter().filter_map(Value::as_str).map(str::to_string).collect())
+                .unwrap_or_default()
+        };
+        if let Some(m) = get("preservedMessages") {
+            let uuids = strings(m.get("uuids"));
+            if !uuids.is_empty() {
+                return Some(Preserved::Messages { uuids, all: strings(m.get("allUuids")) });
+            }
+        }
+        let p = get("preservedSegment")?;
+        let head = p.get("headUuid").and_then(Value::as_str)?;
+        let tail = p.get("tailUuid").and_then(Value::as_str)?;
+        Some(Preserved::Segment { head: head.to_string(), tail: tail.to_string() })
+    }
 }
 
 struct Builder<'p> {
@@ -300,8 +330,9 @@ struct Builder<'p> {
     /// Record uuid → index of the message built from it.
     uuid_msg: HashMap<String, usize>,
     pending: Option<PendingCompaction>,
-    /// (compaction index, headUuid, tailUuid) resolved once all messages exist.
-    preserved: Vec<(usize, String, String)>,
+    /// (compaction index, its boundary's line, what it preserved) resolved once
+    /// all messages exist.
+    preserved: Vec<(usize, u64, Preserved)>,
     error_ids: HashSet<String>,
 }
 
@@ -523,11 +554,7 @@ impl<'p> Builder<'p> {
         self.finish_pending();
         let meta = r.f.compact_metadata.as_ref();
         let get = |k: &str| meta.and_then(|m| m.get(k));
-        let preserved = get("preservedSegment").and_then(|p| {
-            let head = p.get("headUuid").and_then(Value::as_str)?;
-            let tail = p.get("tailUuid").and_then(Value::as_str)?;
-            Some((head.to_string(), tail.to_string()))
-        });
+        let preserved = Preserved::of(meta);
         self.pending = Some(PendingCompaction {
             line: r.line,
             start: self.s.messages.len(),
@@ -566,10 +593,10 @@ impl<'p> Builder<'p> {
         inserted: std::ops::Range<usize>,
         trigger: Option<String>,
         tokens_before: Option<u64>,
-        preserved: Option<(String, String)>,
+        preserved: Option<Preserved>,
     ) {
-        if let Some((head, tail)) = preserved {
-            self.preserved.push((self.s.recorded_compactions.len(), head, tail));
+        if let Some(p) = preserved {
+            self.preserved.push((self.s.recorded_compactions.len(), line, p));
         }
         let kept = inserted.start..inserted.start;
         self.s.recorded_compactions.push(RecordedCompaction {
@@ -587,16 +614,46 @@ impl<'p> Builder<'p> {
         // `kept` = the preserved segment when it stands before the summary (the
         // file keeps it there and Claude Code relinks it on load). A segment found
         // after the summary is already part of the post-compaction tail.
-        for (ci, head, tail) in std::mem::take(&mut self.preserved) {
-            let (Some(&h), Some(&t)) = (self.uuid_msg.get(&head), self.uuid_msg.get(&tail)) else { continue };
+        for (ci, line, preserved) in std::mem::take(&mut self.preserved) {
+            let Some(kept) = self.preserved_range(line, &preserved) else { continue };
             if let Some(c) = self.s.recorded_compactions.get_mut(ci)
-                && h <= t
-                && t < c.inserted.start
+                && kept.end <= c.inserted.start
             {
-                c.kept = h..t + 1;
+                c.kept = kept;
             }
         }
         self.s
+    }
+
+    /// The messages `p` names, as one run of message indices. Listed messages
+    /// that are not one run (a message between them neither listed nor among
+    /// `allUuids`) are taken from the first to the last, with a warning: a
+    /// compaction's kept part is one run of the history.
+    fn preserved_range(&mut self, line: u64, p: &Preserved) -> Option<std::ops::Range<usize>> {
+        match p {
+            Preserved::Segment { head, tail } => {
+                let (&h, &t) = (self.uuid_msg.get(head)?, self.uuid_msg.get(tail)?);
+                (h <= t).then_some(h..t + 1)
+            }
+            Preserved::Messages { uuids, all } => {
+                let listed: Vec<usize> = uuids.iter().filter_map(|u| self.uuid_msg.get(u).copied()).collect();
+                let (&first, &last) = (listed.iter().min()?, listed.iter().max()?);
+                let named: HashSet<usize> =
+                    listed.iter().copied().chain(all.iter().filter_map(|u| self.uuid_msg.get(u).copied())).collect();
+                let gaps = (first..=last).filter(|i| !named.contains(i)).count();
+                if gaps > 0 {
+                    self.s.diagnostics.warn(
+                        self.path,
+                        line,
+                        format!(
+                            "compact_boundary: the preserved messages are not one run; \
+                             the {gaps} message(s) between them are counted as kept too"
+                        ),
+                    );
+                }
+                Some(first..last + 1)
+            }
+        }
     }
 }
 

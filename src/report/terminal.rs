@@ -239,7 +239,15 @@ fn reasons(report: &Report) -> Vec<String> {
                 continue;
             }
         }
-        if a.savings_pct < 0.0 {
+        if a.savings_pct < 0.0 && a.compactions == 0 {
+            // Pruning only shortens: what a policy that never compacts sends
+            // past the baseline is history the agent's own compactions dropped.
+            out.push(format!(
+                "{p} sent more than the agent did ({}): the agent's own compactions dropped history that {p}, \
+                 which made none, kept sending.",
+                pct(a.savings_pct)
+            ));
+        } else if a.savings_pct < 0.0 {
             out.push(format!(
                 "{p} sent more than the agent did ({}): its summaries and kept messages outweighed what it dropped.",
                 pct(a.savings_pct)
