@@ -59,11 +59,23 @@ pub struct SessionReport {
     pub models: Vec<String>,
     /// Sub-agent kind (`Explore`, …) when known.
     pub agent_type: Option<String>,
-    /// Parent session id when this is a sub-agent.
+    /// Parent session id when this is a sub-agent or a fork.
     pub parent: Option<String>,
     pub subagents: Vec<String>,
+    /// Messages copied from the parent at the top of the log
+    /// ([`crate::model::Session::inherited`]), and the parent's compactions
+    /// among them (not in `compactions`).
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub inherited_messages: u64,
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub inherited_compactions: u64,
     pub counts: Counts,
+    /// The session's own recorded compactions.
     pub compactions: Vec<CompactionSummary>,
+}
+
+fn is_zero(n: &u64) -> bool {
+    *n == 0
 }
 
 /// Counts of one session, or of all of them in [`Totals`].
@@ -340,7 +352,8 @@ pub fn inspect_session(s: &Session) -> (SessionReport, AccuracyAccumulator) {
         c.usage.reasoning = c.usage.reasoning.saturating_add(u.reasoning);
         c.usage.max_prompt = c.usage.max_prompt.max(u.prompt_tokens());
     }
-    c.compactions = s.recorded_compactions.len() as u64;
+    let own = |rc: &&crate::model::RecordedCompaction| rc.inserted.start >= s.inherited;
+    c.compactions = s.recorded_compactions.iter().filter(own).count() as u64;
     for e in &s.errors {
         *c.api_errors.entry(e.kind).or_default() += 1;
     }
@@ -375,10 +388,13 @@ pub fn inspect_session(s: &Session) -> (SessionReport, AccuracyAccumulator) {
         agent_type: s.meta.agent_type.clone(),
         parent: s.parent.clone(),
         subagents: s.subagents.clone(),
+        inherited_messages: s.inherited as u64,
+        inherited_compactions: (s.recorded_compactions.len() as u64).saturating_sub(c.compactions),
         counts: c,
         compactions: s
             .recorded_compactions
             .iter()
+            .filter(own)
             .map(|rc| CompactionSummary {
                 kind: rc.kind,
                 source_line: rc.source_line,

@@ -127,16 +127,17 @@ fn pairing(view: &[Message], emit: &mut dyn FnMut(Violation), allow_pending: boo
     }
 }
 
-/// [`unpaired_ids_at`] over what a replay of `s` sees: the messages a recorded
-/// compaction inserted are skipped (their partners are left alone), and every
+/// [`unpaired_ids_at`] over what a replay of `s` sees: the messages
+/// [`Session::hidden_from_policy`] are skipped (their partners are left alone), and every
 /// recorded call's request is a boundary.
 pub fn source_unpaired_ids(s: &Session) -> HashSet<String> {
     // stream_pos[i]: where original message i lands once inserted ones are skipped.
     let mut stream = Vec::with_capacity(s.messages.len());
     let mut stream_pos = Vec::with_capacity(s.messages.len() + 1);
+    let hidden = s.hidden_from_policy();
     for (i, m) in s.messages.iter().enumerate() {
         stream_pos.push(stream.len());
-        if !s.is_inserted(i) {
+        if !hidden[i] {
             stream.push(m.clone());
         }
     }

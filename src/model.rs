@@ -607,10 +607,17 @@ pub struct Session {
     pub calls: Vec<Call>,
     pub recorded_compactions: Vec<RecordedCompaction>,
     pub errors: Vec<RecordedError>,
-    /// Id of the parent session when this is a sub-agent / sidechain / aside.
+    /// Id of the parent session when this is a sub-agent / sidechain / aside,
+    /// or the thread a Codex rollout was forked from.
     pub parent: Option<String>,
     /// Ids of the sub-agent sessions of this session.
     pub subagents: Vec<String>,
+    /// The first `inherited` messages are another session's history, copied
+    /// into this log when this one was forked or spawned from it (Codex forks
+    /// and sub-agents). They are context this session starts from; the calls
+    /// and compactions among them are the other session's.
+    #[serde(default)]
+    pub inherited: usize,
     pub diagnostics: Diagnostics,
     pub stats: ReadStats,
 }
@@ -676,6 +683,7 @@ impl Session {
             errors: Vec::new(),
             parent: None,
             subagents: Vec::new(),
+            inherited: 0,
             diagnostics: Diagnostics::default(),
             stats: ReadStats::default(),
         }
@@ -695,6 +703,38 @@ impl Session {
     /// [`RecordedCompaction::inserted`]).
     pub fn is_inserted(&self, index: usize) -> bool {
         self.recorded_compactions.iter().any(|c| c.inserted.contains(&index))
+    }
+
+    /// The messages a policy replay does not see (`true`): those the agent's
+    /// own compactions inserted, and, in the history the session inherited
+    /// ([`Session::inherited`]), what the agent had already dropped when this
+    /// session began. A policy takes that history as the agent had it then
+    /// (with the summary and the kept part of its last compaction there): it
+    /// starts from it, as the session did.
+    pub fn hidden_from_policy(&self) -> Vec<bool> {
+        let n = self.messages.len();
+        let mut hidden = vec![false; n];
+        for rc in &self.recorded_compactions {
+            // Clamped first: an out-of-range `inserted` (a hand-built or
+            // corrupt session) would otherwise index past the end.
+            let a = rc.inserted.start.min(n);
+            hidden[a..rc.inserted.end.clamp(a, n)].fill(true);
+        }
+        let inherited = self.inherited.min(n);
+        let last =
+            self.recorded_compactions.iter().filter(|c| c.inserted.start < inherited).max_by_key(|c| c.inserted.start);
+        if let Some(c) = last {
+            for (i, h) in hidden[..inherited].iter_mut().enumerate() {
+                *h = !(c.kept.contains(&i) || i >= c.inserted.start);
+            }
+        }
+        hidden
+    }
+
+    /// Whether the log records a compaction of this session's own, past the
+    /// history it inherited ([`Session::inherited`]).
+    pub fn has_own_compactions(&self) -> bool {
+        self.recorded_compactions.iter().any(|c| c.inserted.start >= self.inherited)
     }
 }
 

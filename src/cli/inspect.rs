@@ -74,6 +74,17 @@ fn render_session(out: &mut String, s: &SessionReport) {
     if let Some(p) = &s.parent {
         field(out, "parent", p);
     }
+    if s.inherited_messages > 0 {
+        field(
+            out,
+            "inherited",
+            &format!(
+                "{} message(s) and {} compaction(s) copied from the parent: context, not this session's calls",
+                num(s.inherited_messages),
+                num(s.inherited_compactions)
+            ),
+        );
+    }
     if !s.subagents.is_empty() {
         field(out, "sub-agents", &format!("{}: {}", s.subagents.len(), s.subagents.join(", ")));
     }

@@ -145,7 +145,7 @@ pub fn evaluate_recorded_with(
     est: &dyn Estimator,
     written: &[(&str, Vec<String>)],
 ) -> Option<RecordedQuality> {
-    if session.recorded_compactions.is_empty() {
+    if !session.has_own_compactions() {
         return None;
     }
     let mut k = 0;
@@ -208,7 +208,9 @@ impl Scorable {
 }
 
 /// Every recorded compaction of `session` in log order, with its point when
-/// it can be scored.
+/// it can be scored. Those among the messages the session inherited
+/// ([`Session::inherited`]) are the other session's, scored in its own log:
+/// not listed here, but still the previous compaction of the next one.
 pub(super) fn points(session: &Session) -> Vec<(RecordedEvent, Option<Scorable>)> {
     let mut order: Vec<&RecordedCompaction> = session.recorded_compactions.iter().collect();
     order.sort_by_key(|c| (c.inserted.start, c.inserted.end));
@@ -216,7 +218,9 @@ pub(super) fn points(session: &Session) -> Vec<(RecordedEvent, Option<Scorable>)
     let mut previous: Option<&RecordedCompaction> = None;
     let mut out = Vec::with_capacity(order.len());
     for (k, c) in order.into_iter().enumerate() {
-        out.push(point_of(session, k, c, previous, n));
+        if c.inserted.start >= session.inherited {
+            out.push(point_of(session, k, c, previous, n));
+        }
         previous = Some(c);
     }
     out

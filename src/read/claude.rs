@@ -290,9 +290,15 @@ struct PendingCompaction {
 /// `preservedMessages` (newer, which supersedes the segment) lists their uuids,
 /// `preservedSegment` gives the first and the last.
 enum Preserved {
-    Segment { head: String, tail: String },
+    Segment {
+        head: String,
+        tail: String,
+    },
     /// `uuids`, and `allUuids` (the records around them the harness also kept).
-    Messages { uuids: Vec<String>, all: Vec<String> },
+    Messages {
+        uuids: Vec<String>,
+        all: Vec<String>,
+    },
 }
 
 impl Preserved {

@@ -141,6 +141,10 @@ struct Reader<'a> {
     /// for outputs whose text does not say.
     exit_by_call: HashMap<String, bool>,
     last_version: Option<String>,
+    /// Set when the thread was forked or spawned from another ([`fork`]).
+    fork: Option<fork::Fork>,
+    /// Reading the parent's history copied at the top of a fork's rollout.
+    copying: bool,
 }
 
 impl<'a> Reader<'a> {
@@ -161,6 +165,8 @@ impl<'a> Reader<'a> {
             open_compaction: None,
             exit_by_call: HashMap::new(),
             last_version: None,
+            fork: None,
+            copying: false,
         }
     }
 
@@ -168,12 +174,20 @@ impl<'a> Reader<'a> {
         let ty = v.get("type").and_then(Value::as_str).unwrap_or("");
         let payload = v.get("payload").unwrap_or(&Value::Null);
         let ts = v.get("timestamp").and_then(time::parse_value);
+        if ty != "session_meta" {
+            let turn_start = ty == "turn_context"
+                || (ty == "event_msg"
+                    && matches!(payload.get("type").and_then(Value::as_str), Some("task_started" | "turn_started")));
+            self.copy_check(ts, turn_start.then(|| payload.get("turn_id").and_then(Value::as_str)).flatten());
+        }
         match ty {
-            "session_meta" => self.session_meta(payload),
+            "session_meta" => self.session_meta(payload, ts),
             "turn_context" => {
                 self.boundary();
                 if let Some(m) = payload.get("model").and_then(Value::as_str).filter(|m| !m.is_empty()) {
-                    self.s.meta.add_model(m);
+                    if !self.copying {
+                        self.s.meta.add_model(m);
+                    }
                     self.model = Some(m.to_string());
                 }
                 if self.s.meta.cwd.is_none() {
@@ -190,13 +204,19 @@ impl<'a> Reader<'a> {
         }
     }
 
-    fn session_meta(&mut self, p: &Value) {
+    fn session_meta(&mut self, p: &Value, ts: Option<i64>) {
         // Later builds call it `session_id`; the first id wins (a fork/resume may
         // repeat the line).
         let id = p.get("session_id").or_else(|| p.get("id")).and_then(Value::as_str).filter(|s| !s.is_empty());
         if let (false, Some(id)) = (self.has_id, id) {
             self.s.id = id.to_string();
             self.has_id = true;
+            self.note_fork(p, id);
+        } else if self.fork_meta(id, ts) {
+            // An ancestor's line, copied: its versions and folder are not this
+            // thread's.
+            self.boundary();
+            return;
         }
         if self.s.meta.cwd.is_none() {
             self.s.meta.cwd = p.get("cwd").and_then(Value::as_str).map(str::to_string);
@@ -240,7 +260,7 @@ impl<'a> Reader<'a> {
             None => {
                 let i = self.push_message(Role::Assistant, Origin::Model, Vec::new(), line, ts);
                 self.open_assistant = Some(i);
-                if ctx == Ctx::Live && !self.response_open {
+                if ctx == Ctx::Live && !self.response_open && !self.copying {
                     self.new_call(i, ts);
                 }
                 i
@@ -386,6 +406,8 @@ impl<'a> Reader<'a> {
         let ty = p.get("type").and_then(Value::as_str).unwrap_or("");
         match ty {
             "token_count" => self.token_count(p),
+            // The parent's failures are counted in its own rollout.
+            "error" if self.copying => self.s.diagnostics.skip("event_msg/error (copied)"),
             "error" => {
                 let msg = p.get("message").and_then(Value::as_str).unwrap_or("");
                 self.s.errors.push(RecordedError {
@@ -536,6 +558,7 @@ impl<'a> Reader<'a> {
     }
 
     fn finish(mut self) -> Session {
+        self.end_copy();
         if self.pending_usage.take().is_some() {
             self.unpaired_usage += 1;
         }
@@ -778,6 +801,9 @@ pub(crate) fn text_status(s: &str) -> Option<bool> {
 
 #[path = "codex_usage.rs"]
 mod usage;
+
+#[path = "codex_fork.rs"]
+mod fork;
 use usage::Totals;
 pub(crate) use usage::openai_usage;
 

@@ -458,15 +458,8 @@ pub fn replay_session(
     let est = |i: usize| toks[i] + overhead;
 
     // Messages the agent's own compactions inserted: in the baseline, not in the
-    // policy replay.
-    let mut inserted = vec![false; n];
-    for rc in &session.recorded_compactions {
-        // Clamped first: iterating an out-of-range `inserted` (a hand-built or
-        // corrupt session) would spin through up to 2^64 indices.
-        for flag in &mut inserted[rc.inserted.start.min(n)..rc.inserted.end.min(n).max(rc.inserted.start.min(n))] {
-            *flag = true;
-        }
-    }
+    // policy replay (nor what the agent had dropped of an inherited history).
+    let hidden = session.hidden_from_policy();
     let baseline = Baseline::new(session, &est);
     let mest = |i: usize| mtoks[i];
     let mbaseline = Baseline::new(session, &mest);
@@ -510,7 +503,7 @@ pub fn replay_session(
         let m = call.message_index;
         eng.begin_call(ci);
         while cursor < m {
-            if !inserted[cursor] {
+            if !hidden[cursor] {
                 eng.append(cursor);
             }
             cursor += 1;
@@ -567,7 +560,7 @@ pub fn replay_session(
         rows.push(row);
         prev_ts = ts.or(prev_ts);
         if cursor == m {
-            if !inserted[m] {
+            if !hidden[m] {
                 eng.append(m);
             }
             cursor = m + 1;
@@ -575,7 +568,7 @@ pub fn replay_session(
     }
     eng.begin_call(session.calls.len());
     while cursor < n {
-        if !inserted[cursor] {
+        if !hidden[cursor] {
             eng.append(cursor);
         }
         cursor += 1;

@@ -80,13 +80,17 @@ fn report_md_and_a_transcript_snapshot() {
     assert_eq!(o.status.code(), Some(0), "{}", String::from_utf8_lossy(&o.stderr));
     let md = std::fs::read_to_string(out.path().join("report.md")).unwrap();
     insta::assert_snapshot!("replay_fixtures_report_md", md);
-    // A transcript where opal compacted shows the policy's summary in place.
+    // A transcript where opal compacted shows the policy's summary in place
+    // (an agent's own summary in a history a fork inherited is no policy's).
     let dir = out.path().join("transcripts/opal");
     let mut names: Vec<_> = std::fs::read_dir(&dir).unwrap().map(|e| e.unwrap().path()).collect();
     names.sort();
     let compacted = names
         .iter()
-        .find(|p| std::fs::read_to_string(p).unwrap().contains("\"origin\":\"compact_summary\""))
+        .find(|p| {
+            let text = std::fs::read_to_string(p).unwrap();
+            text.contains("\"origin\":\"compact_summary\"") && text.contains("[Conversation summary")
+        })
         .expect("a transcript with a policy summary");
     let text = std::fs::read_to_string(compacted).unwrap();
     for line in text.lines() {

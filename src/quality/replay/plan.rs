@@ -83,7 +83,7 @@ impl QualityPlan {
         counts: &[Option<&[u64]>],
         meter: Option<&dyn Estimator>,
     ) -> (Vec<Option<SessionQuality>>, Option<crate::quality::RecordedQuality>) {
-        let recorded_asked = meter.is_some() && !session.recorded_compactions.is_empty();
+        let recorded_asked = meter.is_some() && session.has_own_compactions();
         if !recorded_asked
             && traces.iter().all(|t| t.as_ref().map_or(true, |t| t.compactions.is_empty() && t.prunes.is_empty()))
         {

@@ -1,0 +1,101 @@
+//! Codex forks and sub-agents: their rollout opens with a copy of the parent's
+//! history, which is context they start from, not calls they made.
+//!
+//! A thread forked (`forked_from_id`) or spawned as a sub-agent
+//! (`source.subagent.thread_spawn.parent_thread_id`) writes its own
+//! `session_meta`, then every line of the parent's rollout as it was (the
+//! parent's `session_meta` first, its items, usage events and compactions),
+//! re-stamped with the time of the copy, then its own turns. Read as its own,
+//! the copy would count each of the parent's calls again in every fork.
+
+use super::Reader;
+use serde_json::Value;
+
+/// What the first `session_meta` said about where the thread came from.
+pub(super) struct Fork {
+    /// Time (ms) in the thread's own id when it is a UUIDv7: any turn id of
+    /// that kind made before it is the parent's.
+    own_ms: Option<u64>,
+    /// Timestamp of the last copied line.
+    last_ts: Option<i64>,
+}
+
+/// Above this gap between two lines the copy is over: Codex writes the copied
+/// lines in one burst, milliseconds apart, and the thread's first own turn
+/// comes after the fork or spawn has returned.
+const COPY_GAP_MS: i64 = 1000;
+
+/// The parent a `session_meta` payload names: the thread it was forked from,
+/// or the one that spawned it as a sub-agent.
+fn parent_of(p: &Value) -> Option<&str> {
+    let spawn = || p.pointer("/source/subagent/thread_spawn/parent_thread_id");
+    p.get("forked_from_id").or_else(spawn).and_then(Value::as_str).filter(|s| !s.is_empty())
+}
+
+/// The milliseconds of a UUIDv7 (its first 48 bits), `None` for any other
+/// string.
+pub(super) fn uuid7_ms(s: &str) -> Option<u64> {
+    let b = s.as_bytes();
+    let shape = b.len() == 36
+        && b.iter()
+            .enumerate()
+            .all(|(i, c)| if matches!(i, 8 | 13 | 18 | 23) { *c == b'-' } else { c.is_ascii_hexdigit() });
+    if !shape || b[14] != b'7' {
+        return None;
+    }
+    let hex: String = s[..8].chars().chain(s[9..13].chars()).collect();
+    u64::from_str_radix(&hex, 16).ok()
+}
+
+impl Reader<'_> {
+    /// The first `session_meta` of a fork or sub-agent: its parent, and how its
+    /// own turns will be told from the copied ones.
+    pub(super) fn note_fork(&mut self, p: &Value, own_id: &str) {
+        if let Some(parent) = parent_of(p) {
+            self.s.parent = Some(parent.to_string());
+            self.fork = Some(Fork { own_ms: uuid7_ms(own_id), last_ts: None });
+        }
+    }
+
+    /// A later `session_meta` of a fork: another thread's opens the copy (when
+    /// the thread has made no call yet), its own ends it. Returns whether the
+    /// line belongs to the copy.
+    pub(super) fn fork_meta(&mut self, id: Option<&str>, ts: Option<i64>) -> bool {
+        let Some(id) = id.filter(|_| self.fork.is_some()) else { return self.copying };
+        if id == self.s.id {
+            self.end_copy();
+            return false;
+        }
+        if !self.copying && self.s.calls.is_empty() {
+            self.copying = true;
+            if let Some(f) = &mut self.fork {
+                f.last_ts = ts;
+            }
+        }
+        self.copying
+    }
+
+    /// Ends the copy before a line that cannot be part of it: one written well
+    /// after the copied burst, or a turn whose UUIDv7 id is newer than the
+    /// thread itself.
+    pub(super) fn copy_check(&mut self, ts: Option<i64>, turn_id: Option<&str>) {
+        let Some(f) = self.fork.as_mut().filter(|_| self.copying) else { return };
+        let late = matches!((f.last_ts, ts), (Some(last), Some(now)) if now - last > COPY_GAP_MS);
+        let own_turn = matches!((f.own_ms, turn_id.and_then(uuid7_ms)), (Some(own), Some(t)) if t >= own);
+        if ts.is_some() {
+            f.last_ts = ts;
+        }
+        if late || own_turn {
+            self.end_copy();
+        }
+    }
+
+    /// The messages read so far are the parent's: in context, not this
+    /// thread's calls.
+    pub(super) fn end_copy(&mut self) {
+        if std::mem::take(&mut self.copying) {
+            self.boundary();
+            self.s.inherited = self.s.messages.len();
+        }
+    }
+}
