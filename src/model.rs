@@ -607,8 +607,7 @@ pub struct Session {
     pub calls: Vec<Call>,
     pub recorded_compactions: Vec<RecordedCompaction>,
     pub errors: Vec<RecordedError>,
-    /// Id of the parent session when this is a sub-agent / sidechain / aside,
-    /// or the thread a Codex rollout was forked from.
+    /// Id of the parent session when this is a sub-agent / sidechain / aside.
     pub parent: Option<String>,
     /// Ids of the sub-agent sessions of this session.
     pub subagents: Vec<String>,
@@ -618,6 +617,12 @@ pub struct Session {
     /// and compactions among them are the other session's.
     #[serde(default)]
     pub inherited: usize,
+    /// The session this one was forked or spawned from when its log opens
+    /// with a copy of that session's history: its id, or for pi the path of
+    /// its log as the header names it. Settled once the batch is known
+    /// ([`Session::settle_fork`]).
+    #[serde(default)]
+    pub forked_from: Option<String>,
     pub diagnostics: Diagnostics,
     pub stats: ReadStats,
 }
@@ -684,6 +689,7 @@ impl Session {
             parent: None,
             subagents: Vec::new(),
             inherited: 0,
+            forked_from: None,
             diagnostics: Diagnostics::default(),
             stats: ReadStats::default(),
         }
@@ -703,6 +709,25 @@ impl Session {
     /// [`RecordedCompaction::inserted`]).
     pub fn is_inserted(&self, index: usize) -> bool {
         self.recorded_compactions.iter().any(|c| c.inserted.contains(&index))
+    }
+
+    /// Settle the history this fork copied from its parent, once it is known
+    /// whether the batch read the parent too. If it did, the calls and API
+    /// errors of that history are the parent's, counted there, and leave this
+    /// session, which starts from the history as context. If not, this log is
+    /// the only record of them here: the session is read whole, as its own.
+    pub fn settle_fork(&mut self, parent_read: bool) {
+        if self.forked_from.is_none() || self.inherited == 0 {
+            return;
+        }
+        if !parent_read {
+            self.inherited = 0;
+            return;
+        }
+        let k = self.inherited;
+        self.calls.retain(|c| c.message_index >= k);
+        let first_own_line = self.messages.get(k).map_or(u64::MAX, |m| m.source_line);
+        self.errors.retain(|e| e.source_line >= first_own_line);
     }
 
     /// The messages a policy replay does not see (`true`): those the agent's

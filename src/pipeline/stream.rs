@@ -218,6 +218,8 @@ fn process<S>(
         let linked = format::is_linked_session(&s);
         match pass {
             Pass::TopLevel if linked => {
+                // A fork's parent may itself be a fork, deferred too.
+                format::owned_keys(&s, &mut done.owned);
                 done.deferred = true;
                 if !rereadable {
                     done.held.push((index, s));

@@ -292,6 +292,9 @@ struct Builder<'p> {
     /// all messages exist.
     preserved: Vec<(usize, u64, Preserved)>,
     error_ids: HashSet<String>,
+    /// Every message so far came from a record a branch copied
+    /// ([`Rec::is_copied`]): they are the session's inherited history.
+    copying: bool,
 }
 
 impl<'p> Builder<'p> {
@@ -306,6 +309,7 @@ impl<'p> Builder<'p> {
             pending: None,
             preserved: Vec::new(),
             error_ids: HashSet::new(),
+            copying: true,
         }
     }
 
@@ -365,6 +369,14 @@ impl<'p> Builder<'p> {
 
     fn push(&mut self, r: &Rec, role: Role, origin: Origin, blocks: Vec<Block>) -> usize {
         let idx = self.s.messages.len();
+        if self.copying {
+            if let Some(from) = r.copied_from() {
+                self.s.inherited = idx + 1;
+                self.s.forked_from.get_or_insert_with(|| from.to_string());
+            } else {
+                self.copying = false;
+            }
+        }
         self.s.messages.push(Message { role, origin, blocks, source_line: r.line, timestamp: r.f.timestamp.0 });
         if let Some(u) = r.uuid() {
             self.uuid_msg.insert(u.to_string(), idx);
@@ -386,7 +398,7 @@ impl<'p> Builder<'p> {
             self.synthetic(r, response_id, blocks);
             return;
         }
-        if let Some(m) = model {
+        if let Some(m) = model.filter(|_| !r.is_copied()) {
             self.s.meta.add_model(m);
         }
         let usage = msg.usage;
@@ -692,3 +704,7 @@ mod tree;
 #[cfg(test)]
 #[path = "claude_tests.rs"]
 mod tests;
+
+#[cfg(test)]
+#[path = "claude_context_tests.rs"]
+mod context_tests;

@@ -108,6 +108,9 @@ json_object! {
         pub api_error_status: Option<u64> = "apiErrorStatus",
         pub compact_metadata: Option<Value> = "compactMetadata",
         pub attachment: Option<Value> = "attachment",
+        /// A record a branch (`/branch`, `--fork-session`) copied from the
+        /// session it was forked from.
+        pub forked_from: Present = "forkedFrom",
         message: Option<TMsg<'a>> = "message",
     }
 }
@@ -153,6 +156,7 @@ json_object! {
         output_tokens: Option<Value> = "output_tokens",
         cache_read_input_tokens: Option<Value> = "cache_read_input_tokens",
         cache_creation_input_tokens: Option<Value> = "cache_creation_input_tokens",
+        iterations: Option<Value> = "iterations",
     }
 }
 
@@ -234,7 +238,9 @@ impl<'a> Rec<'a> {
                             "input_tokens" => u.input_tokens.as_ref(),
                             "output_tokens" => u.output_tokens.as_ref(),
                             "cache_read_input_tokens" => u.cache_read_input_tokens.as_ref(),
-                            _ => u.cache_creation_input_tokens.as_ref(),
+                            "cache_creation_input_tokens" => u.cache_creation_input_tokens.as_ref(),
+                            "iterations" => u.iterations.as_ref(),
+                            _ => None,
                         })
                     }),
                     content: m.content.map_or(Content::None, Content::Typed),
@@ -271,6 +277,7 @@ impl<'a> Rec<'a> {
             api_error_status: v.get("apiErrorStatus").and_then(Value::as_u64),
             compact_metadata: v.get("compactMetadata").cloned(),
             attachment: v.get("attachment").cloned(),
+            forked_from: Present(v.get("forkedFrom").cloned()),
             message: None,
             _borrows: PhantomData,
         };
@@ -296,6 +303,15 @@ impl<'a> Rec<'a> {
     pub fn kind(&self) -> &str {
         self.f.kind.as_deref().unwrap_or("(no type)")
     }
+    /// Copied by a branch from the session it was forked from (`forkedFrom`).
+    pub fn is_copied(&self) -> bool {
+        self.f.forked_from.0.as_ref().is_some_and(|v| !v.is_null())
+    }
+
+    /// The id of the session a branch copied this record from.
+    pub fn copied_from(&self) -> Option<&str> {
+        self.f.forked_from.0.as_ref()?.get("sessionId").and_then(Value::as_str).filter(|s| !s.is_empty())
+    }
     pub fn uuid(&self) -> Option<&str> {
         self.f.uuid.as_deref().filter(|u| !u.is_empty())
     }
@@ -316,14 +332,34 @@ impl<'a> Rec<'a> {
 /// count is a non-negative number (floats truncated), clamped; anything else is 0.
 fn usage_of<'v>(get: impl Fn(&str) -> Option<&'v Value>) -> Usage {
     let f = |k: &str| get(k).and_then(as_u64).unwrap_or(0);
-    Usage {
+    let mut u = Usage {
         uncached_input: f("input_tokens"),
         cache_read: f("cache_read_input_tokens"),
         cache_write: f("cache_creation_input_tokens"),
         output: f("output_tokens"),
         reasoning: 0,
         provenance: crate::model::UsageProvenance::Anthropic,
+    };
+    if let Some(last) = last_request(get("iterations")) {
+        let g = |k: &str| last.get(k).and_then(as_u64).unwrap_or(0);
+        (u.uncached_input, u.cache_read, u.cache_write) =
+            (g("input_tokens"), g("cache_read_input_tokens"), g("cache_creation_input_tokens"));
     }
+    u
+}
+
+/// The last of a response's model requests, when it made more than one. A
+/// server tool that runs mid-response (the advisor) makes the model answer
+/// again on a longer prompt; the top-level usage then sums the prompts of
+/// every request, while `iterations` lists each (`type: "message"`; the
+/// advisor's own, on another model, are `advisor_message` and outside the
+/// totals). The call's context is the last request's prompt; its output, the
+/// total.
+fn last_request(iterations: Option<&Value>) -> Option<&Value> {
+    let mut requests =
+        iterations?.as_array()?.iter().filter(|i| i.get("type").and_then(Value::as_str) == Some("message"));
+    requests.next()?;
+    requests.next_back()
 }
 
 /// A token count (usage, `preTokens`), clamped to [`crate::read::MAX_TOKENS`].

@@ -11,13 +11,13 @@ fn fixture(name: &str) -> PathBuf {
 }
 
 /// Read one fixture file with the reader alone (no cross-file linking).
-fn read_fixture(name: &str) -> Vec<Session> {
+pub(super) fn read_fixture(name: &str) -> Vec<Session> {
     let path = fixture(name);
     let data = std::fs::read(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
     read(&path, &data)
 }
 
-fn text_of(b: &Block) -> &str {
+pub(super) fn text_of(b: &Block) -> &str {
     match b {
         Block::Text { text } => text,
         _ => "",
@@ -368,33 +368,6 @@ fn compact_boundary_and_summary() {
     assert_eq!(s.messages.len(), 9);
     assert_eq!(s.calls.len(), 3);
     assert_eq!(s.diagnostics.skipped.get("system/compact_boundary"), None);
-}
-
-#[test]
-fn preserved_messages_are_the_kept_part_of_a_compaction() {
-    // Newer Claude Code names the messages a partial compaction kept by their
-    // uuids (`preservedMessages`), with no `preservedSegment`.
-    let s = &read_fixture("preserved-messages.jsonl")[0];
-    assert_eq!(s.recorded_compactions.len(), 2);
-    let c1 = &s.recorded_compactions[0];
-    assert_eq!((c1.trigger.as_deref(), c1.tokens_before), (Some("manual"), Some(6100)));
-    assert_eq!(c1.inserted, 7..8);
-    assert_eq!(c1.kept, 4..7, "the three listed uuids, in the order of the file");
-    assert_eq!(text_of(&s.messages[4].blocks[0]), "Do it, and keep the Decimal type");
-    // Listed messages with one between them that is not listed: kept from the
-    // first to the last, and said.
-    let c2 = &s.recorded_compactions[1];
-    assert_eq!((c2.inserted.clone(), c2.kept.clone()), (12..13, 9..12));
-    let warnings: Vec<_> = s.diagnostics.messages.iter().map(|d| (d.line, d.message.as_str())).collect();
-    assert_eq!(
-        warnings,
-        [(
-            14,
-            "compact_boundary: the preserved messages are not one run; \
-             the 1 message(s) between them are counted as kept too"
-        )]
-    );
-    assert_eq!(s.calls.len(), 6);
 }
 
 #[test]

@@ -260,7 +260,7 @@ impl<'a> Reader<'a> {
             None => {
                 let i = self.push_message(Role::Assistant, Origin::Model, Vec::new(), line, ts);
                 self.open_assistant = Some(i);
-                if ctx == Ctx::Live && !self.response_open && !self.copying {
+                if ctx == Ctx::Live && !self.response_open {
                     self.new_call(i, ts);
                 }
                 i
@@ -406,8 +406,6 @@ impl<'a> Reader<'a> {
         let ty = p.get("type").and_then(Value::as_str).unwrap_or("");
         match ty {
             "token_count" => self.token_count(p),
-            // The parent's failures are counted in its own rollout.
-            "error" if self.copying => self.s.diagnostics.skip("event_msg/error (copied)"),
             "error" => {
                 let msg = p.get("message").and_then(Value::as_str).unwrap_or("");
                 self.s.errors.push(RecordedError {

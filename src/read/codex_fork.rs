@@ -5,8 +5,11 @@
 //! (`source.subagent.thread_spawn.parent_thread_id`) writes its own
 //! `session_meta`, then every line of the parent's rollout as it was (the
 //! parent's `session_meta` first, its items, usage events and compactions),
-//! re-stamped with the time of the copy, then its own turns. Read as its own,
-//! the copy would count each of the parent's calls again in every fork.
+//! re-stamped with the time of the copy, then its own turns. Read as its own
+//! next to its parent, the copy would count each of the parent's calls again
+//! in every fork. The reader marks where the copy ends
+//! ([`Session::inherited`](crate::model::Session::inherited)); the batch
+//! settles the rest ([`Session::settle_fork`](crate::model::Session::settle_fork)).
 
 use super::Reader;
 use serde_json::Value;
@@ -52,8 +55,11 @@ impl Reader<'_> {
     /// own turns will be told from the copied ones.
     pub(super) fn note_fork(&mut self, p: &Value, own_id: &str) {
         if let Some(parent) = parent_of(p) {
-            self.s.parent = Some(parent.to_string());
+            self.s.forked_from = Some(parent.to_string());
             self.fork = Some(Fork { own_ms: uuid7_ms(own_id), last_ts: None });
+        }
+        if let Some(spawner) = p.pointer("/source/subagent/thread_spawn/parent_thread_id").and_then(Value::as_str) {
+            self.s.parent = Some(spawner.to_string());
         }
     }
 

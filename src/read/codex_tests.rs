@@ -436,17 +436,26 @@ proptest! {
 fn a_fork_starts_from_the_parents_copied_history_without_its_calls() {
     // The parent's lines, copied at the fork instant, then the fork's own turn
     // (its turn id, a UUIDv7, is newer than the fork's own id).
-    let s = fixture("rollout-2026-06-20T11-00-00-019ee4af-ff80-7c11-8d12-e13f14a15b16.jsonl");
-    assert_eq!(s.id, "019ee4af-ff80-7c11-8d12-e13f14a15b16", "the first session_meta names the thread");
-    assert_eq!(s.parent.as_deref(), Some("019ee479-1100-7a01-8b02-c03d04e05f06"));
-    assert_eq!(s.inherited, 10, "4 messages, the compaction's 2, then 4");
-    assert_eq!(s.messages[10].text(), "Try the other fix instead: drop line 41.");
-    // Only the fork's own responses are calls, with their own usage.
-    let calls: Vec<(usize, Option<u64>)> =
-        s.calls.iter().map(|c| (c.message_index, c.usage.as_ref().map(|u| u.uncached_input + u.cache_read))).collect();
-    assert_eq!(calls, [(11, Some(3500)), (13, Some(3700))]);
-    assert_eq!(s.meta.models, ["gpt-5.4"], "the parent's model made none of these calls");
-    assert_eq!(s.meta.versions, ["0.150.0"]);
+    let read = fixture("rollout-2026-06-20T11-00-00-019ee4af-ff80-7c11-8d12-e13f14a15b16.jsonl");
+    assert_eq!(read.id, "019ee4af-ff80-7c11-8d12-e13f14a15b16", "the first session_meta names the thread");
+    assert_eq!(read.forked_from.as_deref(), Some("019ee479-1100-7a01-8b02-c03d04e05f06"));
+    assert_eq!(read.parent, None, "a fork is no sub-agent");
+    assert_eq!(read.inherited, 10, "4 messages, the compaction's 2, then 4");
+    assert_eq!(read.messages[10].text(), "Try the other fix instead: drop line 41.");
+    assert_eq!(read.meta.models, ["gpt-5.4"], "the parent's model made none of the fork's calls");
+    assert_eq!(read.meta.versions, ["0.150.0"]);
+    let calls = |s: &Session| -> Vec<(usize, Option<u64>)> {
+        s.calls.iter().map(|c| (c.message_index, c.usage.as_ref().map(|u| u.uncached_input + u.cache_read))).collect()
+    };
+    // Without its parent in the batch, the log is the only record of the
+    // parent's four responses: read whole.
+    let mut alone = read.clone();
+    alone.settle_fork(false);
+    assert_eq!((alone.inherited, alone.calls.len(), alone.errors.len()), (0, 6, 1));
+    // With it, they and the parent's error are the parent's.
+    let mut s = read;
+    s.settle_fork(true);
+    assert_eq!(calls(&s), [(11, Some(3500)), (13, Some(3700))], "the fork's own, with their own usage");
     assert!(s.errors.is_empty(), "the parent's error is counted in its own rollout");
     // The parent's compaction still shapes the context the fork starts from,
     // but it is not the fork's own.
@@ -460,9 +469,11 @@ fn a_fork_starts_from_the_parents_copied_history_without_its_calls() {
 fn a_sub_agent_without_uuid_turn_ids_ends_the_copy_at_the_first_late_line() {
     // An older build: turn ids "1", "2". The copied burst is milliseconds
     // apart; the sub-agent's own turn comes seconds later.
-    let s = fixture("rollout-2026-06-21T09-30-00-6f2b9c1e-4d3a-4b8e-9f10-2a7c5e8d1b34.jsonl");
-    assert_eq!(s.parent.as_deref(), Some("3c9d0e7a-1b2f-4e6c-8a5d-9f0b1c2d3e4f"));
+    let mut s = fixture("rollout-2026-06-21T09-30-00-6f2b9c1e-4d3a-4b8e-9f10-2a7c5e8d1b34.jsonl");
+    assert_eq!(s.parent.as_deref(), Some("3c9d0e7a-1b2f-4e6c-8a5d-9f0b1c2d3e4f"), "spawned by it");
+    assert_eq!(s.forked_from, s.parent);
     assert_eq!(s.inherited, 2);
+    s.settle_fork(true);
     let calls: Vec<(usize, Option<u64>)> =
         s.calls.iter().map(|c| (c.message_index, c.usage.as_ref().map(|u| u.uncached_input + u.cache_read))).collect();
     assert_eq!(calls, [(3, Some(5500)), (5, Some(5800))]);
@@ -484,7 +495,7 @@ fn a_thread_that_is_no_fork_reads_a_second_session_meta_as_before() {
         v7
     );
     let s = read(Path::new("r.jsonl"), log.as_bytes()).pop().unwrap();
-    assert_eq!((s.inherited, s.calls.len(), s.parent.as_deref()), (0, 1, None));
+    assert_eq!((s.inherited, s.calls.len(), s.forked_from.as_deref()), (0, 1, None));
 }
 
 #[test]

@@ -75,12 +75,6 @@ impl Reader<'_> {
         let Some(usage) = usage else { return };
         self.open_assistant = None;
         self.response_open = false;
-        if self.copying {
-            // The parent's usage, counted in its own rollout; its totals still
-            // carry on into this thread's.
-            self.s.diagnostics.skip("event_msg/token_count (copied)");
-            return;
-        }
         match self.order {
             UsageOrder::Unknown => {
                 self.order = UsageOrder::Precedes;

@@ -213,20 +213,41 @@ pub fn is_linked_file(path: &Path) -> bool {
     FORMATS.iter().any(|f| f.is_linked_file(path))
 }
 
-/// A session its format says links to one read from elsewhere.
+/// A session its format says links to one read from elsewhere, or a fork
+/// whose copied history waits for the batch ([`Session::settle_fork`]).
 pub fn is_linked_session(s: &Session) -> bool {
-    of(s.format).is_some_and(|f| f.is_linked_session(s))
+    is_unsettled_fork(s) || of(s.format).is_some_and(|f| f.is_linked_session(s))
 }
 
-/// Add to `out` the keys a top-level session owns.
+fn is_unsettled_fork(s: &Session) -> bool {
+    s.forked_from.is_some() && s.inherited > 0
+}
+
+/// Add to `out` the keys a session read in the first pass owns: those its
+/// format names, and its id and file name, which a fork names its parent by.
 pub fn owned_keys(s: &Session, out: &mut Vec<String>) {
     if let Some(f) = of(s.format) {
         f.owned_keys(s, out);
     }
+    out.push(format!("session:{}", s.id));
+    if let Some(name) = s.source_path.file_name() {
+        out.push(format!("file:{}", name.to_string_lossy()));
+    }
 }
 
-/// Drop from a linked session what it replays of `owned`.
+/// Whether `owned` holds the session `forked_from` names: by id, or (pi) by
+/// the file name of the log path it gives.
+fn parent_read(forked_from: &str, owned: &HashSet<String>) -> bool {
+    let name = forked_from.rsplit(['/', '\\']).next().unwrap_or(forked_from);
+    owned.contains(&format!("session:{forked_from}")) || owned.contains(&format!("file:{name}"))
+}
+
+/// Drop from a linked session what it replays of `owned`, and settle a fork
+/// by whether its parent is among them.
 pub fn drop_replayed(s: &mut Session, owned: &HashSet<String>) {
+    if let Some(from) = s.forked_from.clone().filter(|_| is_unsettled_fork(s)) {
+        s.settle_fork(parent_read(&from, owned));
+    }
     if let Some(f) = of(s.format) {
         f.drop_replayed(s, owned);
     }
@@ -242,8 +263,22 @@ pub fn shard_group(path: &Path) -> std::path::PathBuf {
         .unwrap_or_else(|| path.to_path_buf())
 }
 
-/// Link a batch read whole into memory, format by format.
+/// Link a batch read whole into memory, format by format, and settle its
+/// forks by whether their parents are in it.
 pub fn link_across_files(sessions: &mut [Session]) {
+    let mut keys = Vec::new();
+    for s in sessions.iter() {
+        keys.push(format!("session:{}", s.id));
+        if let Some(name) = s.source_path.file_name() {
+            keys.push(format!("file:{}", name.to_string_lossy()));
+        }
+    }
+    let owned: HashSet<String> = keys.into_iter().collect();
+    for s in sessions.iter_mut() {
+        if let Some(from) = s.forked_from.clone().filter(|_| is_unsettled_fork(s)) {
+            s.settle_fork(parent_read(&from, &owned));
+        }
+    }
     for f in FORMATS {
         f.link_across_files(sessions);
     }

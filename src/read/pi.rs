@@ -160,6 +160,7 @@ pub fn read(path: &Path, data: &[u8]) -> Vec<Session> {
         merged: false,
         entry_msg: vec![None; entries.len()],
         first_by_id: None,
+        forked_at: None,
     };
     let header = entries.iter().position(|(_, v)| str_of(v, "type") == Some("session"));
     let version = match header {
@@ -182,8 +183,18 @@ pub fn read(path: &Path, data: &[u8]) -> Vec<Session> {
     } else {
         (0..entries.len()).filter(|i| Some(*i) != header).collect()
     };
+    // A fork's file opens with the entries it copied from its parent, which
+    // keep their own times, all before the fork's header was written.
+    let mut copying = r.forked_at.is_some();
     for i in order {
+        if copying {
+            let ts = entries[i].1.get("timestamp").and_then(time::parse_value);
+            copying = matches!((ts, r.forked_at), (Some(t), Some(fork)) if t < fork);
+        }
         r.entry(&entries, i);
+        if copying {
+            r.s.inherited = r.s.messages.len();
+        }
     }
     vec![r.s]
 }
@@ -203,6 +214,8 @@ struct Reader {
     /// first `firstKeptEntryId` lookup (a scan per compaction entry would be
     /// quadratic in a file made of compactions).
     first_by_id: Option<HashMap<String, usize>>,
+    /// When a fork's header (`parentSession`, `branchedFrom`) was written.
+    forked_at: Option<i64>,
 }
 
 impl Reader {
@@ -216,8 +229,15 @@ impl Reader {
             self.current_model = Some(m.to_string());
         }
         // `branchedFrom` / `parentSession` name the file this session was forked
-        // from. A fork is a complete conversation of its own, not a sub-agent, so
-        // it is deliberately not recorded in `Session::parent`.
+        // from. A fork is a conversation of its own, not a sub-agent, so it is
+        // not recorded in `Session::parent`; the entries it copied from the
+        // parent are its inherited history ([`Session::inherited`]).
+        if let Some(parent) =
+            ["parentSession", "branchedFrom"].iter().find_map(|k| str_of(h, k).filter(|p| !p.is_empty()))
+        {
+            self.forked_at = h.get("timestamp").and_then(time::parse_value);
+            self.s.forked_from = Some(parent.to_string());
+        }
     }
 
     /// Entry indexes on the path from the root to the last entry (v2+ trees).

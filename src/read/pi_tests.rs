@@ -211,3 +211,33 @@ fn corpus_matches_manifest() {
         }
     }
 }
+
+#[test]
+fn a_fork_starts_from_the_entries_it_copied_without_their_calls() {
+    // `/fork` writes a header naming the parent file, then the parent's path
+    // of entries as they were (with their own, earlier times), then its own.
+    let mut s = read_fixture("v3-fork.jsonl");
+    assert_eq!(s.inherited, 4, "the request, the read call, its result and the answer");
+    assert!(s.forked_from.as_deref().is_some_and(|p| p.ends_with("_pi-parent.jsonl")));
+    assert_eq!(s.calls.len(), 3, "read alone, the copy's responses are calls");
+    s.settle_fork(true);
+    let calls: Vec<_> = s.calls.iter().map(|c| (c.message_index, c.usage.map(|u| u.prompt_tokens()))).collect();
+    assert_eq!(calls, [(s.messages.len() - 1, Some(2150))]);
+    assert_eq!(s.parent, None, "a fork is no sub-agent");
+}
+
+#[test]
+fn a_new_session_naming_a_parent_copies_nothing() {
+    // `newSession({ parentSession })` (a hand-over) writes no parent entry:
+    // every entry is newer than the header.
+    let log = concat!(
+        r#"{"type":"session","version":3,"id":"h","timestamp":"2026-07-14T16:30:00.000Z","cwd":"/w","parentSession":"/p.jsonl"}"#,
+        "\n",
+        r#"{"type":"message","id":"a","parentId":null,"timestamp":"2026-07-14T16:30:01.000Z","message":{"role":"user","content":"go"}}"#,
+        "\n",
+        r#"{"type":"message","id":"b","parentId":"a","timestamp":"2026-07-14T16:30:02.000Z","message":{"role":"assistant","content":[{"type":"text","text":"ok"}],"usage":{"input":10,"output":1}}}"#,
+        "\n"
+    );
+    let s = read(Path::new("h.jsonl"), log.as_bytes()).remove(0);
+    assert_eq!((s.inherited, s.calls.len()), (0, 1));
+}

@@ -21,6 +21,7 @@ mod cli_sweep;
 mod corpus;
 mod corpus_invariants;
 mod discovery;
+mod forks;
 mod fuzz_readers;
 mod fuzz_replay;
 mod fuzz_runner;

@@ -1,0 +1,59 @@
+//! Tests of the context a Claude Code session starts from and keeps: a
+//! branch's copied history, the messages a compaction preserved, and the
+//! prompt of a response that made several model requests.
+
+use super::tests::{read_fixture, text_of};
+use crate::model::Usage;
+
+fn prompt_and_output(u: &Usage) -> (u64, u64, u64, u64) {
+    (u.uncached_input, u.cache_read, u.cache_write, u.output)
+}
+
+#[test]
+fn a_response_with_several_requests_has_the_last_ones_prompt() {
+    // The advisor ran mid-response: the top-level usage sums the prompts of the
+    // two requests (19,200 read); the response ended on the second (10,200).
+    let s = &read_fixture("advisor-iterations.jsonl")[0];
+    let usage: Vec<_> = s.calls.iter().map(|c| prompt_and_output(c.usage.as_ref().unwrap())).collect();
+    assert_eq!(usage, [(2, 10_200, 450, 345), (4, 10_650, 120, 30)], "one request: the totals as they are");
+    assert_eq!(s.meta.models, ["claude-sonnet-4-6"]);
+}
+
+#[test]
+fn a_branch_starts_from_the_history_it_copied_without_its_calls() {
+    // `/branch` writes the parent's records again, each marked `forkedFrom`.
+    let mut s = read_fixture("branch.jsonl").remove(0);
+    assert_eq!(s.inherited, 4);
+    assert_eq!(s.forked_from.as_deref(), Some("d41c8b2e-9f3a-4e7d-b6c5-0a1f2e3d4c5b"));
+    assert_eq!((s.messages.len(), s.calls.len()), (6, 3), "read alone, the copy's responses are calls");
+    s.settle_fork(true);
+    let calls: Vec<_> = s.calls.iter().map(|c| (c.message_index, c.usage.as_ref().map(Usage::prompt_tokens))).collect();
+    assert_eq!(calls, [(5, Some(4_388))], "the parent's two responses are its own calls");
+}
+
+#[test]
+fn preserved_messages_are_the_kept_part_of_a_compaction() {
+    // Newer Claude Code names the messages a partial compaction kept by their
+    // uuids (`preservedMessages`), with no `preservedSegment`.
+    let s = &read_fixture("preserved-messages.jsonl")[0];
+    assert_eq!(s.recorded_compactions.len(), 2);
+    let c1 = &s.recorded_compactions[0];
+    assert_eq!((c1.trigger.as_deref(), c1.tokens_before), (Some("manual"), Some(6100)));
+    assert_eq!(c1.inserted, 7..8);
+    assert_eq!(c1.kept, 4..7, "the three listed uuids, in the order of the file");
+    assert_eq!(text_of(&s.messages[4].blocks[0]), "Do it, and keep the Decimal type");
+    // Listed messages with one between them that is not listed: kept from the
+    // first to the last, and said.
+    let c2 = &s.recorded_compactions[1];
+    assert_eq!((c2.inserted.clone(), c2.kept.clone()), (12..13, 9..12));
+    let warnings: Vec<_> = s.diagnostics.messages.iter().map(|d| (d.line, d.message.as_str())).collect();
+    assert_eq!(
+        warnings,
+        [(
+            14,
+            "compact_boundary: the preserved messages are not one run; \
+             the 1 message(s) between them are counted as kept too"
+        )]
+    );
+    assert_eq!(s.calls.len(), 6);
+}
