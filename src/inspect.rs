@@ -59,7 +59,7 @@ pub struct SessionReport {
     pub models: Vec<String>,
     /// Sub-agent kind (`Explore`, …) when known.
     pub agent_type: Option<String>,
-    /// Parent session id when this is a sub-agent or a fork.
+    /// Parent session id when this is a sub-agent.
     pub parent: Option<String>,
     pub subagents: Vec<String>,
     /// Messages copied from the parent at the top of the log

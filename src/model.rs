@@ -613,8 +613,10 @@ pub struct Session {
     pub subagents: Vec<String>,
     /// The first `inherited` messages are another session's history, copied
     /// into this log when this one was forked or spawned from it (Codex forks
-    /// and sub-agents). They are context this session starts from; the calls
-    /// and compactions among them are the other session's.
+    /// and sub-agents, Claude Code branches, pi forks). They are context this
+    /// session starts from; the calls and compactions among them are the other
+    /// session's. 0 once [`Session::settle_fork`] found the other session
+    /// missing from the batch: the log is then read whole.
     #[serde(default)]
     pub inherited: usize,
     /// The session this one was forked or spawned from when its log opens

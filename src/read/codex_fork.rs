@@ -86,7 +86,7 @@ impl Reader<'_> {
     /// thread itself.
     pub(super) fn copy_check(&mut self, ts: Option<i64>, turn_id: Option<&str>) {
         let Some(f) = self.fork.as_mut().filter(|_| self.copying) else { return };
-        let late = matches!((f.last_ts, ts), (Some(last), Some(now)) if now - last > COPY_GAP_MS);
+        let late = matches!((f.last_ts, ts), (Some(last), Some(now)) if now.saturating_sub(last) > COPY_GAP_MS);
         let own_turn = matches!((f.own_ms, turn_id.and_then(uuid7_ms)), (Some(own), Some(t)) if t >= own);
         if ts.is_some() {
             f.last_ts = ts;

@@ -229,10 +229,13 @@ pub fn owned_keys(s: &Session, out: &mut Vec<String>) {
     if let Some(f) = of(s.format) {
         f.owned_keys(s, out);
     }
-    out.push(format!("session:{}", s.id));
-    if let Some(name) = s.source_path.file_name() {
-        out.push(format!("file:{}", name.to_string_lossy()));
-    }
+    out.extend(fork_keys(s));
+}
+
+/// The keys a fork may name `s` by: its id, and its log's file name.
+fn fork_keys(s: &Session) -> impl Iterator<Item = String> {
+    let file = s.source_path.file_name().map(|n| format!("file:{}", n.to_string_lossy()));
+    std::iter::once(format!("session:{}", s.id)).chain(file)
 }
 
 /// Whether `owned` holds the session `forked_from` names: by id, or (pi) by
@@ -266,14 +269,7 @@ pub fn shard_group(path: &Path) -> std::path::PathBuf {
 /// Link a batch read whole into memory, format by format, and settle its
 /// forks by whether their parents are in it.
 pub fn link_across_files(sessions: &mut [Session]) {
-    let mut keys = Vec::new();
-    for s in sessions.iter() {
-        keys.push(format!("session:{}", s.id));
-        if let Some(name) = s.source_path.file_name() {
-            keys.push(format!("file:{}", name.to_string_lossy()));
-        }
-    }
-    let owned: HashSet<String> = keys.into_iter().collect();
+    let owned: HashSet<String> = sessions.iter().flat_map(fork_keys).collect();
     for s in sessions.iter_mut() {
         if let Some(from) = s.forked_from.clone().filter(|_| is_unsettled_fork(s)) {
             s.settle_fork(parent_read(&from, &owned));
