@@ -92,6 +92,23 @@ impl LogFormat for Gemini {
         let base = home.var("GEMINI_CLI_HOME").unwrap_or_else(|| home.dir().to_path_buf());
         vec![Location::new("Gemini CLI", base.join(".gemini/tmp"))]
     }
+    /// A recording next to the legacy `session-….json` it was resumed from:
+    /// it opens with a copy of that file's messages ([`read_doc`]'s
+    /// `migrated`), settled once the `.json` is known to be read or not.
+    fn is_linked_file(&self, path: &Path) -> bool {
+        legacy_of(path).is_some_and(|legacy| legacy.is_file())
+    }
+    /// The legacy `.json` file's shard, so that a split run settles the
+    /// recording as one run does.
+    fn shard_group(&self, path: &Path) -> Option<std::path::PathBuf> {
+        legacy_of(path)
+    }
+}
+
+/// The legacy `.json` a `session-….jsonl` recording continues, by name.
+fn legacy_of(path: &Path) -> Option<std::path::PathBuf> {
+    let name = path.file_name()?.to_str()?;
+    (name.starts_with("session-") && name.ends_with(".jsonl")).then(|| path.with_extension("json"))
 }
 
 /// Read a Gemini CLI session file, a `.json` document or a JSONL recording
@@ -104,7 +121,7 @@ pub fn read(path: &Path, data: &[u8]) -> Vec<Session> {
     if let Ok(doc) = &whole
         && doc.get("messages").is_some()
     {
-        return read_doc(s, path, doc, None, &[]);
+        return read_doc(s, path, doc, None, &[], 0);
     }
     match gemini_jsonl::fold(body) {
         Some(f) => {
@@ -114,7 +131,7 @@ pub fn read(path: &Path, data: &[u8]) -> Vec<Session> {
             for (line, raw) in &f.unknown {
                 s.diagnostics.unknown("recording line", *line, &super::raw_json(raw));
             }
-            read_doc(s, path, &f.doc, Some(&f.lines), &f.compressions)
+            read_doc(s, path, &f.doc, Some(&f.lines), &f.compressions, f.migrated)
         }
         None => {
             let reason = whole.err().unwrap_or_else(|| "no `messages` array".to_string());
@@ -129,12 +146,16 @@ pub fn read(path: &Path, data: &[u8]) -> Vec<Session> {
 /// `compressions`: the messages each compression of a recording inserted
 /// (`(line, message indices)`): their model turns are no calls, their summary
 /// is the compaction's, their other user text was not typed then.
+/// `migrated`: the first messages a resume copied from the legacy `.json`
+/// file of the same name, the session's inherited history
+/// ([`Session::inherited`]) when that file is read too.
 fn read_doc(
     mut s: Session,
     path: &Path,
     doc: &Value,
     lines: Option<&[u64]>,
     compressions: &[(u64, Range<usize>)],
+    migrated: usize,
 ) -> Vec<Session> {
     let Some(messages) = doc.get("messages").and_then(Value::as_array) else {
         s.diagnostics.bad_line(path, 0, "session file has no `messages` array");
@@ -230,6 +251,12 @@ fn read_doc(
         }
     }
     built.push(s.messages.len());
+    if migrated > 0
+        && let Some(legacy) = path.with_extension("json").file_name()
+    {
+        s.inherited = built.get(migrated).copied().unwrap_or(s.messages.len());
+        s.forked_from = Some(legacy.to_string_lossy().into_owned());
+    }
     for (line, r) in compressions {
         let at = |i: usize| built.get(i).copied().unwrap_or(s.messages.len());
         let inserted = at(r.start)..at(r.end);

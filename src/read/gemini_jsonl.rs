@@ -29,6 +29,11 @@ pub(super) struct Folded {
     /// Compressions: the line of each snapshot that replaced earlier turns,
     /// and the messages (indices into `doc.messages`) it brought.
     pub compressions: Vec<(u64, Range<usize>)>,
+    /// How many of the first messages a resume of a legacy `.json` session
+    /// copied from it: Gemini then writes that session's header (with its
+    /// `lastUpdated`) and its messages, then the new ones. The leading
+    /// messages no newer than the first header's `lastUpdated`.
+    pub migrated: usize,
 }
 
 /// The messages so far, in order, with the line each one was last written at.
@@ -133,6 +138,7 @@ impl History {
 /// `.json` document, or no Gemini recording at all).
 pub(super) fn fold(data: &[u8]) -> Option<Folded> {
     let mut header = Map::new();
+    let mut opened: Option<i64> = None;
     let mut history = History::default();
     let (mut bad, mut unknown, mut objects) = (Vec::new(), Vec::new(), 0usize);
     for (line, text) in super::lines(data) {
@@ -167,6 +173,9 @@ pub(super) fn fold(data: &[u8]) -> Option<Folded> {
                 }
             }
         } else if o.contains_key("sessionId") && o.contains_key("projectHash") {
+            if header.is_empty() {
+                opened = o.get("lastUpdated").and_then(super::time::parse_value);
+            }
             header.extend(o);
         } else {
             unknown.push((line, Value::Object(o)));
@@ -176,8 +185,10 @@ pub(super) fn fold(data: &[u8]) -> Option<Folded> {
         return None;
     }
     let (messages, lines): (Vec<Value>, Vec<u64>) = history.messages.into_iter().unzip();
+    let written = |m: &Value| m.get("timestamp").and_then(super::time::parse_value);
+    let migrated = opened.map_or(0, |t| messages.iter().take_while(|m| written(m).is_some_and(|w| w <= t)).count());
     header.insert("messages".to_string(), Value::Array(messages));
-    Some(Folded { doc: Value::Object(header), lines, bad, unknown, compressions: history.compressions })
+    Some(Folded { doc: Value::Object(header), lines, bad, unknown, compressions: history.compressions, migrated })
 }
 
 #[cfg(test)]

@@ -244,3 +244,26 @@ fn a_snapshot_after_a_compression_keeps_what_it_replaced() {
     assert_eq!(s.recorded_compactions.len(), 1);
     assert_eq!(s.recorded_compactions[0].inserted.len(), 5);
 }
+
+#[test]
+fn a_resumed_legacy_session_copies_its_history_into_the_recording() {
+    // Resuming `x.json` writes `x.jsonl`: the legacy header (its lastUpdated),
+    // its messages, then the new turns. The `.json` stays.
+    let legacy = read_fixture("session-2026-07-20T08-00-9d8e7f6a.json");
+    let mut s = read_fixture("session-2026-07-20T08-00-9d8e7f6a.jsonl");
+    assert_eq!((legacy.inherited, legacy.forked_from.as_deref()), (0, None));
+    assert_eq!(s.id, legacy.id);
+    assert_eq!(s.inherited, 2, "the legacy request and answer");
+    assert_eq!(s.forked_from.as_deref(), Some("session-2026-07-20T08-00-9d8e7f6a.json"));
+    assert_eq!(s.calls.len(), 2, "read alone, the copied answer is a call");
+    // Beside the `.json`, the copied answer is that file's.
+    s.settle_fork(true);
+    let calls: Vec<_> = s.calls.iter().map(|c| (c.message_index, c.usage.map(|u| u.prompt_tokens()))).collect();
+    assert_eq!(calls, [(3, Some(6400))]);
+}
+
+#[test]
+fn a_fresh_recording_copies_nothing() {
+    let s = read_fixture("session-2026-05-01T10-00-4f3c9a2e.jsonl");
+    assert_eq!((s.inherited, s.forked_from.as_deref()), (0, None));
+}
