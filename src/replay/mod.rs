@@ -43,6 +43,8 @@ mod batch_tests;
 mod compact;
 mod engine;
 #[cfg(test)]
+mod fork_tests;
+#[cfg(test)]
 mod gate_tests;
 #[cfg(test)]
 mod linear_tests;

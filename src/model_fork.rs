@@ -1,0 +1,57 @@
+//! A session's history copied from another (forks): what its calls are once
+//! the batch is known, and what a policy replaying it sees.
+
+use super::Session;
+
+impl Session {
+    /// Settle the history this fork copied from its parent, once it is known
+    /// whether the batch read the parent too. If it did, the calls and API
+    /// errors of that history are the parent's, counted there, and leave this
+    /// session, which starts from the history as context. If not, this log is
+    /// the only record of them here: the session is read whole, as its own.
+    pub fn settle_fork(&mut self, parent_read: bool) {
+        if self.forked_from.is_none() || self.inherited == 0 {
+            return;
+        }
+        if !parent_read {
+            self.inherited = 0;
+            return;
+        }
+        let k = self.inherited;
+        self.calls.retain(|c| c.message_index >= k);
+        let first_own_line = self.messages.get(k).map_or(u64::MAX, |m| m.source_line);
+        self.errors.retain(|e| e.source_line >= first_own_line);
+    }
+
+    /// The messages a policy replay does not see (`true`): those the agent's
+    /// own compactions inserted, and, in the history the session inherited
+    /// ([`Session::inherited`]), what the agent had already dropped when this
+    /// session began. A policy takes that history as the agent had it then
+    /// (with the summary and the kept part of its last compaction there): it
+    /// starts from it, as the session did.
+    pub fn hidden_from_policy(&self) -> Vec<bool> {
+        let n = self.messages.len();
+        let mut hidden = vec![false; n];
+        for rc in &self.recorded_compactions {
+            // Clamped first: an out-of-range `inserted` (a hand-built or
+            // corrupt session) would otherwise index past the end.
+            let a = rc.inserted.start.min(n);
+            hidden[a..rc.inserted.end.clamp(a, n)].fill(true);
+        }
+        let inherited = self.inherited.min(n);
+        let last =
+            self.recorded_compactions.iter().filter(|c| c.inserted.start < inherited).max_by_key(|c| c.inserted.start);
+        if let Some(c) = last {
+            for (i, h) in hidden[..inherited].iter_mut().enumerate() {
+                *h = !(c.kept.contains(&i) || i >= c.inserted.start);
+            }
+        }
+        hidden
+    }
+
+    /// Whether the log records a compaction of this session's own, past the
+    /// history it inherited ([`Session::inherited`]).
+    pub fn has_own_compactions(&self) -> bool {
+        self.recorded_compactions.iter().any(|c| c.inserted.start >= self.inherited)
+    }
+}
