@@ -245,12 +245,18 @@ fn parent_read(forked_from: &str, owned: &HashSet<String>) -> bool {
     owned.contains(&format!("session:{forked_from}")) || owned.contains(&format!("file:{name}"))
 }
 
-/// Drop from a linked session what it replays of `owned`, and settle a fork
-/// by whether its parent is among them.
-pub fn drop_replayed(s: &mut Session, owned: &HashSet<String>) {
+/// Settle `s` if it is a fork still unsettled, by whether `owned` holds its
+/// parent.
+fn settle(s: &mut Session, owned: &HashSet<String>) {
     if let Some(from) = s.forked_from.clone().filter(|_| is_unsettled_fork(s)) {
         s.settle_fork(parent_read(&from, owned));
     }
+}
+
+/// Drop from a linked session what it replays of `owned`, and settle a fork
+/// by whether its parent is among them.
+pub fn drop_replayed(s: &mut Session, owned: &HashSet<String>) {
+    settle(s, owned);
     if let Some(f) = of(s.format) {
         f.drop_replayed(s, owned);
     }
@@ -271,9 +277,7 @@ pub fn shard_group(path: &Path) -> std::path::PathBuf {
 pub fn link_across_files(sessions: &mut [Session]) {
     let owned: HashSet<String> = sessions.iter().flat_map(fork_keys).collect();
     for s in sessions.iter_mut() {
-        if let Some(from) = s.forked_from.clone().filter(|_| is_unsettled_fork(s)) {
-            s.settle_fork(parent_read(&from, &owned));
-        }
+        settle(s, &owned);
     }
     for f in FORMATS {
         f.link_across_files(sessions);

@@ -225,15 +225,16 @@ impl<'a> Engine<'a> {
         toks: &'a [u64],
         system: u64,
         meter: (&'a [u64], u64),
+        hidden: &[bool],
     ) -> Engine<'a> {
-        let hidden = s.hidden_from_policy();
         let results = || {
-            (0..s.messages.len()).filter(|&i| !hidden[i]).flat_map(|i| s.messages[i].blocks.iter()).filter_map(|b| {
-                match b {
+            (0..s.messages.len())
+                .filter(|&i| !hidden.get(i).copied().unwrap_or(false))
+                .flat_map(|i| s.messages[i].blocks.iter())
+                .filter_map(|b| match b {
                     Block::ToolResult { tool_use_id, .. } => Some(tool_use_id.as_str()),
                     _ => None,
-                }
-            })
+                })
         };
         // The tool maps sized once for the session's results: a sweep builds
         // an engine per point, and growing them step by step rehashed each.

@@ -488,7 +488,7 @@ pub fn replay_session(
     };
     let metered = ctx.options.meter.uses_usage();
 
-    let mut eng = engine::Engine::new(session, policy, ctx, toks, system_tokens, (mtoks, msystem));
+    let mut eng = engine::Engine::new(session, policy, ctx, toks, system_tokens, (mtoks, msystem), &hidden);
     let mut calibration = Calibration::new(n);
     let mut mcalibration = Calibration::new(n);
     let mut rows = Vec::with_capacity(session.calls.len());
