@@ -57,8 +57,7 @@ pub fn call_estimates(session: &Session, counts: &MessageTokens) -> Vec<CallEsti
         // becomes its kept messages; the inserted ones are added as the walk reaches
         // them. With several at one point the last one recorded wins.
         while let Some(c) = compactions.get(next_compaction).filter(|c| c.inserted.start <= k) {
-            let kept_end = c.kept.end.min(k);
-            cal.reset(counts.sum(c.kept.start.min(kept_end)..kept_end));
+            cal.reset(c.kept_ranges(k).into_iter().map(|r| counts.sum(r)).sum());
             next_compaction += 1;
         }
         let first_call = next_call;
@@ -294,6 +293,7 @@ pub(crate) mod tests {
             source_line: 9,
             inserted: 8..9,
             kept: 6..8,
+            head: 0..0,
             tokens_before: Some(305),
             trigger: Some("auto".into()),
         }];
@@ -317,6 +317,19 @@ pub(crate) mod tests {
                 (4, 100, 70, 70, false),       // kept 30 + summary 30 + 10; usage reset
             ]
         );
+    }
+
+    /// A compaction that also keeps the session's start (Cline's first
+    /// exchange) starts the context from both kept runs.
+    #[test]
+    fn a_kept_head_counts_in_the_context_after_a_compaction() {
+        let mut s = session();
+        s.recorded_compactions[0].head = 0..2;
+        let counts = MessageTokens::new(&s.messages, &Chars4);
+        let est = call_estimates(&s, &counts);
+        let last = est.last().map(|e| (e.call, e.context));
+        // head 100 + 10, kept 30, summary 30, then 10.
+        assert_eq!(last, Some((4, 180)));
     }
 
     #[test]

@@ -400,7 +400,7 @@ pub fn inspect_session(s: &Session) -> (SessionReport, AccuracyAccumulator) {
                 source_line: rc.source_line,
                 trigger: rc.trigger.clone(),
                 tokens_before: rc.tokens_before,
-                kept_messages: rc.kept.len() as u64,
+                kept_messages: rc.kept_len() as u64,
                 inserted_messages: rc.inserted.len() as u64,
             })
             .collect(),

@@ -13,7 +13,6 @@
 use serde::{Deserialize, Serialize};
 use std::borrow::Cow;
 use std::collections::BTreeMap;
-use std::ops::Range;
 use std::path::PathBuf;
 
 /// The log formats compactor reads.
@@ -359,41 +358,6 @@ pub struct Call {
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
-pub enum CompactionKind {
-    /// Claude Code `system/compact_boundary` + `isCompactSummary` user message.
-    ClaudeBoundary,
-    /// Codex `compacted` record (with or without `replacement_history`).
-    CodexCompacted,
-    /// pi / OpenClaw `compaction` entry.
-    PiCompaction,
-    /// Gemini CLI compression: a recording's `$set` of messages that replaces
-    /// the earlier turns with a `<state_snapshot>` summary and the turns kept.
-    GeminiCompression,
-    /// Anything else a reader recognizes as the agent replacing its history.
-    Other,
-}
-
-/// A compaction the agent itself performed, as recorded in the log.
-///
-/// After it, the agent's context was: `messages[kept.clone()]` (verbatim kept
-/// messages, possibly empty) followed by `messages[inserted.clone()]` (the summary,
-/// and for Codex the whole replacement history) followed by everything after
-/// `inserted.end`. Messages in `inserted` never existed before the compaction; a
-/// policy replay skips them.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct RecordedCompaction {
-    pub kind: CompactionKind,
-    pub source_line: u64,
-    pub inserted: Range<usize>,
-    pub kept: Range<usize>,
-    /// Tokens before compaction as the agent reported them (`preTokens`, `tokensBefore`).
-    pub tokens_before: Option<u64>,
-    /// `auto`, `manual`, … when recorded.
-    pub trigger: Option<String>,
-}
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
 pub enum ApiErrorKind {
     ContextOverflow,
     RateLimit,
@@ -714,8 +678,11 @@ impl Session {
     }
 }
 
+#[path = "model_compaction.rs"]
+mod compaction;
 #[path = "model_fork.rs"]
 mod fork;
+pub use compaction::{CompactionKind, RecordedCompaction};
 
 #[cfg(test)]
 mod tests {

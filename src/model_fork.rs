@@ -43,7 +43,7 @@ impl Session {
             self.recorded_compactions.iter().filter(|c| c.inserted.start < inherited).max_by_key(|c| c.inserted.start);
         if let Some(c) = last {
             for (i, h) in hidden[..inherited].iter_mut().enumerate() {
-                *h = !(c.kept.contains(&i) || i >= c.inserted.start);
+                *h = !(c.keeps(i) || i >= c.inserted.start);
             }
         }
         hidden

@@ -593,6 +593,7 @@ mod tests {
             source_line: 40,
             inserted: 25..26,
             kept: 0..1,
+            head: 0..0,
             tokens_before: Some(6100),
             trigger: Some("auto".into()),
         }];

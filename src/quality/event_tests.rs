@@ -345,6 +345,7 @@ fn messages_inserted_by_a_recorded_compaction_are_not_in_the_index() {
         source_line: 0,
         inserted: 11..12,
         kept: 11..11,
+        head: 0..0,
         tokens_before: None,
         trigger: None,
     });

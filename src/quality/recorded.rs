@@ -257,23 +257,21 @@ fn point_of(
     n: usize,
 ) -> (RecordedEvent, Option<Scorable>) {
     let at = c.inserted.start.min(n);
-    // The context before `c`: from the previous compaction's kept part on.
+    // The context before `c`: the start of the session the previous compaction
+    // kept (Cline's first exchange), then from its kept part on.
     let start = previous.map_or(0, |p| if p.kept.is_empty() { p.inserted.start } else { p.kept.start }).min(at);
-    let replaced: Vec<Range<usize>> = minus(start, at, &c.kept)
-        .into_iter()
-        .flat_map(|r| match previous {
-            // The previous compaction's inserted messages are extra texts.
-            Some(p) => minus(r.start, r.end, &p.inserted),
-            None => vec![r],
-        })
-        .collect();
+    let head = previous.map_or(0..0, |p| p.head.start.min(start)..p.head.end.min(start));
+    // Less what `c` keeps; the previous compaction's inserted messages are extra texts.
+    let holes = [Some(&c.head), Some(&c.kept), previous.map(|p| &p.inserted)];
+    let replaced: Vec<Range<usize>> = holes.into_iter().flatten().fold(vec![head, start..at], |ranges, hole| {
+        ranges.into_iter().flat_map(|r| minus(r.start, r.end, hole)).collect()
+    });
     let replaced_text = previous.map_or_else(Vec::new, |p| {
         let (s, o) = inserted_texts(session, &p.inserted);
         s.into_iter().chain(o).collect::<Vec<_>>()
     });
     let (summaries, kept_text) = inserted_texts(session, &c.inserted);
-    // One range: the kept messages (`CompactionPoint` takes a list).
-    let kept = std::iter::once(c.kept.start.min(n)..c.kept.end.min(n)).collect::<Vec<_>>();
+    let kept: Vec<Range<usize>> = c.kept_ranges(n).into_iter().filter(|r| !r.is_empty()).collect();
     let future = c.inserted.end.min(n)..n;
     let replaced_messages: usize = replaced.iter().map(Range::len).sum();
     let mut event = RecordedEvent {
@@ -294,7 +292,8 @@ fn point_of(
         audit: None,
         detail: None,
     };
-    if summaries.is_empty() {
+    // A truncation writes no summary: scored with none, it shows what it lost.
+    if summaries.is_empty() && c.kind != CompactionKind::ClineDeletedRange {
         event.status = RecordedStatus::Unreadable;
         return (event, None);
     }

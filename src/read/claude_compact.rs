@@ -108,6 +108,7 @@ impl Builder<'_> {
             source_line: line,
             inserted,
             kept,
+            head: 0..0,
             tokens_before,
             trigger,
         });

@@ -508,6 +508,7 @@ impl<'a> Reader<'a> {
             source_line: line,
             inserted,
             kept: start..start,
+            head: 0..0,
             tokens_before: None,
             trigger: None,
         });

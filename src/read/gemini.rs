@@ -264,6 +264,7 @@ fn read_doc(
             kind: CompactionKind::GeminiCompression,
             source_line: *line,
             kept: inserted.start..inserted.start,
+            head: 0..0,
             inserted,
             tokens_before: None,
             trigger: None,

@@ -490,6 +490,7 @@ impl Reader {
             source_line: line,
             inserted: index..index + 1,
             kept,
+            head: 0..0,
             tokens_before: v.get("tokensBefore").and_then(Value::as_u64).map(super::clamp_tokens),
             trigger,
         });

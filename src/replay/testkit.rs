@@ -141,6 +141,7 @@ impl SessionBuilder {
             source_line: 0,
             inserted,
             kept,
+            head: 0..0,
             tokens_before: None,
             trigger: None,
         });

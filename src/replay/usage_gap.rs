@@ -11,8 +11,8 @@ pub(super) struct Baseline {
     before: Vec<u64>,
     /// Positions where a recorded compaction takes effect, sorted.
     resets: Vec<usize>,
-    /// The range each of those compactions kept.
-    kept: Vec<std::ops::Range<usize>>,
+    /// The ranges each of those compactions kept.
+    kept: Vec<[std::ops::Range<usize>; 2]>,
 }
 
 impl Baseline {
@@ -28,10 +28,13 @@ impl Baseline {
             if a < b { prefix[b].saturating_sub(prefix[a]) } else { 0 }
         };
         // Where each recorded compaction takes effect: at its first inserted message.
-        let mut resets: Vec<(usize, u64, std::ops::Range<usize>)> = session
+        let mut resets: Vec<(usize, u64, [std::ops::Range<usize>; 2])> = session
             .recorded_compactions
             .iter()
-            .map(|c| (c.inserted.start, range_sum(&c.kept), c.kept.start.min(n)..c.kept.end.min(n)))
+            .map(|c| {
+                let kept = c.kept_ranges(n);
+                (c.inserted.start, kept.iter().map(range_sum).sum(), kept)
+            })
             .collect();
         resets.sort_by_key(|r| r.0);
         let mut before = Vec::with_capacity(n + 1);
@@ -54,12 +57,12 @@ impl Baseline {
         }
     }
 
-    /// The agent's context just before message `m`: the range kept by its last
-    /// compaction, then everything from where that compaction took effect.
-    pub fn context(&self, m: usize) -> (std::ops::Range<usize>, usize) {
+    /// The agent's context just before message `m`: the ranges kept by its
+    /// last compaction, then everything from where that compaction took effect.
+    pub fn context(&self, m: usize) -> ([std::ops::Range<usize>; 2], usize) {
         match self.resets.partition_point(|&r| r <= m).checked_sub(1) {
             Some(i) => (self.kept[i].clone(), self.resets[i]),
-            None => (0..0, 0),
+            None => ([0..0, 0..0], 0),
         }
     }
 
@@ -131,7 +134,8 @@ impl Calibration {
         // The first usage also measures the system prompt: its gap is not the
         // messages'. A message never shrinks below zero tokens.
         let base = *self.base.get_or_insert(gap);
-        let known = base + self.sum(kept.clone()) + self.sum(from..lo);
+        let kept: i64 = kept.into_iter().map(|r| self.sum(r)).sum();
+        let known = base + kept + self.sum(from..lo);
         let weight: i64 = (lo..m).map(|i| est(i) as i64).sum();
         let share = if weight == 0 { 0 } else { (gap - known).max(-weight) };
         let mut acc = 0i64;
@@ -154,7 +158,7 @@ impl Calibration {
             self.prefix.push(next);
         }
         self.covered = self.covered.max(m);
-        let residual = gap - (self.sum(kept) + self.sum(from..m));
+        let residual = gap - (kept + self.sum(from..m));
         match units {
             Units::Policy => eng.set_residual(residual),
             Units::Meter => eng.mset_residual(residual),
@@ -169,4 +173,42 @@ pub(super) enum Units {
     Policy,
     /// The meter (every usage up to the call measured).
     Meter,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::model::{Block, CompactionKind, Format, Message, Origin, RecordedCompaction, Role};
+
+    /// After a compaction that keeps the session's start and a run before its
+    /// summary, the baseline's context is both runs, the summary and what follows.
+    #[test]
+    fn the_baseline_after_a_compaction_holds_both_kept_runs() {
+        let mut s = Session::new("s", Format::Cline, "t");
+        s.messages = (0..7)
+            .map(|i| Message {
+                role: if i % 2 == 0 { Role::User } else { Role::Assistant },
+                origin: if i % 2 == 0 { Origin::Human } else { Origin::Model },
+                blocks: vec![Block::text("x")],
+                source_line: i + 1,
+                timestamp: None,
+            })
+            .collect();
+        s.recorded_compactions.push(RecordedCompaction {
+            kind: CompactionKind::ClineDeletedRange,
+            source_line: 5,
+            inserted: 4..5,
+            kept: 3..4,
+            head: 0..1,
+            tokens_before: None,
+            trigger: None,
+        });
+        let est = |i: usize| 1u64 << i;
+        let b = Baseline::new(&s, &est);
+        assert_eq!(b.at(3), 1 + 2 + 4, "before the compaction: everything");
+        assert_eq!(b.at(4), 1 + 8, "where it takes effect: the head and the kept run");
+        assert_eq!(b.at(5), 1 + 8 + 16, "then the summary");
+        assert_eq!(b.at(6), 1 + 8 + 16 + 32);
+        assert_eq!(b.context(6), ([0..1, 3..4], 4));
+    }
 }

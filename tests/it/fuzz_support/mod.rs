@@ -724,9 +724,11 @@ pub fn check_session(s: &Session, path: &Path) {
         assert!(c.message_index < n, "{}: call points at message {} of {n}", s.id, c.message_index);
     }
     for c in &s.recorded_compactions {
-        for (what, r) in [("inserted", &c.inserted), ("kept", &c.kept)] {
+        for (what, r) in [("inserted", &c.inserted), ("kept", &c.kept), ("head", &c.head)] {
             assert!(r.start <= r.end && r.end <= n, "{}: compaction {what} {r:?} out of 0..{n}", s.id);
         }
+        let ordered = c.head.is_empty() || (c.head.end <= c.kept.start.max(c.inserted.start));
+        assert!(ordered, "{}: compaction head {:?} overlaps what follows it", s.id, c.head);
     }
     for d in &s.diagnostics.messages {
         assert!(!d.message.contains(CANARY), "diagnostic quotes content: {d}");

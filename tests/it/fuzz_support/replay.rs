@@ -310,6 +310,7 @@ impl<'a, 'b> Gen<'a, 'b> {
                     source_line: 0,
                     inserted: at..at + 1,
                     kept: kept_from..at,
+                    head: 0..0,
                     tokens_before: Some(usage_value(self.b)),
                     trigger: None,
                 });
@@ -379,6 +380,7 @@ impl<'a, 'b> Gen<'a, 'b> {
                 source_line: 0,
                 inserted,
                 kept,
+                head: 0..0,
                 tokens_before: None,
                 trigger: None,
             });
