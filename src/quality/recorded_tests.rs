@@ -181,3 +181,33 @@ fn aggregates_count_each_agent_version_and_what_was_not_scored() {
     assert_eq!(claude.candidate(CANDIDATE_RECORDED).map(|c| c.events), Some(1));
     assert!(aggs[2].candidates.is_empty());
 }
+
+/// Cline: a truncation (a deleted range, no summary) is scored with none, so
+/// its `recorded` row is what it kept; the summary a `summarize_task` call
+/// wrote is scored like any other. The kept part is the first exchange and
+/// what follows the range.
+#[test]
+fn a_cline_truncation_and_condense_are_scored() {
+    let dir = fixtures_dir().join("cline/1730000300000");
+    let s = crate::read::cline::read_task_dir(&dir).unwrap().remove(0);
+    let q = scored(&s);
+    assert_eq!(q.agent, "cline");
+    let got: Vec<RecordedStatus> = q.events.iter().map(|e| e.status).collect();
+    assert_eq!(got, [RecordedStatus::Scored, RecordedStatus::Scored]);
+
+    let cut = &q.events[0];
+    // Elements 2–3 dropped (a result and its environment details, a call);
+    // element 0 (two messages), 1 and 4 (two messages) kept.
+    assert_eq!((cut.replaced_messages, cut.kept_messages, cut.chained), (3, 5, false));
+    let recorded = row(cut, CANDIDATE_RECORDED);
+    assert_eq!(recorded.summary_tokens, 0);
+    assert_eq!(recorded.frr, Some(0.0), "nothing of what it dropped survives");
+    let lost: Vec<&str> = cut.audit.iter().flat_map(|a| &a.needed).map(|n| n.value.as_str()).collect();
+    assert!(lost.contains(&"pytest tests/test_parser.py"), "{lost:?}");
+    assert!(!lost.contains(&"src/parser.py"), "the task, kept in the first exchange, names it: {lost:?}");
+
+    let condense = &q.events[1];
+    assert_eq!((condense.replaced_messages, condense.kept_messages), (6, 4));
+    assert!(condense.summary.contains("rerun pytest tests/test_parser.py"));
+    assert_eq!(row(condense, CANDIDATE_RECORDED).frr, Some(1.0));
+}

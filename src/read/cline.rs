@@ -177,7 +177,9 @@ pub fn read_history_bytes(path: &Path, data: &[u8], ui_messages: Option<&[u8]>) 
     let mut unpaired_headers = 0u64;
     let mut assistants: Vec<AssistantUsage> = Vec::new();
     let mut metrics_records = 0u64;
+    let mut map = cline_range::HistoryMap::default();
     for (i, m) in history.iter().enumerate() {
+        map.start.push(s.messages.len());
         let line = i as u64 + 1;
         let ts = m.get("ts").and_then(time::parse_value);
         let content = m.get("content").unwrap_or(&Value::Null);
@@ -203,6 +205,7 @@ pub fn read_history_bytes(path: &Path, data: &[u8], ui_messages: Option<&[u8]>) 
                     metrics_records += 1;
                 }
                 assistants.push(AssistantUsage { metrics, ts });
+                map.calls.push(i);
                 let model = m.pointer("/modelInfo/modelId").and_then(Value::as_str).map(str::to_string);
                 if let Some(model) = &model {
                     s.meta.add_model(model);
@@ -221,17 +224,28 @@ pub fn read_history_bytes(path: &Path, data: &[u8], ui_messages: Option<&[u8]>) 
                 let blocks = generic::parse_content(content);
                 let (blocks, unpaired) = pair_text_results(blocks, &prev_uses);
                 unpaired_headers += unpaired;
+                let (blocks, summary, after) = cline_range::take_summary(blocks, &prev_uses);
                 prev_uses.clear();
                 if s.meta.cwd.is_none() {
-                    s.meta.cwd = blocks.iter().find_map(cwd_of);
+                    s.meta.cwd = blocks.iter().chain(&after).find_map(cwd_of);
                 }
-                for (origin, blocks) in generic::split_runs(blocks, text_origin) {
+                let summary = (!summary.is_empty()).then_some((Origin::CompactSummary, summary));
+                let runs = generic::split_runs(blocks, text_origin).into_iter().chain(summary);
+                for (origin, blocks) in runs.chain(generic::split_runs(after, text_origin)) {
+                    if origin == Origin::CompactSummary {
+                        map.summaries.insert(i, s.messages.len());
+                    }
                     s.messages.push(Message { role: Role::User, origin, blocks, source_line: line, timestamp: ts });
                 }
             }
             Some(other) => s.diagnostics.unknown(&format!("role:{other}"), line, &super::raw_json(m)),
             None => s.diagnostics.bad_line(path, line, "history element without role"),
         }
+    }
+
+    map.start.push(s.messages.len());
+    if let Some(ui) = &ui {
+        cline_range::apply(&mut s, path, &map, &cline_range::Marks::of(ui));
     }
 
     let paired = attribute_usage(&assistants, &requests);
@@ -634,6 +648,13 @@ fn cwd_of(b: &Block) -> Option<String> {
     Some(text[start..start + end].to_string())
 }
 
+#[path = "cline_range.rs"]
+mod cline_range;
+
 #[cfg(test)]
 #[path = "cline_tests.rs"]
 mod tests;
+
+#[cfg(test)]
+#[path = "cline_range_tests.rs"]
+mod range_tests;

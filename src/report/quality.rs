@@ -13,6 +13,7 @@
 use super::Report;
 use super::markdown::{cell, thousands};
 use crate::metrics::{self, view};
+use crate::model::CompactionKind;
 use crate::quality::QualityScore;
 use crate::quality::{
     CANDIDATE_POLICY, CANDIDATE_RECORDED, QualityAggregate, QualityStats, REF_EXTRACTIVE_BUDGET, REF_LLM_BUDGET,
@@ -237,15 +238,26 @@ pub fn recorded_section(out: &mut String, report: &Report) {
 ",
     );
     let llm = report.recorded_aggregates.iter().any(|a| a.candidate(REF_LLM_BUDGET).is_some());
+    let truncations = report
+        .recorded
+        .iter()
+        .flat_map(|q| &q.events)
+        .any(|e| e.kind == CompactionKind::ClineDeletedRange && e.summary.is_empty());
     let _ = write!(
         out,
         "Compactions the logs record, with the summary the agent's model wrote (`recorded`), scored like \
 a policy's against the rest of the log. At the same point and on the same dropped part: \
 `extractive@budget` (compactor's extractive summarizer within the recorded summary's tokens), {}\
-`truncate`, `masking@budget` (observation masking cut to that budget) and `oracle`. Not scored: \
+`truncate`, `masking@budget` (observation masking cut to that budget) and `oracle`. {}Not scored: \
 summaries stored unreadable (encrypted) and continuations (what was dropped is in an earlier file). \
 Percentages; FRR pooled over compactions, the rest means.\n\n",
-        if llm { "`llm@budget` (the run's LLM summarizer asked the same), " } else { "" }
+        if llm { "`llm@budget` (the run's LLM summarizer asked the same), " } else { "" },
+        if truncations {
+            "A truncation writes no summary (Cline's deleted range): it is scored with an empty one, so \
+`recorded` says what it kept. "
+        } else {
+            ""
+        }
     );
     let shown: Vec<_> = metrics::of_view(view::COMPONENTS).collect();
     out.push_str("| agent | version | compactions (scored, unreadable, continuation) | summary | FRR |");
