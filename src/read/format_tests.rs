@@ -34,7 +34,14 @@ fn discovery_asks_the_registry_for_session_folders_and_sidecars() {
     for (f, marker) in &marked {
         let task = dir.path().join(f.name()).join("task-1");
         std::fs::create_dir_all(&task).unwrap();
-        std::fs::write(task.join(marker), "[]").unwrap();
+        if marker.ends_with(".sqlite") {
+            // An OpenClaw agent database with no session.
+            let db = rusqlite::Connection::open(task.join(marker)).unwrap();
+            db.execute_batch("CREATE TABLE transcript_events (session_id TEXT, seq INTEGER, event_json TEXT);")
+                .unwrap();
+        } else {
+            std::fs::write(task.join(marker), "[]").unwrap();
+        }
         // Any other file of the folder belongs to it, not to the walk.
         std::fs::write(task.join("notes.json"), "{}").unwrap();
         let (walked, problems) = discover(std::slice::from_ref(&dir.path().join(f.name())));

@@ -17,6 +17,7 @@ pub mod gemini;
 mod gemini_jsonl;
 pub mod generic;
 pub mod locations;
+mod openclaw_db;
 pub mod pi;
 pub mod time;
 
@@ -95,7 +96,8 @@ pub fn read_regular_file(path: &Path) -> std::io::Result<Vec<u8>> {
     std::fs::read(path)
 }
 
-/// Read an in-memory log. `path` is used for diagnostics and session ids only.
+/// Read an in-memory log. `path` is used for diagnostics and session ids only,
+/// but for a SQLite database (OpenClaw's), which is read from its file.
 pub fn read_bytes(path: &Path, data: &[u8], format: Option<Format>) -> Result<Vec<Session>, Diagnostic> {
     let format = match format.or_else(|| detect(data)) {
         Some(f) => f,

@@ -79,7 +79,22 @@ impl LogFormat for Pi {
         Signal::No
     }
     fn read(&self, path: &Path, data: &[u8]) -> Vec<Session> {
+        if data.starts_with(super::openclaw_db::MAGIC) {
+            return super::openclaw_db::read_file(path);
+        }
         read(path, data)
+    }
+    /// An OpenClaw agent database under another name.
+    fn detect_torn(&self, head: &[u8]) -> bool {
+        head.starts_with(super::openclaw_db::MAGIC)
+    }
+    /// OpenClaw 2026.8+: an agent's sessions are rows of one SQLite database
+    /// in `agents/<id>/agent`.
+    fn folder_marker(&self) -> Option<&'static str> {
+        Some(super::openclaw_db::DB)
+    }
+    fn read_folder(&self, dir: &Path) -> Result<Vec<Session>, crate::model::Diagnostic> {
+        super::openclaw_db::read_dir(dir)
     }
     /// OpenClaw's session store (keys to session files), its checkpoints
     /// (copies of a session at a point) and trajectories (another format).
