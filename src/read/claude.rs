@@ -26,6 +26,7 @@ use agents::{agent_file_id, agent_prompts, fill_agent_meta, read_meta_sidecar, s
 pub use agents::{drop_replayed_responses, is_agent_file, is_linked_subagent, link_across_files, owned_response_ids};
 use rec::{RawBlock, Rec};
 use serde_json::Value;
+use std::collections::BTreeMap;
 use std::collections::hash_map::DefaultHasher;
 use tree::{dag_order, sidechain_groups};
 // foldhash rather than SipHash for the maps of uuids, message ids and block
@@ -295,6 +296,9 @@ struct Builder<'p> {
     /// Every message so far came from a record a branch copied
     /// ([`Rec::is_copied`]): they are the session's inherited history.
     copying: bool,
+    /// Assistant message index → the advisor's requests inside its response
+    /// (the longest list its lines carry).
+    advisors: HashMap<usize, Vec<rec::Advisor>>,
 }
 
 impl<'p> Builder<'p> {
@@ -310,6 +314,7 @@ impl<'p> Builder<'p> {
             preserved: Vec::new(),
             error_ids: HashSet::new(),
             copying: true,
+            advisors: HashMap::new(),
         }
     }
 
@@ -419,6 +424,7 @@ impl<'p> Builder<'p> {
                 m.source_line = m.source_line.min(r.line);
                 m.timestamp = m.timestamp.or(r.f.timestamp.0);
             }
+            self.advisors_in(mi, r);
             if let Some(call) = self.call_of.get(&mi).and_then(|&ci| self.s.calls.get_mut(ci)) {
                 call.usage = merge_usage(call.usage, usage);
                 call.model = call.model.take().or(model.map(str::to_string));
@@ -441,6 +447,7 @@ impl<'p> Builder<'p> {
         if let Some(id) = response_id {
             self.responses.insert(id.to_string(), mi);
         }
+        self.advisors_in(mi, r);
         self.call_of.insert(mi, self.s.calls.len());
         self.s.calls.push(Call {
             message_index: mi,
@@ -520,9 +527,41 @@ impl<'p> Builder<'p> {
         self.push(r, Role::User, Origin::Injected, vec![Block::Text { text }]);
     }
 
+    /// Keep the advisor's requests a line of response `mi` lists (not those of
+    /// a branch's copy: they are its parent's).
+    fn advisors_in(&mut self, mi: usize, r: &Rec) {
+        let Some(listed) = r.msg.as_ref().map(|m| &m.advisors).filter(|a| !a.is_empty() && !r.is_copied()) else {
+            return;
+        };
+        let kept = self.advisors.entry(mi).or_default();
+        if listed.len() > kept.len() {
+            kept.clone_from(listed);
+        }
+    }
+
+    /// Say what the advisor's requests used: they are on another model,
+    /// outside every call's usage, and neither replayed nor priced.
+    fn report_advisors(&mut self) {
+        let mut by_model: BTreeMap<&str, (u64, u64, u64)> = BTreeMap::new();
+        for a in self.advisors.values().flatten() {
+            let t = by_model.entry(a.model.as_str()).or_default();
+            *t = (t.0 + 1, t.1.saturating_add(a.prompt), t.2.saturating_add(a.output));
+        }
+        for (model, (n, prompt, output)) in by_model {
+            let message = format!(
+                "{n} advisor request(s) on {model} inside responses ({} input, {} output tokens): \
+not in the calls' usage, not replayed, not priced",
+                crate::num::thousands(prompt),
+                crate::num::thousands(output)
+            );
+            self.s.diagnostics.warn(self.path, 0, message);
+        }
+    }
+
     fn finish(mut self) -> Session {
         self.finish_pending();
         self.resolve_preserved();
+        self.report_advisors();
         self.s
     }
 }

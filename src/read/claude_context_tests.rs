@@ -17,6 +17,14 @@ fn a_response_with_several_requests_has_the_last_ones_prompt() {
     let usage: Vec<_> = s.calls.iter().map(|c| prompt_and_output(c.usage.as_ref().unwrap())).collect();
     assert_eq!(usage, [(2, 10_200, 450, 345), (4, 10_650, 120, 30)], "one request: the totals as they are");
     assert_eq!(s.meta.models, ["claude-sonnet-4-6"]);
+    // The advisor's own request, on another model, is in no call: said, once
+    // though every line of the response lists it.
+    let warnings: Vec<_> = s.diagnostics.messages.iter().map(|d| d.message.as_str()).collect();
+    assert_eq!(
+        warnings,
+        ["1 advisor request(s) on claude-opus-4-8 inside responses (10,400 input, 900 output tokens): \
+not in the calls' usage, not replayed, not priced"]
+    );
 }
 
 #[test]
@@ -56,4 +64,29 @@ fn preserved_messages_are_the_kept_part_of_a_compaction() {
         )]
     );
     assert_eq!(s.calls.len(), 6);
+}
+
+#[test]
+fn an_advisor_request_repeated_on_every_line_of_a_response_is_counted_once() {
+    let line = |uuid: &str, parent: &str, block: &str| {
+        format!(
+            r#"{{"type":"assistant","uuid":"{uuid}","parentUuid":"{parent}","sessionId":"s","message":{{"id":"msg_1","model":"claude-sonnet-4-6","role":"assistant","content":[{block}],"usage":{{"input_tokens":2,"output_tokens":30,"iterations":[{{"type":"message","input_tokens":1,"output_tokens":5}},{{"type":"advisor_message","model":"claude-opus-4-8","input_tokens":700,"cache_read_input_tokens":300,"output_tokens":40}},{{"type":"message","input_tokens":1,"output_tokens":25}}]}}}}}}"#
+        )
+    };
+    let user =
+        r#"{"type":"user","uuid":"u","parentUuid":null,"sessionId":"s","message":{"role":"user","content":"go"}}"#;
+    let data = [
+        user.to_string(),
+        line("a1", "u", r#"{"type":"text","text":"one"}"#),
+        line("a2", "a1", r#"{"type":"text","text":"two"}"#),
+    ]
+    .join("\n");
+    let s = super::read(std::path::Path::new("/t/s.jsonl"), data.as_bytes()).remove(0);
+    assert_eq!(s.calls.len(), 1);
+    let warnings: Vec<_> = s.diagnostics.messages.iter().map(|d| d.message.as_str()).collect();
+    assert_eq!(
+        warnings,
+        ["1 advisor request(s) on claude-opus-4-8 inside responses (1,000 input, 40 output tokens): \
+not in the calls' usage, not replayed, not priced"]
+    );
 }

@@ -122,6 +122,8 @@ pub(super) struct Msg<'a> {
     /// `usage` is there and not null.
     pub carries_usage: bool,
     pub usage: Option<Usage>,
+    /// The advisor's requests inside this response ([`advisors_of`]).
+    pub advisors: Vec<Advisor>,
     pub content: Content<'a>,
 }
 
@@ -233,6 +235,7 @@ impl<'a> Rec<'a> {
                     id: m.id.map(|s| s.0),
                     model: m.model.map(|s| s.0),
                     carries_usage: m.usage.is_some(),
+                    advisors: m.usage.as_ref().map_or_else(Vec::new, |u| advisors_of(u.iterations.as_ref())),
                     usage: m.usage.map(|u| {
                         usage_of(|k| match k {
                             "input_tokens" => u.input_tokens.as_ref(),
@@ -291,6 +294,7 @@ impl<'a> Rec<'a> {
                     model,
                     carries_usage: usage.is_some_and(|u| !u.is_null()),
                     usage: usage.and_then(Value::as_object).map(|o| usage_of(|k| o.get(k))),
+                    advisors: advisors_of(usage.and_then(|u| u.get("iterations"))),
                     // Moved out, not cloned: a huge text is never held twice.
                     content: m.get_mut("content").map_or(Content::None, |c| Content::Value(std::mem::take(c))),
                 })
@@ -360,6 +364,35 @@ fn last_request(iterations: Option<&Value>) -> Option<&Value> {
         iterations?.as_array()?.iter().filter(|i| i.get("type").and_then(Value::as_str) == Some("message"));
     requests.next()?;
     requests.next_back()
+}
+
+/// One request the advisor (a server tool answering on another model) made
+/// inside a response: an `advisor_message` iteration. Its tokens are billed
+/// on its model and are in none of the response's totals.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(super) struct Advisor {
+    pub model: String,
+    /// Input, cache reads and cache writes.
+    pub prompt: u64,
+    pub output: u64,
+}
+
+/// The advisor's requests listed in a response's `usage.iterations`.
+pub(super) fn advisors_of(iterations: Option<&Value>) -> Vec<Advisor> {
+    let Some(items) = iterations.and_then(Value::as_array) else { return Vec::new() };
+    items
+        .iter()
+        .filter(|i| i.get("type").and_then(Value::as_str) == Some("advisor_message"))
+        .map(|i| {
+            let g = |k: &str| i.get(k).and_then(as_u64).unwrap_or(0);
+            let prompt = ["input_tokens", "cache_read_input_tokens", "cache_creation_input_tokens"];
+            Advisor {
+                model: i.get("model").and_then(Value::as_str).unwrap_or("an unnamed model").to_string(),
+                prompt: prompt.iter().map(|k| g(k)).fold(0, u64::saturating_add),
+                output: g("output_tokens"),
+            }
+        })
+        .collect()
 }
 
 /// A token count (usage, `preTokens`), clamped to [`crate::read::MAX_TOKENS`].
