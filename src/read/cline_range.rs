@@ -87,7 +87,7 @@ pub(super) fn apply(s: &mut Session, path: &Path, map: &HistoryMap, marks: &Mark
             );
             continue;
         };
-        let fits = start >= 1 && start <= end && end + 2 <= a as u64;
+        let fits = start >= 1 && start <= end && end.saturating_add(2) <= a as u64;
         let grows = applied.is_none_or(|[_, e]| end >= e);
         if !fits || !grows {
             let why =

@@ -145,6 +145,9 @@ the history before it: not applied",
 history an earlier range dropped: not applied",
         ]
     );
+    let huge = read(&history(), &[mark("text", 4, Some([u64::MAX, u64::MAX])), mark("text", 6, Some([1, u64::MAX]))]);
+    assert!(huge.recorded_compactions.is_empty());
+    assert_eq!(range_warnings(&huge).len(), 2);
     let s = read(&history(), &[mark("text", 4, Some([2, 3])), mark("text", 6, None)]);
     assert_eq!(s.recorded_compactions.len(), 1);
     let w = range_warnings(&s);
