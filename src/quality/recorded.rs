@@ -245,6 +245,10 @@ fn inserted_texts(session: &Session, range: &Range<usize>) -> (Vec<String>, Vec<
 
 /// `from..to` less `hole`, as ranges.
 fn minus(from: usize, to: usize, hole: &Range<usize>) -> Vec<Range<usize>> {
+    // A reversed range (a hand-built session's) is empty.
+    if from >= to {
+        return Vec::new();
+    }
     let (hs, he) = (hole.start.clamp(from, to), hole.end.clamp(from, to));
     [from..hs, he.max(hs)..to].into_iter().filter(|r| !r.is_empty()).collect()
 }

@@ -211,3 +211,19 @@ fn a_cline_truncation_and_condense_are_scored() {
     assert!(condense.summary.contains("rerun pytest tests/test_parser.py"));
     assert_eq!(row(condense, CANDIDATE_RECORDED).frr, Some(1.0));
 }
+
+/// Ranges a reader never writes (reversed, past the end) do not stop the
+/// scoring: what they name is empty.
+#[test]
+fn reversed_or_outlying_kept_ranges_are_empty() {
+    let mut s = crate::read::cline::read_task_dir(&fixtures_dir().join("cline/1730000300000")).unwrap().remove(0);
+    let n = s.messages.len();
+    #[allow(clippy::reversed_empty_ranges)]
+    for c in &mut s.recorded_compactions {
+        c.head = 5..2;
+        c.kept = n + 3..n + 9;
+    }
+    let q = scored(&s);
+    assert_eq!(q.events.len(), 2);
+    assert!(q.events.iter().all(|e| e.kept_messages == 0), "{:?}", q.events);
+}
