@@ -177,3 +177,24 @@ fn former_openclaw_folders_and_pi_settings() {
         "{stderr}"
     );
 }
+
+/// OpenClaw 2026.8 and later keep an agent's sessions in one SQLite database
+/// and write no JSONL: with no path, that database is found and read.
+#[test]
+fn an_openclaw_database_is_found_where_openclaw_keeps_it() {
+    let home = tempfile::tempdir().unwrap();
+    let h = home.path();
+    let agent = h.join(".openclaw/agents/main/agent");
+    put(&agent.join("openclaw-agent.sqlite"), "pi/openclaw/agents/main/agent/openclaw-agent.sqlite");
+    // What else OpenClaw keeps there is no session.
+    put_text(&agent.join("models.json"), "{\"providers\":{}}");
+    let (json, stderr) = inspect(h, &[]);
+    let (by, paths) = found(&json);
+    assert_eq!(by, [("pi".to_string(), 2)].into_iter().collect(), "{stderr}");
+    assert!(paths.iter().all(|p| p.ends_with("agents/main/agent/openclaw-agent.sqlite")), "{paths:#?}");
+    let row = stderr.lines().find(|l| l.contains("~/.openclaw/agents")).unwrap_or_default();
+    assert!(row.starts_with("  OpenClaw") && row.ends_with("1 session file(s)"), "{stderr}");
+    let names: Vec<String> =
+        std::fs::read_dir(&agent).unwrap().map(|e| e.unwrap().file_name().to_string_lossy().into_owned()).collect();
+    assert_eq!(names.len(), 2, "nothing written beside the database: {names:?}");
+}
