@@ -548,6 +548,8 @@ impl<'p> Builder<'p> {
             *t = (t.0 + 1, t.1.saturating_add(a.prompt), t.2.saturating_add(a.output));
         }
         for (model, (n, prompt, output)) in by_model {
+            // A model name comes from the log: bounded, as every quoted string.
+            let model = truncate_str(model, 80);
             let message = format!(
                 "{n} advisor request(s) on {model} inside responses ({} input, {} output tokens): \
 not in the calls' usage, not replayed, not priced",

@@ -289,6 +289,9 @@ const KEYS: &[&str] = &[
     "metrics",
     "say",
     "ask",
+    "conversationHistoryIndex",
+    "conversationHistoryDeletedRange",
+    "iterations",
 ];
 
 /// Tokens worth planting as raw text inside a line.
