@@ -96,6 +96,12 @@ impl LogFormat for Pi {
     fn read_folder(&self, dir: &Path) -> Result<Vec<Session>, crate::model::Diagnostic> {
         super::openclaw_db::read_dir(dir)
     }
+    /// Where OpenClaw's move to SQLite put the JSONL sessions it imported
+    /// (`agents/<id>/session-sqlite-import-archive`): copies of what the
+    /// agent's database holds, which would count each session twice.
+    fn is_skipped_dir(&self, name: &str) -> bool {
+        name == "session-sqlite-import-archive"
+    }
     /// OpenClaw's session store (keys to session files), its checkpoints
     /// (copies of a session at a point) and trajectories (another format).
     fn is_sidecar(&self, name: &str) -> bool {

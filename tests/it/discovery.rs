@@ -188,6 +188,9 @@ fn an_openclaw_database_is_found_where_openclaw_keeps_it() {
     put(&agent.join("openclaw-agent.sqlite"), "pi/openclaw/agents/main/agent/openclaw-agent.sqlite");
     // What else OpenClaw keeps there is no session.
     put_text(&agent.join("models.json"), "{\"providers\":{}}");
+    // The JSONL sessions its move to SQLite imported, archived: copies of rows
+    // of the database.
+    put(&h.join(".openclaw/agents/main/session-sqlite-import-archive/0198.jsonl"), "pi/v3-tree.jsonl");
     let (json, stderr) = inspect(h, &[]);
     let (by, paths) = found(&json);
     assert_eq!(by, [("pi".to_string(), 2)].into_iter().collect(), "{stderr}");
