@@ -244,9 +244,8 @@ pub fn read_history_bytes(path: &Path, data: &[u8], ui_messages: Option<&[u8]>) 
     }
 
     map.start.push(s.messages.len());
-    if let Some(ui) = &ui {
-        cline_range::apply(&mut s, path, &map, &cline_range::Marks::of(ui));
-    }
+    let marks = ui.as_deref().map(cline_range::Marks::of);
+    cline_range::apply(&mut s, path, &map, marks.as_ref());
 
     let paired = attribute_usage(&assistants, &requests);
     for (call, (usage, req_ts)) in s.calls.iter_mut().zip(&paired.calls) {

@@ -16,7 +16,7 @@
 //! `summarize_task` call; its result, the continuation prompt holding the
 //! summary, is the first element the next request keeps after the range.
 
-use crate::model::{Block, CompactionKind, RecordedCompaction, Session};
+use crate::model::{Block, CompactionKind, Origin, RecordedCompaction, Session};
 use crate::read::generic::str_of;
 use serde_json::Value;
 use std::collections::BTreeMap;
@@ -69,8 +69,23 @@ pub(super) struct HistoryMap {
 /// Record, for each request sent with a different deleted range than the one
 /// before it, the compaction that range makes. A range that does not fit the
 /// history before its request, or that gives back history an earlier one
-/// dropped, is reported and not applied.
-pub(super) fn apply(s: &mut Session, path: &Path, map: &HistoryMap, marks: &Marks) {
+/// dropped, is reported and not applied. A continuation prompt that no
+/// compaction inserted (no UI log says which range followed it) stays in the
+/// history as what it is there: text the harness wrote.
+pub(super) fn apply(s: &mut Session, path: &Path, map: &HistoryMap, marks: Option<&Marks>) {
+    if let Some(marks) = marks {
+        apply_ranges(s, path, map, marks);
+    }
+    for &m in map.summaries.values() {
+        if !s.recorded_compactions.iter().any(|c| c.inserted.contains(&m))
+            && let Some(msg) = s.messages.get_mut(m)
+        {
+            msg.origin = Origin::Injected;
+        }
+    }
+}
+
+fn apply_ranges(s: &mut Session, path: &Path, map: &HistoryMap, marks: &Marks) {
     let ui_path = path.join("ui_messages.json");
     let mut applied: Option<[u64; 2]> = None;
     for &a in &map.calls {

@@ -165,6 +165,24 @@ fn without_ranges_there_is_no_compaction() {
     assert_eq!(range_warnings(&s), Vec::<String>::new());
 }
 
+/// The history alone says no range followed the continuation prompt: it is
+/// no compaction's summary, but the harness text it is.
+#[test]
+fn without_its_ui_log_a_continuation_prompt_is_harness_text() {
+    let dir = fixtures_dir().join("cline/1730000300000");
+    let history = std::fs::read(dir.join("api_conversation_history.json")).unwrap();
+    let s = read_history_bytes(&dir, &history, None).remove(0);
+    assert!(s.recorded_compactions.is_empty());
+    let continued: Vec<Origin> = s
+        .messages
+        .iter()
+        .filter(|m| m.text().starts_with("This session is being continued"))
+        .map(|m| m.origin)
+        .collect();
+    assert_eq!(continued, [Origin::Injected]);
+    assert!(s.messages.iter().all(|m| m.origin != Origin::CompactSummary));
+}
+
 /// Only the result of a `summarize_task` call is a summary, and only its text.
 #[test]
 fn only_a_summarize_task_result_is_taken() {
