@@ -245,10 +245,6 @@ fn inserted_texts(session: &Session, range: &Range<usize>) -> (Vec<String>, Vec<
 
 /// `from..to` less `hole`, as ranges.
 fn minus(from: usize, to: usize, hole: &Range<usize>) -> Vec<Range<usize>> {
-    // A reversed range (a hand-built session's) is empty.
-    if from >= to {
-        return Vec::new();
-    }
     let (hs, he) = (hole.start.clamp(from, to), hole.end.clamp(from, to));
     [from..hs, he.max(hs)..to].into_iter().filter(|r| !r.is_empty()).collect()
 }
@@ -264,7 +260,8 @@ fn point_of(
     // The context before `c`: the start of the session the previous compaction
     // kept (Cline's first exchange), then from its kept part on.
     let start = previous.map_or(0, |p| if p.kept.is_empty() { p.inserted.start } else { p.kept.start }).min(at);
-    let head = previous.map_or(0..0, |p| p.head.start.min(start)..p.head.end.min(start));
+    // Clamped, and empty when reversed (a hand-built session's), by the model.
+    let head = previous.map_or(0..0, |p| p.kept_ranges(start)[0].clone());
     // Less what `c` keeps; the previous compaction's inserted messages are extra texts.
     let holes = [Some(&c.head), Some(&c.kept), previous.map(|p| &p.inserted)];
     let replaced: Vec<Range<usize>> = holes.into_iter().flatten().fold(vec![head, start..at], |ranges, hole| {

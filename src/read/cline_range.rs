@@ -19,7 +19,7 @@
 use crate::model::{Block, CompactionKind, Origin, RecordedCompaction, Session};
 use crate::read::generic::str_of;
 use serde_json::Value;
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;
 
 /// The tool whose result is the summary Cline continues from.
@@ -73,11 +73,9 @@ pub(super) struct HistoryMap {
 /// compaction inserted (no UI log says which range followed it) stays in the
 /// history as what it is there: text the harness wrote.
 pub(super) fn apply(s: &mut Session, path: &Path, map: &HistoryMap, marks: Option<&Marks>) {
-    if let Some(marks) = marks {
-        apply_ranges(s, path, map, marks);
-    }
+    let inserted = marks.map(|marks| apply_ranges(s, path, map, marks)).unwrap_or_default();
     for &m in map.summaries.values() {
-        if !s.recorded_compactions.iter().any(|c| c.inserted.contains(&m))
+        if !inserted.contains(&m)
             && let Some(msg) = s.messages.get_mut(m)
         {
             msg.origin = Origin::Injected;
@@ -85,7 +83,9 @@ pub(super) fn apply(s: &mut Session, path: &Path, map: &HistoryMap, marks: Optio
     }
 }
 
-fn apply_ranges(s: &mut Session, path: &Path, map: &HistoryMap, marks: &Marks) {
+/// The compactions the ranges make; returns the summary messages they inserted.
+fn apply_ranges(s: &mut Session, path: &Path, map: &HistoryMap, marks: &Marks) -> BTreeSet<usize> {
+    let mut inserted = BTreeSet::new();
     let ui_path = path.join("ui_messages.json");
     let mut applied: Option<[u64; 2]> = None;
     for &a in &map.calls {
@@ -118,7 +118,10 @@ fn apply_ranges(s: &mut Session, path: &Path, map: &HistoryMap, marks: &Marks) {
         let at = map.start[a];
         let first_kept = map.start[end + 1];
         let (kept, inserted) = match map.summaries.get(&(end + 1)) {
-            Some(&m) => (first_kept..m, m..m + 1),
+            Some(&m) => {
+                inserted.insert(m);
+                (first_kept..m, m..m + 1)
+            }
             None => (first_kept..at, at..at),
         };
         s.recorded_compactions.push(RecordedCompaction {
@@ -132,6 +135,7 @@ fn apply_ranges(s: &mut Session, path: &Path, map: &HistoryMap, marks: &Marks) {
         });
         applied = range;
     }
+    inserted
 }
 
 /// A user element's blocks split around the summary a `summarize_task` call
