@@ -4,7 +4,8 @@
 //! The estimated prompt of call *i* is the estimate of the context the agent sent:
 //! every message before `calls[i].message_index`, except what the agent's own
 //! recorded compactions replaced — after a compaction the context is its `kept`
-//! messages, then its `inserted` ones, then everything later. One forward walk over
+//! messages, then its `inserted` ones, then everything later; the tool outputs its
+//! recorded clearings cleared count as what it sent instead. One forward walk over
 //! the messages with cached per-message counts and prefix sums: O(n) per session.
 //!
 //! The system prompt and tool definitions are not in the logs, so raw estimates are
@@ -35,9 +36,15 @@ pub struct CallEstimate {
 }
 
 /// Estimates for every call whose recorded prompt is non-empty, in message order.
-/// `counts` are the per-message counts of one estimator for this session.
-pub fn call_estimates(session: &Session, counts: &MessageTokens) -> Vec<CallEstimate> {
+/// `counts` are the per-message counts of one estimator for this session;
+/// `cleared`, [`Session::clearing_deltas`] by the same estimator.
+pub fn call_estimates(session: &Session, counts: &MessageTokens, cleared: &[Vec<(usize, u64)>]) -> Vec<CallEstimate> {
     let n = session.messages.len();
+    let mut clearings: Vec<_> = session.recorded_clearings.iter().map(|c| c.at).zip(cleared).collect();
+    clearings.sort_by_key(|c| c.0);
+    let mut next_clearing = 0;
+    // Where the last compaction took effect, and what it kept.
+    let mut epoch: Option<(usize, &crate::model::RecordedCompaction)> = None;
     let mut compactions: Vec<_> = session.recorded_compactions.iter().filter(|c| c.inserted.start < n).collect();
     compactions.sort_by_key(|c| c.inserted.start);
     let mut calls: Vec<(usize, usize)> = session
@@ -58,7 +65,17 @@ pub fn call_estimates(session: &Session, counts: &MessageTokens) -> Vec<CallEsti
         // them. With several at one point the last one recorded wins.
         while let Some(c) = compactions.get(next_compaction).filter(|c| c.inserted.start <= k) {
             cal.reset(c.kept_ranges(k).into_iter().map(|r| counts.sum(r)).sum());
+            epoch = Some((c.inserted.start, c));
             next_compaction += 1;
+        }
+        // A clearing takes what it cleared off the messages the context still holds.
+        while let Some(&(_, deltas)) = clearings.get(next_clearing).filter(|c| c.0 <= k) {
+            for &(m, d) in deltas {
+                if m < k && epoch.is_none_or(|(from, c)| m >= from || c.keeps(m)) {
+                    cal.remove(d);
+                }
+            }
+            next_clearing += 1;
         }
         let first_call = next_call;
         while calls.get(next_call).is_some_and(|&(m, _)| m == k) {
@@ -108,7 +125,9 @@ impl ErrorSamples {
 /// Errors of `kind` on one session. `counts` must come from
 /// `kind.message_counter()` (chars/4 counts for `calibrated`).
 pub fn session_errors(session: &Session, kind: EstimatorKind, counts: &MessageTokens) -> ErrorSamples {
-    errors(&call_estimates(session, counts), kind == EstimatorKind::Calibrated)
+    let est = crate::tokens::estimator(kind.message_counter());
+    let cleared = session.clearing_deltas(&|m| est.message_tokens(m));
+    errors(&call_estimates(session, counts, &cleared), kind == EstimatorKind::Calibrated)
 }
 
 /// Errors of the plain (`hybrid = false`) or hybrid estimates.
@@ -238,7 +257,7 @@ pub(crate) mod tests {
     use crate::model::{
         Block, Call, CompactionKind, Message, Origin, RecordedCompaction, Role, Usage, UsageProvenance,
     };
-    use crate::tokens::{Chars4, estimator};
+    use crate::tokens::{Chars4, Estimator as _, estimator};
     use pretty_assertions::assert_eq;
 
     fn m(role: Role, origin: Origin, chars: usize) -> Message {
@@ -305,7 +324,7 @@ pub(crate) mod tests {
         let s = session();
         let counts = MessageTokens::new(&s.messages, &Chars4);
         assert_eq!(counts.counts(), &[100, 10, 50, 10, 20, 10, 20, 10, 30, 10, 10]);
-        let est = call_estimates(&s, &counts);
+        let est = call_estimates(&s, &counts, &[]);
         let got: Vec<(usize, u64, u64, u64, bool)> =
             est.iter().map(|e| (e.call, e.recorded, e.context, e.hybrid, e.anchored)).collect();
         assert_eq!(
@@ -319,6 +338,35 @@ pub(crate) mod tests {
         );
     }
 
+    /// A tool output the agent cleared (a microcompact) is sent as its
+    /// placeholder from the clearing on, until a compaction replaces the history.
+    #[test]
+    fn a_cleared_output_counts_as_its_placeholder_until_a_compaction() {
+        let mut s = session();
+        s.messages[2].blocks = vec![Block::ToolResult {
+            tool_use_id: "t".into(),
+            content: vec![Block::text("x".repeat(200))],
+            is_error: None,
+        }];
+        s.recorded_clearings = vec![crate::model::RecordedClearing {
+            source_line: 4,
+            at: 3,
+            blocks: vec![(2, 0)],
+            placeholder: "[cleared]".into(),
+            tokens_saved: None,
+            trigger: None,
+        }];
+        let counts = MessageTokens::new(&s.messages, &Chars4);
+        let cleared = s.clearing_deltas(&|m| Chars4.message_tokens(m));
+        assert_eq!(cleared, [vec![(2, 50 - 3)]]);
+        let got: Vec<(usize, u64, u64)> =
+            call_estimates(&s, &counts, &cleared).iter().map(|e| (e.call, e.context, e.hybrid)).collect();
+        assert_eq!(got, vec![(0, 100, 100), (1, 160 - 47, 160 + 50 - 47), (3, 220 - 47, 252 + 50), (4, 70, 70)]);
+        // `session_errors` counts the clearing with the estimator it is given.
+        let whole = session_errors(&session(), EstimatorKind::Chars4, &counts);
+        assert_ne!(session_errors(&s, EstimatorKind::Chars4, &counts), whole);
+    }
+
     /// A compaction that also keeps the session's start (Cline's first
     /// exchange) starts the context from both kept runs.
     #[test]
@@ -326,7 +374,7 @@ pub(crate) mod tests {
         let mut s = session();
         s.recorded_compactions[0].head = 0..2;
         let counts = MessageTokens::new(&s.messages, &Chars4);
-        let est = call_estimates(&s, &counts);
+        let est = call_estimates(&s, &counts, &[]);
         let last = est.last().map(|e| (e.call, e.context));
         // head 100 + 10, kept 30, summary 30, then 10.
         assert_eq!(last, Some((4, 180)));

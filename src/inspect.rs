@@ -98,6 +98,9 @@ pub struct Counts {
     pub tokens: EstimatorTotals,
     pub usage: UsageTotals,
     pub compactions: u64,
+    /// Tool outputs the agent's own clearings (Claude Code microcompacts) stopped sending.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub cleared_outputs: u64,
     pub api_errors: BTreeMap<ApiErrorKind, u64>,
     pub diagnostics: DiagnosticCounts,
 }
@@ -354,6 +357,7 @@ pub fn inspect_session(s: &Session) -> (SessionReport, AccuracyAccumulator) {
     }
     let own = |rc: &&crate::model::RecordedCompaction| rc.inserted.start >= s.inherited;
     c.compactions = s.recorded_compactions.iter().filter(own).count() as u64;
+    c.cleared_outputs = s.recorded_clearings.iter().map(|rc| rc.blocks.len() as u64).sum();
     for e in &s.errors {
         *c.api_errors.entry(e.kind).or_default() += 1;
     }
@@ -439,6 +443,7 @@ impl Counts {
         self.usage.reasoning = self.usage.reasoning.saturating_add(o.usage.reasoning);
         self.usage.max_prompt = self.usage.max_prompt.max(o.usage.max_prompt);
         self.compactions += o.compactions;
+        self.cleared_outputs += o.cleared_outputs;
         add_map(&mut self.api_errors, &o.api_errors);
         self.diagnostics.bad_lines += o.diagnostics.bad_lines;
         self.diagnostics.warnings += o.diagnostics.warnings;

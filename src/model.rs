@@ -570,6 +570,9 @@ pub struct Session {
     pub messages: Vec<Message>,
     pub calls: Vec<Call>,
     pub recorded_compactions: Vec<RecordedCompaction>,
+    /// Tool outputs the agent stopped sending while keeping its history.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub recorded_clearings: Vec<RecordedClearing>,
     pub errors: Vec<RecordedError>,
     /// Id of the parent session when this is a sub-agent / sidechain / aside.
     pub parent: Option<String>,
@@ -651,6 +654,7 @@ impl Session {
             messages: Vec::new(),
             calls: Vec::new(),
             recorded_compactions: Vec::new(),
+            recorded_clearings: Vec::new(),
             errors: Vec::new(),
             parent: None,
             subagents: Vec::new(),
@@ -682,7 +686,7 @@ impl Session {
 mod compaction;
 #[path = "model_fork.rs"]
 mod fork;
-pub use compaction::{CompactionKind, RecordedCompaction};
+pub use compaction::{CompactionKind, RecordedClearing, RecordedCompaction};
 
 #[cfg(test)]
 mod tests {

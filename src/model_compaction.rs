@@ -64,3 +64,133 @@ impl RecordedCompaction {
         self.head.contains(&i) || self.kept.contains(&i)
     }
 }
+
+/// Tool outputs the agent itself stopped sending while keeping the rest of its
+/// history (Claude Code's microcompact): from message `at` until its next
+/// recorded compaction takes effect, each listed tool result is sent as
+/// `placeholder`. The log keeps the outputs whole.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct RecordedClearing {
+    pub source_line: u64,
+    /// The first message sent after it: the calls from there on send the outputs cleared.
+    pub at: usize,
+    /// (message, block) of each tool result it cleared, in log order.
+    pub blocks: Vec<(usize, usize)>,
+    /// What the agent sends instead of each cleared output.
+    pub placeholder: String,
+    /// Tokens the agent reported it saved (`tokensSaved`).
+    pub tokens_saved: Option<u64>,
+    /// `auto`, … when recorded.
+    pub trigger: Option<String>,
+}
+
+impl super::Session {
+    /// The tokens each recorded clearing takes from the messages it clears,
+    /// `count` being one message's size as sent: per clearing (in
+    /// `recorded_clearings` order), (message, tokens) for each message it
+    /// touches. A clearing lasts until the next recorded compaction takes
+    /// effect; a message cleared again before that is charged the difference.
+    pub fn clearing_deltas(&self, count: &dyn Fn(&super::Message) -> u64) -> Vec<Vec<(usize, u64)>> {
+        let mut order: Vec<usize> = (0..self.recorded_clearings.len()).collect();
+        order.sort_by_key(|&k| self.recorded_clearings[k].at);
+        let mut resets: Vec<usize> = self.recorded_compactions.iter().map(|c| c.inserted.start).collect();
+        resets.sort_unstable();
+        let mut out = vec![Vec::new(); self.recorded_clearings.len()];
+        // Per message in the current stretch: the blocks cleared so far and its size then.
+        let mut state: std::collections::HashMap<usize, (Vec<usize>, u64)> = Default::default();
+        let mut prev_at = 0usize;
+        for k in order {
+            let c = &self.recorded_clearings[k];
+            if resets.iter().any(|&r| r > prev_at && r <= c.at) {
+                state.clear();
+            }
+            prev_at = c.at;
+            let mut by_msg: Vec<(usize, usize)> = c.blocks.clone();
+            by_msg.sort_unstable();
+            by_msg.dedup();
+            let mut i = 0;
+            while i < by_msg.len() {
+                let m = by_msg[i].0;
+                let j = i + by_msg[i..].iter().take_while(|b| b.0 == m).count();
+                if let Some(msg) = self.messages.get(m) {
+                    let (cleared, size) = state.entry(m).or_insert_with(|| (Vec::new(), count(msg)));
+                    cleared.extend(by_msg[i..j].iter().map(|b| b.1));
+                    let after = count(&cleared_copy(msg, cleared, &c.placeholder));
+                    let delta = size.saturating_sub(after);
+                    *size = after;
+                    if delta > 0 {
+                        out[k].push((m, delta));
+                    }
+                }
+                i = j;
+            }
+        }
+        out
+    }
+}
+
+/// `m` with the content of its tool results at `blocks` replaced by `placeholder`.
+fn cleared_copy(m: &super::Message, blocks: &[usize], placeholder: &str) -> super::Message {
+    let mut copy = m.clone();
+    for &b in blocks {
+        if let Some(super::Block::ToolResult { content, .. }) = copy.blocks.get_mut(b) {
+            *content = vec![super::Block::text(placeholder)];
+        }
+    }
+    copy
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::model::{Block, Format, Message, Origin, Role, Session};
+
+    fn result(chars: usize) -> Block {
+        Block::ToolResult { tool_use_id: "t".into(), content: vec![Block::text("x".repeat(chars))], is_error: None }
+    }
+
+    fn clearing(at: usize, blocks: &[(usize, usize)]) -> RecordedClearing {
+        RecordedClearing {
+            source_line: 0,
+            at,
+            blocks: blocks.to_vec(),
+            placeholder: "[cleared]".into(),
+            tokens_saved: None,
+            trigger: None,
+        }
+    }
+
+    /// chars/4 of the whole message, as the chars/4 estimator rounds it.
+    fn chars4(m: &Message) -> u64 {
+        (m.blocks.iter().map(Block::text_chars).sum::<usize>() as u64).div_ceil(4)
+    }
+
+    #[test]
+    fn each_clearing_is_charged_what_it_took_from_each_message() {
+        let mut s = Session::new("s", Format::ClaudeCode, "s.jsonl");
+        // Message 1 holds two results (400 and 800 chars); message 2 one (40).
+        s.messages = vec![
+            Message::new(Role::User, Origin::Human, vec![Block::text("go")]),
+            Message::new(Role::User, Origin::ToolResult, vec![result(400), result(800)]),
+            Message::new(Role::User, Origin::ToolResult, vec![result(40)]),
+        ];
+        s.recorded_clearings = vec![clearing(5, &[(1, 1)]), clearing(3, &[(1, 0), (2, 0), (1, 0)])];
+        // In `at` order: the first clears 400 + 40 chars (9 left each), the
+        // second the 800 left in message 1, charged from what the first left.
+        assert_eq!(s.clearing_deltas(&chars4), [vec![(1, 203 - 5)], vec![(1, 300 - 203), (2, 10 - 3)]]);
+        // A compaction between them starts afresh: message 1 is whole again.
+        s.recorded_compactions.push(RecordedCompaction {
+            kind: CompactionKind::Other,
+            source_line: 0,
+            inserted: 4..4,
+            kept: 1..3,
+            head: 0..0,
+            tokens_before: None,
+            trigger: None,
+        });
+        assert_eq!(s.clearing_deltas(&chars4), [vec![(1, 300 - 103)], vec![(1, 300 - 203), (2, 10 - 3)]]);
+        // A text, a block out of range, a message out of range: nothing cleared.
+        s.recorded_clearings = vec![clearing(3, &[(0, 0), (1, 5), (9, 0)])];
+        assert_eq!(s.clearing_deltas(&chars4), [Vec::<(usize, u64)>::new()]);
+    }
+}

@@ -20,6 +20,10 @@ impl Session {
         let k = self.inherited;
         self.calls.retain(|c| c.message_index >= k);
         let first_own_line = self.messages.get(k).map_or(u64::MAX, |m| m.source_line);
+        // Outputs the other session cleared were cleared by its process; this
+        // one starts with them whole (a record after the copied history is its own).
+        let last_copied_line = k.checked_sub(1).and_then(|i| self.messages.get(i)).map_or(0, |m| m.source_line);
+        self.recorded_clearings.retain(|c| c.source_line > last_copied_line);
         self.errors.retain(|e| e.source_line >= first_own_line);
     }
 

@@ -206,6 +206,11 @@ pub fn redact_session(s: &mut Session) {
             redact_string(t);
         }
     }
+    for c in &mut s.recorded_clearings {
+        if let Some(t) = &mut c.trigger {
+            redact_string(t);
+        }
+    }
     s.errors.iter_mut().for_each(|e| redact_string(&mut e.message));
     let d = &mut s.diagnostics;
     d.messages.iter_mut().for_each(|m| redact_string(&mut m.message));

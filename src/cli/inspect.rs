@@ -106,6 +106,7 @@ fn render_session(out: &mut String, s: &SessionReport) {
             .collect();
         field(out, "compactions", &format!("{}: {}", s.compactions.len(), items.join("; ")));
     }
+    render_cleared(out, &s.counts);
     render_context(out, &s.counts.context);
 }
 
@@ -178,7 +179,16 @@ fn render_totals(out: &mut String, r: &InspectReport) {
     if t.counts.compactions > 0 {
         field(out, "compactions", &num(t.counts.compactions));
     }
+    render_cleared(out, &t.counts);
     render_context_top(out, &t.counts.context, CONTEXT_SHOWN);
+}
+
+/// The tool outputs the agent stopped sending while keeping its history.
+fn render_cleared(out: &mut String, c: &Counts) {
+    if c.cleared_outputs > 0 {
+        let text = format!("{} tool output(s) the agent stopped sending (microcompact)", num(c.cleared_outputs));
+        field(out, "cleared", &text);
+    }
 }
 
 fn render_counts(out: &mut String, c: &Counts) {

@@ -299,6 +299,8 @@ struct Builder<'p> {
     /// Assistant message index → the advisor's requests inside its response
     /// (the longest list its lines carry).
     advisors: HashMap<usize, Vec<rec::Advisor>>,
+    /// The tool results microcompacts cleared, and where to find them.
+    clearings: Clearings,
 }
 
 impl<'p> Builder<'p> {
@@ -315,6 +317,7 @@ impl<'p> Builder<'p> {
             error_ids: HashSet::new(),
             copying: true,
             advisors: HashMap::new(),
+            clearings: Clearings::default(),
         }
     }
 
@@ -361,6 +364,7 @@ impl<'p> Builder<'p> {
             "attachment" => self.attachment(r),
             "system" => match r.f.subtype.as_deref() {
                 Some("compact_boundary") => self.boundary(r),
+                Some("microcompact_boundary") => self.microcompact(r),
                 Some(sub) => self.s.diagnostics.skip(&format!("system/{sub}")),
                 None => self.s.diagnostics.skip("system"),
             },
@@ -734,7 +738,7 @@ mod rec;
 
 #[path = "claude_compact.rs"]
 mod compact;
-use compact::{PendingCompaction, Preserved};
+use compact::{Clearings, PendingCompaction, Preserved};
 
 #[path = "claude_agents.rs"]
 mod agents;
@@ -749,3 +753,7 @@ mod tests;
 #[cfg(test)]
 #[path = "claude_context_tests.rs"]
 mod context_tests;
+
+#[cfg(test)]
+#[path = "claude_microcompact_tests.rs"]
+mod microcompact_tests;

@@ -127,6 +127,12 @@ pub(super) fn drop_replayed(s: &mut Session, owned: &StdHashSet<String>) {
         c.inserted = remap(&c.inserted);
         c.kept = remap(&c.kept);
     }
+    for c in &mut s.recorded_clearings {
+        c.at = new_index.get(c.at).copied().unwrap_or(n);
+        c.blocks.retain(|b| keep.get(b.0).copied().unwrap_or(true));
+        c.blocks.iter_mut().for_each(|b| b.0 = new_index.get(b.0).copied().unwrap_or(n));
+    }
+    s.recorded_clearings.retain(|c| !c.blocks.is_empty());
     let mut k = keep.iter();
     s.messages.retain(|_| k.next().copied().unwrap_or(true));
     for _ in 0..dropped_calls {

@@ -1,10 +1,11 @@
 //! Claude Code's own compactions: a `compact_boundary` record, the
-//! `isCompactSummary` message that follows it, and the messages it kept.
+//! `isCompactSummary` message that follows it, and the messages it kept; and
+//! its microcompacts, which stop sending old tool outputs.
 
 use super::Builder;
 use super::rec::{self, Rec};
-use crate::model::{CompactionKind, Origin, RecordedCompaction};
-use foldhash::HashSet;
+use crate::model::{Block, CompactionKind, Origin, RecordedClearing, RecordedCompaction};
+use foldhash::{HashMap, HashSet};
 use serde_json::Value;
 
 /// A `compact_boundary` waiting for its `isCompactSummary` message.
@@ -56,6 +57,8 @@ impl Preserved {
 impl Builder<'_> {
     pub(super) fn boundary(&mut self, r: &Rec) {
         self.finish_pending();
+        // A compaction ends the microcompacts' clearings: it starts the cleared set afresh.
+        self.clearings.cleared.clear();
         let meta = r.f.compact_metadata.as_ref();
         let get = |k: &str| meta.and_then(|m| m.get(k));
         let preserved = Preserved::of(meta);
@@ -157,5 +160,89 @@ impl Builder<'_> {
                 Some(first..last + 1)
             }
         }
+    }
+}
+
+/// What Claude Code sends for a tool output a microcompact cleared when it
+/// could not save it to a file; the saved-file form (a `<persisted-output>`
+/// note naming the file) is of about the same size.
+const MICROCOMPACT_PLACEHOLDER: &str = "[Old tool result content cleared]";
+
+/// The tool results microcompacts cleared since the last compaction, and an
+/// index of the tool results by id, built the first time one is needed.
+#[derive(Default)]
+pub(super) struct Clearings {
+    /// `tool_use_id` → (message, block) of its result, for the messages before `indexed`.
+    by_id: HashMap<String, (usize, usize)>,
+    indexed: usize,
+    /// Ids cleared since the last compaction: a later boundary that lists one
+    /// again clears nothing more.
+    cleared: HashSet<String>,
+}
+
+impl Builder<'_> {
+    /// A `microcompact_boundary` (Claude Code 2.1.8+): from the next request on,
+    /// the tool results it lists (by tool-use id) are sent without their output.
+    /// The log keeps them whole.
+    pub(super) fn microcompact(&mut self, r: &Rec) {
+        let meta = r.f.microcompact_metadata.as_ref();
+        let get = |k: &str| meta.and_then(|m| m.get(k));
+        let c = &mut self.clearings;
+        for (mi, m) in self.s.messages.iter().enumerate().skip(c.indexed) {
+            for (bi, b) in m.blocks.iter().enumerate() {
+                if let Block::ToolResult { tool_use_id, .. } = b {
+                    c.by_id.entry(tool_use_id.clone()).or_insert((mi, bi));
+                }
+            }
+        }
+        c.indexed = self.s.messages.len();
+        let ids = match get("compactedToolIds") {
+            Some(Value::Array(ids)) => ids.as_slice(),
+            _ => {
+                let message = "microcompact_boundary without a compactedToolIds list: nothing cleared";
+                self.s.diagnostics.warn(self.path, r.line, message);
+                &[]
+            }
+        };
+        let mut blocks = Vec::new();
+        let mut missing: Option<(usize, &str)> = None;
+        for id in ids.iter().filter_map(Value::as_str) {
+            match c.by_id.get(id) {
+                Some(&at) => {
+                    if c.cleared.insert(id.to_string()) {
+                        blocks.push(at);
+                    }
+                }
+                None => missing = Some((missing.map_or(0, |m| m.0) + 1, missing.map_or(id, |m| m.1))),
+            }
+        }
+        let tokens_saved = get("tokensSaved").and_then(rec::as_u64);
+        if let Some((n, first)) = missing {
+            let first = super::truncate_str(first, 80);
+            let message = format!(
+                "microcompact_boundary: {n} cleared tool output(s) not found in the log (first: {first}): \
+                 nothing of theirs is taken off the agent's context"
+            );
+            self.s.diagnostics.warn(self.path, r.line, message);
+        }
+        if ids.is_empty() && tokens_saved.is_some_and(|t| t > 0) {
+            self.s.diagnostics.warn(
+                self.path,
+                r.line,
+                "microcompact_boundary: tokens saved on content it does not name (images): \
+                 still counted in the agent's context",
+            );
+        }
+        if blocks.is_empty() {
+            return;
+        }
+        self.s.recorded_clearings.push(RecordedClearing {
+            source_line: r.line,
+            at: self.s.messages.len(),
+            blocks,
+            placeholder: MICROCOMPACT_PLACEHOLDER.to_string(),
+            tokens_saved,
+            trigger: get("trigger").and_then(Value::as_str).map(str::to_string),
+        });
     }
 }

@@ -107,6 +107,7 @@ json_object! {
         pub error: Present = "error",
         pub api_error_status: Option<u64> = "apiErrorStatus",
         pub compact_metadata: Option<Value> = "compactMetadata",
+        pub microcompact_metadata: Option<Value> = "microcompactMetadata",
         pub attachment: Option<Value> = "attachment",
         /// A record a branch (`/branch`, `--fork-session`) copied from the
         /// session it was forked from.
@@ -279,6 +280,7 @@ impl<'a> Rec<'a> {
             error: Present(v.get("error").cloned()),
             api_error_status: v.get("apiErrorStatus").and_then(Value::as_u64),
             compact_metadata: v.get("compactMetadata").cloned(),
+            microcompact_metadata: v.get("microcompactMetadata").cloned(),
             attachment: v.get("attachment").cloned(),
             forked_from: Present(v.get("forkedFrom").cloned()),
             message: None,

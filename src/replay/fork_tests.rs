@@ -31,3 +31,33 @@ fn a_policy_starts_from_an_inherited_history_as_the_agent_had_it() {
     s.inherited = 0;
     assert_eq!(policy_tokens(&run(&s, &bare())), vec![350]);
 }
+
+#[test]
+fn a_fork_with_its_parent_read_starts_with_the_outputs_the_parent_cleared_whole() {
+    // Messages 0..3 are the parent's history (lines 1..3), with a clearing the
+    // parent recorded (line 3); the fork's own turn is 3 and 4, its own
+    // clearing at line 4.
+    let build = || {
+        let mut s = SessionBuilder::new("s")
+            .human(filler(40, 0))
+            .tool_calls("", &[("Read", serde_json::json!({}))])
+            .results(&[(filler(400, 1), false, false)])
+            .human(filler(40, 2))
+            .assistant(filler(40, 3))
+            .recorded_clearing(3, &[(2, 0)])
+            .recorded_clearing(4, &[(2, 0)])
+            .build();
+        s.recorded_clearings[0].source_line = 3;
+        s.recorded_clearings[1].source_line = 4;
+        s.inherited = 3;
+        s.forked_from = Some("p".into());
+        s
+    };
+    let mut s = build();
+    s.settle_fork(true);
+    let lines: Vec<_> = s.recorded_clearings.iter().map(|c| c.source_line).collect();
+    assert_eq!(lines, [4], "the parent's clearing was its process's, not the fork's");
+    let mut alone = build();
+    alone.settle_fork(false);
+    assert_eq!(alone.recorded_clearings.len(), 2, "read whole, the log's clearings are all this session's");
+}

@@ -40,6 +40,8 @@
 
 #[cfg(test)]
 mod batch_tests;
+#[cfg(test)]
+mod clearing_tests;
 mod compact;
 mod engine;
 #[cfg(test)]
@@ -462,9 +464,10 @@ pub fn replay_session(
     // Messages the agent's own compactions inserted: in the baseline, not in the
     // policy replay (nor what the agent had dropped of an inherited history).
     let hidden = session.hidden_from_policy();
-    let baseline = Baseline::new(session, &est);
+    let baseline = Baseline::new(session, &est, &session.clearing_deltas(&|m| ctx.estimator.message_tokens(m)));
     let mest = |i: usize| mtoks[i];
-    let mbaseline = Baseline::new(session, &mest);
+    let meter = ctx.options.meter.counter();
+    let mbaseline = Baseline::new(session, &mest, &session.clearing_deltas(&|m| meter.message_tokens(m)));
     let first_usage = session.calls.iter().find_map(|c| c.usage.map(|u| (c.message_index, u.prompt_tokens())));
 
     // System prompt: configured, or calibrated from the first recorded usage.
@@ -535,7 +538,8 @@ pub fn replay_session(
         row.prefix_baseline = match prev_call {
             None => 0,
             Some((pm, _)) if mbaseline.reset_between(pm, m) => msystem,
-            Some((_, prev_est)) => prev_est,
+            // The agent cleared outputs since: the cache holds the context before the first.
+            Some((pm, prev_est)) => mbaseline.cut_between(pm, m).map_or(prev_est, |cut| prev_est.min(msystem + cut)),
         };
         if row.prefix_baseline > 0 {
             row.prefix_baseline = apply_drift(row.prefix_baseline, mdrift).min(row.tokens_baseline);

@@ -148,6 +148,20 @@ impl SessionBuilder {
         self
     }
 
+    /// Add a recorded clearing of the agent itself: from message `at` on, the
+    /// tool results at `blocks` are sent as `[cleared]`.
+    pub fn recorded_clearing(mut self, at: usize, blocks: &[(usize, usize)]) -> Self {
+        self.session.recorded_clearings.push(crate::model::RecordedClearing {
+            source_line: 0,
+            at,
+            blocks: blocks.to_vec(),
+            placeholder: "[cleared]".into(),
+            tokens_saved: None,
+            trigger: None,
+        });
+        self
+    }
+
     pub fn len(&self) -> usize {
         self.session.messages.len()
     }

@@ -5,7 +5,9 @@ use super::engine;
 use crate::model::Session;
 
 /// The baseline context size before each message: the full history, reset at
-/// each recorded compaction to its kept range (+ what follows). O(n) to build.
+/// each recorded compaction to its kept range (+ what follows), less what the
+/// agent's recorded clearings took off the messages it still held. O(n) to
+/// build, plus the cleared messages.
 pub(super) struct Baseline {
     /// `before[i]` = tokens of the agent's context just before message `i`.
     before: Vec<u64>,
@@ -13,10 +15,14 @@ pub(super) struct Baseline {
     resets: Vec<usize>,
     /// The ranges each of those compactions kept.
     kept: Vec<[std::ops::Range<usize>; 2]>,
+    /// (where a recorded clearing takes effect, the context's tokens before
+    /// the first message it took something from), sorted.
+    cuts: Vec<(usize, u64)>,
 }
 
 impl Baseline {
-    pub fn new(session: &Session, est: &dyn Fn(usize) -> u64) -> Baseline {
+    /// `cleared`: [`Session::clearing_deltas`] by the estimator of `est`.
+    pub fn new(session: &Session, est: &dyn Fn(usize) -> u64, cleared: &[Vec<(usize, u64)>]) -> Baseline {
         let n = session.messages.len();
         let mut prefix = Vec::with_capacity(n + 1);
         prefix.push(0u64);
@@ -37,13 +43,40 @@ impl Baseline {
             })
             .collect();
         resets.sort_by_key(|r| r.0);
+        let mut clearings: Vec<(usize, &[(usize, u64)])> =
+            session.recorded_clearings.iter().zip(cleared).map(|(c, d)| (c.at, d.as_slice())).collect();
+        clearings.sort_by_key(|c| c.0);
         let mut before = Vec::with_capacity(n + 1);
+        let mut cuts = Vec::with_capacity(clearings.len());
         let mut sum = 0u64;
-        let mut r = 0;
+        let (mut r, mut k) = (0, 0);
+        // What the clearings since the last compaction took, per message.
+        let mut taken: foldhash::HashMap<usize, u64> = Default::default();
         for i in 0..=n {
             while r < resets.len() && resets[r].0 == i {
                 sum = resets[r].1;
+                taken.clear();
                 r += 1;
+            }
+            // A clearing takes off what it cleared of the messages the context
+            // still holds: those since the last compaction, and those it kept.
+            // The context stays the same up to its first such message: the
+            // prefix a cache still holds.
+            while k < clearings.len() && clearings[k].0 <= i {
+                let (from, kept) = r.checked_sub(1).map_or((0, None), |j| (resets[j].0, Some(&resets[j].2)));
+                let held = |m: usize| m < i && (m >= from || kept.is_some_and(|k| k.iter().any(|r| r.contains(&m))));
+                let first = clearings[k].1.iter().map(|c| c.0).filter(|&m| held(m)).min();
+                if let Some(first) = first {
+                    let upto = |r: &std::ops::Range<usize>| range_sum(&(r.start..r.end.min(first)));
+                    let whole: u64 = kept.map_or(0, |k| k.iter().map(upto).sum::<u64>()) + upto(&(from..first));
+                    let gone: u64 = taken.iter().filter(|&(&m, _)| m < first && held(m)).map(|(_, &d)| d).sum();
+                    cuts.push((clearings[k].0, whole.saturating_sub(gone)));
+                }
+                for &(m, d) in clearings[k].1.iter().filter(|c| held(c.0)) {
+                    sum = sum.saturating_sub(d);
+                    *taken.entry(m).or_default() += d;
+                }
+                k += 1;
             }
             before.push(sum);
             if i < n {
@@ -54,7 +87,16 @@ impl Baseline {
             before,
             resets: resets.iter().map(|r| r.0).collect(),
             kept: resets.into_iter().map(|r| r.2).collect(),
+            cuts,
         }
+    }
+
+    /// The context before the first message a clearing in `(a, b]` took
+    /// something from (the least, when several did): what a cache of the
+    /// request before message `a` still holds of the request before `b`.
+    pub fn cut_between(&self, a: usize, b: usize) -> Option<u64> {
+        let i = self.cuts.partition_point(|c| c.0 <= a);
+        self.cuts[i..].iter().take_while(|c| c.0 <= b).map(|c| c.1).min()
     }
 
     /// The agent's context just before message `m`: the ranges kept by its
@@ -204,7 +246,7 @@ mod tests {
             trigger: None,
         });
         let est = |i: usize| 1u64 << i;
-        let b = Baseline::new(&s, &est);
+        let b = Baseline::new(&s, &est, &[]);
         assert_eq!(b.at(3), 1 + 2 + 4, "before the compaction: everything");
         assert_eq!(b.at(4), 1 + 8, "where it takes effect: the head and the kept run");
         assert_eq!(b.at(5), 1 + 8 + 16, "then the summary");

@@ -122,7 +122,8 @@ fn table(out: &mut String, report: &Report) {
                 |c| {
                     format!(
                         "{}${:.2} ({})",
-                        if c.saved_usd < 0.0 { "−" } else { "" },
+                        // No sign on what shows as $0.00.
+                        if (c.saved_usd * 100.0).round() < 0.0 { "−" } else { "" },
                         c.saved_usd.abs(),
                         pct(c.saved_pct)
                     )
@@ -241,10 +242,11 @@ fn reasons(report: &Report) -> Vec<String> {
         }
         if a.savings_pct < 0.0 && a.compactions == 0 {
             // Pruning only shortens: what a policy that never compacts sends
-            // past the baseline is history the agent's own compactions dropped.
+            // past the baseline is what the agent's own compactions and
+            // clearings (microcompacts) dropped.
             out.push(format!(
-                "{p} sent more than the agent did ({}): the agent's own compactions dropped history that {p}, \
-                 which made none, kept sending.",
+                "{p} sent more than the agent did ({}): the agent's own compactions and cleared tool outputs \
+                 dropped what {p}, which made no compaction, kept sending.",
                 pct(a.savings_pct)
             ));
         } else if a.savings_pct < 0.0 {
@@ -263,7 +265,9 @@ fn reasons(report: &Report) -> Vec<String> {
                 thousands(a.pruned_soft + a.pruned_hard)
             ));
         }
-        if let Some(c) = a.cost.as_ref().filter(|c| c.saved_pct < 0.0) {
+        // Sending more costs more; what needs saying is a policy that sends no
+        // more and still costs more.
+        if let Some(c) = a.cost.as_ref().filter(|c| c.saved_pct < 0.0 && a.savings_pct >= 0.0) {
             out.push(format!(
                 "{p} costs more ({}): pruning and compaction change the prompt's prefix, so cached input is written again \
                  ({} session(s) shed tokens but cost more).",

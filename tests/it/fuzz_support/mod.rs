@@ -292,6 +292,9 @@ const KEYS: &[&str] = &[
     "conversationHistoryIndex",
     "conversationHistoryDeletedRange",
     "iterations",
+    "microcompactMetadata",
+    "compactedToolIds",
+    "tokensSaved",
 ];
 
 /// Tokens worth planting as raw text inside a line.
