@@ -351,8 +351,7 @@ pub(crate) mod tests {
         s.recorded_clearings = vec![crate::model::RecordedClearing {
             source_line: 4,
             at: 3,
-            blocks: vec![(2, 0)],
-            placeholder: "[cleared]".into(),
+            blocks: vec![crate::model::ClearedBlock::new(2, 0, vec![Block::text("[cleared]")])],
             tokens_saved: None,
             trigger: None,
         }];

@@ -66,22 +66,36 @@ impl RecordedCompaction {
 }
 
 /// Tool outputs the agent itself stopped sending while keeping the rest of its
-/// history (Claude Code's microcompact): from message `at` until its next
-/// recorded compaction takes effect, each listed tool result is sent as
-/// `placeholder`. The log keeps the outputs whole.
+/// history (Claude Code's microcompact, Gemini CLI's tool output masking):
+/// from message `at` until its next recorded compaction takes effect, each
+/// listed tool result is sent as what it lists. The log keeps the outputs whole.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct RecordedClearing {
     pub source_line: u64,
     /// The first message sent after it: the calls from there on send the outputs cleared.
     pub at: usize,
-    /// (message, block) of each tool result it cleared, in log order.
-    pub blocks: Vec<(usize, usize)>,
-    /// What the agent sends instead of each cleared output.
-    pub placeholder: String,
+    /// Each tool result it cleared, in log order.
+    pub blocks: Vec<ClearedBlock>,
     /// Tokens the agent reported it saved (`tokensSaved`).
     pub tokens_saved: Option<u64>,
     /// `auto`, … when recorded.
     pub trigger: Option<String>,
+}
+
+/// A tool result a clearing took the output of: `messages[message].blocks[block]`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ClearedBlock {
+    pub message: usize,
+    pub block: usize,
+    /// The result's content as the agent sent it from then on (a note in
+    /// place of the output, or a preview of it).
+    pub sent: Vec<super::Block>,
+}
+
+impl ClearedBlock {
+    pub fn new(message: usize, block: usize, sent: Vec<super::Block>) -> ClearedBlock {
+        ClearedBlock { message, block, sent }
+    }
 }
 
 impl super::Session {
@@ -96,8 +110,8 @@ impl super::Session {
         let mut resets: Vec<usize> = self.recorded_compactions.iter().map(|c| c.inserted.start).collect();
         resets.sort_unstable();
         let mut out = vec![Vec::new(); self.recorded_clearings.len()];
-        // Per message in the current stretch: the blocks cleared so far and its size then.
-        let mut state: std::collections::HashMap<usize, (Vec<usize>, u64)> = Default::default();
+        // Per message in the current stretch: the message as sent then, and its size.
+        let mut state: std::collections::HashMap<usize, (super::Message, u64)> = Default::default();
         let mut prev_at = 0usize;
         for k in order {
             let c = &self.recorded_clearings[k];
@@ -105,17 +119,21 @@ impl super::Session {
                 state.clear();
             }
             prev_at = c.at;
-            let mut by_msg: Vec<(usize, usize)> = c.blocks.clone();
-            by_msg.sort_unstable();
-            by_msg.dedup();
+            let mut by_msg: Vec<&ClearedBlock> = c.blocks.iter().collect();
+            by_msg.sort_by_key(|b| (b.message, b.block));
+            by_msg.dedup_by_key(|b| (b.message, b.block));
             let mut i = 0;
             while i < by_msg.len() {
-                let m = by_msg[i].0;
-                let j = i + by_msg[i..].iter().take_while(|b| b.0 == m).count();
+                let m = by_msg[i].message;
+                let j = i + by_msg[i..].iter().take_while(|b| b.message == m).count();
                 if let Some(msg) = self.messages.get(m) {
-                    let (cleared, size) = state.entry(m).or_insert_with(|| (Vec::new(), count(msg)));
-                    cleared.extend(by_msg[i..j].iter().map(|b| b.1));
-                    let after = count(&cleared_copy(msg, cleared, &c.placeholder));
+                    let (copy, size) = state.entry(m).or_insert_with(|| (msg.clone(), count(msg)));
+                    for b in &by_msg[i..j] {
+                        if let Some(super::Block::ToolResult { content, .. }) = copy.blocks.get_mut(b.block) {
+                            content.clone_from(&b.sent);
+                        }
+                    }
+                    let after = count(copy);
                     let delta = size.saturating_sub(after);
                     *size = after;
                     if delta > 0 {
@@ -129,17 +147,6 @@ impl super::Session {
     }
 }
 
-/// `m` with the content of its tool results at `blocks` replaced by `placeholder`.
-fn cleared_copy(m: &super::Message, blocks: &[usize], placeholder: &str) -> super::Message {
-    let mut copy = m.clone();
-    for &b in blocks {
-        if let Some(super::Block::ToolResult { content, .. }) = copy.blocks.get_mut(b) {
-            *content = vec![super::Block::text(placeholder)];
-        }
-    }
-    copy
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -150,14 +157,8 @@ mod tests {
     }
 
     fn clearing(at: usize, blocks: &[(usize, usize)]) -> RecordedClearing {
-        RecordedClearing {
-            source_line: 0,
-            at,
-            blocks: blocks.to_vec(),
-            placeholder: "[cleared]".into(),
-            tokens_saved: None,
-            trigger: None,
-        }
+        let blocks = blocks.iter().map(|&(m, b)| ClearedBlock::new(m, b, vec![Block::text("[cleared]")])).collect();
+        RecordedClearing { source_line: 0, at, blocks, tokens_saved: None, trigger: None }
     }
 
     /// chars/4 of the whole message, as the chars/4 estimator rounds it.

@@ -129,8 +129,8 @@ pub(super) fn drop_replayed(s: &mut Session, owned: &StdHashSet<String>) {
     }
     for c in &mut s.recorded_clearings {
         c.at = new_index.get(c.at).copied().unwrap_or(n);
-        c.blocks.retain(|b| keep.get(b.0).copied().unwrap_or(true));
-        c.blocks.iter_mut().for_each(|b| b.0 = new_index.get(b.0).copied().unwrap_or(n));
+        c.blocks.retain(|b| keep.get(b.message).copied().unwrap_or(true));
+        c.blocks.iter_mut().for_each(|b| b.message = new_index.get(b.message).copied().unwrap_or(n));
     }
     s.recorded_clearings.retain(|c| !c.blocks.is_empty());
     let mut k = keep.iter();

@@ -4,7 +4,7 @@
 
 use super::Builder;
 use super::rec::{self, Rec};
-use crate::model::{Block, CompactionKind, Origin, RecordedClearing, RecordedCompaction};
+use crate::model::{Block, ClearedBlock, CompactionKind, Origin, RecordedClearing, RecordedCompaction};
 use foldhash::{HashMap, HashSet};
 use serde_json::Value;
 
@@ -208,9 +208,9 @@ impl Builder<'_> {
         let mut missing: Option<(usize, &str)> = None;
         for id in ids.iter().filter_map(Value::as_str) {
             match c.by_id.get(id) {
-                Some(&at) => {
+                Some(&(m, b)) => {
                     if c.cleared.insert(id.to_string()) {
-                        blocks.push(at);
+                        blocks.push(ClearedBlock::new(m, b, vec![Block::text(MICROCOMPACT_PLACEHOLDER)]));
                     }
                 }
                 None => missing = Some((missing.map_or(0, |m| m.0) + 1, missing.map_or(id, |m| m.1))),
@@ -240,7 +240,6 @@ impl Builder<'_> {
             source_line: r.line,
             at: self.s.messages.len(),
             blocks,
-            placeholder: MICROCOMPACT_PLACEHOLDER.to_string(),
             tokens_saved,
             trigger: get("trigger").and_then(Value::as_str).map(str::to_string),
         });

@@ -3,20 +3,20 @@
 
 use super::read;
 use super::tests::read_fixture;
-use crate::model::RecordedClearing;
+use crate::model::{Block, ClearedBlock, RecordedClearing};
 use std::path::Path;
 
 #[test]
 fn a_microcompact_clears_the_outputs_it_names_from_the_next_request_on() {
     let s = &read_fixture("microcompact.jsonl")[0];
+    let placeholder = Block::text("[Old tool result content cleared]");
     assert_eq!(
         s.recorded_clearings,
         [RecordedClearing {
             source_line: 8,
             // Messages 0..7 were sent before it; the reply after it is message 7.
             at: 7,
-            blocks: vec![(2, 0), (4, 0)],
-            placeholder: "[Old tool result content cleared]".into(),
+            blocks: [(2, 0), (4, 0)].map(|(m, b)| ClearedBlock::new(m, b, vec![placeholder.clone()])).to_vec(),
             tokens_saved: Some(4540),
             trigger: Some("auto".into()),
         }]
@@ -95,7 +95,11 @@ fn an_output_is_cleared_once_until_a_compaction_starts_afresh() {
         ],
     );
     let s = &read(Path::new("s.jsonl"), &data)[0];
-    let cleared: Vec<_> = s.recorded_clearings.iter().map(|c| (c.at, c.blocks.clone())).collect();
+    let cleared: Vec<_> = s
+        .recorded_clearings
+        .iter()
+        .map(|c| (c.at, c.blocks.iter().map(|b| (b.message, b.block)).collect::<Vec<_>>()))
+        .collect();
     // Results are messages 2, 4, 6, 8 (block 0 each).
     assert_eq!(cleared, [(5, vec![(2, 0)]), (7, vec![(4, 0)]), (9, vec![(2, 0)])]);
     assert!(s.diagnostics.messages.is_empty(), "{:?}", s.diagnostics.messages);

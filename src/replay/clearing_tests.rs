@@ -6,17 +6,20 @@ use super::tests::{bare, baseline_tokens, policy_tokens, run};
 use serde_json::json;
 
 /// 0 human (100 tokens), 1 Read (2), 2 its result (1,000), 3 Read (2), 4 its
-/// result (100), 5 reply (10), 6 human (10), 7 reply (10); calls at 1, 3, 5, 7.
-fn session() -> SessionBuilder {
+/// result (`second` chars / 4), 5 reply (10); calls at 1, 3, 5.
+fn two_reads(second: usize) -> SessionBuilder {
     SessionBuilder::new("s")
         .human(filler(400, 0))
         .tool_calls("", &[("Read", json!({}))])
         .results(&[(filler(4000, 1), false, false)])
         .tool_calls("", &[("Read", json!({}))])
-        .results(&[(filler(400, 2), false, false)])
+        .results(&[(filler(second, 2), false, false)])
         .assistant(filler(40, 3))
-        .human(filler(40, 4))
-        .assistant(filler(40, 5))
+}
+
+/// [`two_reads`] with a second result of 100, then 6 human (10), 7 reply (10).
+fn session() -> SessionBuilder {
+    two_reads(400).human(filler(40, 4)).assistant(filler(40, 5))
 }
 
 #[test]
@@ -65,13 +68,7 @@ fn a_clearing_takes_only_what_the_context_still_holds_and_ends_at_a_compaction()
     // (1,000), 5 reply (10), 6 the summary of a compaction that kept 4..6 (10),
     // 7 human (10), 8 reply (10); calls at 1, 3, 5, 8.
     let build = || {
-        SessionBuilder::new("s")
-            .human(filler(400, 0))
-            .tool_calls("", &[("Read", json!({}))])
-            .results(&[(filler(4000, 1), false, false)])
-            .tool_calls("", &[("Read", json!({}))])
-            .results(&[(filler(4000, 2), false, false)])
-            .assistant(filler(40, 3))
+        two_reads(4000)
             .injected(filler(40, 4))
             .human(filler(40, 5))
             .assistant(filler(40, 6))
@@ -97,13 +94,7 @@ fn after_a_compaction_the_cache_holds_what_it_kept_up_to_the_first_cleared_outpu
     // (1,000), 5 reply (10), 6 the summary of a compaction that kept 3..6
     // (10), 7 human (10), 8 reply (10), 9 human (10), 10 reply (10); the
     // output at 4 is cleared from 10 on.
-    let s = SessionBuilder::new("s")
-        .human(filler(400, 0))
-        .tool_calls("", &[("Read", json!({}))])
-        .results(&[(filler(4000, 1), false, false)])
-        .tool_calls("", &[("Read", json!({}))])
-        .results(&[(filler(4000, 2), false, false)])
-        .assistant(filler(40, 3))
+    let s = two_reads(4000)
         .injected(filler(40, 4))
         .human(filler(40, 5))
         .assistant(filler(40, 6))

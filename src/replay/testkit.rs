@@ -154,8 +154,10 @@ impl SessionBuilder {
         self.session.recorded_clearings.push(crate::model::RecordedClearing {
             source_line: 0,
             at,
-            blocks: blocks.to_vec(),
-            placeholder: "[cleared]".into(),
+            blocks: blocks
+                .iter()
+                .map(|&(m, b)| crate::model::ClearedBlock::new(m, b, vec![Block::text("[cleared]")]))
+                .collect(),
             tokens_saved: None,
             trigger: None,
         });
