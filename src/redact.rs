@@ -210,6 +210,8 @@ pub fn redact_session(s: &mut Session) {
         if let Some(t) = &mut c.trigger {
             redact_string(t);
         }
+        // What the agent sent in place of an output can quote it (Gemini's preview).
+        c.blocks.iter_mut().flat_map(|b| b.sent.iter_mut()).for_each(redact_block);
     }
     s.errors.iter_mut().for_each(|e| redact_string(&mut e.message));
     let d = &mut s.diagnostics;
@@ -316,6 +318,28 @@ mod tests {
             json!({"command": "deploy --key [REDACTED]", "password": MASK, "port": 22, "secret": MASK,
                 "env": {"API_KEY": MASK}, "nested": [{"token": ""}]})
         );
+    }
+
+    /// What an agent sent in place of a cleared output (Gemini's masked
+    /// preview) is log text like any other.
+    #[test]
+    fn a_clearings_sent_text_is_redacted_with_the_session() {
+        let key = &fakes()[0];
+        let mut s = Session::new("s", crate::model::Format::Gemini, "s.jsonl");
+        s.recorded_clearings.push(crate::model::RecordedClearing {
+            source_line: 1,
+            at: 0,
+            blocks: vec![crate::model::ClearedBlock::new(
+                0,
+                0,
+                vec![Block::text(format!("<tool_output_masked>{key}"))],
+            )],
+            tokens_saved: None,
+            trigger: Some(key.clone()),
+        });
+        redact_session(&mut s);
+        let json = serde_json::to_string(&s).unwrap();
+        assert!(!json.contains(key.as_str()) && json.contains("<tool_output_masked>"), "{json}");
     }
 
     #[test]

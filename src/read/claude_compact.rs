@@ -205,7 +205,7 @@ impl Builder<'_> {
             }
         };
         let mut blocks = Vec::new();
-        let mut missing: Option<(usize, &str)> = None;
+        let mut missing = 0usize;
         for id in ids.iter().filter_map(Value::as_str) {
             match c.by_id.get(id) {
                 Some(&(m, b)) => {
@@ -213,14 +213,14 @@ impl Builder<'_> {
                         blocks.push(ClearedBlock::new(m, b, vec![Block::text(MICROCOMPACT_PLACEHOLDER)]));
                     }
                 }
-                None => missing = Some((missing.map_or(0, |m| m.0) + 1, missing.map_or(id, |m| m.1))),
+                None => missing += 1,
             }
         }
         let tokens_saved = get("tokensSaved").and_then(rec::as_u64);
-        if let Some((n, first)) = missing {
-            let first = super::truncate_str(first, 80);
+        // The ids are not quoted: a diagnostic never repeats what a log holds.
+        if missing > 0 {
             let message = format!(
-                "microcompact_boundary: {n} cleared tool output(s) not found in the log (first: {first}): \
+                "microcompact_boundary: {missing} cleared tool output(s) not found in the log: \
                  nothing of theirs is taken off the agent's context"
             );
             self.s.diagnostics.warn(self.path, r.line, message);

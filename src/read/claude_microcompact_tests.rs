@@ -30,7 +30,7 @@ fn a_microcompact_clears_the_outputs_it_names_from_the_next_request_on() {
         warnings,
         [(
             8,
-            "microcompact_boundary: 1 cleared tool output(s) not found in the log (first: toolu_01Gone): \
+            "microcompact_boundary: 1 cleared tool output(s) not found in the log: \
 nothing of theirs is taken off the agent's context"
         )]
     );

@@ -736,6 +736,19 @@ pub fn check_session(s: &Session, path: &Path) {
         let ordered = c.head.is_empty() || (c.head.end <= c.kept.start.max(c.inserted.start));
         assert!(ordered, "{}: compaction head {:?} overlaps what follows it", s.id, c.head);
     }
+    for c in &s.recorded_clearings {
+        assert!(c.at <= n, "{}: clearing at {} of {n}", s.id, c.at);
+        for b in &c.blocks {
+            let block = s.messages.get(b.message).and_then(|m| m.blocks.get(b.block));
+            assert!(
+                matches!(block, Some(compactor::model::Block::ToolResult { .. })),
+                "{}: clearing names message {} block {}, not a tool result",
+                s.id,
+                b.message,
+                b.block
+            );
+        }
+    }
     for d in &s.diagnostics.messages {
         assert!(!d.message.contains(CANARY), "diagnostic quotes content: {d}");
         assert!(d.message.len() <= 1024, "diagnostic of {} bytes", d.message.len());
