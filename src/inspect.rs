@@ -98,7 +98,8 @@ pub struct Counts {
     pub tokens: EstimatorTotals,
     pub usage: UsageTotals,
     pub compactions: u64,
-    /// Tool outputs the agent's own clearings (Claude Code microcompacts) stopped sending.
+    /// Tool outputs the agent's own clearings (Claude Code microcompacts,
+    /// Gemini CLI masking) stopped sending in full.
     #[serde(default, skip_serializing_if = "is_zero")]
     pub cleared_outputs: u64,
     pub api_errors: BTreeMap<ApiErrorKind, u64>,

@@ -186,7 +186,8 @@ fn render_totals(out: &mut String, r: &InspectReport) {
 /// The tool outputs the agent stopped sending while keeping its history.
 fn render_cleared(out: &mut String, c: &Counts) {
     if c.cleared_outputs > 0 {
-        let text = format!("{} tool output(s) the agent stopped sending (microcompact)", num(c.cleared_outputs));
+        let text =
+            format!("{} tool output(s) the agent stopped sending in full (cleared or masked)", num(c.cleared_outputs));
         field(out, "cleared", &text);
     }
 }

@@ -37,11 +37,11 @@ use super::generic::{MAX_ERROR_LEN, str_of, u64_of};
 use super::locations::{Home, Location};
 use super::{errors, time};
 use crate::model::{
-    Block, Call, CompactionKind, Format, Message, Origin, RecordedCompaction, RecordedError, Role, Session, Usage,
-    UsageProvenance,
+    Block, Call, ClearedBlock, CompactionKind, Format, Message, Origin, RecordedClearing, RecordedCompaction,
+    RecordedError, Role, Session, Usage, UsageProvenance,
 };
 use serde_json::Value;
-use std::collections::HashSet;
+use std::collections::{HashMap, HashSet};
 use std::ops::Range;
 use std::path::Path;
 
@@ -121,7 +121,7 @@ pub fn read(path: &Path, data: &[u8]) -> Vec<Session> {
     if let Ok(doc) = &whole
         && doc.get("messages").is_some()
     {
-        return read_doc(s, path, doc, None, &[], 0);
+        return read_doc(s, path, doc, None, &Folds::default());
     }
     match gemini_jsonl::fold(body) {
         Some(f) => {
@@ -131,7 +131,8 @@ pub fn read(path: &Path, data: &[u8]) -> Vec<Session> {
             for (line, raw) in &f.unknown {
                 s.diagnostics.unknown("recording line", *line, &super::raw_json(raw));
             }
-            read_doc(s, path, &f.doc, Some(&f.lines), &f.compressions, f.migrated)
+            let folds = Folds { compressions: f.compressions, migrated: f.migrated, maskings: f.maskings };
+            read_doc(s, path, &f.doc, Some(&f.lines), &folds)
         }
         None => {
             let reason = whole.err().unwrap_or_else(|| "no `messages` array".to_string());
@@ -143,20 +144,24 @@ pub fn read(path: &Path, data: &[u8]) -> Vec<Session> {
 
 /// Read the session document `doc`; `lines[i]` is the file line of message
 /// `i` when the document was folded from a recording (else its 1-based index).
-/// `compressions`: the messages each compression of a recording inserted
-/// (`(line, message indices)`): their model turns are no calls, their summary
-/// is the compaction's, their other user text was not typed then.
-/// `migrated`: the first messages a resume copied from the legacy `.json`
-/// file of the same name, the session's inherited history
-/// ([`Session::inherited`]) when that file is read too.
-fn read_doc(
-    mut s: Session,
-    path: &Path,
-    doc: &Value,
-    lines: Option<&[u64]>,
-    compressions: &[(u64, Range<usize>)],
+/// What folding a JSONL recording found beyond its messages (nothing for a
+/// `.json` document).
+#[derive(Default)]
+struct Folds {
+    /// The messages each compression inserted (`(line, message indices)`):
+    /// their model turns are no calls, their summary is the compaction's,
+    /// their other user text was not typed then.
+    compressions: Vec<(u64, Range<usize>)>,
+    /// The first messages a resume copied from the legacy `.json` file of the
+    /// same name, the session's inherited history ([`Session::inherited`])
+    /// when that file is read too.
     migrated: usize,
-) -> Vec<Session> {
+    /// Tool outputs masked after they were recorded whole.
+    maskings: Vec<gemini_jsonl::Masking>,
+}
+
+fn read_doc(mut s: Session, path: &Path, doc: &Value, lines: Option<&[u64]>, folds: &Folds) -> Vec<Session> {
+    let (compressions, migrated) = (&folds.compressions, folds.migrated);
     let Some(messages) = doc.get("messages").and_then(Value::as_array) else {
         s.diagnostics.bad_line(path, 0, "session file has no `messages` array");
         return vec![s];
@@ -270,7 +275,69 @@ fn read_doc(
             trigger: None,
         });
     }
+    record_maskings(&mut s, path, &folds.maskings, &built);
     vec![s]
+}
+
+/// The maskings of tool outputs, as the agent's clearings (one per point in
+/// the recording); and a warning for the outputs the log holds only masked
+/// (a `.json` document is rewritten in place: calls made before the masking
+/// are then counted with the masked text).
+fn record_maskings(s: &mut Session, path: &Path, maskings: &[gemini_jsonl::Masking], built: &[usize]) {
+    let mut by_id: HashMap<&str, (usize, usize)> = HashMap::new();
+    if !maskings.is_empty() {
+        for (mi, m) in s.messages.iter().enumerate() {
+            for (bi, b) in m.blocks.iter().enumerate() {
+                if let Block::ToolResult { tool_use_id, .. } = b {
+                    by_id.entry(tool_use_id.as_str()).or_insert((mi, bi));
+                }
+            }
+        }
+    }
+    let mut clearings: Vec<RecordedClearing> = Vec::new();
+    for mk in maskings {
+        let Some(&(message, block)) = by_id.get(mk.call.as_str()) else { continue };
+        let at = built.get(mk.at).copied().unwrap_or(s.messages.len());
+        let cleared = ClearedBlock::new(message, block, result_blocks(Some(&mk.sent)).0);
+        match clearings.last_mut().filter(|c| c.at == at) {
+            Some(c) => c.blocks.push(cleared),
+            None => clearings.push(RecordedClearing {
+                source_line: mk.line,
+                at,
+                blocks: vec![cleared],
+                tokens_saved: None,
+                trigger: None,
+            }),
+        }
+    }
+    let cleared: HashSet<(usize, usize)> =
+        clearings.iter().flat_map(|c| c.blocks.iter().map(|b| (b.message, b.block))).collect();
+    let only_masked = s
+        .messages
+        .iter()
+        .enumerate()
+        .flat_map(|(mi, m)| m.blocks.iter().enumerate().map(move |(bi, b)| (mi, bi, b)))
+        .filter(|&(mi, bi, b)| match b {
+            Block::ToolResult { content, .. } => !cleared.contains(&(mi, bi)) && content.iter().any(is_masked_text),
+            _ => false,
+        })
+        .count();
+    if only_masked > 0 {
+        s.diagnostics.warn(
+            path,
+            0,
+            format!(
+                "{only_masked} tool output(s) recorded only as Gemini CLI masked them: every call is counted \
+                 with the masked text, also those made before the masking"
+            ),
+        );
+    }
+    s.recorded_clearings = clearings;
+}
+
+/// A text block in Gemini CLI's masked form of a tool output.
+fn is_masked_text(b: &Block) -> bool {
+    matches!(b, Block::Text { text } if gemini_jsonl::is_masked_text(text))
 }
 
 /// The summary among the messages `r` a compression inserted: the user
@@ -452,3 +519,7 @@ fn content_text(content: Option<&Value>) -> String {
 #[cfg(test)]
 #[path = "gemini_tests.rs"]
 mod tests;
+
+#[cfg(test)]
+#[path = "gemini_masking_tests.rs"]
+mod masking_tests;

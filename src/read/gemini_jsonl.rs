@@ -13,6 +13,11 @@
 //!   it names and drops only a trailing run it leaves out;
 //! - `{"$rewindTo": ID}`: that message and every one after it are dropped.
 //!
+//! A tool result rewritten as Gemini masked it (`<tool_output_masked>`, by a
+//! later line of its message or a snapshot) keeps the output recorded first:
+//! the calls before the masking sent it whole. The masking is kept aside
+//! ([`Masking`]) for the reader to record as the agent's clearing.
+//!
 //! Anything else is kept for the reader to count as an unknown record.
 
 use serde_json::{Map, Value};
@@ -34,6 +39,38 @@ pub(super) struct Folded {
     /// `lastUpdated`) and its messages, then the new ones. The leading
     /// messages no newer than the first header's `lastUpdated`.
     pub migrated: usize,
+    /// Tool outputs masked after they were recorded whole.
+    pub maskings: Vec<Masking>,
+}
+
+/// A tool output Gemini CLI masked after recording it whole: from the
+/// message recorded next on, the call's result was sent as `sent`.
+#[derive(Debug, Clone, PartialEq)]
+pub(super) struct Masking {
+    /// The line that rewrote the result.
+    pub line: u64,
+    /// How many messages were recorded then (the index of the next).
+    pub at: usize,
+    /// The tool call's id.
+    pub call: String,
+    /// The result as masked.
+    pub sent: Value,
+}
+
+/// Whether a text is Gemini CLI's masked form of a tool output.
+pub(super) fn is_masked_text(s: &str) -> bool {
+    s.starts_with("<tool_output_masked>") || s.starts_with("[Observation Masked]")
+}
+
+/// Whether a tool result holds Gemini CLI's masked form of an output
+/// (`<tool_output_masked>`, earlier `[Observation Masked]`).
+pub(super) fn is_masked(v: &Value) -> bool {
+    match v {
+        Value::String(s) => is_masked_text(s),
+        Value::Array(a) => a.iter().any(is_masked),
+        Value::Object(o) => o.values().any(is_masked),
+        _ => false,
+    }
 }
 
 /// The messages so far, in order, with the line each one was last written at.
@@ -44,6 +81,9 @@ struct History {
     compressions: Vec<(u64, Range<usize>)>,
     /// How many of `messages` are turns ([`is_turn`]).
     turns: usize,
+    maskings: Vec<Masking>,
+    /// The calls whose masking is recorded.
+    masked: HashSet<String>,
 }
 
 /// A message's `id`.
@@ -63,6 +103,7 @@ impl History {
         match id.as_ref().and_then(|id| self.by_id.get(id)) {
             Some(&i) => {
                 self.turns -= usize::from(is_turn(&self.messages[i].0));
+                let m = self.keep_unmasked(i, m, line);
                 self.messages[i] = (m, line);
             }
             None => {
@@ -72,6 +113,28 @@ impl History {
                 self.messages.push((m, line));
             }
         }
+    }
+
+    /// `new`, the message at `i` written again, with each tool result it
+    /// masks restored to the output recorded before; the maskings kept aside.
+    fn keep_unmasked(&mut self, i: usize, mut new: Value, line: u64) -> Value {
+        let old = self.messages[i].0.get("toolCalls").and_then(Value::as_array);
+        let Some((old, calls)) = old.zip(new.get_mut("toolCalls").and_then(Value::as_array_mut)) else {
+            return new;
+        };
+        for call in calls.iter_mut() {
+            let Some(id) = call.get("id").and_then(Value::as_str).map(str::to_string) else { continue };
+            let before = old.iter().find(|c| id_of(c) == Some(id.as_str())).and_then(|c| c.get("result"));
+            let (Some(before), Some(result)) = (before, call.get_mut("result")) else { continue };
+            if !is_masked(result) || is_masked(before) {
+                continue;
+            }
+            let sent = std::mem::replace(result, before.clone());
+            if self.masked.insert(id.clone()) {
+                self.maskings.push(Masking { line, at: self.messages.len(), call: id, sent });
+            }
+        }
+        new
     }
 
     /// Drop message `id` and every one after it (nothing when unknown).
@@ -188,7 +251,15 @@ pub(super) fn fold(data: &[u8]) -> Option<Folded> {
     let written = |m: &Value| m.get("timestamp").and_then(super::time::parse_value);
     let migrated = opened.map_or(0, |t| messages.iter().take_while(|m| written(m).is_some_and(|w| w <= t)).count());
     header.insert("messages".to_string(), Value::Array(messages));
-    Some(Folded { doc: Value::Object(header), lines, bad, unknown, compressions: history.compressions, migrated })
+    Some(Folded {
+        doc: Value::Object(header),
+        lines,
+        bad,
+        unknown,
+        compressions: history.compressions,
+        migrated,
+        maskings: history.maskings,
+    })
 }
 
 #[cfg(test)]

@@ -370,8 +370,8 @@ fn sent_more(r: &Report) -> Markup {
     html! {
         h2 { "Where a policy sent or paid more than the agent" } "\n"
         p class="note" {
-            "Sessions where a policy sent more input tokens than the agent did (its summaries and kept messages \
-             outweighed what it dropped), or paid more while sending fewer (pruning or compaction broke the cached \
+            "Sessions where a policy sent more input tokens than the agent did (its summaries and kept messages, \
+             and what the agent's own compactions and cleared tool outputs dropped, outweighed what it dropped), or paid more while sending fewer (pruning or compaction broke the cached \
              prefix and the session ended before the rewrite paid back). Most extra money first."
             @if rows.len() > MAX_SENT_MORE { " Showing " (MAX_SENT_MORE) " of " (rows.len()) "; all are in sessions.csv." }
         } "\n"

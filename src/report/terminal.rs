@@ -251,7 +251,8 @@ fn reasons(report: &Report) -> Vec<String> {
             ));
         } else if a.savings_pct < 0.0 {
             out.push(format!(
-                "{p} sent more than the agent did ({}): its summaries and kept messages outweighed what it dropped.",
+                "{p} sent more than the agent did ({}): its summaries and kept messages, and what the agent's own \
+                 compactions and cleared tool outputs dropped, outweighed what {p} dropped.",
                 pct(a.savings_pct)
             ));
         } else if near_zero {
