@@ -112,13 +112,16 @@ impl super::Session {
         let mut out = vec![Vec::new(); self.recorded_clearings.len()];
         // Per message in the current stretch: the message as sent then, and its size.
         let mut state: std::collections::HashMap<usize, (super::Message, u64)> = Default::default();
-        let mut prev_at = 0usize;
+        // Resets up to the last clearing's point are behind; one more is passed
+        // when the next clearing is past it.
+        let mut passed = 0usize;
         for k in order {
             let c = &self.recorded_clearings[k];
-            if resets.iter().any(|&r| r > prev_at && r <= c.at) {
+            let upto = passed + resets[passed..].partition_point(|&r| r <= c.at);
+            if upto > passed {
                 state.clear();
+                passed = upto;
             }
-            prev_at = c.at;
             let mut by_msg: Vec<&ClearedBlock> = c.blocks.iter().collect();
             by_msg.sort_by_key(|b| (b.message, b.block));
             by_msg.dedup_by_key(|b| (b.message, b.block));

@@ -122,9 +122,16 @@ impl History {
         let Some((old, calls)) = old.zip(new.get_mut("toolCalls").and_then(Value::as_array_mut)) else {
             return new;
         };
+        // By id, the first of each: a message may hold thousands of calls.
+        let mut results: HashMap<&str, &Value> = HashMap::new();
+        for c in old {
+            if let (Some(id), Some(r)) = (id_of(c), c.get("result")) {
+                results.entry(id).or_insert(r);
+            }
+        }
         for call in calls.iter_mut() {
             let Some(id) = call.get("id").and_then(Value::as_str).map(str::to_string) else { continue };
-            let before = old.iter().find(|c| id_of(c) == Some(id.as_str())).and_then(|c| c.get("result"));
+            let before = results.get(id.as_str()).copied();
             let (Some(before), Some(result)) = (before, call.get_mut("result")) else { continue };
             if !is_masked(result) || is_masked(before) {
                 continue;

@@ -50,8 +50,9 @@ impl Baseline {
         let mut cuts = Vec::with_capacity(clearings.len());
         let mut sum = 0u64;
         let (mut r, mut k) = (0, 0);
-        // What the clearings since the last compaction took, per message.
-        let mut taken: foldhash::HashMap<usize, u64> = Default::default();
+        // What the clearings since the last compaction took, by message (all
+        // held: a compaction empties it).
+        let mut taken = Taken::new(n);
         for i in 0..=n {
             while r < resets.len() && resets[r].0 == i {
                 sum = resets[r].1;
@@ -69,12 +70,12 @@ impl Baseline {
                 if let Some(first) = first {
                     let upto = |r: &std::ops::Range<usize>| range_sum(&(r.start..r.end.min(first)));
                     let whole: u64 = kept.map_or(0, |k| k.iter().map(upto).sum::<u64>()) + upto(&(from..first));
-                    let gone: u64 = taken.iter().filter(|&(&m, _)| m < first && held(m)).map(|(_, &d)| d).sum();
+                    let gone = taken.before(first);
                     cuts.push((clearings[k].0, whole.saturating_sub(gone)));
                 }
                 for &(m, d) in clearings[k].1.iter().filter(|c| held(c.0)) {
                     sum = sum.saturating_sub(d);
-                    *taken.entry(m).or_default() += d;
+                    taken.add(m, d);
                 }
                 k += 1;
             }
@@ -116,6 +117,45 @@ impl Baseline {
     pub fn reset_between(&self, a: usize, b: usize) -> bool {
         let i = self.resets.partition_point(|&r| r <= a);
         i < self.resets.len() && self.resets[i] <= b
+    }
+}
+
+/// Tokens taken off messages, summed over the messages before any point in
+/// O(log n) (a Fenwick tree): a log of many clearings stays linear.
+struct Taken {
+    tree: Vec<u64>,
+    touched: Vec<usize>,
+}
+
+impl Taken {
+    fn new(n: usize) -> Taken {
+        Taken { tree: vec![0; n + 1], touched: Vec::new() }
+    }
+
+    fn add(&mut self, m: usize, d: u64) {
+        let mut i = m + 1;
+        while i < self.tree.len() {
+            self.tree[i] = self.tree[i].saturating_add(d);
+            self.touched.push(i);
+            i += i & i.wrapping_neg();
+        }
+    }
+
+    /// Σ taken off messages `< m`.
+    fn before(&self, m: usize) -> u64 {
+        let mut i = m.min(self.tree.len().saturating_sub(1));
+        let mut sum = 0u64;
+        while i > 0 {
+            sum = sum.saturating_add(self.tree[i]);
+            i -= i & i.wrapping_neg();
+        }
+        sum
+    }
+
+    fn clear(&mut self) {
+        for i in self.touched.drain(..) {
+            self.tree[i] = 0;
+        }
     }
 }
 
@@ -252,5 +292,28 @@ mod tests {
         assert_eq!(b.at(5), 1 + 8 + 16, "then the summary");
         assert_eq!(b.at(6), 1 + 8 + 16 + 32);
         assert_eq!(b.context(6), ([0..1, 3..4], 4));
+    }
+
+    proptest::proptest! {
+        /// The tree's sums are the plain sums, across clears.
+        #[test]
+        fn taken_sums_what_was_added_since_the_last_clear(
+            ops in proptest::collection::vec((0usize..12, 0u64..1000, proptest::bool::weighted(0.1)), 0..60),
+        ) {
+            let mut t = Taken::new(10);
+            let mut plain = [0u64; 10];
+            for (m, d, clear) in ops {
+                if clear {
+                    t.clear();
+                    plain = [0; 10];
+                } else if m < 10 {
+                    t.add(m, d);
+                    plain[m] += d;
+                }
+                for upto in 0..=12 {
+                    proptest::prop_assert_eq!(t.before(upto), plain[..upto.min(10)].iter().sum::<u64>());
+                }
+            }
+        }
     }
 }
