@@ -82,13 +82,16 @@ pub struct RecordedClearing {
     pub trigger: Option<String>,
 }
 
-/// A tool result a clearing took the output of: `messages[message].blocks[block]`.
+/// A block a clearing replaced: `messages[message].blocks[block]`, a tool
+/// result (usually) or a text (Cline's notices also replace file mentions and
+/// the first messages).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct ClearedBlock {
     pub message: usize,
     pub block: usize,
-    /// The result's content as the agent sent it from then on (a note in
-    /// place of the output, or a preview of it).
+    /// As the agent sent it from then on: a tool result's content (a note in
+    /// place of the output, or a preview of it); any other block, the one
+    /// block sent in its place.
     pub sent: Vec<super::Block>,
 }
 
@@ -132,8 +135,10 @@ impl super::Session {
                 if let Some(msg) = self.messages.get(m) {
                     let (copy, size) = state.entry(m).or_insert_with(|| (msg.clone(), count(msg)));
                     for b in &by_msg[i..j] {
-                        if let Some(super::Block::ToolResult { content, .. }) = copy.blocks.get_mut(b.block) {
-                            content.clone_from(&b.sent);
+                        match (copy.blocks.get_mut(b.block), b.sent.as_slice()) {
+                            (Some(super::Block::ToolResult { content, .. }), _) => content.clone_from(&b.sent),
+                            (Some(block), [one]) => block.clone_from(one),
+                            _ => {}
                         }
                     }
                     let after = count(copy);
@@ -193,8 +198,8 @@ mod tests {
             trigger: None,
         });
         assert_eq!(s.clearing_deltas(&chars4), [vec![(1, 300 - 103)], vec![(1, 300 - 203), (2, 10 - 3)]]);
-        // A text, a block out of range, a message out of range: nothing cleared.
-        s.recorded_clearings = vec![clearing(3, &[(0, 0), (1, 5), (9, 0)])];
+        // A block out of range, a message out of range: nothing cleared.
+        s.recorded_clearings = vec![clearing(3, &[(1, 5), (9, 0)])];
         assert_eq!(s.clearing_deltas(&chars4), [Vec::<(usize, u64)>::new()]);
     }
 }

@@ -72,7 +72,7 @@ impl LogFormat for Cline {
                 || contains(head, "] Result:"))
     }
     fn read(&self, path: &Path, data: &[u8]) -> Vec<Session> {
-        read_history_bytes(path, data, None)
+        read_history_bytes(path, data, None, None)
     }
     fn folder_marker(&self) -> Option<&'static str> {
         Some(HISTORY)
@@ -128,7 +128,8 @@ pub fn read_task_dir(dir: &Path) -> Result<Vec<Session>, Diagnostic> {
         message: format!("cannot read: {e}"),
     })?;
     let ui = super::read_regular_file(&dir.join("ui_messages.json")).ok();
-    let mut sessions = read_history_bytes(dir, &data, ui.as_deref());
+    let context = super::read_regular_file(&dir.join("context_history.json")).ok();
+    let mut sessions = read_history_bytes(dir, &data, ui.as_deref(), context.as_deref());
     if let Ok(meta) = super::read_regular_file(&dir.join("task_metadata.json"))
         && let Ok(meta) = serde_json::from_slice::<Value>(&meta)
     {
@@ -143,9 +144,15 @@ pub fn read_task_dir(dir: &Path) -> Result<Vec<Session>, Diagnostic> {
     Ok(sessions)
 }
 
-/// Read a history file's bytes, with the task's `ui_messages.json` bytes when
-/// available. `path` is the task folder or the history file (diagnostics, id).
-pub fn read_history_bytes(path: &Path, data: &[u8], ui_messages: Option<&[u8]>) -> Vec<Session> {
+/// Read a history file's bytes, with the task's `ui_messages.json` and
+/// `context_history.json` bytes when available. `path` is the task folder or
+/// the history file (diagnostics, id).
+pub fn read_history_bytes(
+    path: &Path,
+    data: &[u8],
+    ui_messages: Option<&[u8]>,
+    context_history: Option<&[u8]>,
+) -> Vec<Session> {
     let mut s = Session::new(task_id(path), Format::Cline, path);
     s.stats.bytes = data.len() as u64 + ui_messages.map_or(0, |u| u.len() as u64);
     let history: Value = match super::parse_line(super::strip_bom(data)) {
@@ -186,13 +193,7 @@ pub fn read_history_bytes(path: &Path, data: &[u8], ui_messages: Option<&[u8]>) 
         match str_of(m, "role") {
             Some("assistant") => {
                 let blocks = generic::parse_content(content);
-                prev_uses = blocks
-                    .iter()
-                    .filter_map(|b| match b {
-                        Block::ToolUse { id, name, .. } => Some((id.clone(), name.clone())),
-                        _ => None,
-                    })
-                    .collect();
+                prev_uses = tool_uses(&blocks);
                 s.messages.push(Message {
                     role: Role::Assistant,
                     origin: Origin::Model,
@@ -221,17 +222,14 @@ pub fn read_history_bytes(path: &Path, data: &[u8], ui_messages: Option<&[u8]>) 
                 });
             }
             Some("user") => {
-                let blocks = generic::parse_content(content);
-                let (blocks, unpaired) = pair_text_results(blocks, &prev_uses);
-                unpaired_headers += unpaired;
-                let (blocks, summary, after) = cline_range::take_summary(blocks, &prev_uses);
+                let u = user_runs(content, &prev_uses);
                 prev_uses.clear();
+                unpaired_headers += u.unpaired;
                 if s.meta.cwd.is_none() {
-                    s.meta.cwd = blocks.iter().chain(&after).find_map(cwd_of);
+                    let runs = u.runs.iter().filter(|(origin, _)| *origin != Origin::CompactSummary);
+                    s.meta.cwd = runs.flat_map(|(_, blocks)| blocks).find_map(cwd_of);
                 }
-                let summary = (!summary.is_empty()).then_some((Origin::CompactSummary, summary));
-                let runs = generic::split_runs(blocks, text_origin).into_iter().chain(summary);
-                for (origin, blocks) in runs.chain(generic::split_runs(after, text_origin)) {
+                for (origin, blocks) in u.runs {
                     if origin == Origin::CompactSummary {
                         map.summaries.insert(i, s.messages.len());
                     }
@@ -252,6 +250,21 @@ pub fn read_history_bytes(path: &Path, data: &[u8], ui_messages: Option<&[u8]>) 
         call.usage = *usage;
         call.timestamp = call.timestamp.or(*req_ts);
     }
+    if let Some(bytes) = context_history {
+        match cline_context::parse(bytes) {
+            Ok(updates) => {
+                let request_ts: Vec<Option<i64>> = paired.calls.iter().map(|c| c.1).collect();
+                let convert = |e: usize, raw: &Value| convert_element(history, e, raw);
+                let read =
+                    cline_context::Read { history, start: &map.start, request_ts: &request_ts, convert: &convert };
+                cline_context::apply(&mut s, path, &read, updates);
+            }
+            Err(reason) => {
+                let message = format!("context_history.json is unreadable ({reason}): nothing of it applied");
+                s.diagnostics.warn(path, 0, message);
+            }
+        }
+    }
 
     // Both files describe the same requests: count the richer one, not the sum.
     s.stats.usage_records = metrics_records.max(requests.iter().filter(|r| r.usage.is_some()).count() as u64);
@@ -264,6 +277,50 @@ pub fn read_history_bytes(path: &Path, data: &[u8], ui_messages: Option<&[u8]>) 
     }
     report_pairing(&mut s, path, &paired, ui_messages.is_some(), ui.is_some());
     vec![s]
+}
+
+/// A user history element as messages: runs of one origin each, the summary
+/// a `summarize_task` result holds among them; and how many text result
+/// headers had no tool use of `prev_uses` (the previous element's) to answer.
+struct UserRuns {
+    runs: Vec<(Origin, Vec<Block>)>,
+    unpaired: u64,
+}
+
+fn user_runs(content: &Value, prev_uses: &[(String, String)]) -> UserRuns {
+    let blocks = generic::parse_content(content);
+    let (blocks, unpaired) = pair_text_results(blocks, prev_uses);
+    let (blocks, summary, after) = cline_range::take_summary(blocks, prev_uses);
+    let mut runs = generic::split_runs(blocks, text_origin);
+    if !summary.is_empty() {
+        runs.push((Origin::CompactSummary, summary));
+    }
+    runs.extend(generic::split_runs(after, text_origin));
+    UserRuns { runs, unpaired }
+}
+
+/// History element `e`, its content `raw`, as the messages the reader makes
+/// of it (a user element answers the tool uses of the assistant before it).
+fn convert_element(history: &[Value], e: usize, raw: &Value) -> Vec<(Origin, Vec<Block>)> {
+    let content = raw.get("content").unwrap_or(&Value::Null);
+    if str_of(raw, "role") == Some("assistant") {
+        return vec![(Origin::Model, generic::parse_content(content))];
+    }
+    let prev = e.checked_sub(1).and_then(|p| history.get(p)).filter(|p| str_of(p, "role") == Some("assistant"));
+    let uses = prev.map(|p| tool_uses(&generic::parse_content(p.get("content").unwrap_or(&Value::Null))));
+    user_runs(content, &uses.unwrap_or_default()).runs
+}
+
+/// The tool uses of an assistant history element, as the next user element
+/// answers them: (id, name).
+fn tool_uses(blocks: &[Block]) -> Vec<(String, String)> {
+    blocks
+        .iter()
+        .filter_map(|b| match b {
+            Block::ToolUse { id, name, .. } => Some((id.clone(), name.clone())),
+            _ => None,
+        })
+        .collect()
 }
 
 /// The task id: the folder name (the history file's parent when given the file).
@@ -650,6 +707,9 @@ fn cwd_of(b: &Block) -> Option<String> {
 #[path = "cline_range.rs"]
 mod cline_range;
 
+#[path = "cline_context.rs"]
+mod cline_context;
+
 #[cfg(test)]
 #[path = "cline_tests.rs"]
 mod tests;
@@ -657,3 +717,7 @@ mod tests;
 #[cfg(test)]
 #[path = "cline_range_tests.rs"]
 mod range_tests;
+
+#[cfg(test)]
+#[path = "cline_context_tests.rs"]
+mod context_tests;

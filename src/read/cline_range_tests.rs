@@ -97,7 +97,7 @@ fn range_warnings(s: &Session) -> Vec<String> {
 fn read(history: &[Value], ui: &[Value]) -> Session {
     let h = serde_json::to_vec(history).unwrap();
     let u = serde_json::to_vec(ui).unwrap();
-    read_history_bytes(Path::new("/t/task-r"), &h, Some(&u)).remove(0)
+    read_history_bytes(Path::new("/t/task-r"), &h, Some(&u), None).remove(0)
 }
 
 /// The range a request was sent with is the one on the first message written
@@ -159,7 +159,7 @@ history an earlier range dropped: not applied",
 #[test]
 fn without_ranges_there_is_no_compaction() {
     let h = serde_json::to_vec(&history()).unwrap();
-    assert!(read_history_bytes(Path::new("/t/x"), &h, None)[0].recorded_compactions.is_empty());
+    assert!(read_history_bytes(Path::new("/t/x"), &h, None, None)[0].recorded_compactions.is_empty());
     let s = read(&history(), &[mark("text", 2, None), mark("text", 4, None), json!({"say": "text"})]);
     assert!(s.recorded_compactions.is_empty());
     assert_eq!(range_warnings(&s), Vec::<String>::new());
@@ -171,7 +171,7 @@ fn without_ranges_there_is_no_compaction() {
 fn without_its_ui_log_a_continuation_prompt_is_harness_text() {
     let dir = fixtures_dir().join("cline/1730000300000");
     let history = std::fs::read(dir.join("api_conversation_history.json")).unwrap();
-    let s = read_history_bytes(&dir, &history, None).remove(0);
+    let s = read_history_bytes(&dir, &history, None, None).remove(0);
     assert!(s.recorded_compactions.is_empty());
     let continued: Vec<Origin> = s
         .messages

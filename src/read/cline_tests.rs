@@ -104,7 +104,7 @@ fn task_folder_with_positional_text_results_and_ui_usage() {
 fn without_ui_messages_calls_have_no_usage() {
     let dir = task_dir();
     let history = std::fs::read(dir.join("api_conversation_history.json")).unwrap();
-    let s = read_history_bytes(&dir.join("api_conversation_history.json"), &history, None).remove(0);
+    let s = read_history_bytes(&dir.join("api_conversation_history.json"), &history, None, None).remove(0);
     assert_eq!(s.id, "1730000000000");
     assert_eq!(s.calls.len(), 3);
     // Only the message carrying its own metrics has usage. Its previous call's
@@ -124,7 +124,7 @@ fn xml_era_headers_without_tool_use_stay_text() {
  {"role":"user","content":[{"type":"text","text":"[read_file for 'a'] Result:\nhello"},{"type":"text","text":"[ERROR] You did not use a tool"}]},
  {"role":"system","content":"?"}
 ]"#;
-    let s = read_history_bytes(Path::new("/t/task-9"), data, Some(b"not json")).remove(0);
+    let s = read_history_bytes(Path::new("/t/task-9"), data, Some(b"not json"), None).remove(0);
     assert_eq!(s.id, "task-9");
     assert_eq!(s.messages[2].origin, Origin::ToolResult);
     assert!(!s.messages[2].has_tool_results());
@@ -136,10 +136,10 @@ fn xml_era_headers_without_tool_use_stay_text() {
 
 #[test]
 fn invalid_history_yields_a_reported_session() {
-    let s = read_history_bytes(Path::new("/t/task-1"), b"[{\"role\":\"user\",\"content\":", None).remove(0);
+    let s = read_history_bytes(Path::new("/t/task-1"), b"[{\"role\":\"user\",\"content\":", None, None).remove(0);
     assert!(s.messages.is_empty());
     assert_eq!(s.diagnostics.bad_lines, 1);
-    let s = read_history_bytes(Path::new("/t/task-1"), b"{}", None).remove(0);
+    let s = read_history_bytes(Path::new("/t/task-1"), b"{}", None, None).remove(0);
     assert_eq!(s.diagnostics.bad_lines, 1);
     let err = read_task_dir(Path::new("/definitely/not/here")).unwrap_err();
     assert!(err.message.contains("cannot read"));
@@ -208,7 +208,7 @@ fn metrics_tokens_with_ui_split_task() {
     // Without the split the prompt sizes are the same; only the split is inferred.
     let dir = fixtures_dir().join("cline").join("1730000200000");
     let history = std::fs::read(dir.join("api_conversation_history.json")).unwrap();
-    let alone = read_history_bytes(&dir, &history, None).remove(0);
+    let alone = read_history_bytes(&dir, &history, None, None).remove(0);
     assert_eq!(prompts(&alone), [9510, 10144, 10557]);
     assert_eq!(split(&alone)[1], (4, 9510, 630, 180));
 }
@@ -227,7 +227,7 @@ fn a_long_metrics_task_reports_its_real_prompt_sizes() {
         history.push(serde_json::json!({"role": "user", "content": "<environment_details>\n</environment_details>"}));
     }
     let data = serde_json::to_vec(&history).unwrap();
-    let s = read_history_bytes(Path::new("/t/long"), &data, None).remove(0);
+    let s = read_history_bytes(Path::new("/t/long"), &data, None, None).remove(0);
     assert_eq!(s.calls.len(), 47);
     let max_prompt = s.calls.iter().map(|c| c.usage.unwrap().prompt_tokens()).max();
     assert_eq!(max_prompt, Some(10 + 9000 + 500 * 46));
@@ -259,7 +259,7 @@ fn started(ts: i64, tokens_in: u64, out: u64, writes: u64, reads: u64) -> serde_
 fn read_pair(history: &[serde_json::Value], ui: &[serde_json::Value]) -> Session {
     let history = serde_json::to_vec(history).unwrap();
     let ui = serde_json::to_vec(ui).unwrap();
-    read_history_bytes(Path::new("/t/task-p"), &history, Some(&ui)).remove(0)
+    read_history_bytes(Path::new("/t/task-p"), &history, Some(&ui), None).remove(0)
 }
 
 /// An extra request with tokens between two messages (a request that produced

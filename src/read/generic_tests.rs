@@ -182,8 +182,8 @@ fn all_readers(data: &[u8]) {
     let _ = super::super::pi::read(p, data);
     let _ = super::super::gemini::read(p, data);
     let _ = read(p, data);
-    let _ = super::super::cline::read_history_bytes(p, data, Some(data));
-    let _ = super::super::cline::read_history_bytes(p, data, None);
+    let _ = super::super::cline::read_history_bytes(p, data, Some(data), None);
+    let _ = super::super::cline::read_history_bytes(p, data, None, None);
 }
 
 fn fixture_files() -> Vec<Vec<u8>> {

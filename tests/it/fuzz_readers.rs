@@ -51,6 +51,9 @@ impl fuzz_runner::Target for Reader {
         if let Some(ui) = &case.ui {
             let _ = std::fs::write(file.with_extension("ui.json"), ui);
         }
+        if let Some(context) = &case.context {
+            let _ = std::fs::write(file.with_extension("context.json"), context);
+        }
         let _ = std::fs::write(file.with_extension("name"), &case.name);
         file
     }
@@ -104,14 +107,16 @@ fn fuzz_generic() {
 /// Every input the fuzzers (or reviews) found a crash, hang or wrong index with,
 /// replayed through the same checks. Files are `fixtures/regressions/TARGET--WHAT.bin`
 /// (`.bin`, so `compactor inspect fixtures/` does not pick them up as sessions); a
-/// Cline task's `ui_messages.json` sits next to its history as `….ui.bin`.
+/// Cline task's `ui_messages.json` and `context_history.json` sit next to its
+/// history as `….ui.bin` and `….context.bin`.
 #[test]
 fn regressions() {
     let dir = compactor::testing::fixtures_dir().join("regressions");
     let mut files: Vec<PathBuf> = std::fs::read_dir(&dir)
         .unwrap()
         .map(|e| e.unwrap().path())
-        .filter(|p| p.extension().is_some_and(|e| e == "bin") && !p.to_string_lossy().ends_with(".ui.bin"))
+        .filter(|p| p.extension().is_some_and(|e| e == "bin"))
+        .filter(|p| ![".ui.bin", ".context.bin"].iter().any(|x| p.to_string_lossy().ends_with(x)))
         // Replay regressions are sessions, replayed by tests/fuzz_replay.rs.
         .filter(|p| !p.file_name().unwrap().to_string_lossy().starts_with("replay--"))
         .collect();
@@ -125,8 +130,9 @@ fn regressions() {
             name => Target::Reader(Format::from_name(name).unwrap_or_else(|| panic!("{stem}: unknown target"))),
         };
         let ui = std::fs::read(file.with_extension("ui.bin")).ok();
+        let context = std::fs::read(file.with_extension("context.bin")).ok();
         let name = std::fs::read_to_string(file.with_extension("name")).unwrap_or_else(|_| "session.jsonl".into());
-        let case = Case { name, data: std::fs::read(&file).unwrap(), ui };
+        let case = Case { name, data: std::fs::read(&file).unwrap(), ui, context };
         let started = Instant::now();
         check(target, &case);
         // Generous even for a debug build: the hangs these files pin took minutes.

@@ -63,6 +63,8 @@ pub struct Seed {
     pub document: bool,
     /// For a Cline task: the `ui_messages.json` array.
     pub ui: Option<Value>,
+    /// For a Cline task: its `context_history.json`.
+    pub context: Option<Value>,
 }
 
 /// The fixture folders of each format.
@@ -101,25 +103,29 @@ pub fn load_seeds(fixtures: &Path, target: Target) -> Vec<Seed> {
         for f in files {
             let name = f.file_name().and_then(|n| n.to_str()).unwrap_or("");
             let Ok(data) = std::fs::read(&f) else { continue };
-            if name == "ui_messages.json" || name == "task_metadata.json" || name.ends_with(".meta.json") {
+            let sidecars = ["ui_messages.json", "task_metadata.json", "context_history.json"];
+            if sidecars.contains(&name) || name.ends_with(".meta.json") {
                 continue;
             }
             if name.ends_with(".json") {
                 // A whole document; a torn one (a fixture on purpose) is kept as
                 // the lines that parse, still useful material.
                 if let Ok(v) = serde_json::from_slice::<Value>(&data) {
-                    let ui = (name == "api_conversation_history.json")
-                        .then(|| std::fs::read(f.with_file_name("ui_messages.json")).ok())
-                        .flatten()
-                        .and_then(|u| serde_json::from_slice(&u).ok());
-                    seeds.push(Seed { records: vec![v], document: true, ui });
+                    let beside = |file: &str| {
+                        (name == "api_conversation_history.json")
+                            .then(|| std::fs::read(f.with_file_name(file)).ok())
+                            .flatten()
+                            .and_then(|u| serde_json::from_slice(&u).ok())
+                    };
+                    let (ui, context) = (beside("ui_messages.json"), beside("context_history.json"));
+                    seeds.push(Seed { records: vec![v], document: true, ui, context });
                     continue;
                 }
             }
             let records: Vec<Value> =
                 data.split(|&b| b == b'\n').filter_map(|l| serde_json::from_slice::<Value>(l).ok()).collect();
             if !records.is_empty() {
-                seeds.push(Seed { records, document: false, ui: None });
+                seeds.push(Seed { records, document: false, ui: None, context: None });
             }
         }
     }
@@ -677,6 +683,7 @@ pub struct Case {
     pub name: String,
     pub data: Vec<u8>,
     pub ui: Option<Vec<u8>>,
+    pub context: Option<Vec<u8>>,
 }
 
 /// File names the readers treat differently (sub-agent files, nested layouts).
@@ -699,16 +706,18 @@ pub fn build_case(seeds: &[Seed], input: &[u8]) -> Case {
     let name = NAMES[b.below(NAMES.len())].to_string();
     if mode == 0xFF {
         let data = b.rest().to_vec();
-        return Case { name, data, ui: None };
+        return Case { name, data, ui: None, context: None };
     }
     let seed = &seeds[b.below(seeds.len())];
     let mut records = seed.records.clone();
     let mut ui = seed.ui.clone().map(|u| vec![u]);
+    let mut context = seed.context.clone().map(|c| vec![c]);
     let value_ops = b.below(12);
     for _ in 0..value_ops {
-        // A Cline task's usage file gets its share of the mutations.
-        match &mut ui {
-            Some(u) if b.u8().is_multiple_of(4) => mutate_value(&mut b, u),
+        // A Cline task's usage and context files get their share of the mutations.
+        match (&mut ui, &mut context, b.u8() % 8) {
+            (Some(u), _, 0 | 1) => mutate_value(&mut b, u),
+            (_, Some(c), 2 | 3) => mutate_value(&mut b, c),
             _ => mutate_value(&mut b, &mut records),
         }
     }
@@ -720,7 +729,8 @@ pub fn build_case(seeds: &[Seed], input: &[u8]) -> Case {
     }
     data.truncate(MAX_INPUT);
     let ui = ui.map(|u| serialize(&u, true, false));
-    Case { name, data, ui }
+    let context = context.map(|c| serialize(&c, true, false));
+    Case { name, data, ui, context }
 }
 
 /// Invariants of a session read from `path`; panics with the reason.
@@ -741,8 +751,8 @@ pub fn check_session(s: &Session, path: &Path) {
         for b in &c.blocks {
             let block = s.messages.get(b.message).and_then(|m| m.blocks.get(b.block));
             assert!(
-                matches!(block, Some(compactor::model::Block::ToolResult { .. })),
-                "{}: clearing names message {} block {}, not a tool result",
+                block.is_some(),
+                "{}: clearing names message {} block {}, not a block of the session",
                 s.id,
                 b.message,
                 b.block
@@ -765,7 +775,9 @@ pub fn check(target: Target, case: &Case) {
     let path = Path::new("/nonexistent-fuzz-dir").join(&case.name);
     let _ = read::detect(&case.data);
     let sessions = match target {
-        Target::ClineTask => read::cline::read_history_bytes(&path, &case.data, case.ui.as_deref()),
+        Target::ClineTask => {
+            read::cline::read_history_bytes(&path, &case.data, case.ui.as_deref(), case.context.as_deref())
+        }
         Target::Reader(f) => match read::read_bytes(&path, &case.data, Some(f)) {
             Ok(s) => s,
             Err(d) => panic!("a forced format must not fail: {d}"),
