@@ -16,6 +16,10 @@ use serde_json::Value;
 use std::collections::BTreeMap;
 use std::path::Path;
 
+/// The most requests at which one history element's updates take effect
+/// (Cline replaces a block once or twice; more is a log made to be slow).
+const MAX_STAGES: usize = 32;
+
 /// One update: the text Cline sends for block `block` of history element
 /// `element` from the first request started after `ts`.
 #[derive(Debug, Clone, PartialEq)]
@@ -128,13 +132,22 @@ pub(super) fn apply(s: &mut Session, path: &Path, read: &Read<'_>, mut updates: 
         return;
     }
     updates.sort_by_key(|u| (u.element, u.ts));
-    // The first call whose request started after `ts`, as the message it starts at.
+    // The first call whose request started after `ts`, as the message it
+    // starts at: requests by start, each with the first call among it and
+    // the ones that started later (O(log n) per update).
+    let mut starts: Vec<(i64, usize)> =
+        read.request_ts.iter().enumerate().filter_map(|(k, t)| t.map(|t| (t, k))).collect();
+    starts.sort_unstable();
+    let mut earliest = vec![usize::MAX; starts.len() + 1];
+    for p in (0..starts.len()).rev() {
+        earliest[p] = earliest[p + 1].min(starts[p].1);
+    }
     let first_after = |ts: i64| {
-        let k = read.request_ts.iter().position(|r| r.is_some_and(|r| r > ts))?;
-        Some(s.calls[k].message_index)
+        let k = earliest[starts.partition_point(|&(t, _)| t <= ts)];
+        s.calls.get(k).map(|c| c.message_index)
     };
     let mut by_at: BTreeMap<usize, (u64, Vec<ClearedBlock>)> = BTreeMap::new();
-    let (mut misplaced, mut reshaped) = (0usize, 0usize);
+    let (mut misplaced, mut reshaped, mut crowded) = (0usize, 0usize, 0usize);
     let mut i = 0;
     while i < updates.len() {
         let e = updates[i].element;
@@ -147,7 +160,15 @@ pub(super) fn apply(s: &mut Session, path: &Path, read: &Read<'_>, mut updates: 
         let mut raw = raw.clone();
         let mut before: Vec<Vec<Block>> = s.messages[lo..hi].iter().map(|m| m.blocks.clone()).collect();
         let mut k = i;
+        let mut stages = 0;
         while k < j {
+            // An element is converted again per request point: bounded, as a
+            // log may hold any number of updates for one element.
+            stages += 1;
+            if stages > MAX_STAGES {
+                crowded += j - k;
+                break;
+            }
             // The updates in force from the same request on go together.
             let Some(at) = first_after(updates[k].ts) else { break };
             let mut l = k;
@@ -185,6 +206,11 @@ pub(super) fn apply(s: &mut Session, path: &Path, read: &Read<'_>, mut updates: 
     }
     if misplaced > 0 {
         let message = format!("{misplaced} update(s) name no text block of the history: not applied");
+        s.diagnostics.warn(&file, 0, message);
+    }
+    if crowded > 0 {
+        let message =
+            format!("{crowded} update(s) not applied: an element takes effect at more than {MAX_STAGES} requests");
         s.diagnostics.warn(&file, 0, message);
     }
     if reshaped > 0 {

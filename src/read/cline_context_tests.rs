@@ -108,3 +108,30 @@ the element is counted as the history holds it"
     let untimed = "2 update(s) not applied: without ui_messages.json the requests they reached are not known";
     assert!(warnings(&s).contains(&untimed), "{:?}", warnings(&s));
 }
+
+#[test]
+fn an_element_takes_effect_at_a_bounded_number_of_requests() {
+    // A read, then 40 more exchanges; the read's text changes before each request.
+    let mut history = vec![
+        json!({"role": "user", "content": [{"type": "text", "text": "<task>\nRead a.txt\n</task>"}]}),
+        json!({"role": "assistant", "content": [{"type": "tool_use", "id": "t1", "name": "read_file", "input": {}}]}),
+        json!({"role": "user", "content": [{"type": "text", "text": "[read_file for 'a.txt'] Result:"},
+            {"type": "text", "text": "x".repeat(4000)}]}),
+    ];
+    let mut ui = vec![];
+    let t0 = 1_730_000_000_000u64;
+    for k in 0..42u64 {
+        if k > 0 {
+            history.push(json!({"role": "assistant", "content": [{"type": "text", "text": format!("reply {k}")}]}));
+            history.push(json!({"role": "user", "content": [{"type": "text", "text": format!("next {k}")}]}));
+        }
+        ui.push(json!({"ts": t0 + 1000 * k, "type": "say", "say": "api_req_started", "text": "{\"tokensIn\":1}"}));
+    }
+    history.push(json!({"role": "assistant", "content": [{"type": "text", "text": "done"}]}));
+    let updates: Vec<_> = (0..41u64).map(|k| json!([t0 + 1000 * k, "text", [format!("note {k}")], []])).collect();
+    let context = json!([[2, [2, [[1, updates]]]]]);
+    let (h, u, c) = (json!(history).to_string(), json!(ui).to_string(), context.to_string());
+    let s = read_history_bytes(Path::new("/t/many"), h.as_bytes(), Some(u.as_bytes()), Some(c.as_bytes())).remove(0);
+    assert_eq!(s.recorded_clearings.len(), 32);
+    assert!(warnings(&s).contains(&"9 update(s) not applied: an element takes effect at more than 32 requests"));
+}
