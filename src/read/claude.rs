@@ -26,7 +26,6 @@ use agents::{agent_file_id, agent_prompts, fill_agent_meta, read_meta_sidecar, s
 pub use agents::{drop_replayed_responses, is_agent_file, is_linked_subagent, link_across_files, owned_response_ids};
 use rec::{RawBlock, Rec};
 use serde_json::Value;
-use std::collections::BTreeMap;
 use std::collections::hash_map::DefaultHasher;
 use tree::{dag_order, sidechain_groups};
 // foldhash rather than SipHash for the maps of uuids, message ids and block
@@ -546,22 +545,23 @@ impl<'p> Builder<'p> {
     /// Say what the advisor's requests used: they are on another model,
     /// outside every call's usage, and neither replayed nor priced.
     fn report_advisors(&mut self) {
-        let mut by_model: BTreeMap<&str, (u64, u64, u64)> = BTreeMap::new();
-        for a in self.advisors.values().flatten() {
-            let t = by_model.entry(a.model.as_str()).or_default();
-            *t = (t.0 + 1, t.1.saturating_add(a.prompt), t.2.saturating_add(a.output));
+        let all = || self.advisors.values().flatten();
+        let n = all().count();
+        if n == 0 {
+            return;
         }
-        for (model, (n, prompt, output)) in by_model {
-            // A model name comes from the log: bounded, as every quoted string.
-            let model = truncate_str(model, 80);
-            let message = format!(
-                "{n} advisor request(s) on {model} inside responses ({} input, {} output tokens): \
+        let models: HashSet<&str> = all().map(|a| a.model.as_str()).collect();
+        let prompt = all().fold(0u64, |t, a| t.saturating_add(a.prompt));
+        let output = all().fold(0u64, |t, a| t.saturating_add(a.output));
+        // The model is not named: a diagnostic never repeats what a log holds.
+        let message = format!(
+            "{n} advisor request(s) on {} other model(s) inside responses ({} input, {} output tokens): \
 not in the calls' usage, not replayed, not priced",
-                crate::num::thousands(prompt),
-                crate::num::thousands(output)
-            );
-            self.s.diagnostics.warn(self.path, 0, message);
-        }
+            models.len(),
+            crate::num::thousands(prompt),
+            crate::num::thousands(output)
+        );
+        self.s.diagnostics.warn(self.path, 0, message);
     }
 
     fn finish(mut self) -> Session {

@@ -22,7 +22,7 @@ fn a_response_with_several_requests_has_the_last_ones_prompt() {
     let warnings: Vec<_> = s.diagnostics.messages.iter().map(|d| d.message.as_str()).collect();
     assert_eq!(
         warnings,
-        ["1 advisor request(s) on claude-opus-4-8 inside responses (10,400 input, 900 output tokens): \
+        ["1 advisor request(s) on 1 other model(s) inside responses (10,400 input, 900 output tokens): \
 not in the calls' usage, not replayed, not priced"]
     );
 }
@@ -86,7 +86,7 @@ fn an_advisor_request_repeated_on_every_line_of_a_response_is_counted_once() {
     let warnings: Vec<_> = s.diagnostics.messages.iter().map(|d| d.message.as_str()).collect();
     assert_eq!(
         warnings,
-        ["1 advisor request(s) on claude-opus-4-8 inside responses (1,000 input, 40 output tokens): \
+        ["1 advisor request(s) on 1 other model(s) inside responses (1,000 input, 40 output tokens): \
 not in the calls' usage, not replayed, not priced"]
     );
 }
