@@ -152,7 +152,8 @@ pub(super) fn apply(s: &mut Session, path: &Path, read: &Read<'_>, mut updates: 
     while i < updates.len() {
         let e = updates[i].element;
         let j = i + updates[i..].iter().take_while(|u| u.element == e).count();
-        let (Some(raw), Some(&lo), Some(&hi)) = (read.history.get(e), read.start.get(e), read.start.get(e + 1)) else {
+        let end = e.checked_add(1).and_then(|x| read.start.get(x));
+        let (Some(raw), Some(&lo), Some(&hi)) = (read.history.get(e), read.start.get(e), end) else {
             misplaced += j - i;
             i = j;
             continue;
