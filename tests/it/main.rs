@@ -4,6 +4,7 @@
 mod architecture;
 mod bad_input;
 mod bench_cli;
+mod clearings;
 mod cli_check;
 mod cli_command;
 mod cli_completions;
