@@ -3,6 +3,8 @@
 //! the usage the agent recorded, and a policy that changes nothing sends the
 //! outputs the agent no longer sent.
 
+#![allow(clippy::unwrap_used)] // test code: a panic is the failure report
+
 use assert_cmd::cargo::cargo_bin_cmd;
 
 /// Per call of `fixture` replayed with the default preset:
