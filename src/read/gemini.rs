@@ -312,13 +312,22 @@ fn record_maskings(s: &mut Session, path: &Path, maskings: &[gemini_jsonl::Maski
     }
     let cleared: HashSet<(usize, usize)> =
         clearings.iter().flat_map(|c| c.blocks.iter().map(|b| (b.message, b.block))).collect();
+    // What a compression inserted was sent as it is recorded: masked.
+    let n = s.messages.len();
+    let mut inserted = vec![false; n];
+    for c in &s.recorded_compactions {
+        let a = c.inserted.start.min(n);
+        inserted[a..c.inserted.end.clamp(a, n)].fill(true);
+    }
     let only_masked = s
         .messages
         .iter()
         .enumerate()
         .flat_map(|(mi, m)| m.blocks.iter().enumerate().map(move |(bi, b)| (mi, bi, b)))
         .filter(|&(mi, bi, b)| match b {
-            Block::ToolResult { content, .. } => !cleared.contains(&(mi, bi)) && content.iter().any(is_masked_text),
+            Block::ToolResult { content, .. } => {
+                !cleared.contains(&(mi, bi)) && !inserted[mi] && content.iter().any(is_masked_text)
+            }
             _ => false,
         })
         .count();

@@ -80,3 +80,25 @@ also those made before the masking"]
     assert!(s.recorded_clearings.is_empty());
     assert_eq!(s.diagnostics.messages.len(), 1);
 }
+
+#[test]
+fn a_masked_output_a_compression_brought_is_what_the_agent_sent() {
+    let line = |v: Value| v.to_string() + "\n";
+    let summary =
+        json!({"id": "s1", "type": "user", "content": [{"text": "<state_snapshot>read a.txt</state_snapshot>"}]});
+    let ack = json!({"id": "s2", "type": "gemini", "content": "Got it. Thanks for the additional context!"});
+    let text = [
+        line(json!({"sessionId": "s", "projectHash": "p"})),
+        line(json!({"id": "u", "type": "user", "content": "go"})),
+        line(gemini("g1", &[call("c1", "the whole output")])),
+        line(json!({"id": "u2", "type": "user", "content": "more"})),
+        line(gemini("g2", &[])),
+        // The compression keeps the call, its output masked, under a new id.
+        line(json!({"$set": {"messages": [summary, ack, gemini("k1", &[call("c1", MASKED)])]}})),
+    ]
+    .concat();
+    let s = read(Path::new("s.jsonl"), text.as_bytes()).remove(0);
+    assert_eq!(s.recorded_compactions.len(), 1);
+    assert!(s.recorded_clearings.is_empty());
+    assert!(s.diagnostics.messages.is_empty(), "{:?}", s.diagnostics.messages);
+}
