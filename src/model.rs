@@ -686,7 +686,7 @@ impl Session {
 mod compaction;
 #[path = "model_fork.rs"]
 mod fork;
-pub use compaction::{ClearedBlock, CompactionKind, RecordedClearing, RecordedCompaction};
+pub use compaction::{ClearedBlock, CompactionKind, RecordedClearing, RecordedCompaction, tool_results};
 
 #[cfg(test)]
 mod tests {

@@ -101,6 +101,17 @@ impl ClearedBlock {
     }
 }
 
+/// The tool results of `messages` from message `from` on: (`tool_use_id`,
+/// message, block), in order. What a clearing names an output by.
+pub fn tool_results(messages: &[super::Message], from: usize) -> impl Iterator<Item = (&str, usize, usize)> {
+    messages.iter().enumerate().skip(from).flat_map(|(mi, m)| {
+        m.blocks.iter().enumerate().filter_map(move |(bi, b)| match b {
+            super::Block::ToolResult { tool_use_id, .. } => Some((tool_use_id.as_str(), mi, bi)),
+            _ => None,
+        })
+    })
+}
+
 impl super::Session {
     /// The tokens each recorded clearing takes from the messages it clears,
     /// `count` being one message's size as sent: per clearing (in
@@ -108,6 +119,9 @@ impl super::Session {
     /// touches. A clearing lasts until the next recorded compaction takes
     /// effect; a message cleared again before that is charged the difference.
     pub fn clearing_deltas(&self, count: &dyn Fn(&super::Message) -> u64) -> Vec<Vec<(usize, u64)>> {
+        if self.recorded_clearings.is_empty() {
+            return Vec::new();
+        }
         let mut order: Vec<usize> = (0..self.recorded_clearings.len()).collect();
         order.sort_by_key(|&k| self.recorded_clearings[k].at);
         let mut resets: Vec<usize> = self.recorded_compactions.iter().map(|c| c.inserted.start).collect();

@@ -35,13 +35,7 @@ impl Session {
     /// starts from it, as the session did.
     pub fn hidden_from_policy(&self) -> Vec<bool> {
         let n = self.messages.len();
-        let mut hidden = vec![false; n];
-        for rc in &self.recorded_compactions {
-            // Clamped first: an out-of-range `inserted` (a hand-built or
-            // corrupt session) would otherwise index past the end.
-            let a = rc.inserted.start.min(n);
-            hidden[a..rc.inserted.end.clamp(a, n)].fill(true);
-        }
+        let mut hidden = self.inserted_mask();
         let inherited = self.inherited.min(n);
         let last =
             self.recorded_compactions.iter().filter(|c| c.inserted.start < inherited).max_by_key(|c| c.inserted.start);
@@ -51,6 +45,20 @@ impl Session {
             }
         }
         hidden
+    }
+
+    /// Per message: whether one of the agent's own compactions inserted it
+    /// ([`Session::is_inserted`], for every message at once).
+    pub fn inserted_mask(&self) -> Vec<bool> {
+        let n = self.messages.len();
+        let mut inserted = vec![false; n];
+        for rc in &self.recorded_compactions {
+            // Clamped first: an out-of-range `inserted` (a hand-built or
+            // corrupt session) would otherwise index past the end.
+            let a = rc.inserted.start.min(n);
+            inserted[a..rc.inserted.end.clamp(a, n)].fill(true);
+        }
+        inserted
     }
 
     /// Whether the log records a compaction of this session's own, past the

@@ -4,7 +4,7 @@
 
 use super::Builder;
 use super::rec::{self, Rec};
-use crate::model::{Block, ClearedBlock, CompactionKind, Origin, RecordedClearing, RecordedCompaction};
+use crate::model::{Block, ClearedBlock, CompactionKind, Origin, RecordedClearing, RecordedCompaction, tool_results};
 use foldhash::{HashMap, HashSet};
 use serde_json::Value;
 
@@ -188,12 +188,8 @@ impl Builder<'_> {
         let meta = r.f.microcompact_metadata.as_ref();
         let get = |k: &str| meta.and_then(|m| m.get(k));
         let c = &mut self.clearings;
-        for (mi, m) in self.s.messages.iter().enumerate().skip(c.indexed) {
-            for (bi, b) in m.blocks.iter().enumerate() {
-                if let Block::ToolResult { tool_use_id, .. } = b {
-                    c.by_id.entry(tool_use_id.clone()).or_insert((mi, bi));
-                }
-            }
+        for (id, mi, bi) in tool_results(&self.s.messages, c.indexed) {
+            c.by_id.entry(id.to_string()).or_insert((mi, bi));
         }
         c.indexed = self.s.messages.len();
         let ids = match get("compactedToolIds") {

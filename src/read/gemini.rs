@@ -286,12 +286,8 @@ fn read_doc(mut s: Session, path: &Path, doc: &Value, lines: Option<&[u64]>, fol
 fn record_maskings(s: &mut Session, path: &Path, maskings: &[gemini_jsonl::Masking], built: &[usize]) {
     let mut by_id: HashMap<&str, (usize, usize)> = HashMap::new();
     if !maskings.is_empty() {
-        for (mi, m) in s.messages.iter().enumerate() {
-            for (bi, b) in m.blocks.iter().enumerate() {
-                if let Block::ToolResult { tool_use_id, .. } = b {
-                    by_id.entry(tool_use_id.as_str()).or_insert((mi, bi));
-                }
-            }
+        for (id, mi, bi) in crate::model::tool_results(&s.messages, 0) {
+            by_id.entry(id).or_insert((mi, bi));
         }
     }
     let mut clearings: Vec<RecordedClearing> = Vec::new();
@@ -313,12 +309,7 @@ fn record_maskings(s: &mut Session, path: &Path, maskings: &[gemini_jsonl::Maski
     let cleared: HashSet<(usize, usize)> =
         clearings.iter().flat_map(|c| c.blocks.iter().map(|b| (b.message, b.block))).collect();
     // What a compression inserted was sent as it is recorded: masked.
-    let n = s.messages.len();
-    let mut inserted = vec![false; n];
-    for c in &s.recorded_compactions {
-        let a = c.inserted.start.min(n);
-        inserted[a..c.inserted.end.clamp(a, n)].fill(true);
-    }
+    let inserted = s.inserted_mask();
     let only_masked = s
         .messages
         .iter()

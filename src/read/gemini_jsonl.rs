@@ -122,6 +122,10 @@ impl History {
         let Some((old, calls)) = old.zip(new.get_mut("toolCalls").and_then(Value::as_array_mut)) else {
             return new;
         };
+        // Most rewrites (tokens, a call's status) mask nothing: no index then.
+        if !calls.iter().any(|c| c.get("result").is_some_and(is_masked)) {
+            return new;
+        }
         // By id, the first of each: a message may hold thousands of calls.
         let mut results: HashMap<&str, &Value> = HashMap::new();
         for c in old {
