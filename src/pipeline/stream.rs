@@ -146,7 +146,15 @@ pub fn replay_stream<S: Send>(
     };
 
     let mut done = run(tops.iter().map(|&i| (i, Pass::TopLevel)).collect(), &no_owned);
-    let owned: HashSet<String> = done.iter_mut().flat_map(|d| std::mem::take(&mut d.owned)).collect();
+    let mut owned: HashSet<String> = done.iter_mut().flat_map(|d| std::mem::take(&mut d.owned)).collect();
+    // A fork is settled by whether its parent is in the run: what the paths of
+    // every input say counts too, so that a shard settles it as the whole run
+    // does when the parent's file is in another shard.
+    let mut keys = Vec::new();
+    for input in inputs.iter().enumerate().filter(|&(i, x)| x.kind == InputKind::File && !is_agent(i)).map(|(_, x)| x) {
+        format::path_keys(&input.path, &mut keys);
+    }
+    owned.extend(keys);
     let mut second: Vec<(usize, Pass)> = agents.iter().map(|&i| (i, Pass::AgentFile)).collect();
     second.extend(done.iter().filter(|d| d.deferred && d.held.is_empty()).map(|d| (d.input, Pass::Sidechains)));
     let held: Vec<(usize, Vec<(usize, Session)>)> =

@@ -107,6 +107,13 @@ impl LogFormat for ClaudeCode {
     fn shard_group(&self, path: &Path) -> Option<std::path::PathBuf> {
         agents::parent_file(path)
     }
+    /// `<session id>.jsonl`: the session a fork names as its parent.
+    fn path_keys(&self, path: &Path, out: &mut Vec<String>) {
+        let name = path.file_name().and_then(|n| n.to_str()).unwrap_or("");
+        if let Some(id) = name.strip_suffix(".jsonl").filter(|id| super::is_uuid(id)) {
+            out.push(format!("session:{id}"));
+        }
+    }
 }
 
 /// Read one Claude Code JSONL file: the file's own session first, then one session

@@ -19,10 +19,8 @@
 
 use super::format::{LogFormat, Signal};
 use super::locations::{Home, Location};
-use super::{errors, time};
-use crate::model::{
-    Block, Call, CompactionKind, Format, Message, Origin, RecordedCompaction, RecordedError, Role, Session, Usage,
-};
+use super::time;
+use crate::model::{Block, Call, CompactionKind, Format, Message, Origin, RecordedCompaction, Role, Session, Usage};
 use serde_json::Value;
 use std::collections::HashMap;
 use std::path::Path;
@@ -68,6 +66,15 @@ impl LogFormat for Codex {
     /// The prompt history next to the sessions folder.
     fn is_sidecar(&self, name: &str) -> bool {
         name == "history.jsonl"
+    }
+    /// `rollout-<time>-<thread id>.jsonl`: the thread whose rollout it is.
+    fn path_keys(&self, path: &Path, out: &mut Vec<String>) {
+        let name = path.file_name().and_then(|n| n.to_str()).unwrap_or("");
+        if let Some(stem) = name.strip_prefix("rollout-").and_then(|n| n.strip_suffix(".jsonl"))
+            && let Some(id) = stem.get(stem.len().saturating_sub(36)..).filter(|id| super::is_uuid(id))
+        {
+            out.push(format!("session:{id}"));
+        }
     }
 }
 
@@ -134,6 +141,14 @@ struct Reader<'a> {
     last_usage_key: Option<(Value, Value)>,
     prev_totals: Option<Totals>,
     unpaired_usage: u64,
+    /// The file writes `token_usage_record`s (0.147+): usage comes from them,
+    /// and `token_count` events only give the window.
+    usage_records: bool,
+    /// `token_usage_record`s that measured no response in the log.
+    unpaired_records: u64,
+    /// The thread's own id (`session_meta.id` of its first line), to tell its
+    /// usage records from those of other threads written into its file.
+    thread: Option<String>,
     /// The compaction recorded since the last call, to merge `compacted` with its
     /// `context_compacted` event; `bool` = it was created from the event alone.
     open_compaction: Option<(usize, bool)>,
@@ -162,6 +177,9 @@ impl<'a> Reader<'a> {
             last_usage_key: None,
             prev_totals: None,
             unpaired_usage: 0,
+            usage_records: false,
+            unpaired_records: 0,
+            thread: None,
             open_compaction: None,
             exit_by_call: HashMap::new(),
             last_version: None,
@@ -174,14 +192,16 @@ impl<'a> Reader<'a> {
         let ty = v.get("type").and_then(Value::as_str).unwrap_or("");
         let payload = v.get("payload").unwrap_or(&Value::Null);
         let ts = v.get("timestamp").and_then(time::parse_value);
+        let ordinal = v.get("ordinal").and_then(Value::as_u64);
         if ty != "session_meta" {
             let turn_start = ty == "turn_context"
                 || (ty == "event_msg"
                     && matches!(payload.get("type").and_then(Value::as_str), Some("task_started" | "turn_started")));
-            self.copy_check(ts, turn_start.then(|| payload.get("turn_id").and_then(Value::as_str)).flatten());
+            let turn_id = turn_start.then(|| payload.get("turn_id").and_then(Value::as_str)).flatten();
+            self.copy_check(ts, turn_id, ordinal);
         }
         match ty {
-            "session_meta" => self.session_meta(payload, ts),
+            "session_meta" => self.session_meta(payload, line_no, ts, ordinal),
             "turn_context" => {
                 self.boundary();
                 if let Some(m) = payload.get("model").and_then(Value::as_str).filter(|m| !m.is_empty()) {
@@ -197,6 +217,17 @@ impl<'a> Reader<'a> {
             "response_item" => self.response_item(payload, line_no, ts, Ctx::Live, Some(raw)),
             "event_msg" => self.event(payload, line_no, raw),
             "compacted" => self.compacted(payload, line_no, ts),
+            "token_usage_record" => self.usage_record(payload),
+            "inter_agent_communication" => self.agent_communication(payload, line_no, ts),
+            // Not sent to the model: what the host keeps for itself (world
+            // state is a comparison snapshot of context already recorded as
+            // items; retained answers, realtime transcripts, delivery flags
+            // and risk scores are the host's own).
+            "world_state"
+            | "retained_context"
+            | "realtime_item"
+            | "inter_agent_communication_metadata"
+            | "security_risk_score" => self.s.diagnostics.skip(ty),
             _ => {
                 let kind = if ty.is_empty() { "(no type)" } else { ty };
                 self.s.diagnostics.unknown(kind, line_no, &raw_text(raw));
@@ -204,15 +235,27 @@ impl<'a> Reader<'a> {
         }
     }
 
-    fn session_meta(&mut self, p: &Value, ts: Option<i64>) {
-        // Later builds call it `session_id`; the first id wins (a fork/resume may
-        // repeat the line).
-        let id = p.get("session_id").or_else(|| p.get("id")).and_then(Value::as_str).filter(|s| !s.is_empty());
+    fn session_meta(&mut self, p: &Value, line: u64, ts: Option<i64>, ordinal: Option<u64>) {
+        // `id` is the thread's own; `session_id` is the root thread's, shared
+        // by its sub-agents, and stands in only when `id` is missing. The
+        // first id wins (a fork/resume may repeat the line).
+        let id = p.get("id").or_else(|| p.get("session_id")).and_then(Value::as_str).filter(|s| !s.is_empty());
         if let (false, Some(id)) = (self.has_id, id) {
             self.s.id = id.to_string();
             self.has_id = true;
+            self.thread = Some(id.to_string());
+            // A paginated thread may start from another rollout's lines
+            // without copying them.
+            if p.pointer("/history_base/end_ordinal_exclusive").and_then(Value::as_u64).is_some_and(|n| n > 0) {
+                self.s.diagnostics.warn(
+                    self.path,
+                    line,
+                    "the thread continues the history of another rollout file (history_base), which this file does \
+                     not hold: the replay starts without that history, and the agent's usage still counts it",
+                );
+            }
             self.note_fork(p, id);
-        } else if self.fork_meta(id, ts) {
+        } else if self.fork_meta(id, ts, ordinal) {
             // An ancestor's line, copied: its versions and folder are not this
             // thread's.
             self.boundary();
@@ -369,7 +412,20 @@ impl<'a> Reader<'a> {
                     }
                 }
             }
-            "ghost_snapshot" => self.s.diagnostics.skip("response_item/ghost_snapshot"),
+            // Another agent's message to this one: input the model reads
+            // (codex-rs `is_api_message` keeps it in the history).
+            "agent_message" => self.agent_input(content_blocks(p.get("content")), line, ts, ctx),
+            // Tool declarations added inside the history: sent with it, and
+            // sized by their JSON.
+            "additional_tools" => {
+                let tools = p.get("tools").map_or_else(String::new, Value::to_string);
+                self.input_message(Role::System, Origin::Injected, vec![Block::text(tools)], line, ts, ctx);
+            }
+            // A reasoning-effort setting for what follows, a request control,
+            // and snapshots of old builds: no text for the model.
+            "configuration_update" | "compaction_trigger" | "ghost_snapshot" => {
+                self.s.diagnostics.skip(&format!("response_item/{ty}"));
+            }
             _ => {
                 let kind = format!("response_item/{}", if ty.is_empty() { "(no type)" } else { ty });
                 let raw = raw.map_or_else(|| super::raw_json(p), raw_text);
@@ -387,118 +443,51 @@ impl<'a> Reader<'a> {
             self.assistant_blocks(blocks, line, ts, ctx);
             return;
         }
-        // Any input item ends the model response and the message groups.
+        let (role, origin) = match role {
+            "user" => (Role::User, user_origin(&blocks, summary)),
+            "developer" | "system" => (Role::System, Origin::Injected),
+            _ => (Role::User, Origin::Injected),
+        };
+        self.input_message(role, origin, blocks, line, ts, ctx);
+    }
+
+    /// `inter_agent_communication` (a record, not an item), sent as an
+    /// `agent_message`: its `content`, or, when it is encrypted, a header
+    /// naming the task and the sender, then the encrypted payload (codex-rs
+    /// `InterAgentCommunication::to_model_input_item`).
+    fn agent_communication(&mut self, p: &Value, line: u64, ts: Option<i64>) {
+        let blocks = match p.get("encrypted_content").and_then(Value::as_str) {
+            Some(e) => {
+                let name = |k: &str| p.get(k).and_then(Value::as_str).unwrap_or("").to_string();
+                let kind =
+                    if p.get("trigger_turn").and_then(Value::as_bool) == Some(true) { "NEW_TASK" } else { "MESSAGE" };
+                let header = format!(
+                    "Message Type: {kind}\nTask name: {}\nSender: {}\nPayload:\n",
+                    name("recipient"),
+                    name("author")
+                );
+                vec![Block::text(header), Block::Thinking { text: String::new(), opaque_len: e.len() }]
+            }
+            None => content_blocks(p.get("content")),
+        };
+        self.agent_input(blocks, line, ts, Ctx::Live);
+    }
+
+    /// An input item: it ends the model response and the message groups.
+    fn input_message(&mut self, role: Role, origin: Origin, blocks: Vec<Block>, line: u64, ts: Option<i64>, ctx: Ctx) {
         if ctx == Ctx::Live {
             self.boundary();
         } else {
             self.open_assistant = None;
             self.open_results = None;
         }
-        let (role, origin) = match role {
-            "user" => (Role::User, user_origin(&blocks, summary)),
-            "developer" | "system" => (Role::System, Origin::Injected),
-            _ => (Role::User, Origin::Injected),
-        };
         self.push_message(role, origin, blocks, line, ts);
     }
 
-    fn event(&mut self, p: &Value, line: u64, raw: &[u8]) {
-        let ty = p.get("type").and_then(Value::as_str).unwrap_or("");
-        match ty {
-            "token_count" => self.token_count(p),
-            "error" => {
-                let msg = p.get("message").and_then(Value::as_str).unwrap_or("");
-                self.s.errors.push(RecordedError {
-                    source_line: line,
-                    kind: errors::classify(msg),
-                    message: super::truncate_str(msg, MAX_ERROR_LEN).to_string(),
-                });
-            }
-            "context_compacted" => {
-                self.boundary();
-                if self.open_compaction.is_some() {
-                    // The `compacted` record of the same compaction came first.
-                    self.s.diagnostics.skip("event_msg/context_compacted");
-                } else {
-                    let n = self.s.messages.len();
-                    self.add_compaction(line, n..n, true);
-                }
-            }
-            "exec_command_end" => {
-                if let (Some(id), Some(code)) =
-                    (p.get("call_id").and_then(Value::as_str), p.get("exit_code").and_then(Value::as_i64))
-                {
-                    self.exit_by_call.insert(id.to_string(), code != 0);
-                }
-                self.s.diagnostics.skip("event_msg/exec_command_end");
-            }
-            "patch_apply_end" => {
-                if let (Some(id), Some(ok)) =
-                    (p.get("call_id").and_then(Value::as_str), p.get("success").and_then(Value::as_bool))
-                {
-                    self.exit_by_call.insert(id.to_string(), !ok);
-                }
-                self.s.diagnostics.skip("event_msg/patch_apply_end");
-            }
-            "turn_aborted" | "task_started" | "task_complete" | "turn_started" | "turn_complete" => {
-                self.boundary();
-                self.s.diagnostics.skip(&format!("event_msg/{ty}"));
-            }
-            "thread_rolled_back" => {
-                self.boundary();
-                self.s.diagnostics.skip("event_msg/thread_rolled_back");
-                self.s.diagnostics.warn(
-                    self.path,
-                    line,
-                    "thread rollback: the dropped turns stay in the messages (not modelled)",
-                );
-            }
-            // Duplicates of response items, UI and telemetry: nothing for the model.
-            "user_message"
-            | "agent_message"
-            | "agent_message_delta"
-            | "agent_reasoning"
-            | "agent_reasoning_delta"
-            | "agent_reasoning_raw_content"
-            | "agent_reasoning_raw_content_delta"
-            | "agent_reasoning_section_break"
-            | "entered_review_mode"
-            | "exited_review_mode"
-            | "exec_command_begin"
-            | "exec_command_output_delta"
-            | "patch_apply_begin"
-            | "mcp_tool_call_begin"
-            | "mcp_tool_call_end"
-            | "web_search_begin"
-            | "web_search_end"
-            | "image_generation_begin"
-            | "image_generation_end"
-            | "view_image_tool_call"
-            | "item_started"
-            | "item_completed"
-            | "plan_update"
-            | "turn_diff"
-            | "stream_error"
-            | "warning"
-            | "background_event"
-            | "session_configured"
-            | "thread_name_updated"
-            | "undo_started"
-            | "undo_completed"
-            | "request_user_input"
-            | "collab_agent_spawn_begin"
-            | "collab_agent_spawn_end"
-            | "collab_agent_interaction_begin"
-            | "collab_agent_interaction_end"
-            | "collab_waiting_begin"
-            | "collab_waiting_end"
-            | "collab_close_begin"
-            | "collab_close_end" => self.s.diagnostics.skip(&format!("event_msg/{ty}")),
-            _ => {
-                let kind = format!("event_msg/{}", if ty.is_empty() { "(no type)" } else { ty });
-                self.s.diagnostics.unknown(&kind, line, &raw_text(raw));
-            }
-        }
+    /// A message from another agent (`agent_message` items, the older
+    /// `inter_agent_communication` records): injected input, not a person's.
+    fn agent_input(&mut self, blocks: Vec<Block>, line: u64, ts: Option<i64>, ctx: Ctx) {
+        self.input_message(Role::User, Origin::Injected, blocks, line, ts, ctx);
     }
 
     fn add_compaction(&mut self, line: u64, inserted: std::ops::Range<usize>, from_event: bool) {
@@ -567,6 +556,17 @@ impl<'a> Reader<'a> {
                 self.path,
                 0,
                 format!("{n} token_count record(s) could not be paired with a model response; their usage is not in any call"),
+            );
+        }
+        if self.unpaired_records > 0 {
+            let n = self.unpaired_records;
+            self.s.diagnostics.warn(
+                self.path,
+                0,
+                format!(
+                    "{n} token_usage_record(s) measure no model response in the log (a compaction's own request, \
+                     or a request that recorded no item); their usage is not in any call"
+                ),
             );
         }
         // Outputs whose text gave no exit status take it from the events.
@@ -652,6 +652,11 @@ fn content_part(part: &Value) -> Block {
             let url = part.get("image_url").and_then(Value::as_str).unwrap_or("");
             image_block(url)
         }
+        // Sent as is, readable only by the provider.
+        "encrypted_content" => {
+            let len = part.get("encrypted_content").and_then(Value::as_str).map_or(0, str::len);
+            Block::Thinking { text: String::new(), opaque_len: len }
+        }
         _ => Block::Other { raw: part.clone() },
     }
 }
@@ -721,6 +726,9 @@ mod fork;
 
 #[path = "codex_output.rs"]
 mod output;
+
+#[path = "codex_events.rs"]
+mod events;
 #[cfg(test)]
 use output::text_status;
 use output::tool_output;
@@ -730,3 +738,7 @@ pub(crate) use usage::openai_usage;
 #[cfg(test)]
 #[path = "codex_tests.rs"]
 mod tests;
+
+#[cfg(test)]
+#[path = "codex_paginated_tests.rs"]
+mod paginated_tests;

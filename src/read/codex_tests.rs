@@ -211,7 +211,7 @@ fn errors_unknown_kinds_and_bad_lines() {
     assert_eq!(kinds, vec![ApiErrorKind::ContextOverflow, ApiErrorKind::RateLimit]);
     assert_eq!(s.errors[0].source_line, 4);
     assert_eq!(s.diagnostics.skipped.get("event_msg/turn_aborted"), Some(&1));
-    for k in ["world_state", "event_msg/brand_new_event", "response_item/brand_new_item"] {
+    for k in ["brand_new_record", "event_msg/brand_new_event", "response_item/brand_new_item"] {
         assert_eq!(s.diagnostics.unknown_kinds.get(k), Some(&1), "{k}");
     }
     assert_eq!(s.diagnostics.unknown_raw.len(), 3);

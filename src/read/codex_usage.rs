@@ -1,5 +1,6 @@
-//! Codex usage: pairing `token_count` events with the model responses they
-//! measure, and reading OpenAI-shaped usage objects (also for `codex exec`).
+//! Codex usage: pairing `token_usage_record`s and `token_count` events with the
+//! model responses they measure, and reading OpenAI-shaped usage objects (also
+//! for `codex exec`).
 
 use super::{Reader, UsageOrder};
 use crate::model::{Usage, UsageProvenance};
@@ -43,6 +44,12 @@ impl Reader<'_> {
         if let Some(w) = info.get("model_context_window").and_then(Value::as_u64).filter(|&w| w > 0) {
             let w = w.min(crate::read::MAX_TOKENS);
             self.s.meta.context_window = Some(self.s.meta.context_window.map_or(w, |old| old.max(w)));
+        }
+        if self.usage_records {
+            // The file's usage records measure each response; the event's
+            // usage may be an estimate or a repeat.
+            self.s.diagnostics.skip("event_msg/token_count (usage from token_usage_record)");
+            return;
         }
         let total = info.get("total_token_usage").filter(|v| v.is_object());
         let last = info.get("last_token_usage").filter(|v| v.is_object());
@@ -90,6 +97,44 @@ impl Reader<'_> {
                 _ => self.unpaired_usage += 1,
             },
         }
+    }
+
+    /// `token_usage_record` (0.147+): the usage of one completed model
+    /// response, written after the response's items and before its tools'
+    /// outputs. From the first one on, the file's usage comes from these
+    /// records and `token_count` events give only the context window.
+    ///
+    /// A record measures the open response when that response has no usage
+    /// yet. Any other (a compaction's own request, a request that recorded no
+    /// item) is counted and reported, never attached to a neighbour. A record
+    /// naming another thread (a sub-agent's usage written into its parent's
+    /// file) is not this thread's.
+    pub(super) fn usage_record(&mut self, p: &Value) {
+        let thread = p.get("thread_id").and_then(Value::as_str);
+        if let (Some(t), Some(own)) = (thread, self.thread.as_deref())
+            && t != own
+        {
+            self.s.diagnostics.skip("token_usage_record (another thread)");
+            return;
+        }
+        let Some(usage) = p.get("usage").and_then(openai_usage) else {
+            self.s.diagnostics.skip("token_usage_record (no usage)");
+            return;
+        };
+        self.s.stats.usage_records += 1;
+        if !std::mem::replace(&mut self.usage_records, true) {
+            // Usage a `token_count` left waiting belongs to no response now.
+            self.order = UsageOrder::Follows;
+            if self.pending_usage.take().is_some() {
+                self.unpaired_usage += 1;
+            }
+        }
+        match self.s.calls.last_mut() {
+            Some(c) if self.response_open && c.usage.is_none() => c.usage = Some(usage),
+            _ => self.unpaired_records += 1,
+        }
+        self.open_assistant = None;
+        self.response_open = false;
     }
 }
 

@@ -137,6 +137,11 @@ pub trait LogFormat: Sync {
     fn shard_group(&self, _path: &Path) -> Option<std::path::PathBuf> {
         None
     }
+
+    /// The sessions a file's name says it holds (`session:ID`), for the
+    /// agents that name their logs by session id: a fork's parent is then
+    /// known to be in the run from the list of inputs, whichever shard reads it.
+    fn path_keys(&self, _path: &Path, _out: &mut Vec<String>) {}
 }
 
 /// The registry entry of a format.
@@ -232,10 +237,24 @@ pub fn owned_keys(s: &Session, out: &mut Vec<String>) {
     out.extend(fork_keys(s));
 }
 
-/// The keys a fork may name `s` by: its id, and its log's file name.
+/// The keys a fork may name `s` by: its id, and what its log's path says.
 fn fork_keys(s: &Session) -> impl Iterator<Item = String> {
-    let file = s.source_path.file_name().map(|n| format!("file:{}", n.to_string_lossy()));
-    std::iter::once(format!("session:{}", s.id)).chain(file)
+    let mut keys = vec![format!("session:{}", s.id)];
+    path_keys(&s.source_path, &mut keys);
+    keys.into_iter()
+}
+
+/// The keys a fork may name a session of the file at `path` by, from the path
+/// alone: its file name, and the session ids formats write into their names.
+/// A run adds those of every input, so that a fork whose parent's file is in
+/// another shard is settled as in the whole run.
+pub fn path_keys(path: &Path, out: &mut Vec<String>) {
+    if let Some(n) = path.file_name() {
+        out.push(format!("file:{}", n.to_string_lossy()));
+    }
+    for f in FORMATS {
+        f.path_keys(path, out);
+    }
 }
 
 /// Whether `owned` holds the session `forked_from` names: by id, or (pi) by

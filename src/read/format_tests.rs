@@ -139,3 +139,25 @@ fn claude_sub_agents_link_through_the_registry() {
     // Other formats link nothing.
     assert!(!is_linked_file(&fixtures_dir().join("codex/compacted.jsonl")));
 }
+
+#[test]
+fn a_logs_path_names_the_sessions_its_agent_wrote_into_it() {
+    let keys = |p: &str| {
+        let mut out = Vec::new();
+        path_keys(Path::new(p), &mut out);
+        out
+    };
+    let id = "019f1a00-0000-7000-8000-000000000a01";
+    assert_eq!(
+        keys(&format!("/h/.codex/sessions/2026/10/02/rollout-2026-10-02T09-00-00-{id}.jsonl")),
+        [format!("file:rollout-2026-10-02T09-00-00-{id}.jsonl"), format!("session:{id}")]
+    );
+    assert_eq!(keys(&format!("/p/{id}.jsonl")), [format!("file:{id}.jsonl"), format!("session:{id}")], "Claude Code");
+    // Names that carry no id give only themselves.
+    assert_eq!(
+        keys("/x/rollout-2026-10-02T09-00-00-notauuid.jsonl"),
+        ["file:rollout-2026-10-02T09-00-00-notauuid.jsonl"]
+    );
+    assert_eq!(keys("/x/notes.jsonl"), ["file:notes.jsonl"]);
+    assert_eq!(keys("/x/rollout-.jsonl"), ["file:rollout-.jsonl"], "a short name is no panic");
+}

@@ -273,6 +273,16 @@ pub fn truncate_str(s: &str, max: usize) -> &str {
     &s[..end]
 }
 
+/// Whether `s` has the shape of a UUID (8-4-4-4-12 hex digits), as the
+/// session ids agents write into their log names.
+pub(crate) fn is_uuid(s: &str) -> bool {
+    let b = s.as_bytes();
+    b.len() == 36
+        && b.iter()
+            .enumerate()
+            .all(|(i, c)| if matches!(i, 8 | 13 | 18 | 23) { *c == b'-' } else { c.is_ascii_hexdigit() })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -1,0 +1,109 @@
+//! Codex `event_msg` records: the UI and telemetry stream beside the items.
+//! Only usage, errors, compactions, exit statuses and turn boundaries matter
+//! to the model's context; the rest repeats items or is for the screen.
+
+use super::{MAX_ERROR_LEN, Reader, raw_text};
+use crate::model::RecordedError;
+use crate::read::{errors, truncate_str};
+use serde_json::Value;
+
+impl Reader<'_> {
+    pub(super) fn event(&mut self, p: &Value, line: u64, raw: &[u8]) {
+        let ty = p.get("type").and_then(Value::as_str).unwrap_or("");
+        match ty {
+            "token_count" => self.token_count(p),
+            "error" => {
+                let msg = p.get("message").and_then(Value::as_str).unwrap_or("");
+                self.s.errors.push(RecordedError {
+                    source_line: line,
+                    kind: errors::classify(msg),
+                    message: truncate_str(msg, MAX_ERROR_LEN).to_string(),
+                });
+            }
+            "context_compacted" => {
+                self.boundary();
+                if self.open_compaction.is_some() {
+                    // The `compacted` record of the same compaction came first.
+                    self.s.diagnostics.skip("event_msg/context_compacted");
+                } else {
+                    let n = self.s.messages.len();
+                    self.add_compaction(line, n..n, true);
+                }
+            }
+            "exec_command_end" => {
+                if let (Some(id), Some(code)) =
+                    (p.get("call_id").and_then(Value::as_str), p.get("exit_code").and_then(Value::as_i64))
+                {
+                    self.exit_by_call.insert(id.to_string(), code != 0);
+                }
+                self.s.diagnostics.skip("event_msg/exec_command_end");
+            }
+            "patch_apply_end" => {
+                if let (Some(id), Some(ok)) =
+                    (p.get("call_id").and_then(Value::as_str), p.get("success").and_then(Value::as_bool))
+                {
+                    self.exit_by_call.insert(id.to_string(), !ok);
+                }
+                self.s.diagnostics.skip("event_msg/patch_apply_end");
+            }
+            "turn_aborted" | "task_started" | "task_complete" | "turn_started" | "turn_complete" => {
+                self.boundary();
+                self.s.diagnostics.skip(&format!("event_msg/{ty}"));
+            }
+            "thread_rolled_back" => {
+                self.boundary();
+                self.s.diagnostics.skip("event_msg/thread_rolled_back");
+                self.s.diagnostics.warn(
+                    self.path,
+                    line,
+                    "thread rollback: the dropped turns stay in the messages (not modelled)",
+                );
+            }
+            // Duplicates of response items, UI and telemetry: nothing for the model.
+            "user_message"
+            | "agent_message"
+            | "agent_message_delta"
+            | "agent_reasoning"
+            | "agent_reasoning_delta"
+            | "agent_reasoning_raw_content"
+            | "agent_reasoning_raw_content_delta"
+            | "agent_reasoning_section_break"
+            | "entered_review_mode"
+            | "exited_review_mode"
+            | "exec_command_begin"
+            | "exec_command_output_delta"
+            | "patch_apply_begin"
+            | "mcp_tool_call_begin"
+            | "mcp_tool_call_end"
+            | "web_search_begin"
+            | "web_search_end"
+            | "image_generation_begin"
+            | "image_generation_end"
+            | "view_image_tool_call"
+            | "item_started"
+            | "item_completed"
+            | "plan_update"
+            | "turn_diff"
+            | "stream_error"
+            | "warning"
+            | "background_event"
+            | "session_configured"
+            | "thread_name_updated"
+            | "undo_started"
+            | "undo_completed"
+            | "request_user_input"
+            | "collab_agent_spawn_begin"
+            | "collab_agent_spawn_end"
+            | "collab_agent_interaction_begin"
+            | "collab_agent_interaction_end"
+            | "collab_waiting_begin"
+            | "collab_waiting_end"
+            | "collab_close_begin"
+            | "collab_close_end" => self.s.diagnostics.skip(&format!("event_msg/{ty}")),
+            _ => {
+                let kind = format!("event_msg/{}", if ty.is_empty() { "(no type)" } else { ty });
+                self.s.diagnostics.unknown(&kind, line, &raw_text(raw));
+            }
+        }
+    }
+}
