@@ -214,6 +214,12 @@ impl<'a> Reader<'a> {
                     self.s.meta.cwd = payload.get("cwd").and_then(Value::as_str).map(str::to_string);
                 }
             }
+            // A reply the host delivered and keeps (retained context), written
+            // as an assistant message for older clients: no model response.
+            "response_item" if v.pointer("/metadata/delivered_assistant_message").is_some_and(Value::is_string) => {
+                let blocks = content_blocks(payload.get("content"));
+                self.input_message(Role::Assistant, Origin::Injected, blocks, line_no, ts, Ctx::Live);
+            }
             "response_item" => self.response_item(payload, line_no, ts, Ctx::Live, Some(raw)),
             "event_msg" => self.event(payload, line_no, raw),
             "compacted" => self.compacted(payload, line_no, ts),

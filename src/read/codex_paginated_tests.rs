@@ -138,3 +138,13 @@ fn a_start_ordinal_written_as_a_string_is_read() {
     let s = read(Path::new("c.jsonl"), text.as_bytes()).pop().unwrap();
     assert_eq!(s.inherited, 2);
 }
+
+#[test]
+fn a_delivered_reply_the_host_keeps_is_context_but_no_response() {
+    let s = root();
+    let delivered: Vec<&Message> =
+        s.messages.iter().filter(|m| m.text() == "Kept the old API as you confirmed.").collect();
+    assert_eq!(delivered.len(), 1);
+    assert_eq!((delivered[0].role, delivered[0].origin), (Role::Assistant, Origin::Injected));
+    assert_eq!(s.calls.len(), 4, "no call for it: the model did not write it then");
+}
