@@ -406,6 +406,12 @@ impl Reader {
                 }
                 self.push(msg(Role::User, Origin::Injected, vec![Block::text(bash_text(m))], line, ts));
             }
+            // Instructions an application adds (`DeveloperMessage`, string
+            // content): sent, natively or wrapped as a user message.
+            "developer" => {
+                let blocks = content_blocks(m.get("content"));
+                self.push(msg(Role::System, Origin::Injected, blocks, line, ts));
+            }
             // v3 `custom`, its v2 name `hookMessage`: extension messages in context.
             "custom" | "hookMessage" => {
                 let blocks = content_blocks(m.get("content"));

@@ -241,3 +241,20 @@ fn a_new_session_naming_a_parent_copies_nothing() {
     let s = read(Path::new("h.jsonl"), log.as_bytes()).remove(0);
     assert_eq!((s.inherited, s.calls.len()), (0, 1));
 }
+
+#[test]
+fn an_applications_developer_message_is_sent_as_instructions() {
+    let log = concat!(
+        r#"{"type":"session","version":3,"id":"s1","timestamp":"2026-10-01T10:00:00.000Z","cwd":"/w"}"#,
+        "\n",
+        r#"{"type":"message","id":"a1","parentId":null,"timestamp":"2026-10-01T10:00:01.000Z","message":{"role":"developer","content":"Answer in French from now on.","timestamp":1}}"#,
+        "\n",
+        r#"{"type":"message","id":"a2","parentId":"a1","timestamp":"2026-10-01T10:00:02.000Z","message":{"role":"user","content":"hello","timestamp":2}}"#,
+        "\n"
+    );
+    let s = read(Path::new("d.jsonl"), log.as_bytes()).remove(0);
+    assert!(s.diagnostics.unknown_kinds.is_empty(), "{:?}", s.diagnostics.unknown_kinds);
+    assert_eq!(s.messages.len(), 2);
+    assert_eq!((s.messages[0].role, s.messages[0].origin), (Role::System, Origin::Injected));
+    assert_eq!(s.messages[0].text(), "Answer in French from now on.");
+}
