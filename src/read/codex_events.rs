@@ -4,6 +4,7 @@
 
 use super::{MAX_ERROR_LEN, Reader, raw_text};
 use crate::model::RecordedError;
+use crate::model::{Origin, Role};
 use crate::read::{errors, truncate_str};
 use serde_json::Value;
 
@@ -53,11 +54,8 @@ impl Reader<'_> {
             "thread_rolled_back" => {
                 self.boundary();
                 self.s.diagnostics.skip("event_msg/thread_rolled_back");
-                self.s.diagnostics.warn(
-                    self.path,
-                    line,
-                    "thread rollback: the dropped turns stay in the messages (not modelled)",
-                );
+                let turns = p.get("num_turns").and_then(Value::as_u64).unwrap_or(0);
+                self.roll_back(turns, line);
             }
             // Duplicates of response items, UI and telemetry: nothing for the model.
             "user_message"
@@ -105,5 +103,54 @@ impl Reader<'_> {
                 self.s.diagnostics.unknown(&kind, line, &raw_text(raw));
             }
         }
+    }
+
+    /// `thread_rolled_back`: the user took back the last `turns` turns, and
+    /// Codex drops them from the history it sends (codex-rs
+    /// `drop_last_n_user_turns`): from the `turns`-th last prompt a person
+    /// typed (with the context updates written just before it), or from the
+    /// first when there are fewer. Like an abandoned branch of pi or a Gemini
+    /// rewind, those messages and their calls are left out: they were sent, but
+    /// never again part of the context. A rollback never reaches into what a
+    /// compaction or a fork's copy put before it.
+    fn roll_back(&mut self, turns: u64, line: u64) {
+        if turns == 0 {
+            return;
+        }
+        let floor = self.s.recorded_compactions.iter().map(|c| c.inserted.end).max().unwrap_or(0).max(self.s.inherited);
+        let prompts: Vec<usize> = (floor..self.s.messages.len())
+            .filter(|&i| self.s.messages[i].role == Role::User && self.s.messages[i].origin == Origin::Human)
+            .collect();
+        let Some(&first) = prompts.first() else {
+            self.s.diagnostics.warn(
+                self.path,
+                line,
+                "thread rollback with no prompt of a person to take back: nothing dropped",
+            );
+            return;
+        };
+        let back = usize::try_from(turns).unwrap_or(usize::MAX);
+        let mut cut = if back >= prompts.len() { first } else { prompts[prompts.len() - back] };
+        while cut > floor && self.s.messages[cut - 1].origin == Origin::Injected {
+            cut -= 1;
+        }
+        let messages = self.s.messages.len() - cut;
+        self.s.messages.truncate(cut);
+        let calls = self.s.calls.len();
+        self.s.calls.retain(|c| c.message_index < cut);
+        let calls = calls - self.s.calls.len();
+        self.s.recorded_compactions.retain(|c| c.inserted.start < cut);
+        self.open_compaction = None;
+        for _ in 0..messages {
+            self.s.diagnostics.skip("rolled-back message");
+        }
+        self.s.diagnostics.warn(
+            self.path,
+            line,
+            format!(
+                "thread rollback of {turns} turn(s): the {messages} message(s) and {calls} call(s) it took back are \
+                 left out (they were sent, but never again part of the context)"
+            ),
+        );
     }
 }

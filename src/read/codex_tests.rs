@@ -506,3 +506,37 @@ fn uuid7_time_is_read_only_from_a_uuid_v7() {
     assert_eq!(fork::uuid7_ms("019ee4af-ff80-7c11-8d12-e13f14a15b1g"), None);
     assert_eq!(fork::uuid7_ms("019ee4afÿff80-7c11-8d12-e13f14a15b16"), None, "not ASCII");
 }
+
+#[test]
+fn a_rollback_leaves_out_the_turns_it_took_back_with_their_context_updates() {
+    let s = fixture("rollback.jsonl");
+    let texts: Vec<String> = s.messages.iter().map(|m| m.text().into_owned()).collect();
+    assert_eq!(texts[0], "List the routes in app.py.");
+    assert_eq!(texts[3], "Three routes: /, /login and /logout.");
+    assert_eq!(
+        texts[4], "Rename /login to /signin instead.",
+        "the taken-back prompt and the environment before it are gone"
+    );
+    assert_eq!(texts.len(), 6);
+    let prompts: Vec<Option<u64>> = s.calls.iter().map(|c| c.usage.as_ref().map(|u| u.prompt_tokens())).collect();
+    assert_eq!(prompts, [Some(3000), Some(3400), Some(3600)], "the calls of the taken-back turn are left out");
+    assert_eq!(s.diagnostics.skipped.get("rolled-back message"), Some(&5));
+    let d = &s.diagnostics.messages;
+    assert_eq!((d.len(), d[0].line), (1, 17), "{d:?}");
+    assert!(d[0].message.starts_with("thread rollback of 1 turn(s): the 5 message(s) and 2 call(s)"), "{d:?}");
+}
+
+#[test]
+fn a_rollback_of_more_turns_than_there_are_keeps_what_came_before_the_first_prompt() {
+    let path = fixtures_dir().join("codex").join("rollback.jsonl");
+    let log = std::fs::read_to_string(&path).unwrap();
+    let all = log.replace(r#""num_turns":1"#, r#""num_turns":9"#);
+    let s = read(Path::new("r.jsonl"), all.as_bytes()).pop().unwrap();
+    let texts: Vec<String> = s.messages.iter().map(|m| m.text().into_owned()).collect();
+    assert_eq!(texts[0], "Rename /login to /signin instead.");
+    assert_eq!(s.calls.len(), 1);
+    let none = log.replace(r#""num_turns":1"#, r#""num_turns":0"#);
+    let s = read(Path::new("r.jsonl"), none.as_bytes()).pop().unwrap();
+    assert_eq!((s.messages.len(), s.calls.len()), (11, 5), "a rollback of no turn takes nothing back");
+    assert!(s.diagnostics.messages.is_empty());
+}
