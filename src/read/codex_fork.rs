@@ -93,13 +93,17 @@ impl Reader<'_> {
         self.copying
     }
 
-    /// Ends the copy before a line that cannot be part of it: one written well
-    /// after the copied burst, or a turn whose UUIDv7 id is newer than the
-    /// thread itself.
+    /// Ends the copy before a line that cannot be part of it: one numbered
+    /// from the thread's own start, or else one written well after the copied
+    /// burst, or a turn whose UUIDv7 id is newer than the thread itself. A
+    /// line numbered below that start is the copy's.
     pub(super) fn copy_check(&mut self, ts: Option<i64>, turn_id: Option<&str>, ordinal: Option<u64>) {
         if let Some(own) = self.own_ordinal(ordinal) {
             if own {
                 self.end_copy();
+            } else if !self.copying && self.s.calls.is_empty() {
+                // A copy that does not open with the parent's session_meta.
+                self.copying = true;
             }
             return;
         }

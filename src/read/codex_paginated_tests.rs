@@ -148,3 +148,17 @@ fn a_delivered_reply_the_host_keeps_is_context_but_no_response() {
     assert_eq!((delivered[0].role, delivered[0].origin), (Role::Assistant, Origin::Injected));
     assert_eq!(s.calls.len(), 4, "no call for it: the model did not write it then");
 }
+
+#[test]
+fn a_copy_without_the_parents_session_meta_is_told_by_its_line_numbers() {
+    let data =
+        std::fs::read(fixtures_dir().join("codex").join(format!("rollout-2026-10-02T09-05-00-{CHILD}.jsonl"))).unwrap();
+    let text = String::from_utf8(data).unwrap();
+    let without: Vec<&str> =
+        text.lines().filter(|l| !(l.contains(r#""ordinal":1,"#) && l.contains("session_meta"))).collect();
+    assert_eq!(without.len(), text.lines().count() - 1);
+    let mut s = read(Path::new("c.jsonl"), without.join("\n").as_bytes()).pop().unwrap();
+    assert_eq!(s.inherited, 2);
+    s.settle_fork(true);
+    assert_eq!(s.calls.len(), 1);
+}
