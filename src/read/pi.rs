@@ -182,6 +182,8 @@ pub fn read(path: &Path, data: &[u8]) -> Vec<Session> {
         entry_msg: vec![None; entries.len()],
         first_by_id: None,
         forked_at: None,
+        base_id: String::new(),
+        resets: 0,
     };
     let header = entries.iter().position(|(_, v)| str_of(v, "type") == Some("session"));
     let version = match header {
@@ -196,6 +198,7 @@ pub fn read(path: &Path, data: &[u8]) -> Vec<Session> {
         }
     };
     r.s.meta.add_version(&format!("pi v{version}"));
+    r.base_id.clone_from(&r.s.id);
 
     let tree = version >= 2
         || entries.iter().any(|(_, v)| str_of(v, "type") != Some("session") && v.get("parentId").is_some());
@@ -207,17 +210,23 @@ pub fn read(path: &Path, data: &[u8]) -> Vec<Session> {
     // A fork's file opens with the entries it copied from its parent, which
     // keep their own times, all before the fork's header was written.
     let mut copying = r.forked_at.is_some();
+    let mut ended = Vec::new();
     for i in order {
         if copying {
             let ts = entries[i].1.get("timestamp").and_then(time::parse_value);
             copying = matches!((ts, r.forked_at), (Some(t), Some(fork)) if t < fork);
+        }
+        if str_of(&entries[i].1, "type") == Some("reset") {
+            ended.push(r.reset(&entries, i));
+            continue;
         }
         r.entry(&entries, i);
         if copying {
             r.s.inherited = r.s.messages.len();
         }
     }
-    vec![r.s]
+    ended.push(r.s);
+    ended
 }
 
 struct Reader {
@@ -237,6 +246,10 @@ struct Reader {
     first_by_id: Option<HashMap<String, usize>>,
     /// When a fork's header (`parentSession`, `branchedFrom`) was written.
     forked_at: Option<i64>,
+    /// The header's session id: an OpenClaw reset goes on as `ID.resetN`.
+    base_id: String,
+    /// The `reset` entries read so far ([`Reader::reset`]).
+    resets: u32,
 }
 
 impl Reader {
@@ -281,26 +294,45 @@ impl Reader {
         let path_ref = self.s.source_path.clone();
         let mut path = Vec::new();
         let mut seen = HashSet::new();
+        let controls =
+            by_id.values().filter(|&&i| !matches!(openclaw::step(&entries[i].1), openclaw::Step::Entry)).count();
+        let controls = controls as u64;
         let mut cur = leaf;
         while let Some(i) = cur {
             if !seen.insert(i) {
                 self.s.diagnostics.warn(&path_ref, entries[i].0, "cycle in the entry tree: path cut here");
                 break;
             }
-            path.push(i);
-            cur = match entries[i].1.get("parentId") {
+            let parent = |key: &str, entry: usize, this: &mut Self| match entries[entry].1.get(key) {
                 Some(Value::String(p)) => {
                     let parent = by_id.get(p.as_str()).copied();
                     if parent.is_none() {
-                        self.s.diagnostics.warn(&path_ref, entries[i].0, "parentId names no entry: path starts here");
+                        this.s.diagnostics.warn(
+                            &path_ref,
+                            entries[entry].0,
+                            "parentId names no entry: path starts here",
+                        );
                     }
                     parent
                 }
                 _ => None,
             };
+            // OpenClaw: a leaf row moves the branch to its target, and an
+            // entry beside the conversation is no part of it.
+            cur = match openclaw::step(&entries[i].1) {
+                openclaw::Step::Leaf => parent("targetId", i, self),
+                openclaw::Step::Side => parent("parentId", i, self),
+                openclaw::Step::Entry => {
+                    path.push(i);
+                    parent("parentId", i, self)
+                }
+            };
         }
         path.reverse();
-        let abandoned = (by_id.len() as u64).saturating_sub(path.len() as u64);
+        if controls > 0 {
+            *self.s.diagnostics.skipped.entry("branch control or side entry".to_string()).or_default() += controls;
+        }
+        let abandoned = (by_id.len() as u64).saturating_sub(path.len() as u64 + controls);
         if abandoned > 0 {
             *self.s.diagnostics.skipped.entry("abandoned branch entry".to_string()).or_default() += abandoned;
             self.s.diagnostics.warn(
@@ -364,7 +396,7 @@ impl Reader {
                 self.s.diagnostics.skip(ty);
             }
             // Settings and extension state: never part of the model's context.
-            "thinking_level_change" | "label" | "custom" | "session" => self.s.diagnostics.skip(ty),
+            "thinking_level_change" | "label" | "custom" | "session" | "leaf" => self.s.diagnostics.skip(ty),
             other => self.s.diagnostics.unknown(other, line, &super::raw_json(v)),
         }
         // Where this entry sits in `messages`: its own message, the message a
@@ -585,6 +617,9 @@ fn bash_text(m: &Value) -> String {
     }
     text
 }
+
+#[path = "pi_openclaw.rs"]
+mod openclaw;
 
 #[cfg(test)]
 #[path = "pi_tests.rs"]

@@ -258,3 +258,61 @@ fn an_applications_developer_message_is_sent_as_instructions() {
     assert_eq!((s.messages[0].role, s.messages[0].origin), (Role::System, Origin::Injected));
     assert_eq!(s.messages[0].text(), "Answer in French from now on.");
 }
+
+fn openclaw_resets(edit: impl Fn(String) -> String) -> Vec<Session> {
+    let path = fixtures_dir().join("pi").join("openclaw-resets.jsonl");
+    let log = edit(std::fs::read_to_string(&path).unwrap());
+    read(&path, log.as_bytes())
+}
+
+fn all_texts(s: &Session) -> Vec<String> {
+    s.messages.iter().map(|m| m.text().into_owned()).collect()
+}
+
+#[test]
+fn an_openclaw_reset_goes_on_as_a_session_that_starts_from_the_tail_it_kept() {
+    let sessions = openclaw_resets(|l| l);
+    let id = "0198f0aa-1c2d-7e3f-8a4b-5c6d7e8f9a0b";
+    let ids: Vec<&str> = sessions.iter().map(|s| s.id.as_str()).collect();
+    assert_eq!(ids, [id.to_string(), format!("{id}.reset1"), format!("{id}.reset2")]);
+    let calls = |s: &Session| s.calls.iter().map(|c| c.message_index).collect::<Vec<_>>();
+    assert_eq!((sessions[0].messages.len(), calls(&sessions[0])), (6, vec![1, 3, 5]));
+    // A daily reset keeps the last turn: context the next session starts
+    // from, not its calls.
+    let texts = all_texts(&sessions[1]);
+    assert_eq!(texts[..2], ["Move the dentist to Friday.", "Done: the dentist is on Friday at 14:00."]);
+    assert_eq!(calls(&sessions[1]), [3, 5]);
+    // An explicit /new keeps nothing.
+    assert_eq!(all_texts(&sessions[2])[0], "New topic: book a table for four tonight.");
+    assert_eq!(calls(&sessions[2]), [1]);
+    assert!(sessions.iter().all(|s| s.diagnostics.unknown_kinds.is_empty()));
+}
+
+#[test]
+fn openclaws_leaf_rows_and_side_entries_steer_the_branch_and_stay_out_of_it() {
+    let sessions = openclaw_resets(|l| l);
+    let texts = all_texts(&sessions[1]);
+    assert!(!texts.iter().any(|t| t.contains("Telegram")), "a side delivery is not in the conversation: {texts:?}");
+    assert_eq!(
+        texts[3..5],
+        ["Two from Sam, both about the offsite.", "Summarize them."],
+        "the leaf row leads on to its target"
+    );
+    assert_eq!(sessions[0].diagnostics.skipped.get("branch control or side entry"), Some(&2));
+    assert!(sessions[0].diagnostics.skipped.get("abandoned branch entry").is_none());
+}
+
+#[test]
+fn a_resets_tail_keeps_only_the_tool_results_of_calls_inside_it() {
+    // From the tool result on: its call is before the tail, so it goes.
+    let from_result = openclaw_resets(|l| l.replace(r#""firstKeptEntryId":"a5""#, r#""firstKeptEntryId":"a3""#));
+    assert_eq!(all_texts(&from_result[1])[0], "Standup at 9, dentist at 14.");
+    // From the call on: the pair stays.
+    let from_call = openclaw_resets(|l| l.replace(r#""firstKeptEntryId":"a5""#, r#""firstKeptEntryId":"a2""#));
+    assert_eq!(from_call[1].messages[1].origin, Origin::ToolResult);
+    assert_eq!(from_call[1].calls.iter().map(|c| c.message_index).collect::<Vec<_>>(), [6, 8]);
+    // A kept entry that is not there keeps nothing, and says so.
+    let lost = openclaw_resets(|l| l.replace(r#""firstKeptEntryId":"a5""#, r#""firstKeptEntryId":"zz""#));
+    assert_eq!(all_texts(&lost[1])[0], "Any emails from Sam?");
+    assert!(lost[0].diagnostics.messages.iter().any(|d| d.message.starts_with("reset's first kept entry")));
+}

@@ -1,0 +1,106 @@
+//! OpenClaw's additions to pi's session entries that change what the model
+//! is sent: `reset` boundaries (a fresh conversation, or one that keeps the
+//! last few turns) and `leaf` control rows and side entries (which branch is
+//! current). From openclaw `session-manager-types.ts`, `transcript-tree.ts`
+//! and agent-core `session.ts`.
+
+use super::{Reader, str_of};
+use crate::model::{Block, Message, Origin, Role, Session};
+use serde_json::Value;
+use std::collections::{HashMap, HashSet};
+
+impl Reader {
+    /// A `reset` entry: the conversation goes on as another session. The
+    /// model is sent nothing from before the reset but, when the entry names
+    /// a `firstKeptEntryId` ("preserve-tail"), the people's and the model's
+    /// messages from there on, with the tool results of the calls among them;
+    /// that tail opens the next session as context it starts from, not as its
+    /// calls. Returns the session the reset ends.
+    pub(super) fn reset(&mut self, entries: &[(u64, Value)], i: usize) -> Session {
+        let (line, v) = (entries[i].0, &entries[i].1);
+        let kept_entry = str_of(v, "firstKeptEntryId");
+        let from = kept_entry
+            .and_then(|id| {
+                entries.iter().position(|(_, e)| str_of(e, "id") == Some(id) && str_of(e, "type") != Some("session"))
+            })
+            .and_then(|e| self.entry_msg.get(e).copied().flatten())
+            .filter(|&m| m <= self.s.messages.len());
+        if kept_entry.is_some() && from.is_none() {
+            let p = self.s.source_path.clone();
+            self.s.diagnostics.warn(
+                &p,
+                line,
+                "reset's first kept entry is not an earlier entry of this conversation: nothing kept",
+            );
+        }
+        let (tail, remap) = from.map_or_else(Default::default, |from| kept_tail(&self.s.messages, from));
+        for e in &mut self.entry_msg {
+            *e = e.and_then(|old| remap.get(&old).copied());
+        }
+        self.resets += 1;
+        let mut next =
+            Session::new(format!("{}.reset{}", self.base_id, self.resets), self.s.format, &self.s.source_path);
+        next.meta.cwd.clone_from(&self.s.meta.cwd);
+        next.meta.versions.clone_from(&self.s.meta.versions);
+        next.messages = tail;
+        self.tool_merge_open = false;
+        let mut done = std::mem::replace(&mut self.s, next);
+        done.diagnostics.skip("reset");
+        done
+    }
+}
+
+/// The messages a reset keeps from `from` on, and where each moved: what a
+/// person and the model wrote, and the results of the calls made among them.
+fn kept_tail(messages: &[Message], from: usize) -> (Vec<Message>, HashMap<usize, usize>) {
+    let tail = &messages[from..];
+    let calls: HashSet<&str> = tail
+        .iter()
+        .filter(|m| m.origin == Origin::Model)
+        .flat_map(|m| m.blocks.iter())
+        .filter_map(|b| match b {
+            Block::ToolUse { id, .. } => Some(id.as_str()),
+            _ => None,
+        })
+        .collect();
+    let mut kept = Vec::new();
+    let mut remap = HashMap::new();
+    for (k, m) in tail.iter().enumerate() {
+        let keep = match (m.role, m.origin) {
+            (Role::User, Origin::Human) | (Role::Assistant, Origin::Model) => Some(m.clone()),
+            (_, Origin::ToolResult) => {
+                let paired = |b: &&Block| matches!(b, Block::ToolResult { tool_use_id, .. } if calls.contains(tool_use_id.as_str()));
+                let blocks: Vec<Block> = m.blocks.iter().filter(paired).cloned().collect();
+                (!blocks.is_empty()).then(|| Message { blocks, ..m.clone() })
+            }
+            _ => None,
+        };
+        if let Some(m) = keep {
+            remap.insert(from + k, kept.len());
+            kept.push(m);
+        }
+    }
+    (kept, remap)
+}
+
+/// How an entry of the tree takes part in the active path.
+pub(super) enum Step {
+    /// A message or other entry of the conversation.
+    Entry,
+    /// A `leaf` control row: the current branch continues at its `targetId`
+    /// (none: an empty context).
+    Leaf,
+    /// An entry appended beside the conversation (`appendMode: "side"`):
+    /// never part of it.
+    Side,
+}
+
+pub(super) fn step(v: &Value) -> Step {
+    if str_of(v, "type") == Some("leaf") {
+        return Step::Leaf;
+    }
+    if str_of(v, "appendMode") == Some("side") {
+        return Step::Side;
+    }
+    Step::Entry
+}
