@@ -409,6 +409,13 @@ impl Reader {
     fn message(&mut self, m: &Value, line: u64, entry_ts: Option<i64>) {
         let ts = m.get("timestamp").and_then(time::parse_value).or(entry_ts);
         let role = str_of(m, "role").unwrap_or("");
+        // pi's `!!cmd`, OpenClaw's dividers: shown, never sent.
+        if m.get("excludeFromContext").and_then(Value::as_bool) == Some(true) {
+            let known = ["bashExecution", "custom", "hookMessage", "user", "assistant", "toolResult", "developer"];
+            let kind = known.into_iter().find(|k| *k == role).unwrap_or("message");
+            self.s.diagnostics.skip(&format!("{kind} excluded from context"));
+            return;
+        }
         match role {
             "user" => {
                 let blocks = content_blocks(m.get("content"));
@@ -432,10 +439,6 @@ impl Reader {
                 self.tool_merge_open = true;
             }
             "bashExecution" => {
-                if m.get("excludeFromContext").and_then(Value::as_bool) == Some(true) {
-                    self.s.diagnostics.skip("bashExecution excluded from context");
-                    return;
-                }
                 self.push(msg(Role::User, Origin::Injected, vec![Block::text(bash_text(m))], line, ts));
             }
             // Instructions an application adds (`DeveloperMessage`, string

@@ -316,3 +316,20 @@ fn a_resets_tail_keeps_only_the_tool_results_of_calls_inside_it() {
     assert_eq!(all_texts(&lost[1])[0], "Any emails from Sam?");
     assert!(lost[0].diagnostics.messages.iter().any(|d| d.message.starts_with("reset's first kept entry")));
 }
+
+#[test]
+fn any_message_excluded_from_context_is_left_out() {
+    // OpenClaw's compaction divider: a custom message shown, never sent.
+    let log = concat!(
+        r#"{"type":"session","version":3,"id":"s1","timestamp":"2026-10-01T10:00:00.000Z","cwd":"/w"}"#,
+        "\n",
+        r#"{"type":"message","id":"a1","parentId":null,"timestamp":"2026-10-01T10:00:01.000Z","message":{"role":"custom","customType":"openclaw.context-compaction","content":"Context compacted","display":true,"excludeFromContext":true,"timestamp":1}}"#,
+        "\n",
+        r#"{"type":"message","id":"a2","parentId":"a1","timestamp":"2026-10-01T10:00:02.000Z","message":{"role":"user","content":"hello","timestamp":2}}"#,
+        "\n"
+    );
+    let s = read(Path::new("x.jsonl"), log.as_bytes()).remove(0);
+    assert_eq!(s.messages.len(), 1);
+    assert_eq!(s.messages[0].text(), "hello");
+    assert_eq!(s.diagnostics.skipped.get("custom excluded from context"), Some(&1));
+}
