@@ -371,6 +371,7 @@ impl<'p> Builder<'p> {
             "system" => match r.f.subtype.as_deref() {
                 Some("compact_boundary") => self.boundary(r),
                 Some("microcompact_boundary") => self.microcompact(r),
+                Some("local_command") => self.local_command(r),
                 Some(sub) => self.s.diagnostics.skip(&format!("system/{sub}")),
                 None => self.s.diagnostics.skip("system"),
             },
@@ -532,6 +533,21 @@ impl<'p> Builder<'p> {
     /// `type:"attachment"` records are context the harness injects into the next
     /// request (memory files, edited-file snippets, tool deltas…): a user message
     /// with a compact text rendering.
+    /// `system/local_command`: a slash command (`<command-name>`…) or its
+    /// output (`<local-command-stdout>`…), in `content`. Of the system
+    /// records, Claude Code sends these alone, as user messages
+    /// (`normalizeMessagesForAPI`). The field is read from the line itself:
+    /// few records have it.
+    fn local_command(&mut self, r: &Rec) {
+        let content = serde_json::from_slice::<Value>(r.raw).ok();
+        match content.as_ref().and_then(|v| v.get("content")).and_then(Value::as_str).filter(|t| !t.is_empty()) {
+            Some(text) => {
+                self.push(r, Role::User, Origin::Injected, vec![Block::text(text)]);
+            }
+            None => self.s.diagnostics.skip("system/local_command (no content)"),
+        }
+    }
+
     fn attachment(&mut self, r: &Rec) {
         let text = render_attachment(r.f.attachment.as_ref());
         self.push(r, Role::User, Origin::Injected, vec![Block::Text { text }]);
@@ -764,3 +780,7 @@ mod context_tests;
 #[cfg(test)]
 #[path = "claude_microcompact_tests.rs"]
 mod microcompact_tests;
+
+#[cfg(test)]
+#[path = "claude_system_tests.rs"]
+mod system_tests;
