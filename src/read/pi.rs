@@ -307,11 +307,12 @@ impl Reader {
                 Some(Value::String(p)) => {
                     let parent = by_id.get(p.as_str()).copied();
                     if parent.is_none() {
-                        this.s.diagnostics.warn(
-                            &path_ref,
-                            entries[entry].0,
-                            "parentId names no entry: path starts here",
-                        );
+                        let why = if key == "targetId" {
+                            "leaf row's targetId names no entry: path starts here"
+                        } else {
+                            "parentId names no entry: path starts here"
+                        };
+                        this.s.diagnostics.warn(&path_ref, entries[entry].0, why);
                     }
                     parent
                 }
