@@ -243,9 +243,20 @@ fn render_counts(out: &mut String, c: &Counts) {
         field(out, "unknown kinds", &pairs(d.unknown_kinds.iter().map(|(k, v)| (k.clone(), *v))));
     }
     if !d.skipped_kinds.is_empty() {
-        field(out, "skipped kinds", &pairs(d.skipped_kinds.iter().map(|(k, v)| (k.clone(), *v))));
+        // Known and left out on purpose: the most frequent, the rest counted.
+        let mut kinds: Vec<(&String, &u64)> = d.skipped_kinds.iter().collect();
+        kinds.sort_by(|a, b| b.1.cmp(a.1).then(a.0.cmp(b.0)));
+        let more = kinds.len().saturating_sub(SKIPPED_SHOWN);
+        let mut text = pairs(kinds.into_iter().take(SKIPPED_SHOWN).map(|(k, v)| (k.clone(), *v)));
+        if more > 0 {
+            let _ = write!(text, ", and {more} more (--json lists them)");
+        }
+        field(out, "skipped kinds", &text);
     }
 }
+
+/// Skipped record kinds a block lists, most frequent first.
+const SKIPPED_SHOWN: usize = 16;
 
 /// "Where the context goes": block kinds by o200k tokens, largest first.
 /// Block kinds the table of all sessions lists; the rest are summed in one row.

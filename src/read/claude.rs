@@ -549,6 +549,10 @@ impl<'p> Builder<'p> {
     }
 
     fn attachment(&mut self, r: &Rec) {
+        if let Some(kind) = unsent_attachment(r.f.attachment.as_ref()) {
+            self.s.diagnostics.skip(&format!("attachment/{kind} (not sent)"));
+            return;
+        }
         let text = render_attachment(r.f.attachment.as_ref());
         self.push(r, Role::User, Origin::Injected, vec![Block::Text { text }]);
     }
@@ -600,6 +604,48 @@ not in the calls' usage, not replayed, not priced",
 fn is_local_command_output(blocks: &[Block]) -> bool {
     matches!(blocks.first(), Some(Block::Text { text })
         if text.starts_with("<local-command-stdout>") || text.starts_with("<local-command-stderr>"))
+}
+
+/// Attachment kinds Claude Code never sends (`normalizeAttachmentForAPI`
+/// returns nothing for them, 2.1.88): what the UI shows of hooks, reads it
+/// skipped, permissions, structured output, and its legacy kinds.
+const UNSENT_ATTACHMENTS: &[&str] = &[
+    "already_read_file",
+    "command_permissions",
+    "edited_image_file",
+    "hook_cancelled",
+    "hook_error_during_execution",
+    "hook_non_blocking_error",
+    "hook_system_message",
+    "structured_output",
+    "hook_permission_decision",
+    "dynamic_skill",
+    "autocheckpointing",
+    "background_task_status",
+    "todo",
+    "task_progress",
+    "ultramemory",
+];
+
+/// The kind of an attachment Claude Code does not send, if it is one: an
+/// unsent kind, or a hook's output outside the events whose output reaches
+/// the model (`SessionStart`, `UserPromptSubmit`), or an empty one. A kind
+/// this list does not know is rendered and counted (a newer version may send
+/// it).
+fn unsent_attachment(att: Option<&Value>) -> Option<&'static str> {
+    let att = att?.as_object()?;
+    let kind = att.get("type").and_then(Value::as_str)?;
+    if let Some(k) = UNSENT_ATTACHMENTS.iter().find(|k| **k == kind) {
+        return Some(k);
+    }
+    if kind == "hook_success" {
+        let event = att.get("hookEvent").and_then(Value::as_str);
+        let empty = att.get("content").and_then(Value::as_str) == Some("");
+        if empty || !matches!(event, Some("SessionStart" | "UserPromptSubmit")) {
+            return Some("hook_success");
+        }
+    }
+    None
 }
 
 fn render_attachment(att: Option<&Value>) -> String {
