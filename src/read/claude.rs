@@ -294,6 +294,10 @@ struct Builder<'p> {
     block_hashes: HashSet<(usize, u64)>,
     /// Record uuid → index of the message built from it.
     uuid_msg: HashMap<String, usize>,
+    /// Record uuid → index of the next message, for the attachments Claude
+    /// Code never sends (no message of their own), which a compaction's
+    /// preserved segment may start or end at.
+    unsent_at: HashMap<String, usize>,
     pending: Option<PendingCompaction>,
     /// (compaction index, its boundary's line, what it preserved) resolved once
     /// all messages exist.
@@ -318,6 +322,7 @@ impl<'p> Builder<'p> {
             call_of: HashMap::new(),
             block_hashes: HashSet::new(),
             uuid_msg: HashMap::new(),
+            unsent_at: HashMap::new(),
             pending: None,
             preserved: Vec::new(),
             error_ids: HashSet::new(),
@@ -530,33 +535,6 @@ impl<'p> Builder<'p> {
         }
     }
 
-    /// `type:"attachment"` records are context the harness injects into the next
-    /// request (memory files, edited-file snippets, tool deltas…): a user message
-    /// with a compact text rendering.
-    /// `system/local_command`: a slash command (`<command-name>`…) or its
-    /// output (`<local-command-stdout>`…), in `content`. Of the system
-    /// records, Claude Code sends these alone, as user messages
-    /// (`normalizeMessagesForAPI`). The field is read from the line itself:
-    /// few records have it.
-    fn local_command(&mut self, r: &Rec) {
-        let content = serde_json::from_slice::<Value>(r.raw).ok();
-        match content.as_ref().and_then(|v| v.get("content")).and_then(Value::as_str).filter(|t| !t.is_empty()) {
-            Some(text) => {
-                self.push(r, Role::User, Origin::Injected, vec![Block::text(text)]);
-            }
-            None => self.s.diagnostics.skip("system/local_command (no content)"),
-        }
-    }
-
-    fn attachment(&mut self, r: &Rec) {
-        if let Some(kind) = unsent_attachment(r.f.attachment.as_ref()) {
-            self.s.diagnostics.skip(&format!("attachment/{kind} (not sent)"));
-            return;
-        }
-        let text = render_attachment(r.f.attachment.as_ref());
-        self.push(r, Role::User, Origin::Injected, vec![Block::Text { text }]);
-    }
-
     /// Keep the advisor's requests a line of response `mi` lists (not those of
     /// a branch's copy: they are its parent's).
     fn advisors_in(&mut self, mi: usize, r: &Rec) {
@@ -604,66 +582,6 @@ not in the calls' usage, not replayed, not priced",
 fn is_local_command_output(blocks: &[Block]) -> bool {
     matches!(blocks.first(), Some(Block::Text { text })
         if text.starts_with("<local-command-stdout>") || text.starts_with("<local-command-stderr>"))
-}
-
-/// Attachment kinds Claude Code never sends (`normalizeAttachmentForAPI`
-/// returns nothing for them, 2.1.88): what the UI shows of hooks, reads it
-/// skipped, permissions, structured output, and its legacy kinds.
-const UNSENT_ATTACHMENTS: &[&str] = &[
-    "already_read_file",
-    "command_permissions",
-    "edited_image_file",
-    "hook_cancelled",
-    "hook_error_during_execution",
-    "hook_non_blocking_error",
-    "hook_system_message",
-    "structured_output",
-    "hook_permission_decision",
-    "dynamic_skill",
-    "autocheckpointing",
-    "background_task_status",
-    "todo",
-    "task_progress",
-    "ultramemory",
-];
-
-/// The kind of an attachment Claude Code does not send, if it is one: an
-/// unsent kind, or a hook's output outside the events whose output reaches
-/// the model (`SessionStart`, `UserPromptSubmit`), or an empty one. A kind
-/// this list does not know is rendered and counted (a newer version may send
-/// it).
-fn unsent_attachment(att: Option<&Value>) -> Option<&'static str> {
-    let att = att?.as_object()?;
-    let kind = att.get("type").and_then(Value::as_str)?;
-    if let Some(k) = UNSENT_ATTACHMENTS.iter().find(|k| **k == kind) {
-        return Some(k);
-    }
-    if kind == "hook_success" {
-        let event = att.get("hookEvent").and_then(Value::as_str);
-        let empty = att.get("content").and_then(Value::as_str) == Some("");
-        if empty || !matches!(event, Some("SessionStart" | "UserPromptSubmit")) {
-            return Some("hook_success");
-        }
-    }
-    None
-}
-
-fn render_attachment(att: Option<&Value>) -> String {
-    let Some(obj) = att.and_then(Value::as_object) else {
-        return "[attachment]".to_string();
-    };
-    let kind = obj.get("type").and_then(Value::as_str).unwrap_or("unknown");
-    let mut out = format!("[attachment: {kind}]");
-    for (k, v) in obj {
-        if k == "type" || v.is_null() {
-            continue;
-        }
-        match v {
-            Value::String(s) => out.push_str(&format!("\n{k}: {s}")),
-            other => out.push_str(&format!("\n{k}: {other}")),
-        }
-    }
-    out
 }
 
 /// `message.content`: a string is one text block, an array is blocks. Takes the
@@ -814,6 +732,9 @@ mod agents;
 
 #[path = "claude_tree.rs"]
 mod tree;
+
+#[path = "claude_injected.rs"]
+mod injected;
 
 #[cfg(test)]
 #[path = "claude_tests.rs"]

@@ -138,7 +138,13 @@ impl Builder<'_> {
     fn preserved_range(&mut self, line: u64, p: &Preserved) -> Option<std::ops::Range<usize>> {
         match p {
             Preserved::Segment { head, tail } => {
-                let (&h, &t) = (self.uuid_msg.get(head)?, self.uuid_msg.get(tail)?);
+                // An unsent attachment at either end: the segment starts at
+                // the message after it, or ends at the one before it.
+                let h = self.uuid_msg.get(head).or_else(|| self.unsent_at.get(head)).copied()?;
+                let t = match self.uuid_msg.get(tail) {
+                    Some(&t) => t,
+                    None => self.unsent_at.get(tail)?.checked_sub(1)?,
+                };
                 (h <= t).then_some(h..t + 1)
             }
             Preserved::Messages { uuids, all } => {

@@ -29,3 +29,27 @@ fn attachments_claude_code_never_sends_are_left_out() {
     assert_eq!(s.diagnostics.skipped.get("attachment/todo (not sent)"), Some(&1));
     assert_eq!(s.calls.len(), 2);
 }
+
+#[test]
+fn a_preserved_segment_that_starts_at_an_unsent_attachment_starts_at_the_message_after_it() {
+    let path = crate::testing::fixtures_dir().join("claude-code").join("compaction.jsonl");
+    let log = std::fs::read_to_string(&path).unwrap();
+    let lines: Vec<&str> = log.lines().collect();
+    // A todo list (never sent) between c-8006 and c-8007, named as the head.
+    let todo = lines[6]
+        .split(r#""uuid":"c-8007""#)
+        .next()
+        .map(|head| {
+            format!(
+                r#"{head}"uuid":"c-att","timestamp":"2025-10-24T20:56:00.000Z","type":"attachment","attachment":{{"type":"todo","content":[],"itemCount":0}}}}"#
+            )
+        })
+        .unwrap();
+    let mut edited: Vec<String> = lines.iter().map(|l| l.to_string()).collect();
+    edited[6] = edited[6].replace(r#""parentUuid":"c-8006""#, r#""parentUuid":"c-att""#);
+    edited.insert(6, todo);
+    let edited = edited.join("\n").replace(r#""headUuid":"c-8007""#, r#""headUuid":"c-att""#);
+    let s = super::read(&path, edited.as_bytes()).remove(0);
+    assert_eq!(s.diagnostics.skipped.get("attachment/todo (not sent)"), Some(&1));
+    assert_eq!(s.recorded_compactions[1].kept, 5..7, "the segment still starts at c-8007");
+}
