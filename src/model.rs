@@ -458,7 +458,14 @@ impl Diagnostics {
     }
 
     pub fn skip(&mut self, kind: &str) {
-        *self.skipped.entry(kind_key(kind)).or_default() += 1;
+        self.skip_n(kind, 1);
+    }
+
+    /// `n` records of `kind` skipped at once.
+    pub fn skip_n(&mut self, kind: &str, n: u64) {
+        if n > 0 {
+            *self.skipped.entry(kind_key(kind)).or_default() += n;
+        }
     }
 }
 

@@ -149,6 +149,8 @@ struct Reader<'a> {
     /// The thread's own id (`session_meta.id` of its first line), to tell its
     /// usage records from those of other threads written into its file.
     thread: Option<String>,
+    /// The messages a person typed, in order: the turns a rollback counts.
+    prompts: Vec<usize>,
     /// The compaction recorded since the last call, to merge `compacted` with its
     /// `context_compacted` event; `bool` = it was created from the event alone.
     open_compaction: Option<(usize, bool)>,
@@ -180,6 +182,7 @@ impl<'a> Reader<'a> {
             usage_records: false,
             unpaired_records: 0,
             thread: None,
+            prompts: Vec::new(),
             open_compaction: None,
             exit_by_call: HashMap::new(),
             last_version: None,
@@ -297,7 +300,11 @@ impl<'a> Reader<'a> {
         m.source_line = line;
         m.timestamp = ts;
         self.s.messages.push(m);
-        self.s.messages.len() - 1
+        let i = self.s.messages.len() - 1;
+        if role == Role::User && origin == Origin::Human {
+            self.prompts.push(i);
+        }
+        i
     }
 
     /// Append model-side blocks to the open assistant message, opening it (and, for

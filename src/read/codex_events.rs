@@ -3,8 +3,8 @@
 //! to the model's context; the rest repeats items or is for the screen.
 
 use super::{MAX_ERROR_LEN, Reader, raw_text};
+use crate::model::Origin;
 use crate::model::RecordedError;
-use crate::model::{Origin, Role};
 use crate::read::{errors, truncate_str};
 use serde_json::Value;
 
@@ -117,33 +117,33 @@ impl Reader<'_> {
         if turns == 0 {
             return;
         }
-        let floor = self.s.recorded_compactions.iter().map(|c| c.inserted.end).max().unwrap_or(0).max(self.s.inherited);
-        let prompts: Vec<usize> = (floor..self.s.messages.len())
-            .filter(|&i| self.s.messages[i].role == Role::User && self.s.messages[i].origin == Origin::Human)
-            .collect();
-        let Some(&first) = prompts.first() else {
-            self.s.diagnostics.warn(
-                self.path,
-                line,
-                "thread rollback with no prompt of a person to take back: nothing dropped",
-            );
+        // Compactions are recorded in the order of their messages: the last
+        // one ends the furthest.
+        let floor = self.s.recorded_compactions.last().map_or(0, |c| c.inserted.end).max(self.s.inherited);
+        let first = self.prompts.partition_point(|&p| p < floor);
+        if first == self.prompts.len() {
+            let why = "thread rollback with no prompt of a person to take back: nothing dropped";
+            self.s.diagnostics.warn(self.path, line, why);
             return;
-        };
+        }
         let back = usize::try_from(turns).unwrap_or(usize::MAX);
-        let mut cut = if back >= prompts.len() { first } else { prompts[prompts.len() - back] };
+        let kept = self.prompts.len().saturating_sub(back).max(first);
+        let mut cut = self.prompts[kept];
+        self.prompts.truncate(kept);
         while cut > floor && self.s.messages[cut - 1].origin == Origin::Injected {
             cut -= 1;
         }
         let messages = self.s.messages.len() - cut;
         self.s.messages.truncate(cut);
-        let calls = self.s.calls.len();
-        self.s.calls.retain(|c| c.message_index < cut);
-        let calls = calls - self.s.calls.len();
-        self.s.recorded_compactions.retain(|c| c.inserted.start < cut);
-        self.open_compaction = None;
-        for _ in 0..messages {
-            self.s.diagnostics.skip("rolled-back message");
+        // A call is made on the message pushed with it: calls are in message
+        // order, and those taken back are the last ones.
+        let mut calls = 0;
+        while self.s.calls.last().is_some_and(|c| c.message_index >= cut) {
+            self.s.calls.pop();
+            calls += 1;
         }
+        self.open_compaction = None;
+        self.s.diagnostics.skip_n("rolled-back message", messages as u64);
         self.s.diagnostics.warn(
             self.path,
             line,

@@ -540,3 +540,28 @@ fn a_rollback_of_more_turns_than_there_are_keeps_what_came_before_the_first_prom
     assert_eq!((s.messages.len(), s.calls.len()), (11, 5), "a rollback of no turn takes nothing back");
     assert!(s.diagnostics.messages.is_empty());
 }
+
+#[test]
+fn rollbacks_one_after_another_each_take_back_the_last_turn_left() {
+    let path = fixtures_dir().join("codex").join("rollback.jsonl");
+    let mut log = std::fs::read_to_string(&path).unwrap();
+    let line = |ty: &str, payload: &str| {
+        format!(r#"{{"timestamp":"2026-09-14T08:01:00.000Z","type":"{ty}","payload":{payload}}}"#)
+    };
+    let prompt = |t: &str| {
+        line(
+            "response_item",
+            &format!(r#"{{"type":"message","role":"user","content":[{{"type":"input_text","text":"{t}"}}]}}"#),
+        )
+    };
+    let rollback = line("event_msg", r#"{"type":"thread_rolled_back","num_turns":1}"#);
+    for l in [prompt("Try A."), rollback.clone(), prompt("Try B."), rollback.clone(), rollback] {
+        log.push_str(&l);
+        log.push('\n');
+    }
+    let s = read(Path::new("r.jsonl"), log.as_bytes()).pop().unwrap();
+    let texts: Vec<String> = s.messages.iter().map(|m| m.text().into_owned()).collect();
+    // A and B go, then the rename turn the fixture kept.
+    assert_eq!(texts.last().map(String::as_str), Some("Three routes: /, /login and /logout."));
+    assert_eq!(s.calls.len(), 2);
+}

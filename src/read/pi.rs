@@ -184,6 +184,7 @@ pub fn read(path: &Path, data: &[u8]) -> Vec<Session> {
         forked_at: None,
         base_id: String::new(),
         resets: 0,
+        segment: Vec::new(),
     };
     let header = entries.iter().position(|(_, v)| str_of(v, "type") == Some("session"));
     let version = match header {
@@ -221,6 +222,7 @@ pub fn read(path: &Path, data: &[u8]) -> Vec<Session> {
             continue;
         }
         r.entry(&entries, i);
+        r.segment.push(i);
         if copying {
             r.s.inherited = r.s.messages.len();
         }
@@ -240,9 +242,8 @@ struct Reader {
     /// For each entry: the index of the message holding its content, or the
     /// number of messages before it when it produced none (a boundary).
     entry_msg: Vec<Option<usize>>,
-    /// Entry id → index of the first non-header entry with that id, built on the
-    /// first `firstKeptEntryId` lookup (a scan per compaction entry would be
-    /// quadratic in a file made of compactions).
+    /// Entry id → index of the first non-header entry with that id
+    /// ([`Reader::entry_by_id`]).
     first_by_id: Option<HashMap<String, usize>>,
     /// When a fork's header (`parentSession`, `branchedFrom`) was written.
     forked_at: Option<i64>,
@@ -250,6 +251,9 @@ struct Reader {
     base_id: String,
     /// The `reset` entries read so far ([`Reader::reset`]).
     resets: u32,
+    /// The entries read since the last reset, whose `entry_msg` a reset
+    /// renumbers.
+    segment: Vec<usize>,
 }
 
 impl Reader {
@@ -330,21 +334,17 @@ impl Reader {
             };
         }
         path.reverse();
-        if controls > 0 {
-            *self.s.diagnostics.skipped.entry("branch control or side entry".to_string()).or_default() += controls;
-        }
+        self.s.diagnostics.skip_n("branch control or side entry", controls);
         let abandoned = (by_id.len() as u64).saturating_sub(path.len() as u64 + controls);
         if abandoned > 0 {
-            *self.s.diagnostics.skipped.entry("abandoned branch entry".to_string()).or_default() += abandoned;
+            self.s.diagnostics.skip_n("abandoned branch entry", abandoned);
             self.s.diagnostics.warn(
                 &path_ref,
                 0,
                 format!("{abandoned} entries on abandoned branches are not part of the active conversation"),
             );
         }
-        if without_id > 0 {
-            *self.s.diagnostics.skipped.entry("tree entry without id".to_string()).or_default() += without_id;
-        }
+        self.s.diagnostics.skip_n("tree entry without id", without_id);
         path
     }
 
@@ -512,6 +512,22 @@ impl Reader {
         self.s.calls.push(Call { message_index: index, model, usage, timestamp: ts, response_id });
     }
 
+    /// The index of the first entry (not the header) with id `id`; the index
+    /// is built on the first lookup (a scan per lookup would be quadratic in a
+    /// file made of compactions or resets).
+    fn entry_by_id(&mut self, entries: &[(u64, Value)], id: &str) -> Option<usize> {
+        let ids = self.first_by_id.get_or_insert_with(|| {
+            let mut ids = HashMap::new();
+            for (i, (_, e)) in entries.iter().enumerate() {
+                if let (Some(id), false) = (str_of(e, "id"), str_of(e, "type") == Some("session")) {
+                    ids.entry(id.to_string()).or_insert(i);
+                }
+            }
+            ids
+        });
+        ids.get(id).copied()
+    }
+
     fn compaction(&mut self, entries: &[(u64, Value)], v: &Value, line: u64, ts: Option<i64>) {
         let summary = str_of(v, "summary").unwrap_or("");
         let at = self.s.messages.len();
@@ -519,16 +535,7 @@ impl Reader {
         let first_kept = if let Some(idx) = v.get("firstKeptEntryIndex").and_then(Value::as_u64) {
             usize::try_from(idx).ok().filter(|i| *i < entries.len())
         } else if let Some(id) = str_of(v, "firstKeptEntryId") {
-            let ids = self.first_by_id.get_or_insert_with(|| {
-                let mut ids = HashMap::new();
-                for (i, (_, e)) in entries.iter().enumerate() {
-                    if let (Some(id), false) = (str_of(e, "id"), str_of(e, "type") == Some("session")) {
-                        ids.entry(id.to_string()).or_insert(i);
-                    }
-                }
-                ids
-            });
-            ids.get(id).copied()
+            self.entry_by_id(entries, id)
         } else {
             None
         };

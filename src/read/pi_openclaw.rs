@@ -20,22 +20,33 @@ impl Reader {
         let (line, v) = (entries[i].0, &entries[i].1);
         let kept_entry = str_of(v, "firstKeptEntryId");
         let from = kept_entry
-            .and_then(|id| {
-                entries.iter().position(|(_, e)| str_of(e, "id") == Some(id) && str_of(e, "type") != Some("session"))
-            })
+            .and_then(|id| self.entry_by_id(entries, id))
             .and_then(|e| self.entry_msg.get(e).copied().flatten())
             .filter(|&m| m <= self.s.messages.len());
+        let p = self.s.source_path.clone();
         if kept_entry.is_some() && from.is_none() {
-            let p = self.s.source_path.clone();
-            self.s.diagnostics.warn(
-                &p,
-                line,
-                "reset's first kept entry is not an earlier entry of this conversation: nothing kept",
-            );
+            let why = "reset's first kept entry is not an earlier entry of this conversation: nothing kept";
+            self.s.diagnostics.warn(&p, line, why);
         }
+        // OpenClaw keeps the last few turns; a longer tail would copy a whole
+        // conversation into every session after it.
+        let len = self.s.messages.len();
+        let from = from.map(|f| {
+            if len - f > MAX_RESET_TAIL {
+                let why =
+                    format!("reset keeps more than {MAX_RESET_TAIL} messages: the last {MAX_RESET_TAIL} are kept");
+                self.s.diagnostics.warn(&p, line, why);
+            }
+            f.max(len.saturating_sub(MAX_RESET_TAIL))
+        });
         let (tail, remap) = from.map_or_else(Default::default, |from| kept_tail(&self.s.messages, from));
-        for e in &mut self.entry_msg {
-            *e = e.and_then(|old| remap.get(&old).copied());
+        // Only this segment's entries can name its messages.
+        for e in std::mem::take(&mut self.segment) {
+            let moved = self.entry_msg[e].and_then(|old| remap.get(&old).copied());
+            self.entry_msg[e] = moved;
+            if moved.is_some() {
+                self.segment.push(e);
+            }
         }
         self.resets += 1;
         let mut next =
@@ -49,6 +60,10 @@ impl Reader {
         done
     }
 }
+
+/// The most messages a reset's kept tail opens the next session with
+/// (OpenClaw keeps its last six at most).
+const MAX_RESET_TAIL: usize = 64;
 
 /// The messages a reset keeps from `from` on, and where each moved: what a
 /// person and the model wrote, and the results of the calls made among them.

@@ -333,3 +333,24 @@ fn any_message_excluded_from_context_is_left_out() {
     assert_eq!(s.messages[0].text(), "hello");
     assert_eq!(s.diagnostics.skipped.get("custom excluded from context"), Some(&1));
 }
+
+#[test]
+fn a_reset_that_keeps_a_whole_conversation_keeps_its_last_64_messages() {
+    let mut log =
+        String::from(r#"{"type":"session","version":3,"id":"s1","timestamp":"2026-10-01T10:00:00.000Z","cwd":"/w"}"#);
+    let mut parent = "null".to_string();
+    for k in 0..70 {
+        log.push_str(&format!(
+            "\n{{\"type\":\"message\",\"id\":\"m{k}\",\"parentId\":{parent},\"timestamp\":\"2026-10-01T10:00:01.000Z\",\"message\":{{\"role\":\"user\",\"content\":\"turn {k}\",\"timestamp\":1}}}}"
+        ));
+        parent = format!("\"m{k}\"");
+    }
+    log.push_str(&format!(
+        "\n{{\"type\":\"reset\",\"id\":\"r\",\"parentId\":{parent},\"timestamp\":\"2026-10-01T10:00:02.000Z\",\"reason\":\"daily\",\"firstKeptEntryId\":\"m0\"}}\n"
+    ));
+    let sessions = read(Path::new("r.jsonl"), log.as_bytes());
+    assert_eq!(sessions.len(), 2);
+    assert_eq!(sessions[1].messages.len(), 64);
+    assert_eq!(sessions[1].messages[0].text(), "turn 6");
+    assert!(sessions[0].diagnostics.messages.iter().any(|d| d.message.starts_with("reset keeps more than 64")));
+}
