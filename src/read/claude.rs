@@ -294,9 +294,9 @@ struct Builder<'p> {
     block_hashes: HashSet<(usize, u64)>,
     /// Record uuid → index of the message built from it.
     uuid_msg: HashMap<String, usize>,
-    /// Record uuid → index of the next message, for the attachments Claude
-    /// Code never sends (no message of their own), which a compaction's
-    /// preserved segment may start or end at.
+    /// Record uuid → index of the next message, for the records Claude Code
+    /// never sends (attachments, API-error placeholders: no message of their
+    /// own), which a compaction's preserved segment may start or end at.
     unsent_at: HashMap<String, usize>,
     pending: Option<PendingCompaction>,
     /// (compaction index, its boundary's line, what it preserved) resolved once
@@ -477,6 +477,12 @@ impl<'p> Builder<'p> {
     /// A `<synthetic>` assistant record: an API-error placeholder (recorded as an
     /// error, not a call: its zero usage is no request) or a harness notice such as
     /// "No response requested." (`isApiErrorMessage: false`).
+    ///
+    /// Claude Code never sends an error placeholder that carries both marks,
+    /// `isApiErrorMessage: true` and the `<synthetic>` model
+    /// (`normalizeMessagesForAPI` filters them): such a one is an error and no
+    /// message, and where it stood is kept for the compactions that name it. An
+    /// error without the flag (older versions) stays in the context, as before.
     fn synthetic(&mut self, r: &Rec, response_id: Option<&str>, blocks: Vec<Block>) {
         let text = crate::model::joined_text(&blocks);
         let is_error = match r.f.is_api_error_message {
@@ -509,6 +515,15 @@ impl<'p> Builder<'p> {
             kind: errors::classify(&signal),
             message: truncate_str(&text, MAX_ERROR_LEN).to_string(),
         });
+        let unsent = r.f.is_api_error_message == Some(true)
+            && r.msg.as_ref().and_then(|m| m.model.as_deref()) == Some("<synthetic>");
+        if unsent {
+            self.s.diagnostics.skip("assistant/api-error (not sent)");
+            if let Some(u) = r.uuid() {
+                self.unsent_at.insert(u.to_string(), self.s.messages.len());
+            }
+            return;
+        }
         self.push(r, Role::Assistant, Origin::SyntheticError, blocks);
     }
 

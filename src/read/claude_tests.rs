@@ -410,23 +410,27 @@ fn bookkeeping_lines_are_skipped_and_counted() {
 fn synthetic_api_errors_are_errors_not_calls() {
     let s = &read_fixture("api-errors.jsonl")[0];
     assert!(s.calls.is_empty(), "no real request behind <synthetic> records");
-    assert_eq!(s.stats.usage_records, 4, "the lines still carry a usage object");
+    assert_eq!(s.stats.usage_records, 5, "the lines still carry a usage object");
     assert!(s.meta.models.is_empty());
     let kinds: Vec<(u64, ApiErrorKind)> = s.errors.iter().map(|e| (e.source_line, e.kind)).collect();
-    assert_eq!(kinds, [(2, ApiErrorKind::RateLimit), (4, ApiErrorKind::ContextOverflow)]);
+    assert_eq!(kinds, [(2, ApiErrorKind::RateLimit), (4, ApiErrorKind::ContextOverflow), (9, ApiErrorKind::Other)]);
     assert!(s.errors[0].message.starts_with("You've hit your limit"));
     assert_eq!(s.diagnostics.skipped.get("duplicate-api-error"), Some(&1));
-    let origins: Vec<Origin> = s.messages.iter().map(|m| m.origin).collect();
+    // Claude Code never sends a placeholder marked both ways (isApiErrorMessage
+    // and the <synthetic> model): an error, and no message.
+    assert_eq!(s.diagnostics.skipped.get("assistant/api-error (not sent)"), Some(&2));
+    let origins: Vec<(u64, Origin)> = s.messages.iter().map(|m| (m.source_line, m.origin)).collect();
     assert_eq!(
         origins,
         [
-            Origin::Human,
-            Origin::SyntheticError,
-            Origin::Human,
-            Origin::SyntheticError,
-            Origin::Human,
+            (1, Origin::Human),
+            (3, Origin::Human),
+            (6, Origin::Human),
             // "No response requested." (isApiErrorMessage: false) is a harness notice.
-            Origin::Injected,
+            (7, Origin::Injected),
+            (8, Origin::Human),
+            // An error of a version without the flag stays in the context.
+            (9, Origin::SyntheticError),
         ]
     );
 }
