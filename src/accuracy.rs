@@ -2,8 +2,8 @@
 //! a recorded prompt size, how far each estimator's estimate of that prompt is.
 //!
 //! The estimated prompt of call *i* is the estimate of the context the agent sent:
-//! every message before `calls[i].message_index`, except what the agent's own
-//! recorded compactions replaced — after a compaction the context is its `kept`
+//! every message before `calls[i].message_index`, except those it never sent
+//! and what the agent's own recorded compactions replaced — after a compaction the context is its `kept`
 //! messages, then its `inserted` ones, then everything later; the tool outputs its
 //! recorded clearings cleared count as what it sent instead. One forward walk over
 //! the messages with cached per-message counts and prefix sums: O(n) per session.
@@ -56,6 +56,13 @@ pub fn call_estimates(session: &Session, counts: &MessageTokens, cleared: &[Vec<
         .collect();
     calls.sort_unstable();
 
+    // What a range of messages weighs in a request: those the agent never
+    // sent weigh nothing (rare: subtracted one by one).
+    let unsent: Vec<usize> = (0..n).filter(|&i| session.messages[i].unsent).collect();
+    let sent_sum = |r: std::ops::Range<usize>| {
+        let taken: u64 = unsent.iter().filter(|i| r.contains(i)).map(|&i| counts.get(i)).sum();
+        counts.sum(r).saturating_sub(taken)
+    };
     let mut out = Vec::new();
     let mut cal = Calibrator::new(0);
     let (mut next_compaction, mut next_call) = (0, 0);
@@ -64,7 +71,7 @@ pub fn call_estimates(session: &Session, counts: &MessageTokens, cleared: &[Vec<
         // becomes its kept messages; the inserted ones are added as the walk reaches
         // them. With several at one point the last one recorded wins.
         while let Some(c) = compactions.get(next_compaction).filter(|c| c.inserted.start <= k) {
-            cal.reset(c.kept_ranges(k).into_iter().map(|r| counts.sum(r)).sum());
+            cal.reset(c.kept_ranges(k).into_iter().map(&sent_sum).sum());
             epoch = Some((c.inserted.start, c));
             next_compaction += 1;
         }
@@ -93,7 +100,9 @@ pub fn call_estimates(session: &Session, counts: &MessageTokens, cleared: &[Vec<
             }
             next_call += 1;
         }
-        cal.add(counts.get(k));
+        if !session.messages[k].unsent {
+            cal.add(counts.get(k));
+        }
         for &(_, ci) in &calls[first_call..next_call] {
             if let Some(u) = &session.calls[ci].usage {
                 cal.observe(u);

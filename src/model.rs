@@ -281,11 +281,16 @@ pub struct Message {
     pub source_line: u64,
     /// Milliseconds since the Unix epoch, when the log has a parseable timestamp.
     pub timestamp: Option<i64>,
+    /// A response the agent keeps in its log but never sends again (pi's
+    /// aborted and failed turns): its call is measured, and no later request
+    /// holds it, in the baseline or in a policy's replay.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub unsent: bool,
 }
 
 impl Message {
     pub fn new(role: Role, origin: Origin, blocks: Vec<Block>) -> Message {
-        Message { role, origin, blocks, source_line: 0, timestamp: None }
+        Message { role, origin, blocks, source_line: 0, timestamp: None, unsent: false }
     }
 
     /// The message's text blocks, joined by newlines ([`joined_text`]).

@@ -27,7 +27,8 @@ impl Session {
         self.errors.retain(|e| e.source_line >= first_own_line);
     }
 
-    /// The messages a policy replay does not see (`true`): those the agent's
+    /// The messages a policy replay does not see (`true`): those the agent
+    /// never sent ([`super::Message::unsent`]), those the agent's
     /// own compactions inserted, and, in the history the session inherited
     /// ([`Session::inherited`]), what the agent had already dropped when this
     /// session began. A policy takes that history as the agent had it then
@@ -43,6 +44,9 @@ impl Session {
             for (i, h) in hidden[..inherited].iter_mut().enumerate() {
                 *h = !(c.keeps(i) || i >= c.inserted.start);
             }
+        }
+        for (h, m) in hidden.iter_mut().zip(&self.messages) {
+            *h |= m.unsent;
         }
         hidden
     }

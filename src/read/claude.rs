@@ -398,7 +398,14 @@ impl<'p> Builder<'p> {
                 self.copying = false;
             }
         }
-        self.s.messages.push(Message { role, origin, blocks, source_line: r.line, timestamp: r.f.timestamp.0 });
+        self.s.messages.push(Message {
+            role,
+            origin,
+            blocks,
+            source_line: r.line,
+            timestamp: r.f.timestamp.0,
+            unsent: false,
+        });
         if let Some(u) = r.uuid() {
             self.uuid_msg.insert(u.to_string(), idx);
         }

@@ -200,6 +200,7 @@ pub fn read_history_bytes(
                     blocks,
                     source_line: line,
                     timestamp: ts,
+                    unsent: false,
                 });
                 let metrics = MetricsTokens::of(m);
                 if metrics.is_some() {
@@ -233,7 +234,14 @@ pub fn read_history_bytes(
                     if origin == Origin::CompactSummary {
                         map.summaries.insert(i, s.messages.len());
                     }
-                    s.messages.push(Message { role: Role::User, origin, blocks, source_line: line, timestamp: ts });
+                    s.messages.push(Message {
+                        role: Role::User,
+                        origin,
+                        blocks,
+                        source_line: line,
+                        timestamp: ts,
+                        unsent: false,
+                    });
                 }
             }
             Some(other) => s.diagnostics.unknown(&format!("role:{other}"), line, &super::raw_json(m)),

@@ -229,6 +229,7 @@ fn read_doc(mut s: Session, path: &Path, doc: &Value, lines: Option<&[u64]>, fol
                         blocks,
                         source_line: line,
                         timestamp: ts,
+                        unsent: false,
                     });
                 }
                 None => {
@@ -238,7 +239,14 @@ fn read_doc(mut s: Session, path: &Path, doc: &Value, lines: Option<&[u64]>, fol
                         (true, false) => Origin::Injected,
                         (false, _) => Origin::Human,
                     };
-                    s.messages.push(Message { role: Role::User, origin, blocks, source_line: line, timestamp: ts });
+                    s.messages.push(Message {
+                        role: Role::User,
+                        origin,
+                        blocks,
+                        source_line: line,
+                        timestamp: ts,
+                        unsent: false,
+                    });
                 }
             },
             "gemini" => answered.extend(gemini_message(&mut s, m, line, ts, !inserted)),
@@ -425,7 +433,14 @@ fn gemini_message(s: &mut Session, m: &Value, line: u64, ts: Option<i64>, call: 
             provenance: UsageProvenance::Gemini,
         }
     });
-    s.messages.push(Message { role: Role::Assistant, origin: Origin::Model, blocks, source_line: line, timestamp: ts });
+    s.messages.push(Message {
+        role: Role::Assistant,
+        origin: Origin::Model,
+        blocks,
+        source_line: line,
+        timestamp: ts,
+        unsent: false,
+    });
     let response_id = str_of(m, "id").map(str::to_string);
     if call {
         s.calls.push(Call { message_index: s.messages.len() - 1, model, usage, timestamp: ts, response_id });
@@ -438,6 +453,7 @@ fn gemini_message(s: &mut Session, m: &Value, line: u64, ts: Option<i64>, call: 
             blocks: results,
             source_line: line,
             timestamp: rts,
+            unsent: false,
         });
     }
     answered

@@ -224,7 +224,8 @@ impl Builder {
             return None;
         };
         let ts = record_time(raw);
-        let mk = |role, origin, blocks| Message { role, origin, blocks, source_line: line, timestamp: ts };
+        let mk =
+            |role, origin, blocks| Message { role, origin, blocks, source_line: line, timestamp: ts, unsent: false };
         let content = raw.get("content").unwrap_or(&Value::Null);
         match role {
             "system" | "developer" => Some(self.push(mk(Role::System, Origin::Injected, parse_content(content)))),
@@ -558,6 +559,7 @@ fn read_requests(b: &mut Builder, records: &[(u64, Value)]) {
             blocks,
             source_line: line_of(0),
             timestamp: base.timestamp,
+            unsent: false,
         });
     }
     let mut raw_to_msg: Vec<Option<usize>> = Vec::with_capacity(base.messages.len() + 1);

@@ -21,15 +21,13 @@
 //!   harness-produced command output, comparable to an attachment. Calling it
 //!   `Human` would make quality metrics treat pages of shell output as user intent.
 //!   `excludeFromContext` (`!!cmd`) executions never reach the model: skipped.
-//! - Aborted turns with no content and all-zero usage are dropped (counted in
-//!   `skipped["aborted empty turn"]`): the request produced nothing and the
-//!   provider reported nothing, so there is no response to measure and no cost.
-//!   Aborted turns that did stream something (partial text/tool calls with real
-//!   usage) are kept as normal model messages with their call.
-//! - `stopReason:"error"` turns are kept as `SyntheticError` messages (their
-//!   content, or the error text when empty) and recorded in `Session::errors`; they
-//!   are a call only when the provider reported usage (a failed request that
-//!   returned nothing has nothing to account).
+//! - Aborted and failed (`stopReason:"error"`) turns are never sent again: pi
+//!   leaves them out of every later request (`transformMessages` in pi-ai; the
+//!   recorded usage of the next request shows it), so they are in no later
+//!   context. One the provider reported usage for was a request: its call is
+//!   kept, with its response marked [`Message::unsent`]. One without usage is
+//!   no message at all (counted in `skipped`). A failed turn is recorded in
+//!   `Session::errors`, its response a `SyntheticError`.
 //! - `compaction`: the summary becomes a `CompactSummary` user message (wrapped as
 //!   pi wraps it for the model) listed in `inserted`; `kept` is the messages from
 //!   the first kept entry up to the compaction. v1 `firstKeptEntryIndex` indexes
@@ -472,7 +470,7 @@ impl Reader {
 
     fn assistant(&mut self, m: &Value, line: u64, ts: Option<i64>) {
         let stop = str_of(m, "stopReason").unwrap_or("");
-        let mut blocks = content_blocks(m.get("content"));
+        let blocks = content_blocks(m.get("content"));
         let usage = m.get("usage").filter(|u| u.is_object()).map(|u| Usage {
             uncached_input: u64_of(u.get("input")),
             cache_read: u64_of(u.get("cacheRead")),
@@ -483,14 +481,7 @@ impl Reader {
         });
         // All-zero usage means the provider reported nothing, not "free".
         let usage = usage.filter(|u| u.prompt_tokens() + u.output > 0);
-        if stop == "aborted" && blocks.is_empty() && usage.is_none() {
-            self.s.diagnostics.skip("aborted empty turn");
-            return;
-        }
-        let model = str_of(m, "model").map(str::to_string).or_else(|| self.current_model.clone());
-        if let Some(model) = &model {
-            self.s.meta.add_model(model);
-        }
+        let unsent = matches!(stop, "aborted" | "error");
         let mut origin = Origin::Model;
         if stop == "error" {
             origin = Origin::SyntheticError;
@@ -500,14 +491,20 @@ impl Reader {
                 kind: errors::classify(text),
                 message: super::truncate_str(text, MAX_ERROR_LEN).to_string(),
             });
-            if blocks.is_empty() {
-                blocks.push(Block::text(super::truncate_str(text, MAX_ERROR_LEN)));
-            }
         }
-        let index = self.push(msg(Role::Assistant, origin, blocks, line, ts));
-        if stop == "error" && usage.is_none() {
+        if unsent && usage.is_none() {
+            self.s.diagnostics.skip(if stop == "error" {
+                "failed turn without usage"
+            } else {
+                "aborted turn without usage"
+            });
             return;
         }
+        let model = str_of(m, "model").map(str::to_string).or_else(|| self.current_model.clone());
+        if let Some(model) = &model {
+            self.s.meta.add_model(model);
+        }
+        let index = self.push(Message { unsent, ..msg(Role::Assistant, origin, blocks, line, ts) });
         let response_id = str_of(m, "responseId").map(str::to_string);
         self.s.calls.push(Call { message_index: index, model, usage, timestamp: ts, response_id });
     }
@@ -568,7 +565,7 @@ impl Reader {
 }
 
 fn msg(role: Role, origin: Origin, blocks: Vec<Block>, line: u64, ts: Option<i64>) -> Message {
-    Message { role, origin, blocks, source_line: line, timestamp: ts }
+    Message { role, origin, blocks, source_line: line, timestamp: ts, unsent: false }
 }
 
 /// pi content: a string or an array of `text`, `thinking`, `toolCall`, `image`.

@@ -48,7 +48,7 @@ fn v1_linear_session_with_compaction() {
             // line 14: aborted, empty, zero usage: dropped
             (User, Injected, 15),
             (User, Human, 16),
-            (Assistant, SyntheticError, 17),
+            // line 17: failed, no usage: an error, never sent, no message
         ]
     );
     // Thinking keeps its signature length, not its bytes.
@@ -103,14 +103,15 @@ fn v1_linear_session_with_compaction() {
     assert_eq!(s.calls[3].model.as_deref(), Some("gpt-5.1-codex"));
     assert_eq!(s.stats.usage_records, 6);
 
-    // The overflow error, classified, and its placeholder message.
+    // The overflow error, classified; pi never sends the failed turn.
     assert_eq!(s.errors.len(), 1);
     assert_eq!(s.errors[0].kind, ApiErrorKind::ContextOverflow);
     assert_eq!(s.errors[0].source_line, 17);
-    assert!(texts(&s.messages[12])[0].contains("prompt is too long"));
+    assert_eq!(s.messages.len(), 12);
 
     // Bookkeeping, unknown kinds, the truncated last line.
-    assert_eq!(s.diagnostics.skipped.get("aborted empty turn"), Some(&1));
+    assert_eq!(s.diagnostics.skipped.get("aborted turn without usage"), Some(&1));
+    assert_eq!(s.diagnostics.skipped.get("failed turn without usage"), Some(&1));
     assert_eq!(s.diagnostics.skipped.get("model_change"), Some(&1));
     assert_eq!(s.diagnostics.unknown_kinds.get("mystery_entry"), Some(&1));
     assert_eq!(s.diagnostics.bad_lines, 1);
@@ -353,4 +354,26 @@ fn a_reset_that_keeps_a_whole_conversation_keeps_its_last_64_messages() {
     assert_eq!(sessions[1].messages.len(), 64);
     assert_eq!(sessions[1].messages[0].text(), "turn 6");
     assert!(sessions[0].diagnostics.messages.iter().any(|d| d.message.starts_with("reset keeps more than 64")));
+}
+
+/// Aborted and failed turns pi leaves out of every later request: a call
+/// each (the provider reported usage), their responses never sent on.
+#[test]
+fn aborted_and_failed_turns_are_calls_whose_responses_are_never_sent() {
+    let s = read_fixture("aborted-turns.jsonl");
+    let shape: Vec<(Origin, bool)> = s.messages.iter().map(|m| (m.origin, m.unsent)).collect();
+    use Origin::*;
+    assert_eq!(
+        shape,
+        [(Human, false), (Model, true), (Human, false), (SyntheticError, true), (Human, false), (Model, false)]
+    );
+    let calls: Vec<(usize, u64)> =
+        s.calls.iter().map(|c| (c.message_index, c.usage.map_or(0, |u| u.prompt_tokens()))).collect();
+    assert_eq!(calls, [(1, 1202), (3, 1233), (5, 1244)]);
+    assert_eq!(s.errors.len(), 1);
+    assert_eq!(s.errors[0].source_line, 5);
+    // The aborted write is all but gone from the next request (as recorded):
+    // the replay leaves it out too.
+    let hidden = s.hidden_from_policy();
+    assert_eq!(hidden, [false, true, false, true, false, false]);
 }

@@ -758,8 +758,14 @@ impl<'a> Engine<'a> {
     }
 }
 
-static EMPTY: Message =
-    Message { role: Role::User, origin: Origin::Injected, blocks: Vec::new(), source_line: 0, timestamp: None };
+static EMPTY: Message = Message {
+    role: Role::User,
+    origin: Origin::Injected,
+    blocks: Vec::new(),
+    source_line: 0,
+    timestamp: None,
+    unsent: false,
+};
 
 /// Characters of a tool result's text ([`crate::summarize::tool_result_text`]:
 /// its text blocks joined by newlines), without joining them.

@@ -63,6 +63,8 @@ pub mod testkit;
 #[cfg(test)]
 mod tests;
 mod totals;
+#[cfg(test)]
+mod unsent_tests;
 mod usage_gap;
 mod verify;
 use usage_gap::{Baseline, Calibration, Units};
@@ -459,13 +461,15 @@ pub fn replay_session(
         }
     }
     let overhead = policy.message_overhead_tokens;
-    let est = |i: usize| toks[i] + overhead;
+    // A message the agent never sent weighs nothing in any request.
+    let sent = |i: usize| !session.messages[i].unsent;
+    let est = |i: usize| if sent(i) { toks[i] + overhead } else { 0 };
 
     // Messages the agent's own compactions inserted: in the baseline, not in the
     // policy replay (nor what the agent had dropped of an inherited history).
     let hidden = session.hidden_from_policy();
     let baseline = Baseline::new(session, &est, &session.clearing_deltas(&|m| ctx.estimator.message_tokens(m)));
-    let mest = |i: usize| mtoks[i];
+    let mest = |i: usize| if sent(i) { mtoks[i] } else { 0 };
     let meter = ctx.options.meter.counter();
     let mbaseline = Baseline::new(session, &mest, &session.clearing_deltas(&|m| meter.message_tokens(m)));
     let first_usage = session.calls.iter().find_map(|c| c.usage.map(|u| (c.message_index, u.prompt_tokens())));

@@ -274,6 +274,7 @@ mod tests {
                 blocks: vec![Block::text("x")],
                 source_line: i + 1,
                 timestamp: None,
+                unsent: false,
             })
             .collect();
         s.recorded_compactions.push(RecordedCompaction {

@@ -21,6 +21,9 @@ pub fn push_message(out: &mut Vec<u8>, m: &Message) {
         Some(t) => push_i64(out, t),
         None => out.extend_from_slice(b"null"),
     }
+    if m.unsent {
+        out.extend_from_slice(b",\"unsent\":true");
+    }
     out.push(b'}');
 }
 
@@ -270,13 +273,15 @@ mod tests {
             proptest::collection::vec(block(), 0..4),
             any::<u64>(),
             proptest::option::of(any::<i64>()),
+            any::<bool>(),
         )
-            .prop_map(|(role, origin, blocks, source_line, timestamp)| Message {
+            .prop_map(|(role, origin, blocks, source_line, timestamp, unsent)| Message {
                 role,
                 origin,
                 blocks,
                 source_line,
                 timestamp,
+                unsent,
             })
     }
 

@@ -1,0 +1,58 @@
+//! Responses the agent never sent again (pi's aborted and failed turns): the
+//! call is measured, and no later request holds the response, in the baseline
+//! or in a policy's replay.
+
+use super::testkit::{SessionBuilder, filler};
+use super::tests::{bare, baseline_tokens, policy_tokens, run};
+
+/// 0 human (100 tokens), 1 reply (500, a call), 2 human (10), 3 reply (10, a
+/// call), 4 human (10), 5 reply (10, a call).
+fn session() -> crate::model::Session {
+    SessionBuilder::new("s")
+        .human(filler(400, 0))
+        .assistant(filler(2000, 1))
+        .human(filler(40, 2))
+        .assistant(filler(40, 3))
+        .human(filler(40, 4))
+        .assistant(filler(40, 5))
+        .build()
+}
+
+#[test]
+fn an_unsent_response_is_in_no_later_request() {
+    let whole = run(&session(), &bare());
+    assert_eq!(baseline_tokens(&whole), vec![100, 610, 630]);
+    let mut s = session();
+    s.messages[1].unsent = true;
+    let t = run(&s, &bare());
+    // Its call still counts; the 500 tokens it answered are never sent on.
+    assert_eq!(baseline_tokens(&t), vec![100, 110, 130]);
+    assert_eq!(policy_tokens(&t), vec![100, 110, 130]);
+    assert_eq!(t.transcript.len(), 5, "the policy's transcript leaves it out");
+    assert!(t.transcript.iter().all(|m| !m.unsent));
+}
+
+#[test]
+fn the_estimates_against_recorded_usage_leave_an_unsent_response_out() {
+    use crate::tokens::{Chars4, MessageTokens};
+    let mut s = session();
+    s.messages[1].unsent = true;
+    let counts = MessageTokens::new(&s.messages, &Chars4);
+    let est = crate::accuracy::call_estimates(&s, &counts, &[]);
+    let context: Vec<u64> = est.iter().map(|e| e.context).collect();
+    // No call has recorded usage: none is estimated.
+    assert!(context.is_empty());
+    for (c, u) in s.calls.iter_mut().zip([100, 110, 130]) {
+        c.usage = Some(crate::model::Usage {
+            uncached_input: u,
+            cache_read: 0,
+            cache_write: 0,
+            output: 0,
+            reasoning: 0,
+            provenance: crate::model::UsageProvenance::Pi,
+        });
+    }
+    let est = crate::accuracy::call_estimates(&s, &counts, &[]);
+    let context: Vec<u64> = est.iter().map(|e| e.context).collect();
+    assert_eq!(context, [100, 110, 130]);
+}
