@@ -758,6 +758,9 @@ mod tree;
 #[path = "claude_injected.rs"]
 mod injected;
 
+#[path = "claude_attachments.rs"]
+mod attachments;
+
 #[cfg(test)]
 #[path = "claude_tests.rs"]
 mod tests;

@@ -34,8 +34,8 @@ impl Builder<'_> {
             }
             return;
         }
-        let text = render_attachment(r.f.attachment.as_ref());
-        self.push(r, Role::User, Origin::Injected, vec![Block::Text { text }]);
+        let blocks = super::attachments::attachment_blocks(r.f.attachment.as_ref());
+        self.push(r, Role::User, Origin::Injected, blocks);
     }
 }
 
@@ -79,22 +79,4 @@ fn unsent_attachment(att: Option<&Value>) -> Option<&'static str> {
         }
     }
     None
-}
-
-fn render_attachment(att: Option<&Value>) -> String {
-    let Some(obj) = att.and_then(Value::as_object) else {
-        return "[attachment]".to_string();
-    };
-    let kind = obj.get("type").and_then(Value::as_str).unwrap_or("unknown");
-    let mut out = format!("[attachment: {kind}]");
-    for (k, v) in obj {
-        if k == "type" || v.is_null() {
-            continue;
-        }
-        match v {
-            Value::String(s) => out.push_str(&format!("\n{k}: {s}")),
-            other => out.push_str(&format!("\n{k}: {other}")),
-        }
-    }
-    out
 }

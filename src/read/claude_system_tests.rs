@@ -53,3 +53,28 @@ fn a_preserved_segment_that_starts_at_an_unsent_attachment_starts_at_the_message
     assert_eq!(s.diagnostics.skipped.get("attachment/todo (not sent)"), Some(&1));
     assert_eq!(s.recorded_compactions[1].kept, 5..7, "the segment still starts at c-8007");
 }
+
+/// A session whose requests carry attachments of several kinds: each is a
+/// user message in Claude Code's words, before the response it was sent with.
+#[test]
+fn attachments_are_sent_in_claude_codes_words() {
+    let s = &read_fixture("attachments.jsonl")[0];
+    let injected: Vec<(u64, String)> = s
+        .messages
+        .iter()
+        .filter(|m| m.origin == Origin::Injected)
+        .map(|m| (m.source_line, m.text().into_owned()))
+        .collect();
+    let lines: Vec<u64> = injected.iter().map(|(l, _)| *l).collect();
+    assert_eq!(lines, [2, 3, 4, 6, 7]);
+    assert!(injected.iter().all(|(_, t)| t.starts_with("<system-reminder>\n") && t.ends_with("\n</system-reminder>")));
+    // The file @-mentioned, numbered as the Read tool numbers it.
+    assert!(injected[2].1.contains(
+        "Result of calling the Read tool:\n1\texport function total(items: Item[]): number {\n2\t  let sum = 0;"
+    ));
+    assert!(injected[3].1.contains("src/total.ts was modified, either by the user or by a linter."));
+    assert!(injected[4].1.contains("The user sent a new message while you were working:\nand drop the rounding"));
+    // Sent with the first request, and with the second.
+    assert_eq!(s.calls.iter().map(|c| c.message_index).collect::<Vec<_>>(), [4, 8]);
+    assert!(s.diagnostics.unknown_kinds.is_empty());
+}

@@ -443,8 +443,8 @@ fn content_shapes() {
     assert_eq!((m[0].origin, m[1].origin, m[2].origin), (Origin::Injected, Origin::Injected, Origin::Injected));
     assert_eq!(m[2].role, Role::User);
     let att = text_of(&m[2].blocks[0]);
-    assert!(att.starts_with("[attachment: nested_memory]"), "{att}");
-    assert!(att.contains("path: /home/dev/todo-app/CLAUDE.md") && att.contains("Use pnpm."), "{att}");
+    // As Claude Code words it (claude_attachments.rs).
+    assert_eq!(att, "<system-reminder>\nContents of /home/dev/todo-app/CLAUDE.md:\n\nUse pnpm.\n</system-reminder>");
     // Pasted image: media type and payload length only.
     assert_eq!(m[3].origin, Origin::Human);
     assert!(matches!(&m[3].blocks[1], Block::Image { media_type, bytes } if media_type == "image/png" && *bytes == 96));
