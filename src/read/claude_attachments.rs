@@ -65,7 +65,7 @@ fn numbered(content: &str, start: u64) -> String {
             out.push('\n');
         }
         let line = line.strip_suffix('\r').unwrap_or(line);
-        out.push_str(&format!("{}\t{line}", start + i as u64));
+        out.push_str(&format!("{}\t{line}", start.saturating_add(i as u64)));
     }
     out
 }

@@ -140,3 +140,10 @@ fn an_unknown_kind_or_shape_is_rendered_field_by_field() {
     assert_eq!(attachment_blocks(None).len(), 1);
     assert_eq!(text(json!("not an object")), "[attachment]");
 }
+
+#[test]
+fn a_first_line_number_near_the_top_of_the_range_does_not_overflow() {
+    let att = json!({"type": "file", "filename": "f",
+        "content": {"type": "text", "file": {"content": "a\nb", "startLine": u64::MAX}}});
+    assert!(text(att).contains(&format!("{}\ta\n{}\tb", u64::MAX, u64::MAX)));
+}

@@ -321,6 +321,10 @@ impl<'a, 'b> Gen<'a, 'b> {
                 if self.b.u8().is_multiple_of(2) {
                     self.call(m);
                 }
+                // A response the agent never sent on (pi's failed turns).
+                if self.b.u8().is_multiple_of(2) {
+                    self.s.messages[m].unsent = true;
+                }
             }
             _ => {
                 let t = self.text(i);
