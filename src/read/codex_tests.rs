@@ -364,7 +364,11 @@ fn seed_lines() -> Vec<String> {
             std::fs::read_dir(fixtures_dir().join(dir)).unwrap().map(|e| e.unwrap().path()).collect();
         files.sort();
         for f in files {
-            out.extend(std::fs::read_to_string(f).unwrap().lines().map(str::to_string));
+            let mut data = std::fs::read(f).unwrap();
+            if crate::read::compressed::is_zstd(&data) {
+                data = crate::read::compressed::decompress(&data, 1 << 30).unwrap();
+            }
+            out.extend(String::from_utf8(data).unwrap().lines().map(str::to_string));
         }
     }
     out

@@ -2,7 +2,8 @@
 //! globs, and `-` for standard input. Output order is sorted so runs are
 //! deterministic.
 //!
-//! What a directory walk includes: `*.jsonl` and `*.json` session files, and
+//! What a directory walk includes: `*.jsonl` and `*.json` session files (also
+//! compressed: `.zst`, `.zstd`), and
 //! session folders (a folder holding a format's marker file is one input, read
 //! by that format). What it leaves out, on purpose: the files and folders the
 //! formats name as no sessions (indexes, prompt histories, spilled tool
@@ -76,7 +77,8 @@ fn is_glob(p: &Path) -> bool {
 fn is_session_file(path: &Path) -> bool {
     // Lossy: a session file whose name is not UTF-8 is still a session file.
     let Some(name) = path.file_name().map(|n| n.to_string_lossy()) else { return false };
-    let name = name.as_ref();
+    // A compressed log is judged by the name it had before.
+    let name = name.strip_suffix(".zst").or_else(|| name.strip_suffix(".zstd")).unwrap_or(&name);
     if !(name.ends_with(".jsonl") || name.ends_with(".json")) {
         return false;
     }

@@ -249,11 +249,16 @@ fn fork_keys(s: &Session) -> impl Iterator<Item = String> {
 /// A run adds those of every input, so that a fork whose parent's file is in
 /// another shard is settled as in the whole run.
 pub fn path_keys(path: &Path, out: &mut Vec<String>) {
-    if let Some(n) = path.file_name() {
-        out.push(format!("file:{}", n.to_string_lossy()));
+    // A compressed log goes by the name it had before too.
+    let inner = super::compressed::inner_path(path);
+    for p in std::iter::once(path).chain(inner.as_deref()) {
+        if let Some(n) = p.file_name() {
+            out.push(format!("file:{}", n.to_string_lossy()));
+        }
     }
+    let named = inner.as_deref().unwrap_or(path);
     for f in FORMATS {
-        f.path_keys(path, out);
+        f.path_keys(named, out);
     }
 }
 

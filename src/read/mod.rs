@@ -10,6 +10,7 @@ pub mod claude;
 pub mod cline;
 pub mod codex;
 pub mod codex_exec;
+pub mod compressed;
 pub mod discover;
 pub mod errors;
 pub mod format;
@@ -70,7 +71,7 @@ pub fn read_input(input: &Input, format: Option<Format>) -> Result<Vec<Session>,
                 line: 0,
                 message: format!("cannot read: {e}"),
             })?;
-            read_bytes(&input.path, &data, format)
+            read_maybe_compressed(&input.path, &data, format)
         }
         InputKind::Stdin => {
             use std::io::Read;
@@ -81,9 +82,38 @@ pub fn read_input(input: &Input, format: Option<Format>) -> Result<Vec<Session>,
                 line: 0,
                 message: format!("cannot read standard input: {e}"),
             })?;
-            read_bytes(&input.path, &data, format)
+            read_maybe_compressed(&input.path, &data, format)
         }
     }
+}
+
+/// [`read_bytes`], after decompressing a Zstandard log ([`compressed`]): read
+/// under the name it had before, reported under its own.
+fn read_maybe_compressed(path: &Path, data: &[u8], format: Option<Format>) -> Result<Vec<Session>, Diagnostic> {
+    if !compressed::is_zstd(data) {
+        return read_bytes(path, data, format);
+    }
+    let plain = compressed::decompress(data, compressed::MAX_DECOMPRESSED).map_err(|message| Diagnostic {
+        severity: Severity::Error,
+        path: path.to_path_buf(),
+        line: 0,
+        message: format!("cannot decompress: {message}"),
+    })?;
+    let inner = compressed::inner_path(path).unwrap_or_else(|| path.to_path_buf());
+    let own = |p: &mut std::path::PathBuf| {
+        if *p == inner {
+            *p = path.to_path_buf();
+        }
+    };
+    let mut sessions = read_bytes(&inner, &plain, format).map_err(|mut d| {
+        own(&mut d.path);
+        d
+    })?;
+    for s in &mut sessions {
+        own(&mut s.source_path);
+        s.diagnostics.messages.iter_mut().for_each(|d| own(&mut d.path));
+    }
+    Ok(sessions)
 }
 
 /// Read a whole input or sidecar file, opened read-only, refusing anything but a

@@ -209,3 +209,21 @@ fn inspect_fixtures_json_round_trips_at_any_jobs() {
     let back: InspectReport = serde_json::from_str(&again).unwrap();
     assert_eq!(back, report);
 }
+
+/// A compressed log on standard input reads as its plain form.
+#[test]
+fn a_compressed_log_on_standard_input_is_read() {
+    let path = "fixtures/codex/rollout-2026-09-01T08-00-00-019e7c00-0151-7000-8000-00000000a5c1.jsonl.zst";
+    let out = cargo_bin_cmd!("compactor")
+        .args(["inspect", "--json", "--quiet", "--jobs", "1", "-"])
+        .write_stdin(std::fs::read(path).unwrap())
+        .assert()
+        .success()
+        .get_output()
+        .stdout
+        .clone();
+    let report: InspectReport = serde_json::from_slice(&out).unwrap();
+    let ids: Vec<&str> = report.sessions.iter().map(|s| s.id.as_str()).collect();
+    assert_eq!(ids, ["019e7c00-0151-7000-8000-00000000a5c1"]);
+    assert_eq!(report.sessions[0].versions, ["0.151.0"]);
+}

@@ -436,7 +436,11 @@ fn auto_windows_come_from_the_log_then_the_model_then_the_default() {
     let rows = windows_of(&out, "opal");
     let mut seen = std::collections::BTreeSet::new();
     for (src, window, source) in &rows {
-        let text = std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join(src)).unwrap_or_default();
+        let mut data = std::fs::read(Path::new(env!("CARGO_MANIFEST_DIR")).join(src)).unwrap_or_default();
+        if compactor::read::compressed::is_zstd(&data) {
+            data = compactor::read::compressed::decompress(&data, 1 << 30).unwrap();
+        }
+        let text = String::from_utf8_lossy(&data);
         let recorded: Option<u64> = text
             .split("\"model_context_window\":")
             .skip(1)
