@@ -398,14 +398,7 @@ impl<'p> Builder<'p> {
                 self.copying = false;
             }
         }
-        self.s.messages.push(Message {
-            role,
-            origin,
-            blocks,
-            source_line: r.line,
-            timestamp: r.f.timestamp.0,
-            unsent: false,
-        });
+        self.s.messages.push(Message::at(role, origin, blocks, r.line, r.f.timestamp.0));
         if let Some(u) = r.uuid() {
             self.uuid_msg.insert(u.to_string(), idx);
         }

@@ -227,42 +227,29 @@ fn known(a: &Value) -> Option<String> {
             s(a, "newDate")?
         )),
         "deferred_tools_delta" => {
-            let mut parts = Vec::new();
             let mut added = strs(a, "addedNames").unwrap_or_default();
             added.sort();
-            if !added.is_empty() {
-                parts.push(format!(
-                    "The following deferred tools are now available via ToolSearch:\n{}",
-                    added.join("\n")
-                ));
-            }
-            let removed = strs(a, "removedNames").unwrap_or_default();
-            if !removed.is_empty() {
-                parts.push(format!(
-                    "The following deferred tools are no longer available (their MCP server disconnected). Do not search for them — ToolSearch will return no match:\n{}",
-                    removed.join("\n")
-                ));
-            }
-            reminder(&parts.join("\n\n"))
+            delta([
+                ("The following deferred tools are now available via ToolSearch:\n", added, "\n"),
+                (
+                    "The following deferred tools are no longer available (their MCP server disconnected). Do not search for them — ToolSearch will return no match:\n",
+                    strs(a, "removedNames").unwrap_or_default(),
+                    "\n",
+                ),
+            ])
         }
-        "mcp_instructions_delta" => {
-            let mut parts = Vec::new();
-            let blocks = strs(a, "addedBlocks").unwrap_or_default();
-            if !blocks.is_empty() {
-                parts.push(format!(
-                    "# MCP Server Instructions\n\nThe following MCP servers have provided instructions for how to use their tools and resources:\n\n{}",
-                    blocks.join("\n\n")
-                ));
-            }
-            let removed = strs(a, "removedNames").unwrap_or_default();
-            if !removed.is_empty() {
-                parts.push(format!(
-                    "The following MCP servers have disconnected. Their instructions above no longer apply:\n{}",
-                    removed.join("\n")
-                ));
-            }
-            reminder(&parts.join("\n\n"))
-        }
+        "mcp_instructions_delta" => delta([
+            (
+                "# MCP Server Instructions\n\nThe following MCP servers have provided instructions for how to use their tools and resources:\n\n",
+                strs(a, "addedBlocks").unwrap_or_default(),
+                "\n\n",
+            ),
+            (
+                "The following MCP servers have disconnected. Their instructions above no longer apply:\n",
+                strs(a, "removedNames").unwrap_or_default(),
+                "\n",
+            ),
+        ]),
         "agent_mention" => reminder(&format!(
             "The user has expressed a desire to invoke the agent \"{}\". Please invoke the agent appropriately, passing in the required context to it. ",
             s(a, "agentType")?
@@ -293,6 +280,17 @@ fn known(a: &Value) -> Option<String> {
         _ => return None,
     };
     Some(text)
+}
+
+/// A delta's parts (what was added, what was removed), each a header and
+/// its items when there are any, in one reminder.
+fn delta(parts: [(&str, Vec<String>, &str); 2]) -> String {
+    let parts: Vec<String> = parts
+        .into_iter()
+        .filter(|(_, items, _)| !items.is_empty())
+        .map(|(header, items, sep)| format!("{header}{}", items.join(sep)))
+        .collect();
+    reminder(&parts.join("\n\n"))
 }
 
 /// `<hook> <what>: <text>`, wrapped.

@@ -147,3 +147,19 @@ fn a_first_line_number_near_the_top_of_the_range_does_not_overflow() {
         "content": {"type": "text", "file": {"content": "a\nb", "startLine": u64::MAX}}});
     assert!(text(att).contains(&format!("{}\ta\n{}\tb", u64::MAX, u64::MAX)));
 }
+
+#[test]
+fn a_delta_lists_what_came_and_what_went_and_nothing_when_empty() {
+    let t = text(json!({"type": "deferred_tools_delta", "addedNames": ["B", "A"], "removedNames": ["C"]}));
+    assert_eq!(
+        t,
+        "<system-reminder>\nThe following deferred tools are now available via ToolSearch:\nA\nB\n\n\
+         The following deferred tools are no longer available (their MCP server disconnected). \
+         Do not search for them — ToolSearch will return no match:\nC\n</system-reminder>"
+    );
+    let t = text(json!({"type": "mcp_instructions_delta", "removedNames": ["linear"]}));
+    assert_eq!(
+        t,
+        "<system-reminder>\nThe following MCP servers have disconnected. Their instructions above no longer apply:\nlinear\n</system-reminder>"
+    );
+}

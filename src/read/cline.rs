@@ -194,14 +194,7 @@ pub fn read_history_bytes(
             Some("assistant") => {
                 let blocks = generic::parse_content(content);
                 prev_uses = tool_uses(&blocks);
-                s.messages.push(Message {
-                    role: Role::Assistant,
-                    origin: Origin::Model,
-                    blocks,
-                    source_line: line,
-                    timestamp: ts,
-                    unsent: false,
-                });
+                s.messages.push(Message::at(Role::Assistant, Origin::Model, blocks, line, ts));
                 let metrics = MetricsTokens::of(m);
                 if metrics.is_some() {
                     metrics_records += 1;
@@ -234,14 +227,7 @@ pub fn read_history_bytes(
                     if origin == Origin::CompactSummary {
                         map.summaries.insert(i, s.messages.len());
                     }
-                    s.messages.push(Message {
-                        role: Role::User,
-                        origin,
-                        blocks,
-                        source_line: line,
-                        timestamp: ts,
-                        unsent: false,
-                    });
+                    s.messages.push(Message::at(Role::User, origin, blocks, line, ts));
                 }
             }
             Some(other) => s.diagnostics.unknown(&format!("role:{other}"), line, &super::raw_json(m)),

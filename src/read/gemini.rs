@@ -223,14 +223,7 @@ fn read_doc(mut s: Session, path: &Path, doc: &Value, lines: Option<&[u64]>, fol
                     if blocks.is_empty() {
                         continue;
                     }
-                    s.messages.push(Message {
-                        role: Role::User,
-                        origin: Origin::ToolResult,
-                        blocks,
-                        source_line: line,
-                        timestamp: ts,
-                        unsent: false,
-                    });
+                    s.messages.push(Message::at(Role::User, Origin::ToolResult, blocks, line, ts));
                 }
                 None => {
                     let blocks = parts(m.get("content"));
@@ -239,14 +232,7 @@ fn read_doc(mut s: Session, path: &Path, doc: &Value, lines: Option<&[u64]>, fol
                         (true, false) => Origin::Injected,
                         (false, _) => Origin::Human,
                     };
-                    s.messages.push(Message {
-                        role: Role::User,
-                        origin,
-                        blocks,
-                        source_line: line,
-                        timestamp: ts,
-                        unsent: false,
-                    });
+                    s.messages.push(Message::at(Role::User, origin, blocks, line, ts));
                 }
             },
             "gemini" => answered.extend(gemini_message(&mut s, m, line, ts, !inserted)),
@@ -433,28 +419,14 @@ fn gemini_message(s: &mut Session, m: &Value, line: u64, ts: Option<i64>, call: 
             provenance: UsageProvenance::Gemini,
         }
     });
-    s.messages.push(Message {
-        role: Role::Assistant,
-        origin: Origin::Model,
-        blocks,
-        source_line: line,
-        timestamp: ts,
-        unsent: false,
-    });
+    s.messages.push(Message::at(Role::Assistant, Origin::Model, blocks, line, ts));
     let response_id = str_of(m, "id").map(str::to_string);
     if call {
         s.calls.push(Call { message_index: s.messages.len() - 1, model, usage, timestamp: ts, response_id });
     }
     if !results.is_empty() {
         let rts = calls.last().and_then(|c| c.get("timestamp")).and_then(time::parse_value).or(ts);
-        s.messages.push(Message {
-            role: Role::User,
-            origin: Origin::ToolResult,
-            blocks: results,
-            source_line: line,
-            timestamp: rts,
-            unsent: false,
-        });
+        s.messages.push(Message::at(Role::User, Origin::ToolResult, results, line, rts));
     }
     answered
 }

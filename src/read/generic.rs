@@ -224,8 +224,7 @@ impl Builder {
             return None;
         };
         let ts = record_time(raw);
-        let mk =
-            |role, origin, blocks| Message { role, origin, blocks, source_line: line, timestamp: ts, unsent: false };
+        let mk = |role, origin, blocks| Message::at(role, origin, blocks, line, ts);
         let content = raw.get("content").unwrap_or(&Value::Null);
         match role {
             "system" | "developer" => Some(self.push(mk(Role::System, Origin::Injected, parse_content(content)))),
@@ -553,14 +552,7 @@ fn read_requests(b: &mut Builder, records: &[(u64, Value)]) {
     let line_of = |k: usize| if single { k as u64 + 1 } else { base.line };
     if let Some(sys) = base.system {
         let blocks = parse_content(sys);
-        b.push(Message {
-            role: Role::System,
-            origin: Origin::Injected,
-            blocks,
-            source_line: line_of(0),
-            timestamp: base.timestamp,
-            unsent: false,
-        });
+        b.push(Message::at(Role::System, Origin::Injected, blocks, line_of(0), base.timestamp));
     }
     let mut raw_to_msg: Vec<Option<usize>> = Vec::with_capacity(base.messages.len() + 1);
     for (k, m) in base.messages.iter().enumerate() {

@@ -565,7 +565,7 @@ impl Reader {
 }
 
 fn msg(role: Role, origin: Origin, blocks: Vec<Block>, line: u64, ts: Option<i64>) -> Message {
-    Message { role, origin, blocks, source_line: line, timestamp: ts, unsent: false }
+    Message::at(role, origin, blocks, line, ts)
 }
 
 /// pi content: a string or an array of `text`, `thinking`, `toolCall`, `image`.

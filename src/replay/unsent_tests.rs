@@ -38,20 +38,20 @@ fn the_estimates_against_recorded_usage_leave_an_unsent_response_out() {
     let mut s = session();
     s.messages[1].unsent = true;
     let counts = MessageTokens::new(&s.messages, &Chars4);
-    let est = crate::accuracy::call_estimates(&s, &counts, &[]);
-    let context: Vec<u64> = est.iter().map(|e| e.context).collect();
     // No call has recorded usage: none is estimated.
-    assert!(context.is_empty());
-    for (c, u) in s.calls.iter_mut().zip([100, 110, 130]) {
-        c.usage = Some(crate::model::Usage {
-            uncached_input: u,
-            cache_read: 0,
-            cache_write: 0,
-            output: 0,
-            reasoning: 0,
-            provenance: crate::model::UsageProvenance::Pi,
-        });
-    }
+    assert!(crate::accuracy::call_estimates(&s, &counts, &[]).is_empty());
+    let mut s = SessionBuilder::new("s")
+        .human(filler(400, 0))
+        .assistant(filler(2000, 1))
+        .usage(100)
+        .human(filler(40, 2))
+        .assistant(filler(40, 3))
+        .usage(110)
+        .human(filler(40, 4))
+        .assistant(filler(40, 5))
+        .usage(130)
+        .build();
+    s.messages[1].unsent = true;
     let est = crate::accuracy::call_estimates(&s, &counts, &[]);
     let context: Vec<u64> = est.iter().map(|e| e.context).collect();
     assert_eq!(context, [100, 110, 130]);
