@@ -215,11 +215,14 @@ pub(super) fn points(session: &Session) -> Vec<(RecordedEvent, Option<Scorable>)
     let mut order: Vec<&RecordedCompaction> = session.recorded_compactions.iter().collect();
     order.sort_by_key(|c| (c.inserted.start, c.inserted.end));
     let n = session.messages.len();
+    // The responses the agent never sent on ([`crate::model::Message::unsent`]):
+    // in no context it dropped or kept.
+    let unsent: Vec<usize> = (0..n).filter(|&i| session.messages[i].unsent).collect();
     let mut previous: Option<&RecordedCompaction> = None;
     let mut out = Vec::with_capacity(order.len());
     for (k, c) in order.into_iter().enumerate() {
         if c.inserted.start >= session.inherited {
-            out.push(point_of(session, k, c, previous, n));
+            out.push(point_of(session, k, c, previous, n, &unsent));
         }
         previous = Some(c);
     }
@@ -243,6 +246,26 @@ fn inserted_texts(session: &Session, range: &Range<usize>) -> (Vec<String>, Vec<
     (summaries, others)
 }
 
+/// `ranges` less the messages at `points` (sorted): one pass over the points
+/// each range holds.
+fn without(ranges: impl IntoIterator<Item = Range<usize>>, points: &[usize]) -> Vec<Range<usize>> {
+    let mut out = Vec::new();
+    for r in ranges {
+        let mut from = r.start;
+        let first = points.partition_point(|&p| p < r.start);
+        for &p in points[first..].iter().take_while(|&&p| p < r.end) {
+            if from < p {
+                out.push(from..p);
+            }
+            from = p + 1;
+        }
+        if from < r.end {
+            out.push(from..r.end);
+        }
+    }
+    out
+}
+
 /// `from..to` less `hole`, as ranges.
 fn minus(from: usize, to: usize, hole: &Range<usize>) -> Vec<Range<usize>> {
     let (hs, he) = (hole.start.clamp(from, to), hole.end.clamp(from, to));
@@ -255,6 +278,7 @@ fn point_of(
     c: &RecordedCompaction,
     previous: Option<&RecordedCompaction>,
     n: usize,
+    unsent: &[usize],
 ) -> (RecordedEvent, Option<Scorable>) {
     let at = c.inserted.start.min(n);
     // The context before `c`: the start of the session the previous compaction
@@ -267,12 +291,13 @@ fn point_of(
     let replaced: Vec<Range<usize>> = holes.into_iter().flatten().fold(vec![head, start..at], |ranges, hole| {
         ranges.into_iter().flat_map(|r| minus(r.start, r.end, hole)).collect()
     });
+    let replaced = without(replaced, unsent);
     let replaced_text = previous.map_or_else(Vec::new, |p| {
         let (s, o) = inserted_texts(session, &p.inserted);
         s.into_iter().chain(o).collect::<Vec<_>>()
     });
     let (summaries, kept_text) = inserted_texts(session, &c.inserted);
-    let kept: Vec<Range<usize>> = c.kept_ranges(n).into_iter().filter(|r| !r.is_empty()).collect();
+    let kept: Vec<Range<usize>> = without(c.kept_ranges(n), unsent);
     let future = c.inserted.end.min(n)..n;
     let replaced_messages: usize = replaced.iter().map(Range::len).sum();
     let mut event = RecordedEvent {

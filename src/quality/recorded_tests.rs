@@ -227,3 +227,33 @@ fn reversed_or_outlying_kept_ranges_are_empty() {
     assert_eq!(q.events.len(), 2);
     assert!(q.events.iter().all(|e| e.kept_messages == 0), "{:?}", q.events);
 }
+
+/// A response the agent never sent on was in no context its compaction
+/// dropped or kept: the point leaves it out, and only it.
+#[test]
+fn an_unsent_response_is_neither_dropped_nor_kept_by_a_recorded_compaction() {
+    let s = session("pi/v1-compaction.jsonl");
+    let before = points(&s);
+    let (event, Some(point)) = &before[0] else { panic!("the compaction is scored") };
+    let all: Vec<usize> = point.point.replaced.iter().flat_map(Range::clone).collect();
+    assert!(all.len() >= 3, "{all:?}");
+    let kept: Vec<usize> = point.point.kept.iter().flat_map(Range::clone).collect();
+    let mut u = s.clone();
+    let (gone, held) = (all[1], kept[0]);
+    u.messages[gone].unsent = true;
+    u.messages[held].unsent = true;
+    let after = points(&u);
+    let (e2, Some(p2)) = &after[0] else { panic!("still scored") };
+    let all2: Vec<usize> = p2.point.replaced.iter().flat_map(Range::clone).collect();
+    let kept2: Vec<usize> = p2.point.kept.iter().flat_map(Range::clone).collect();
+    assert_eq!(all2, all.iter().copied().filter(|&i| i != gone).collect::<Vec<_>>());
+    assert_eq!(kept2, kept.iter().copied().filter(|&i| i != held).collect::<Vec<_>>());
+    assert_eq!(e2.replaced_messages + 1, event.replaced_messages);
+    assert_eq!(e2.kept_messages + 1, event.kept_messages);
+}
+
+#[test]
+fn without_takes_points_out_of_ranges() {
+    assert_eq!(without([0..5, 7..9, 9..9], &[0, 2, 3, 8, 20]), [1..2, 4..5, 7..8]);
+    assert_eq!(without(std::iter::once(0..3), &[]), vec![std::ops::Range { start: 0, end: 3 }]);
+}
