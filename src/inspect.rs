@@ -102,6 +102,10 @@ pub struct Counts {
     /// Gemini CLI masking) stopped sending in full.
     #[serde(default, skip_serializing_if = "is_zero")]
     pub cleared_outputs: u64,
+    /// Responses the agent kept in its log but never sent on (pi's aborted
+    /// and failed turns): in no later request.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub unsent_messages: u64,
     pub api_errors: BTreeMap<ApiErrorKind, u64>,
     pub diagnostics: DiagnosticCounts,
 }
@@ -321,6 +325,7 @@ pub fn inspect_session(s: &Session) -> (SessionReport, AccuracyAccumulator) {
     for (m, scan) in s.messages.iter().zip(&scans) {
         *c.messages_by_role.entry(m.role).or_default() += 1;
         *c.messages_by_origin.entry(m.origin).or_default() += 1;
+        c.unsent_messages += u64::from(m.unsent);
         for b in &m.blocks {
             match b {
                 Block::ToolUse { name, .. } => {
@@ -445,6 +450,7 @@ impl Counts {
         self.usage.max_prompt = self.usage.max_prompt.max(o.usage.max_prompt);
         self.compactions += o.compactions;
         self.cleared_outputs += o.cleared_outputs;
+        self.unsent_messages += o.unsent_messages;
         add_map(&mut self.api_errors, &o.api_errors);
         self.diagnostics.bad_lines += o.diagnostics.bad_lines;
         self.diagnostics.warnings += o.diagnostics.warnings;

@@ -183,12 +183,20 @@ fn render_totals(out: &mut String, r: &InspectReport) {
     render_context_top(out, &t.counts.context, CONTEXT_SHOWN);
 }
 
-/// The tool outputs the agent stopped sending while keeping its history.
+/// What the agent stopped sending while keeping it in its log: tool outputs
+/// it cleared, responses it never sent on.
 fn render_cleared(out: &mut String, c: &Counts) {
     if c.cleared_outputs > 0 {
         let text =
             format!("{} tool output(s) the agent stopped sending in full (cleared or masked)", num(c.cleared_outputs));
         field(out, "cleared", &text);
+    }
+    if c.unsent_messages > 0 {
+        let text = format!(
+            "{} response(s) the agent kept but never sent on (aborted or failed turns)",
+            num(c.unsent_messages)
+        );
+        field(out, "never sent", &text);
     }
 }
 
