@@ -3,8 +3,9 @@
 //!
 //! The estimated prompt of call *i* is the estimate of the context the agent sent:
 //! every message before `calls[i].message_index`, except those it never sent
-//! and what the agent's own recorded compactions replaced — after a compaction the context is its `kept`
-//! messages, then its `inserted` ones, then everything later; the tool outputs its
+//! and what the agent's own recorded compactions replaced — after a compaction
+//! the context is its `kept` messages, then its `inserted` ones, then
+//! everything later; the tool outputs its
 //! recorded clearings cleared count as what it sent instead. One forward walk over
 //! the messages with cached per-message counts and prefix sums: O(n) per session.
 //!
@@ -57,10 +58,11 @@ pub fn call_estimates(session: &Session, counts: &MessageTokens, cleared: &[Vec<
     calls.sort_unstable();
 
     // What a range of messages weighs in a request: those the agent never
-    // sent weigh nothing (rare: subtracted one by one).
+    // sent weigh nothing (found by binary search, then those in the range).
     let unsent: Vec<usize> = (0..n).filter(|&i| session.messages[i].unsent).collect();
     let sent_sum = |r: std::ops::Range<usize>| {
-        let taken: u64 = unsent.iter().filter(|i| r.contains(i)).map(|&i| counts.get(i)).sum();
+        let first = unsent.partition_point(|&i| i < r.start);
+        let taken: u64 = unsent[first..].iter().take_while(|&&i| i < r.end).map(|&i| counts.get(i)).sum();
         counts.sum(r).saturating_sub(taken)
     };
     let mut out = Vec::new();

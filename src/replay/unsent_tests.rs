@@ -56,3 +56,31 @@ fn the_estimates_against_recorded_usage_leave_an_unsent_response_out() {
     let context: Vec<u64> = est.iter().map(|e| e.context).collect();
     assert_eq!(context, [100, 110, 130]);
 }
+
+/// What a recorded compaction kept holds no unsent response either: the
+/// estimate after it counts the kept messages the agent did send.
+#[test]
+fn a_kept_range_of_a_recorded_compaction_leaves_an_unsent_response_out() {
+    use crate::tokens::{Chars4, MessageTokens};
+    // 0 human (100), 1 reply (500, unsent), 2 human (10), 3 reply (10),
+    // 4 the summary (20), 5 human (10), 6 reply (10): the compaction at 4
+    // keeps 0..4.
+    let mut s = SessionBuilder::new("s")
+        .human(filler(400, 0))
+        .assistant(filler(2000, 1))
+        .usage(100)
+        .human(filler(40, 2))
+        .assistant(filler(40, 3))
+        .usage(110)
+        .injected(filler(80, 4))
+        .human(filler(40, 5))
+        .assistant(filler(40, 6))
+        .usage(150)
+        .recorded_compaction(0..4, 4..5)
+        .build();
+    s.messages[1].unsent = true;
+    let counts = MessageTokens::new(&s.messages, &Chars4);
+    let context: Vec<u64> = crate::accuracy::call_estimates(&s, &counts, &[]).iter().map(|e| e.context).collect();
+    // Kept 100 + 10 + 10, the summary 20, the human 10.
+    assert_eq!(context, [100, 110, 150]);
+}
