@@ -210,8 +210,8 @@ fn known(a: &Value) -> Option<String> {
             reminder(&text)
         }
         "critical_system_reminder" => reminder(s(a, "content")?),
-        "hook_success" => format_hook(a, "hook success", s(a, "content")?),
-        "hook_additional_context" => format_hook(a, "hook additional context", &strs(a, "content")?.join("\n")),
+        "hook_success" => format_hook(a, "hook success", s(a, "content")?)?,
+        "hook_additional_context" => format_hook(a, "hook additional context", &strs(a, "content")?.join("\n"))?,
         "hook_blocking_error" => {
             let e = a.get("blockingError")?;
             reminder(&format!(
@@ -221,7 +221,7 @@ fn known(a: &Value) -> Option<String> {
                 s(e, "blockingError")?
             ))
         }
-        "hook_stopped_continuation" => format_hook(a, "hook stopped continuation", s(a, "message")?),
+        "hook_stopped_continuation" => format_hook(a, "hook stopped continuation", s(a, "message")?)?,
         "date_change" => reminder(&format!(
             "The date has changed. Today's date is now {}. DO NOT mention this to the user explicitly because they are already aware.",
             s(a, "newDate")?
@@ -294,8 +294,8 @@ fn delta(parts: [(&str, Vec<String>, &str); 2]) -> String {
 }
 
 /// `<hook> <what>: <text>`, wrapped.
-fn format_hook(a: &Value, what: &str, text: &str) -> String {
-    reminder(&format!("{} {what}: {text}", s(a, "hookName").unwrap_or("")))
+fn format_hook(a: &Value, what: &str, text: &str) -> Option<String> {
+    Some(reminder(&format!("{} {what}: {text}", s(a, "hookName")?)))
 }
 
 /// A text file read for an `@`-mention or after a compaction: the Read call

@@ -163,3 +163,9 @@ fn a_delta_lists_what_came_and_what_went_and_nothing_when_empty() {
         "<system-reminder>\nThe following MCP servers have disconnected. Their instructions above no longer apply:\nlinear\n</system-reminder>"
     );
 }
+
+#[test]
+fn a_hook_without_its_name_is_rendered_field_by_field() {
+    let t = text(json!({"type": "hook_additional_context", "content": ["branch main"]}));
+    assert_eq!(t, "[attachment: hook_additional_context]\ncontent: [\"branch main\"]");
+}
