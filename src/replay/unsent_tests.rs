@@ -6,23 +6,24 @@ use super::testkit::{SessionBuilder, filler};
 use super::tests::{bare, baseline_tokens, policy_tokens, run};
 
 /// 0 human (100 tokens), 1 reply (500, a call), 2 human (10), 3 reply (10, a
-/// call), 4 human (10), 5 reply (10, a call).
-fn session() -> crate::model::Session {
-    SessionBuilder::new("s")
-        .human(filler(400, 0))
-        .assistant(filler(2000, 1))
-        .human(filler(40, 2))
-        .assistant(filler(40, 3))
-        .human(filler(40, 4))
-        .assistant(filler(40, 5))
-        .build()
+/// call), 4 human (10), 5 reply (10, a call); the calls record `usage` when
+/// given.
+fn session(usage: Option<[u64; 3]>) -> crate::model::Session {
+    let mut b = SessionBuilder::new("s");
+    for (k, size) in [2000, 40, 40].into_iter().enumerate() {
+        b = b.human(filler(if k == 0 { 400 } else { 40 }, 2 * k)).assistant(filler(size, 2 * k + 1));
+        if let Some(u) = usage {
+            b = b.usage(u[k]);
+        }
+    }
+    b.build()
 }
 
 #[test]
 fn an_unsent_response_is_in_no_later_request() {
-    let whole = run(&session(), &bare());
+    let whole = run(&session(None), &bare());
     assert_eq!(baseline_tokens(&whole), vec![100, 610, 630]);
-    let mut s = session();
+    let mut s = session(None);
     s.messages[1].unsent = true;
     let t = run(&s, &bare());
     // Its call still counts; the 500 tokens it answered are never sent on.
@@ -35,26 +36,15 @@ fn an_unsent_response_is_in_no_later_request() {
 #[test]
 fn the_estimates_against_recorded_usage_leave_an_unsent_response_out() {
     use crate::tokens::{Chars4, MessageTokens};
-    let mut s = session();
-    s.messages[1].unsent = true;
-    let counts = MessageTokens::new(&s.messages, &Chars4);
+    let estimates = |usage| {
+        let mut s = session(usage);
+        s.messages[1].unsent = true;
+        let counts = MessageTokens::new(&s.messages, &Chars4);
+        crate::accuracy::call_estimates(&s, &counts, &[]).iter().map(|e| e.context).collect::<Vec<u64>>()
+    };
     // No call has recorded usage: none is estimated.
-    assert!(crate::accuracy::call_estimates(&s, &counts, &[]).is_empty());
-    let mut s = SessionBuilder::new("s")
-        .human(filler(400, 0))
-        .assistant(filler(2000, 1))
-        .usage(100)
-        .human(filler(40, 2))
-        .assistant(filler(40, 3))
-        .usage(110)
-        .human(filler(40, 4))
-        .assistant(filler(40, 5))
-        .usage(130)
-        .build();
-    s.messages[1].unsent = true;
-    let est = crate::accuracy::call_estimates(&s, &counts, &[]);
-    let context: Vec<u64> = est.iter().map(|e| e.context).collect();
-    assert_eq!(context, [100, 110, 130]);
+    assert!(estimates(None).is_empty());
+    assert_eq!(estimates(Some([100, 110, 130])), [100, 110, 130]);
 }
 
 /// What a recorded compaction kept holds no unsent response either: the

@@ -16,6 +16,11 @@ fn write_generic(dir: &Path) -> std::path::PathBuf {
     p
 }
 
+/// The report `inspect --json` prints, from a command that succeeds.
+fn json_report(cmd: &mut assert_cmd::Command) -> InspectReport {
+    serde_json::from_slice(&cmd.assert().success().get_output().stdout).unwrap()
+}
+
 #[test]
 fn help_exits_0() {
     cargo_bin_cmd!("compactor")
@@ -141,15 +146,13 @@ fn human_output_is_deterministic_across_thread_counts() {
 /// ~10 uncached tokens a reader capping the cache at them reported.
 #[test]
 fn cline_metrics_task_reports_its_real_prompt_size() {
-    let out = cargo_bin_cmd!("compactor")
-        .current_dir(env!("CARGO_MANIFEST_DIR"))
-        .args(["inspect", "--json", "--quiet", "fixtures/cline/1730000100000", "fixtures/cline/1730000200000"])
-        .assert()
-        .success()
-        .get_output()
-        .stdout
-        .clone();
-    let report: InspectReport = serde_json::from_slice(&out).unwrap();
+    let report = json_report(cargo_bin_cmd!("compactor").current_dir(env!("CARGO_MANIFEST_DIR")).args([
+        "inspect",
+        "--json",
+        "--quiet",
+        "fixtures/cline/1730000100000",
+        "fixtures/cline/1730000200000",
+    ]));
     let usage = |id: &str| {
         let s = report.sessions.iter().find(|s| s.id == id).unwrap();
         assert_eq!(s.counts.calls_with_usage, s.counts.calls, "{id}");
@@ -214,15 +217,11 @@ fn inspect_fixtures_json_round_trips_at_any_jobs() {
 #[test]
 fn a_compressed_log_on_standard_input_is_read() {
     let path = "fixtures/codex/rollout-2026-09-01T08-00-00-019e7c00-0151-7000-8000-00000000a5c1.jsonl.zst";
-    let out = cargo_bin_cmd!("compactor")
-        .args(["inspect", "--json", "--quiet", "--jobs", "1", "-"])
-        .write_stdin(std::fs::read(path).unwrap())
-        .assert()
-        .success()
-        .get_output()
-        .stdout
-        .clone();
-    let report: InspectReport = serde_json::from_slice(&out).unwrap();
+    let report = json_report(
+        cargo_bin_cmd!("compactor")
+            .args(["inspect", "--json", "--quiet", "--jobs", "1", "-"])
+            .write_stdin(std::fs::read(path).unwrap()),
+    );
     let ids: Vec<&str> = report.sessions.iter().map(|s| s.id.as_str()).collect();
     assert_eq!(ids, ["019e7c00-0151-7000-8000-00000000a5c1"]);
     assert_eq!(report.sessions[0].versions, ["0.151.0"]);
