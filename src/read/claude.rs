@@ -38,10 +38,18 @@ use std::path::Path;
 /// Longest API-error text kept in a [`RecordedError`].
 const MAX_ERROR_LEN: usize = 2000;
 
-/// Record kinds that carry no conversation content: counted in
-/// `diagnostics.skipped`, never turned into messages. `summary` lines are session
-/// titles (not compactions) and feed `meta.title`.
+/// Record kinds that carry no conversation content (Claude Code sends none of
+/// them): counted in `diagnostics.skipped`, never turned into messages.
+/// `summary` lines are session titles (not compactions) and feed `meta.title`;
+/// a `task-summary` says what a running session is doing, for `claude ps`.
 const BOOKKEEPING: &[&str] = &[
+    "task-summary",
+    "tag",
+    "agent-color",
+    "mode",
+    "worktree-state",
+    "attribution-snapshot",
+    "speculation-accept",
     "permission-mode",
     "file-history-snapshot",
     "last-prompt",
@@ -311,6 +319,8 @@ struct Builder<'p> {
     advisors: HashMap<usize, Vec<rec::Advisor>>,
     /// The tool results microcompacts cleared, and where to find them.
     clearings: Clearings,
+    /// What Claude Code sent in place of a tool result (`content-replacement`).
+    replacements: Replacements,
 }
 
 impl<'p> Builder<'p> {
@@ -329,6 +339,7 @@ impl<'p> Builder<'p> {
             copying: true,
             advisors: HashMap::new(),
             clearings: Clearings::default(),
+            replacements: Replacements::default(),
         }
     }
 
@@ -370,6 +381,7 @@ impl<'p> Builder<'p> {
 
     fn record(&mut self, r: &mut Rec) {
         match r.kind() {
+            "assistant" | "user" if r.f.is_virtual == Some(true) => self.virtual_message(r),
             "assistant" => self.assistant(r),
             "user" => self.user(r),
             "attachment" => self.attachment(r),
@@ -380,6 +392,7 @@ impl<'p> Builder<'p> {
                 Some(sub) => self.s.diagnostics.skip(&format!("system/{sub}")),
                 None => self.s.diagnostics.skip("system"),
             },
+            "content-replacement" => self.content_replacement(r),
             k if BOOKKEEPING.contains(&k) => self.s.diagnostics.skip(k),
             k => {
                 let kind = k.to_string();
@@ -585,6 +598,7 @@ not in the calls' usage, not replayed, not priced",
     }
 
     fn finish(mut self) -> Session {
+        self.replace_contents();
         self.finish_pending();
         self.resolve_preserved();
         self.report_advisors();
@@ -740,7 +754,7 @@ mod rec;
 
 #[path = "claude_compact.rs"]
 mod compact;
-use compact::{Clearings, PendingCompaction, Preserved};
+use compact::{Clearings, PendingCompaction, Preserved, Replacements};
 
 #[path = "claude_agents.rs"]
 mod agents;

@@ -1,6 +1,7 @@
 //! Claude Code's own compactions: a `compact_boundary` record, the
-//! `isCompactSummary` message that follows it, and the messages it kept; and
-//! its microcompacts, which stop sending old tool outputs.
+//! `isCompactSummary` message that follows it, and the messages it kept; its
+//! microcompacts, which stop sending old tool outputs; and the tool outputs it
+//! sends as a preview while the log keeps them whole (`content-replacement`).
 
 use super::Builder;
 use super::rec::{self, Rec};
@@ -245,5 +246,80 @@ impl Builder<'_> {
             tokens_saved,
             trigger: get("trigger").and_then(Value::as_str).map(str::to_string),
         });
+    }
+}
+
+/// What Claude Code sent in place of tool results the log keeps whole:
+/// `tool_use_id` → (the `content-replacement` record's line, the text sent).
+#[derive(Default)]
+pub(super) struct Replacements {
+    by_id: HashMap<String, (u64, String)>,
+}
+
+impl Builder<'_> {
+    /// A `content-replacement` record (Claude Code 2.1, behind a setting of
+    /// its server): the tool results of one user turn were over their budget
+    /// (200,000 characters), and the largest were sent as a note naming the
+    /// file their output was saved to and a preview of it. Which results are
+    /// replaced, and by what, is fixed the first time they are sent and
+    /// repeated on every later request (a resumed session reads it back from
+    /// these records), so the text a record gives is what every request held.
+    /// The log keeps the whole output in the tool result.
+    pub(super) fn content_replacement(&mut self, r: &Rec) {
+        let v = serde_json::from_slice::<Value>(r.raw).ok();
+        let Some(items) = v.as_ref().and_then(|v| v.get("replacements")).and_then(Value::as_array) else {
+            let message = "content-replacement without a replacements list: nothing replaced";
+            self.s.diagnostics.warn(self.path, r.line, message);
+            return;
+        };
+        let mut unread = 0usize;
+        for item in items {
+            let field = |k: &str| item.get(k).and_then(Value::as_str);
+            match (field("kind"), field("toolUseId"), field("replacement")) {
+                (Some("tool-result"), Some(id), Some(text)) => {
+                    self.replacements.by_id.insert(id.to_string(), (r.line, text.to_string()));
+                }
+                _ => unread += 1,
+            }
+        }
+        if unread > 0 {
+            let message = format!(
+                "content-replacement: {unread} replacement(s) of a kind or shape not read: \
+                 what they name is counted as logged"
+            );
+            self.s.diagnostics.warn(self.path, r.line, message);
+        }
+    }
+
+    /// Put the text Claude Code sent in place of each replaced tool result.
+    /// Once all records are read: a record follows the results it names.
+    pub(super) fn replace_contents(&mut self) {
+        let by_id = std::mem::take(&mut self.replacements.by_id);
+        if by_id.is_empty() {
+            return;
+        }
+        let found: Vec<(usize, usize)> = tool_results(&self.s.messages, 0)
+            .filter(|(id, _, _)| by_id.contains_key(*id))
+            .map(|(_, m, b)| (m, b))
+            .collect();
+        let mut used: HashSet<&str> = HashSet::default();
+        for (m, b) in found {
+            if let Some(Block::ToolResult { tool_use_id, content, .. }) =
+                self.s.messages.get_mut(m).and_then(|msg| msg.blocks.get_mut(b))
+                && let Some((key, (_, text))) = by_id.get_key_value(tool_use_id.as_str())
+            {
+                *content = vec![Block::text(text.clone())];
+                used.insert(key.as_str());
+            }
+        }
+        let missing = by_id.iter().filter(|(id, _)| !used.contains(id.as_str()));
+        let (count, line) = missing.fold((0usize, u64::MAX), |(n, l), (_, (line, _))| (n + 1, l.min(*line)));
+        // The ids are not quoted: a diagnostic never repeats what a log holds.
+        if count > 0 {
+            let message = format!(
+                "content-replacement: {count} replaced tool output(s) not found in the log: nothing is replaced for them"
+            );
+            self.s.diagnostics.warn(self.path, line, message);
+        }
     }
 }

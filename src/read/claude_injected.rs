@@ -1,6 +1,7 @@
 //! What Claude Code adds to a request besides the conversation: attachments
 //! (those it sends, rendered; those it never sends, left out) and slash
-//! commands with their output (`system/local_command`).
+//! commands with their output (`system/local_command`); and what it logs but
+//! never sends (display-only messages).
 
 use super::{Builder, Rec};
 use crate::model::{Block, Origin, Role};
@@ -19,6 +20,18 @@ impl Builder<'_> {
                 self.push(r, Role::User, Origin::Injected, vec![Block::text(text)]);
             }
             None => self.s.diagnostics.skip("system/local_command (no content)"),
+        }
+    }
+
+    /// A `user` or `assistant` record marked `isVirtual`: display only (the
+    /// REPL's inner tool calls), which `normalizeMessagesForAPI` leaves out of
+    /// every request. No message and no call; where it stood is kept for the
+    /// compactions that name it. (Claude Code clears the mark before it logs a
+    /// message for most users, and those are sent: the flag alone decides.)
+    pub(super) fn virtual_message(&mut self, r: &Rec) {
+        self.s.diagnostics.skip(&format!("{}/virtual (not sent)", r.kind()));
+        if let Some(u) = r.uuid() {
+            self.unsent_at.insert(u.to_string(), self.s.messages.len());
         }
     }
 

@@ -1,9 +1,12 @@
-//! Tests of Claude Code's microcompacts as the reader records them: the tool
-//! outputs each stops sending, from where, and what it names but the log lacks.
+//! Tests of what Claude Code stops sending or sends in part, as the reader
+//! records it: the tool outputs each microcompact clears, from where, and what
+//! it names but the log lacks; the previews it sends in place of whole outputs
+//! (`content-replacement`); the display-only messages (`isVirtual`).
 
 use super::read;
 use super::tests::read_fixture;
-use crate::model::{Block, ClearedBlock, RecordedClearing};
+use super::tests::text_of;
+use crate::model::{Block, ClearedBlock, RecordedClearing, Role};
 use std::path::Path;
 
 #[test]
@@ -123,6 +126,89 @@ fn a_microcompact_that_names_no_output_clears_nothing_and_says_what_it_cannot_pl
 still counted in the agent's context"
             ),
             (5, "microcompact_boundary without a compactedToolIds list: nothing cleared")
+        ]
+    );
+}
+
+/// The text of tool result `id` in `s`, if it is one text block.
+fn result_text<'s>(s: &'s crate::model::Session, id: &str) -> Option<&'s str> {
+    s.messages.iter().flat_map(|m| &m.blocks).find_map(|b| match b {
+        Block::ToolResult { tool_use_id, content, .. } if tool_use_id == id => match content.as_slice() {
+            [one] => Some(text_of(one)),
+            _ => None,
+        },
+        _ => None,
+    })
+}
+
+#[test]
+fn a_replaced_tool_output_is_the_preview_claude_code_sent_not_the_logged_whole() {
+    let s = &read_fixture("content-replacement.jsonl")[0];
+    let data = std::fs::read(crate::testing::fixtures_dir().join("claude-code/content-replacement.jsonl")).unwrap();
+    let record = String::from_utf8(data)
+        .unwrap()
+        .lines()
+        .find(|l| l.contains(r#""type":"content-replacement""#))
+        .map(|l| serde_json::from_str::<serde_json::Value>(l).unwrap())
+        .unwrap();
+    let sent = record["replacements"][0]["replacement"].as_str().unwrap();
+    assert!(sent.starts_with("<persisted-output>\nOutput too large ("), "{sent}");
+    // The test log is sent as the record says, in every request; the linter's
+    // output, which no record names, as logged.
+    assert_eq!(result_text(s, "toolu_01CrTest"), Some(sent));
+    let lint = result_text(s, "toolu_01CrLint").unwrap();
+    assert!(lint.starts_with("warning: this `if` has identical blocks"), "{lint}");
+    assert!(s.diagnostics.unknown_kinds.is_empty(), "{:?}", s.diagnostics.unknown_kinds);
+    assert!(s.diagnostics.messages.is_empty(), "{:?}", s.diagnostics.messages);
+}
+
+#[test]
+fn a_display_only_message_is_neither_context_nor_a_call() {
+    let s = &read_fixture("content-replacement.jsonl")[0];
+    // The REPL's inner Read call and its result are left out; the REPL's own
+    // call and result stay, one after the other.
+    assert_eq!(result_text(s, "toolu_01CrInner"), None);
+    let roles: Vec<Role> = s.messages.iter().map(|m| m.role).collect();
+    use Role::{Assistant as A, User as U};
+    assert_eq!(roles, [U, A, U, A, U, A, U, A]);
+    assert_eq!(s.messages[6].blocks.len(), 1);
+    assert!(result_text(s, "toolu_01CrRepl").is_some());
+    assert_eq!(s.calls.len(), 4);
+    assert!(s.calls.iter().all(|c| c.response_id.as_deref() != Some("msg_01CrVirt")));
+    assert_eq!(s.diagnostics.skipped.get("assistant/virtual (not sent)"), Some(&1));
+    assert_eq!(s.diagnostics.skipped.get("user/virtual (not sent)"), Some(&1));
+}
+
+/// A `content-replacement` record (no uuid, like Claude Code's) of `items`.
+fn replacement(items: &str) -> String {
+    format!(r#"{{"type":"content-replacement","sessionId":"s","replacements":[{items}]}}"#)
+}
+
+#[test]
+fn a_replacement_applies_wherever_its_record_stands_and_says_what_it_cannot_place() {
+    let preview =
+        r#"{"kind":"tool-result","toolUseId":"t1","replacement":"<persisted-output>\npreview\n</persisted-output>"}"#;
+    let missing = r#"{"kind":"tool-result","toolUseId":"gone","replacement":"x"}"#;
+    let other = r#"{"kind":"image","toolUseId":"t0","replacement":"x"}"#;
+    let mut data = session(&["t0", "t1"], &[]);
+    // Written before the result it names, and after the session's last line.
+    let head = replacement(preview) + "\n";
+    data.splice(0..0, head.into_bytes());
+    data.extend((replacement(&format!("{missing},{other}")) + "\n").into_bytes());
+    data.extend(br#"{"type":"content-replacement","sessionId":"s"}"#);
+    let s = &read(Path::new("s.jsonl"), &data)[0];
+    assert_eq!(result_text(s, "t1"), Some("<persisted-output>\npreview\n</persisted-output>"));
+    assert_eq!(result_text(s, "t0"), Some("output 0"));
+    let warnings: Vec<_> = s.diagnostics.messages.iter().map(|d| (d.line, d.message.as_str())).collect();
+    assert_eq!(
+        warnings,
+        [
+            (
+                7,
+                "content-replacement: 1 replacement(s) of a kind or shape not read: what they name is counted as logged"
+            ),
+            (8, "content-replacement without a replacements list: nothing replaced"),
+            (7, "content-replacement: 1 replaced tool output(s) not found in the log: nothing is replaced for them"),
         ]
     );
 }

@@ -103,6 +103,8 @@ json_object! {
         pub is_meta: Option<bool> = "isMeta",
         pub is_compact_summary: Option<bool> = "isCompactSummary",
         pub is_api_error_message: Option<bool> = "isApiErrorMessage",
+        /// Display only (the REPL's inner tool calls): never sent.
+        pub is_virtual: Option<bool> = "isVirtual",
         /// Present at all (even `null`): a sign of an API error record.
         pub error: Present = "error",
         pub api_error_status: Option<u64> = "apiErrorStatus",
@@ -277,6 +279,7 @@ impl<'a> Rec<'a> {
             is_meta: b("isMeta"),
             is_compact_summary: b("isCompactSummary"),
             is_api_error_message: b("isApiErrorMessage"),
+            is_virtual: b("isVirtual"),
             error: Present(v.get("error").cloned()),
             api_error_status: v.get("apiErrorStatus").and_then(Value::as_u64),
             compact_metadata: v.get("compactMetadata").cloned(),

@@ -1,6 +1,6 @@
 //! Tests of what Claude Code sends of its own records: a slash command and its
 //! output (`system/local_command`) are user messages of the context, and the
-//! attachments it never sends are left out.
+//! attachments and bookkeeping records it never sends are left out.
 
 use super::tests::read_fixture;
 use crate::model::{Origin, Role};
@@ -77,4 +77,36 @@ fn attachments_are_sent_in_claude_codes_words() {
     // Sent with the first request, and with the second.
     assert_eq!(s.calls.iter().map(|c| c.message_index).collect::<Vec<_>>(), [4, 8]);
     assert!(s.diagnostics.unknown_kinds.is_empty());
+}
+
+#[test]
+fn bookkeeping_lines_are_skipped_and_counted() {
+    let s = &read_fixture("bookkeeping.jsonl")[0];
+    assert_eq!(s.stats.records, 19);
+    assert_eq!(s.messages.len(), 2);
+    assert_eq!(s.meta.title.as_deref(), Some("greeting-test"), "a custom title wins");
+    for kind in [
+        "task-summary",
+        "tag",
+        "agent-color",
+        "mode",
+        "worktree-state",
+        "attribution-snapshot",
+        "speculation-accept",
+        "permission-mode",
+        "file-history-snapshot",
+        "queue-operation",
+        "progress",
+        "system/turn_duration",
+        "system/stop_hook_summary",
+        "last-prompt",
+        "custom-title",
+        "agent-name",
+        "ai-title",
+    ] {
+        assert_eq!(s.diagnostics.skipped.get(kind), Some(&1), "{kind}");
+    }
+    assert!(s.diagnostics.unknown_kinds.is_empty());
+    // The assistant line's parent is a progress record: order still follows it.
+    assert_eq!(s.messages[1].role, Role::Assistant);
 }

@@ -382,31 +382,6 @@ fn summary_lines_are_titles_not_compactions() {
 }
 
 #[test]
-fn bookkeeping_lines_are_skipped_and_counted() {
-    let s = &read_fixture("bookkeeping.jsonl")[0];
-    assert_eq!(s.stats.records, 12);
-    assert_eq!(s.messages.len(), 2);
-    assert_eq!(s.meta.title.as_deref(), Some("greeting-test"), "a custom title wins");
-    for kind in [
-        "permission-mode",
-        "file-history-snapshot",
-        "queue-operation",
-        "progress",
-        "system/turn_duration",
-        "system/stop_hook_summary",
-        "last-prompt",
-        "custom-title",
-        "agent-name",
-        "ai-title",
-    ] {
-        assert_eq!(s.diagnostics.skipped.get(kind), Some(&1), "{kind}");
-    }
-    assert!(s.diagnostics.unknown_kinds.is_empty());
-    // The assistant line's parent is a progress record: order still follows it.
-    assert_eq!(s.messages[1].role, Role::Assistant);
-}
-
-#[test]
 fn synthetic_api_errors_are_errors_not_calls() {
     let s = &read_fixture("api-errors.jsonl")[0];
     assert!(s.calls.is_empty(), "no real request behind <synthetic> records");
