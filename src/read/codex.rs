@@ -162,6 +162,11 @@ struct Reader<'a> {
     fork: Option<fork::Fork>,
     /// Reading the parent's history copied at the top of a fork's rollout.
     copying: bool,
+    /// What the turn's truncation policy lets a tool output keep in the
+    /// history the requests are built from ([`truncate`]).
+    output_budget: Option<Budget>,
+    /// The budget the line being read names for itself.
+    line_budget: Option<Budget>,
 }
 
 impl<'a> Reader<'a> {
@@ -188,6 +193,8 @@ impl<'a> Reader<'a> {
             last_version: None,
             fork: None,
             copying: false,
+            output_budget: None,
+            line_budget: None,
         }
     }
 
@@ -216,6 +223,7 @@ impl<'a> Reader<'a> {
                 if self.s.meta.cwd.is_none() {
                     self.s.meta.cwd = payload.get("cwd").and_then(Value::as_str).map(str::to_string);
                 }
+                self.truncation_policy(payload.get("truncation_policy"), line_no);
             }
             // A reply the host delivered and keeps (retained context), written
             // as an assistant message for older clients: no model response.
@@ -223,7 +231,12 @@ impl<'a> Reader<'a> {
                 let blocks = content_blocks(payload.get("content"));
                 self.input_message(Role::Assistant, Origin::Injected, blocks, line_no, ts, Ctx::Live);
             }
-            "response_item" => self.response_item(payload, line_no, ts, Ctx::Live, Some(raw)),
+            "response_item" => {
+                let own = v.pointer("/metadata/fallback_token_limit_override").and_then(Value::as_u64);
+                self.line_budget = own.and_then(|n| usize::try_from(n).ok()).map(Budget::Tokens);
+                self.response_item(payload, line_no, ts, Ctx::Live, Some(raw));
+                self.line_budget = None;
+            }
             "event_msg" => self.event(payload, line_no, raw),
             "compacted" => self.compacted(payload, line_no, ts),
             "token_usage_record" => self.usage_record(payload),
@@ -408,7 +421,9 @@ impl<'a> Reader<'a> {
             }
             "function_call_output" | "custom_tool_call_output" => {
                 let id = call_id(p, line);
-                let (content, is_error) = tool_output(p.get("output"));
+                let budget = self.line_budget.or(self.output_budget).filter(|_| ctx == Ctx::Live);
+                let cut = budget.zip(p.get("output")).and_then(|(b, o)| truncate::truncate_output(o, b));
+                let (content, is_error) = tool_output(cut.as_ref().or(p.get("output")));
                 self.result_block(Block::ToolResult { tool_use_id: id, content, is_error }, line, ts);
             }
             // Remote compaction summary item: opaque, but it is in the context.
@@ -742,9 +757,13 @@ mod output;
 
 #[path = "codex_events.rs"]
 mod events;
+
+#[path = "codex_truncate.rs"]
+mod truncate;
 #[cfg(test)]
 use output::text_status;
 use output::tool_output;
+use truncate::Budget;
 use usage::Totals;
 pub(crate) use usage::openai_usage;
 
