@@ -172,8 +172,16 @@ fn read_with(path: &Path, data: &[u8], typed: bool) -> Vec<Session> {
                 None => (super::stem_id(path), None),
             }
         }
-        None => (first_session_id.map(str::to_string).unwrap_or_else(|| super::stem_id(path)), None),
+        // The file's name is its session's id (Claude Code resumes a session
+        // by it); records a resume copied into it keep the id of the session
+        // they came from.
+        None => {
+            let id = named_session_id(path).or(first_session_id).map(str::to_string);
+            (id.unwrap_or_else(|| super::stem_id(path)), None)
+        }
     };
+    // A sub-agent file's records carry its parent's id: none is a copy for it.
+    let own_id = agent_file.is_none().then_some(main_id.as_str());
 
     // Partition records: group 0 is the file's own session; in a main file every
     // inline sidechain tree is its own group.
@@ -193,7 +201,7 @@ fn read_with(path: &Path, data: &[u8], typed: bool) -> Vec<Session> {
             Some(agent) => format!("{main_id}#agent-{agent}"),
             None => main_id.clone(),
         };
-        let mut b = Builder::new(path, id);
+        let mut b = Builder::new(path, id, own_id);
         for &i in idx {
             let r = &recs[i];
             b.s.stats.records += 1;
@@ -292,6 +300,10 @@ fn file_titles(recs: &[Rec], groups: &[usize]) -> HashMap<usize, String> {
 struct Builder<'p> {
     path: &'p Path,
     s: Session,
+    /// The id of the file's own session: a record under another id was copied
+    /// from that session (None: a sub-agent file, whose records carry its
+    /// parent's).
+    own_id: Option<&'p str>,
     /// `message.id` → index of the merged assistant message.
     responses: HashMap<String, usize>,
     /// Assistant message index → index of its call.
@@ -324,10 +336,11 @@ struct Builder<'p> {
 }
 
 impl<'p> Builder<'p> {
-    fn new(path: &'p Path, id: String) -> Builder<'p> {
+    fn new(path: &'p Path, id: String, own_id: Option<&'p str>) -> Builder<'p> {
         Builder {
             path,
             s: Session::new(id, Format::ClaudeCode, path),
+            own_id,
             responses: HashMap::new(),
             call_of: HashMap::new(),
             block_hashes: HashSet::new(),
@@ -401,12 +414,29 @@ impl<'p> Builder<'p> {
         }
     }
 
+    /// The session record `r` was copied from, if it was: a branch (`/branch`)
+    /// marks its copies `forkedFrom`; a resume by versions that start a new
+    /// file (1.0 to 2.1 at least) copies the history there under the id of
+    /// the session it came from.
+    fn copied_from<'r>(&self, r: &'r Rec) -> Option<&'r str> {
+        r.copied_from().or_else(|| {
+            let id = r.f.session_id.as_deref().filter(|id| !id.is_empty())?;
+            self.own_id.is_some_and(|own| own != id).then_some(id)
+        })
+    }
+
+    fn is_copied(&self, r: &Rec) -> bool {
+        r.is_copied() || self.copied_from(r).is_some()
+    }
+
     fn push(&mut self, r: &Rec, role: Role, origin: Origin, blocks: Vec<Block>) -> usize {
         let idx = self.s.messages.len();
         if self.copying {
-            if let Some(from) = r.copied_from() {
+            if let Some(from) = self.copied_from(r) {
                 self.s.inherited = idx + 1;
-                self.s.forked_from.get_or_insert_with(|| from.to_string());
+                // The last copied record names the session this one was made
+                // from (a resume of a resume copies both sessions' records).
+                self.s.forked_from = Some(from.to_string());
             } else {
                 self.copying = false;
             }
@@ -432,7 +462,7 @@ impl<'p> Builder<'p> {
             self.synthetic(r, response_id, blocks);
             return;
         }
-        if let Some(m) = model.filter(|_| !r.is_copied()) {
+        if let Some(m) = model.filter(|_| !self.is_copied(r)) {
             self.s.meta.add_model(m);
         }
         let usage = msg.usage;
@@ -566,7 +596,7 @@ impl<'p> Builder<'p> {
     /// Keep the advisor's requests a line of response `mi` lists (not those of
     /// a branch's copy: they are its parent's).
     fn advisors_in(&mut self, mi: usize, r: &Rec) {
-        let Some(listed) = r.msg.as_ref().map(|m| &m.advisors).filter(|a| !a.is_empty() && !r.is_copied()) else {
+        let Some(listed) = r.msg.as_ref().map(|m| &m.advisors).filter(|a| !a.is_empty() && !self.is_copied(r)) else {
             return;
         };
         let kept = self.advisors.entry(mi).or_default();
@@ -604,6 +634,13 @@ not in the calls' usage, not replayed, not priced",
         self.report_advisors();
         self.s
     }
+}
+
+/// The session id a file's name gives (`<uuid>.jsonl`, compressed or not).
+fn named_session_id(path: &Path) -> Option<&str> {
+    let name = path.file_name()?.to_str()?;
+    let name = [".zst", ".zstd"].iter().find_map(|z| name.strip_suffix(z)).unwrap_or(name);
+    name.strip_suffix(".jsonl").filter(|id| super::is_uuid(id))
 }
 
 /// `<local-command-stdout>` / `<local-command-stderr>` user text is the output of a

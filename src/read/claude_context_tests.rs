@@ -1,9 +1,11 @@
 //! Tests of the context a Claude Code session starts from and keeps: a
-//! branch's copied history, the messages a compaction preserved, and the
-//! prompt of a response that made several model requests.
+//! branch's or a resume's copied history, the messages a compaction
+//! preserved, and the prompt of a response that made several model requests.
 
 use super::tests::{read_fixture, text_of};
 use crate::model::Usage;
+use crate::testing::fixtures_dir;
+use std::path::Path;
 
 fn prompt_and_output(u: &Usage) -> (u64, u64, u64, u64) {
     (u.uncached_input, u.cache_read, u.cache_write, u.output)
@@ -37,6 +39,36 @@ fn a_branch_starts_from_the_history_it_copied_without_its_calls() {
     s.settle_fork(true);
     let calls: Vec<_> = s.calls.iter().map(|c| (c.message_index, c.usage.as_ref().map(Usage::prompt_tokens))).collect();
     assert_eq!(calls, [(5, Some(4_388))], "the parent's two responses are its own calls");
+}
+
+const RESUMED: &str = "8a7b6c5d-4e3f-4a2b-9c1d-0e9f8a7b6c5d";
+const ORIGINAL: &str = "5f1e2d3c-4b5a-4c6d-8e7f-9a0b1c2d3e4f";
+
+#[test]
+fn a_resume_into_a_new_file_starts_from_the_history_it_copied_without_its_calls() {
+    // Versions that resume into a new file copy the history there, each
+    // record under the id of the session it came from.
+    let mut s = read_fixture(&format!("resumed/{RESUMED}.jsonl")).remove(0);
+    assert_eq!(s.id, RESUMED, "the file's name is its session's id");
+    assert_eq!((s.inherited, s.forked_from.as_deref()), (4, Some(ORIGINAL)));
+    assert_eq!((s.messages.len(), s.calls.len()), (8, 4), "read alone, the copy's responses are calls");
+    s.settle_fork(true);
+    let calls: Vec<_> = s.calls.iter().map(|c| c.response_id.as_deref()).collect();
+    assert_eq!(calls, [Some("msg_01ResC"), Some("msg_01ResD")]);
+    // The session it resumed is read as it is: nothing in it is a copy.
+    let s = read_fixture(&format!("resumed/{ORIGINAL}.jsonl")).remove(0);
+    assert_eq!((s.id.as_str(), s.inherited, s.forked_from.as_deref()), (ORIGINAL, 0, None));
+}
+
+#[test]
+fn a_file_not_named_by_a_session_id_is_the_session_its_first_record_names() {
+    // A file renamed by hand (or a fixture) gives no id to compare with:
+    // nothing in it is taken for a copy.
+    let path = fixtures_dir().join("claude-code/resumed").join(format!("{RESUMED}.jsonl"));
+    let data = std::fs::read(&path).unwrap();
+    let s = super::read(Path::new("renamed.jsonl"), &data).remove(0);
+    assert_eq!((s.id.as_str(), s.inherited, s.forked_from.as_deref()), (ORIGINAL, 0, None));
+    assert_eq!(s.calls.len(), 4);
 }
 
 #[test]

@@ -26,16 +26,16 @@ fn write_parent(dir: &Path) {
     .unwrap();
 }
 
-fn inspect(dir: &Path) -> (u64, u64) {
+fn inspect(dir: &Path, id: &str) -> (u64, u64) {
     let out = cargo_bin_cmd!("compactor").arg("inspect").arg(dir).arg("--json").output().unwrap();
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
     let r: InspectReport = serde_json::from_slice(&out.stdout).unwrap();
-    let s = r.sessions.iter().find(|s| s.id == FORK_ID).unwrap();
+    let s = r.sessions.iter().find(|s| s.id == id).unwrap();
     (s.counts.calls, s.inherited_messages)
 }
 
 /// The fork's calls in `sessions.csv` of a replay (its `calls` column).
-fn replay_calls(dir: &Path) -> u64 {
+fn replay_calls(dir: &Path, id: &str) -> u64 {
     let out = tempfile::tempdir().unwrap();
     cargo_bin_cmd!("compactor")
         .arg("replay")
@@ -46,7 +46,7 @@ fn replay_calls(dir: &Path) -> u64 {
         .success();
     let mut csv = csv::Reader::from_path(out.path().join("sessions.csv")).unwrap();
     let calls = csv.headers().unwrap().iter().position(|h| h == "calls").unwrap();
-    let row = csv.records().map(Result::unwrap).find(|r| &r[0] == FORK_ID).unwrap();
+    let row = csv.records().map(Result::unwrap).find(|r| &r[0] == id).unwrap();
     row[calls].parse().unwrap()
 }
 
@@ -56,10 +56,28 @@ fn a_fork_counts_its_parents_calls_only_when_the_parent_is_not_read() {
     let fixture = Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/codex").join(FORK);
     std::fs::copy(&fixture, dir.path().join(FORK)).unwrap();
     // Alone: the only record of the parent's four responses.
-    assert_eq!(inspect(dir.path()), (6, 0));
-    assert_eq!(replay_calls(dir.path()), 6);
+    assert_eq!(inspect(dir.path(), FORK_ID), (6, 0));
+    assert_eq!(replay_calls(dir.path(), FORK_ID), 6);
     // Beside its parent: its two own; the ten copied messages are context.
     write_parent(dir.path());
-    assert_eq!(inspect(dir.path()), (2, 10));
-    assert_eq!(replay_calls(dir.path()), 2);
+    assert_eq!(inspect(dir.path(), FORK_ID), (2, 10));
+    assert_eq!(replay_calls(dir.path(), FORK_ID), 2);
+}
+
+#[test]
+fn a_claude_code_resume_counts_the_calls_it_copied_only_when_the_session_it_resumed_is_not_read() {
+    // Claude Code versions that resume into a new file copy the history there.
+    let (original, resumed) = ("5f1e2d3c-4b5a-4c6d-8e7f-9a0b1c2d3e4f", "8a7b6c5d-4e3f-4a2b-9c1d-0e9f8a7b6c5d");
+    let fixtures = Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/claude-code/resumed");
+    let dir = tempfile::tempdir().unwrap();
+    let copy = |id: &str| std::fs::copy(fixtures.join(format!("{id}.jsonl")), dir.path().join(format!("{id}.jsonl")));
+    copy(resumed).unwrap();
+    assert_eq!(inspect(dir.path(), resumed), (4, 0));
+    assert_eq!(replay_calls(dir.path(), resumed), 4);
+    // Beside it: two calls each, not the first two twice.
+    copy(original).unwrap();
+    assert_eq!(inspect(dir.path(), resumed), (2, 4));
+    assert_eq!(inspect(dir.path(), original), (2, 0));
+    assert_eq!(replay_calls(dir.path(), resumed), 2);
+    assert_eq!(replay_calls(dir.path(), original), 2);
 }
