@@ -417,7 +417,8 @@ impl Reader {
         }
         match role {
             "user" => {
-                let blocks = content_blocks(m.get("content"));
+                let mut blocks = content_blocks(m.get("content"));
+                self.model_prompt_projection(m, &mut blocks, line);
                 self.push(msg(Role::User, Origin::Human, blocks, line, ts));
             }
             "assistant" => self.assistant(m, line, ts),

@@ -1,8 +1,9 @@
 //! OpenClaw's additions to pi's session entries that change what the model
 //! is sent: `reset` boundaries (a fresh conversation, or one that keeps the
-//! last few turns) and `leaf` control rows and side entries (which branch is
-//! current). From openclaw `session-manager-types.ts`, `transcript-tree.ts`
-//! and agent-core `session.ts`.
+//! last few turns), `leaf` control rows and side entries (which branch is
+//! current), and the text a user turn was sent as (its model prompt
+//! projection). From openclaw `session-manager-types.ts`, `transcript-tree.ts`,
+//! `user-turn-transcript.ts` and agent-core `session.ts`.
 
 use super::{Reader, str_of};
 use crate::model::{Block, Message, Origin, Role, Session};
@@ -10,6 +11,43 @@ use serde_json::Value;
 use std::collections::{HashMap, HashSet};
 
 impl Reader {
+    /// `__openclaw.modelPromptProjection` on a user message: the text the
+    /// model was sent for the turn (the prompt with what hooks put before and
+    /// after it, or a replacement), recorded before the first request, while
+    /// the message keeps what the person typed. Every request sends it in
+    /// place of the message's text: the whole of a string content, the first
+    /// text block of a list (images stay). OpenClaw refuses to send a
+    /// projection of another version or shape; such a message is counted as
+    /// logged, and said.
+    pub(super) fn model_prompt_projection(&mut self, m: &Value, blocks: &mut [Block], line: u64) {
+        let Some(p) = m.get("__openclaw").and_then(|o| o.get("modelPromptProjection")) else {
+            return;
+        };
+        let text =
+            p.get("text").and_then(Value::as_str).filter(|_| p.get("version").and_then(Value::as_u64) == Some(1));
+        let first_text = blocks.iter_mut().find_map(|b| match b {
+            Block::Text { text } => Some(text),
+            _ => None,
+        });
+        match (text, first_text) {
+            (Some(sent), Some(logged)) => {
+                // The session is still named by what the person typed.
+                let first_prompt = !self.s.messages.iter().any(|m| m.origin == Origin::Human);
+                if first_prompt && self.s.meta.title.is_none() {
+                    let typed = logged.lines().map(str::trim).find(|l| !l.is_empty());
+                    self.s.meta.title = typed.map(str::to_string);
+                }
+                *logged = sent.to_string();
+            }
+            (Some(_), None) => self.s.diagnostics.skip("user/model prompt projection (no text to replace)"),
+            (None, _) => {
+                let p = self.s.source_path.clone();
+                let why = "a model prompt projection of a version or shape not read: the message is counted as logged";
+                self.s.diagnostics.warn(&p, line, why);
+            }
+        }
+    }
+
     /// A `reset` entry: the conversation goes on as another session. The
     /// model is sent nothing from before the reset but, when the entry names
     /// a `firstKeptEntryId` ("preserve-tail"), the people's and the model's

@@ -377,3 +377,49 @@ fn aborted_and_failed_turns_are_calls_whose_responses_are_never_sent() {
     let hidden = s.hidden_from_policy();
     assert_eq!(hidden, [false, true, false, true, false, false]);
 }
+
+#[test]
+fn an_openclaw_turn_is_sent_as_its_model_prompt_projection() {
+    let s = read_fixture("openclaw-prompt-projection.jsonl");
+    let users: Vec<&Message> = s.messages.iter().filter(|m| m.origin == Origin::Human).collect();
+    // What hooks put before and after the prompt is in every request.
+    let first = texts(users[0]);
+    assert_eq!(first.len(), 1);
+    assert!(first[0].starts_with("Relevant memories:\n- The user's dentist is Dr. Okafor"), "{}", first[0]);
+    assert!(first[0].contains("\n\nBook me a dentist appointment next week\n\nToday is Thursday"), "{}", first[0]);
+    // A list's first text block is replaced; its image stays.
+    assert_eq!(texts(users[1]), ["yes, and send me the route\n\nToday is Thursday 2026-08-14. Calendar sync: ok."]);
+    assert!(users[1].blocks.iter().any(|b| matches!(b, Block::Image { .. })));
+    // The session is named by what the person typed.
+    assert_eq!(s.display_name().as_deref(), Some("assistant · Book me a dentist appointment next week"));
+    assert!(s.diagnostics.messages.is_empty(), "{:?}", s.diagnostics.messages);
+}
+
+#[test]
+fn a_projection_openclaw_would_not_send_leaves_the_turn_as_logged_and_is_said() {
+    let header = r#"{"type":"session","version":3,"id":"p","timestamp":"2026-08-14T07:30:00.000Z","cwd":"/w"}"#;
+    let user = |id: &str, parent: &str, content: &str, projection: &str| {
+        format!(
+            r#"{{"type":"message","id":"{id}","parentId":{parent},"timestamp":"2026-08-14T07:30:01.000Z","message":{{"role":"user","content":{content},"timestamp":1,"__openclaw":{{"modelPromptProjection":{projection}}}}}}}"#
+        )
+    };
+    let log = [
+        header.to_string(),
+        user("u1", "null", r#""typed""#, r#"{"version":2,"text":"sent"}"#),
+        user(
+            "u2",
+            r#""u1""#,
+            r#"[{"type":"image","data":"AAAA","mimeType":"image/png"}]"#,
+            r#"{"version":1,"text":"sent"}"#,
+        ),
+    ]
+    .join("\n");
+    let s = read(Path::new("p.jsonl"), log.as_bytes()).remove(0);
+    assert_eq!(s.messages[0].text(), "typed");
+    let warnings: Vec<_> = s.diagnostics.messages.iter().map(|d| (d.line, d.message.as_str())).collect();
+    assert_eq!(
+        warnings,
+        [(2, "a model prompt projection of a version or shape not read: the message is counted as logged")]
+    );
+    assert_eq!(s.diagnostics.skipped.get("user/model prompt projection (no text to replace)"), Some(&1));
+}
