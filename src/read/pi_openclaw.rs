@@ -31,9 +31,9 @@ impl Reader {
         });
         match (text, first_text) {
             (Some(sent), Some(logged)) => {
-                // The session is still named by what the person typed.
-                let first_prompt = !self.s.messages.iter().any(|m| m.origin == Origin::Human);
-                if first_prompt && self.s.meta.title.is_none() {
+                // The session is still named by what the person typed (the
+                // scan stops at the first prompt, near the start).
+                if self.s.meta.title.is_none() && !self.s.messages.iter().any(|m| m.origin == Origin::Human) {
                     let typed = logged.lines().map(str::trim).find(|l| !l.is_empty());
                     self.s.meta.title = typed.map(str::to_string);
                 }
