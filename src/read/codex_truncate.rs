@@ -65,9 +65,10 @@ impl Budget {
 
 impl Reader<'_> {
     /// A `turn_context`'s `truncation_policy`: the budget of the turn's tool
-    /// outputs. A turn without one (a version before the policy) cuts nothing.
+    /// outputs. A turn without one (a version before the policy, or `null`)
+    /// cuts nothing.
     pub(super) fn truncation_policy(&mut self, policy: Option<&Value>, line: u64) {
-        self.output_budget = match policy.map(Budget::from_policy) {
+        self.output_budget = match policy.filter(|p| !p.is_null()).map(Budget::from_policy) {
             None => None,
             Some(Some(b)) => Some(b.with_allowance()),
             Some(None) => {

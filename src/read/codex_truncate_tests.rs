@@ -153,10 +153,12 @@ fn read_rollout(data: &[u8]) -> Session {
 
 #[test]
 fn without_a_policy_or_with_one_not_read_an_output_is_counted_as_logged() {
-    // A version before the policy: no field, nothing cut.
-    let s = read_rollout(&rollout("", 50_000, &[]));
-    assert_eq!(result(&s, "c1")[0].len(), 50_000);
-    assert!(s.diagnostics.messages.is_empty());
+    // A version before the policy: no field (or null), nothing cut.
+    for policy in ["", r#","truncation_policy":null"#] {
+        let s = read_rollout(&rollout(policy, 50_000, &[]));
+        assert_eq!(result(&s, "c1")[0].len(), 50_000);
+        assert!(s.diagnostics.messages.is_empty(), "{policy}: {:?}", s.diagnostics.messages);
+    }
     // A policy of a shape not read: nothing cut, and said once.
     let odd = r#","truncation_policy":{"mode":"lines","limit":10}"#;
     let again =

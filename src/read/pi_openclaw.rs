@@ -20,7 +20,7 @@ impl Reader {
     /// projection of another version or shape; such a message is counted as
     /// logged, and said.
     pub(super) fn model_prompt_projection(&mut self, m: &Value, blocks: &mut [Block], line: u64) {
-        let Some(p) = m.get("__openclaw").and_then(|o| o.get("modelPromptProjection")) else {
+        let Some(p) = m.get("__openclaw").and_then(|o| o.get("modelPromptProjection")).filter(|p| !p.is_null()) else {
             return;
         };
         let text =

@@ -412,10 +412,13 @@ fn a_projection_openclaw_would_not_send_leaves_the_turn_as_logged_and_is_said() 
             r#"[{"type":"image","data":"AAAA","mimeType":"image/png"}]"#,
             r#"{"version":1,"text":"sent"}"#,
         ),
+        // No projection: nothing to say.
+        user("u3", r#""u2""#, r#""plain""#, "null"),
     ]
     .join("\n");
     let s = read(Path::new("p.jsonl"), log.as_bytes()).remove(0);
     assert_eq!(s.messages[0].text(), "typed");
+    assert_eq!(s.messages[2].text(), "plain");
     let warnings: Vec<_> = s.diagnostics.messages.iter().map(|d| (d.line, d.message.as_str())).collect();
     assert_eq!(
         warnings,
