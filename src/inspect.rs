@@ -161,6 +161,9 @@ pub struct DiagnosticCounts {
     pub warnings: u64,
     pub unknown_kinds: BTreeMap<String, u64>,
     pub skipped_kinds: BTreeMap<String, u64>,
+    /// Content read as the agent sent it rather than as logged, by what was done.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub sent_otherwise: BTreeMap<String, u64>,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -373,6 +376,7 @@ pub fn inspect_session(s: &Session) -> (SessionReport, AccuracyAccumulator) {
         warnings: d.messages.len() as u64 + d.unlisted,
         unknown_kinds: d.unknown_kinds.clone(),
         skipped_kinds: d.skipped.clone(),
+        sent_otherwise: d.sent_otherwise.clone(),
     };
 
     let counts = |f: fn(&MessageScan<'_>) -> u64| MessageTokens::from_counts(scans.iter().map(f).collect());
@@ -456,6 +460,7 @@ impl Counts {
         self.diagnostics.warnings += o.diagnostics.warnings;
         add_map(&mut self.diagnostics.unknown_kinds, &o.diagnostics.unknown_kinds);
         add_map(&mut self.diagnostics.skipped_kinds, &o.diagnostics.skipped_kinds);
+        add_map(&mut self.diagnostics.sent_otherwise, &o.diagnostics.sent_otherwise);
     }
 }
 
@@ -572,6 +577,7 @@ mod tests {
         s.diagnostics.unknown("weird", 8, "{}");
         s.diagnostics.unknown("weird", 9, "{}");
         s.diagnostics.skip("title");
+        s.diagnostics.sent_otherwise("tool output cut to its budget");
         s
     }
 
@@ -643,6 +649,7 @@ mod tests {
                 warnings: 1,
                 unknown_kinds: BTreeMap::from([("weird".to_string(), 2)]),
                 skipped_kinds: BTreeMap::from([("title".to_string(), 1)]),
+                sent_otherwise: BTreeMap::from([("tool output cut to its budget".to_string(), 1)]),
             }
         );
         assert_eq!(r.versions, ["1.2.3"]);

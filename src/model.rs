@@ -423,6 +423,10 @@ pub struct Diagnostics {
     /// Records that were recognized and intentionally not turned into messages
     /// (bookkeeping lines, titles, duplicates), by kind, with counts.
     pub skipped: BTreeMap<String, u64>,
+    /// Content the agent sent otherwise than the log keeps it, read as sent
+    /// (a preview, a cut output, a projected prompt), by what was done.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub sent_otherwise: BTreeMap<String, u64>,
     pub messages: Vec<Diagnostic>,
     /// Warnings past [`MAX_LISTED_WARNINGS`], counted but not kept: a file of a
     /// million bad lines must not hold (nor print) a million diagnostics.
@@ -477,6 +481,11 @@ impl Diagnostics {
         if n > 0 {
             *self.skipped.entry(kind_key(kind)).or_default() += n;
         }
+    }
+
+    /// One piece of content read as the agent sent it, not as logged.
+    pub fn sent_otherwise(&mut self, what: &str) {
+        *self.sent_otherwise.entry(kind_key(what)).or_default() += 1;
     }
 }
 

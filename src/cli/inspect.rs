@@ -261,6 +261,9 @@ fn render_counts(out: &mut String, c: &Counts) {
         }
         field(out, "skipped kinds", &text);
     }
+    if !d.sent_otherwise.is_empty() {
+        field(out, "sent as", &pairs(d.sent_otherwise.iter().map(|(k, v)| (k.clone(), *v))));
+    }
 }
 
 /// Skipped record kinds a block lists, most frequent first.

@@ -310,6 +310,7 @@ impl Builder<'_> {
             {
                 *content = vec![Block::text(text.clone())];
                 used.insert(key.as_str());
+                self.s.diagnostics.sent_otherwise("tool output sent as a preview (content-replacement)");
             }
         }
         let missing = by_id.iter().filter(|(id, _)| !used.contains(id.as_str()));

@@ -160,6 +160,8 @@ fn a_replaced_tool_output_is_the_preview_claude_code_sent_not_the_logged_whole()
     assert!(lint.starts_with("warning: this `if` has identical blocks"), "{lint}");
     assert!(s.diagnostics.unknown_kinds.is_empty(), "{:?}", s.diagnostics.unknown_kinds);
     assert!(s.diagnostics.messages.is_empty(), "{:?}", s.diagnostics.messages);
+    let said = s.diagnostics.sent_otherwise.get("tool output sent as a preview (content-replacement)");
+    assert_eq!(said, Some(&1));
 }
 
 #[test]

@@ -423,6 +423,9 @@ impl<'a> Reader<'a> {
                 let id = call_id(p, line);
                 let budget = self.line_budget.or(self.output_budget).filter(|_| ctx == Ctx::Live);
                 let cut = budget.zip(p.get("output")).and_then(|(b, o)| truncate::truncate_output(o, b));
+                if cut.is_some() {
+                    self.s.diagnostics.sent_otherwise("tool output cut to its budget");
+                }
                 let (content, is_error) = tool_output(cut.as_ref().or(p.get("output")));
                 self.result_block(Block::ToolResult { tool_use_id: id, content, is_error }, line, ts);
             }

@@ -119,6 +119,8 @@ fn a_tool_output_over_the_turns_policy_is_sent_cut_as_the_history_holds_it() {
     });
     assert_eq!(is_error, Some(Some(false)));
     assert!(s.diagnostics.messages.is_empty(), "{:?}", s.diagnostics.messages);
+    // Both outputs of the fixture, said in `inspect`.
+    assert_eq!(s.diagnostics.sent_otherwise.get("tool output cut to its budget"), Some(&2));
 }
 
 #[test]

@@ -38,6 +38,7 @@ impl Reader {
                     self.s.meta.title = typed.map(str::to_string);
                 }
                 *logged = sent.to_string();
+                self.s.diagnostics.sent_otherwise("prompt sent as its projection");
             }
             (Some(_), None) => self.s.diagnostics.skip("user/model prompt projection (no text to replace)"),
             (None, _) => {

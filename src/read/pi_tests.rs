@@ -392,6 +392,7 @@ fn an_openclaw_turn_is_sent_as_its_model_prompt_projection() {
     assert!(users[1].blocks.iter().any(|b| matches!(b, Block::Image { .. })));
     // The session is named by what the person typed.
     assert_eq!(s.display_name().as_deref(), Some("assistant · Book me a dentist appointment next week"));
+    assert_eq!(s.diagnostics.sent_otherwise.get("prompt sent as its projection"), Some(&2));
     assert!(s.diagnostics.messages.is_empty(), "{:?}", s.diagnostics.messages);
 }
 
