@@ -59,7 +59,7 @@ pub fn call_estimates(session: &Session, counts: &MessageTokens, cleared: &[Vec<
 
     // What a range of messages weighs in a request: those the agent never
     // sent weigh nothing (found by binary search, then those in the range).
-    let unsent: Vec<usize> = (0..n).filter(|&i| session.messages[i].unsent).collect();
+    let unsent = session.unsent_indices();
     let sent_sum = |r: std::ops::Range<usize>| {
         let first = unsent.partition_point(|&i| i < r.start);
         let taken: u64 = unsent[first..].iter().take_while(|&&i| i < r.end).map(|&i| counts.get(i)).sum();

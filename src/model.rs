@@ -289,13 +289,19 @@ pub struct Message {
 }
 
 impl Message {
-    pub fn new(role: Role, origin: Origin, blocks: Vec<Block>) -> Message {
+    pub const fn new(role: Role, origin: Origin, blocks: Vec<Block>) -> Message {
         Message::at(role, origin, blocks, 0, None)
     }
 
     /// A message read from `source_line` of a log, sent with the requests
     /// after it.
-    pub fn at(role: Role, origin: Origin, blocks: Vec<Block>, source_line: u64, timestamp: Option<i64>) -> Message {
+    pub const fn at(
+        role: Role,
+        origin: Origin,
+        blocks: Vec<Block>,
+        source_line: u64,
+        timestamp: Option<i64>,
+    ) -> Message {
         Message { role, origin, blocks, source_line, timestamp, unsent: false }
     }
 

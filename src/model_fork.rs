@@ -51,6 +51,12 @@ impl Session {
         hidden
     }
 
+    /// The indices of the messages the agent never sent ([`super::Message::unsent`]),
+    /// in order.
+    pub fn unsent_indices(&self) -> Vec<usize> {
+        self.messages.iter().enumerate().filter(|(_, m)| m.unsent).map(|(i, _)| i).collect()
+    }
+
     /// Per message: whether one of the agent's own compactions inserted it
     /// ([`Session::is_inserted`], for every message at once).
     pub fn inserted_mask(&self) -> Vec<bool> {

@@ -217,7 +217,7 @@ pub(super) fn points(session: &Session) -> Vec<(RecordedEvent, Option<Scorable>)
     let n = session.messages.len();
     // The responses the agent never sent on ([`crate::model::Message::unsent`]):
     // in no context it dropped or kept.
-    let unsent: Vec<usize> = (0..n).filter(|&i| session.messages[i].unsent).collect();
+    let unsent = session.unsent_indices();
     let mut previous: Option<&RecordedCompaction> = None;
     let mut out = Vec::with_capacity(order.len());
     for (k, c) in order.into_iter().enumerate() {

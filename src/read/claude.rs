@@ -115,8 +115,7 @@ impl LogFormat for ClaudeCode {
     }
     /// `<session id>.jsonl`: the session a fork names as its parent.
     fn path_keys(&self, path: &Path, out: &mut Vec<String>) {
-        let name = path.file_name().and_then(|n| n.to_str()).unwrap_or("");
-        if let Some(id) = name.strip_suffix(".jsonl").filter(|id| super::is_uuid(id)) {
+        if let Some(id) = named_session_id(path) {
             out.push(format!("session:{id}"));
         }
     }
@@ -434,7 +433,9 @@ impl<'p> Builder<'p> {
                 self.s.inherited = idx + 1;
                 // The last copied record names the session this one was made
                 // from (a resume of a resume copies both sessions' records).
-                self.s.forked_from = Some(from.to_string());
+                if self.s.forked_from.as_deref() != Some(from) {
+                    self.s.forked_from = Some(from.to_string());
+                }
             } else {
                 self.copying = false;
             }
@@ -634,11 +635,10 @@ not in the calls' usage, not replayed, not priced",
     }
 }
 
-/// The session id a file's name gives (`<uuid>.jsonl`, compressed or not).
+/// The session id a file's name gives (`<uuid>.jsonl`; a compressed log is
+/// read and keyed under the name it had before).
 fn named_session_id(path: &Path) -> Option<&str> {
-    let name = path.file_name()?.to_str()?;
-    let name = [".zst", ".zstd"].iter().find_map(|z| name.strip_suffix(z)).unwrap_or(name);
-    name.strip_suffix(".jsonl").filter(|id| super::is_uuid(id))
+    path.file_name()?.to_str()?.strip_suffix(".jsonl").filter(|id| super::is_uuid(id))
 }
 
 /// `<local-command-stdout>` / `<local-command-stderr>` user text is the output of a

@@ -18,11 +18,15 @@ pub fn is_zstd(data: &[u8]) -> bool {
     data.starts_with(&MAGIC)
 }
 
+/// A file name without `.zst` or `.zstd`, if it has one.
+pub fn strip_suffix(name: &str) -> Option<&str> {
+    name.strip_suffix(".zst").or_else(|| name.strip_suffix(".zstd"))
+}
+
 /// The name a compressed log had before it was compressed: its path without
 /// `.zst` or `.zstd`.
 pub fn inner_path(path: &Path) -> Option<PathBuf> {
-    let name = path.file_name()?.to_str()?;
-    let inner = name.strip_suffix(".zst").or_else(|| name.strip_suffix(".zstd"))?;
+    let inner = strip_suffix(path.file_name()?.to_str()?)?;
     (!inner.is_empty()).then(|| path.with_file_name(inner))
 }
 

@@ -78,7 +78,7 @@ fn is_session_file(path: &Path) -> bool {
     // Lossy: a session file whose name is not UTF-8 is still a session file.
     let Some(name) = path.file_name().map(|n| n.to_string_lossy()) else { return false };
     // A compressed log is judged by the name it had before.
-    let name = name.strip_suffix(".zst").or_else(|| name.strip_suffix(".zstd")).unwrap_or(&name);
+    let name = super::compressed::strip_suffix(&name).unwrap_or(&name);
     if !(name.ends_with(".jsonl") || name.ends_with(".json")) {
         return false;
     }

@@ -374,12 +374,12 @@ impl Reader {
             "branch_summary" => {
                 if let Some(summary) = str_of(v, "summary").filter(|s| !s.is_empty()) {
                     let text = format!("{BRANCH_PREFIX}{summary}{BRANCH_SUFFIX}");
-                    self.push(msg(Role::User, Origin::Injected, vec![Block::text(text)], line, ts));
+                    self.push(Message::at(Role::User, Origin::Injected, vec![Block::text(text)], line, ts));
                 }
             }
             "custom_message" => {
                 let blocks = content_blocks(v.get("content"));
-                self.push(msg(Role::User, Origin::Injected, blocks, line, ts));
+                self.push(Message::at(Role::User, Origin::Injected, blocks, line, ts));
             }
             "model_change" => {
                 if let Some(m) = str_of(v, "modelId") {
@@ -419,7 +419,7 @@ impl Reader {
             "user" => {
                 let mut blocks = content_blocks(m.get("content"));
                 self.model_prompt_projection(m, &mut blocks, line);
-                self.push(msg(Role::User, Origin::Human, blocks, line, ts));
+                self.push(Message::at(Role::User, Origin::Human, blocks, line, ts));
             }
             "assistant" => self.assistant(m, line, ts),
             "toolResult" => {
@@ -435,32 +435,32 @@ impl Reader {
                     self.merged = true;
                     return;
                 }
-                self.push(msg(Role::User, Origin::ToolResult, vec![block], line, ts));
+                self.push(Message::at(Role::User, Origin::ToolResult, vec![block], line, ts));
                 self.tool_merge_open = true;
             }
             "bashExecution" => {
-                self.push(msg(Role::User, Origin::Injected, vec![Block::text(bash_text(m))], line, ts));
+                self.push(Message::at(Role::User, Origin::Injected, vec![Block::text(bash_text(m))], line, ts));
             }
             // Instructions an application adds (`DeveloperMessage`, string
             // content): sent, natively or wrapped as a user message.
             "developer" => {
                 let blocks = content_blocks(m.get("content"));
-                self.push(msg(Role::System, Origin::Injected, blocks, line, ts));
+                self.push(Message::at(Role::System, Origin::Injected, blocks, line, ts));
             }
             // v3 `custom`, its v2 name `hookMessage`: extension messages in context.
             "custom" | "hookMessage" => {
                 let blocks = content_blocks(m.get("content"));
-                self.push(msg(Role::User, Origin::Injected, blocks, line, ts));
+                self.push(Message::at(Role::User, Origin::Injected, blocks, line, ts));
             }
             "branchSummary" => {
                 let text = format!("{BRANCH_PREFIX}{}{BRANCH_SUFFIX}", str_of(m, "summary").unwrap_or(""));
-                self.push(msg(Role::User, Origin::Injected, vec![Block::text(text)], line, ts));
+                self.push(Message::at(Role::User, Origin::Injected, vec![Block::text(text)], line, ts));
             }
             // Normally only built in memory; if persisted, it is a summary without
             // the compaction entry that would say what it replaced.
             "compactionSummary" => {
                 let text = format!("{COMPACTION_PREFIX}{}{COMPACTION_SUFFIX}", str_of(m, "summary").unwrap_or(""));
-                self.push(msg(Role::User, Origin::CompactSummary, vec![Block::text(text)], line, ts));
+                self.push(Message::at(Role::User, Origin::CompactSummary, vec![Block::text(text)], line, ts));
             }
             other => {
                 let kind = format!("message role:{other}");
@@ -505,7 +505,7 @@ impl Reader {
         if let Some(model) = &model {
             self.s.meta.add_model(model);
         }
-        let index = self.push(Message { unsent, ..msg(Role::Assistant, origin, blocks, line, ts) });
+        let index = self.push(Message { unsent, ..Message::at(Role::Assistant, origin, blocks, line, ts) });
         let response_id = str_of(m, "responseId").map(str::to_string);
         self.s.calls.push(Call { message_index: index, model, usage, timestamp: ts, response_id });
     }
@@ -551,7 +551,7 @@ impl Reader {
             }
         };
         let text = format!("{COMPACTION_PREFIX}{summary}{COMPACTION_SUFFIX}");
-        let index = self.push(msg(Role::User, Origin::CompactSummary, vec![Block::text(text)], line, ts));
+        let index = self.push(Message::at(Role::User, Origin::CompactSummary, vec![Block::text(text)], line, ts));
         let trigger = (v.get("fromHook").and_then(Value::as_bool) == Some(true)).then(|| "extension".to_string());
         self.s.recorded_compactions.push(RecordedCompaction {
             kind: CompactionKind::PiCompaction,
@@ -563,10 +563,6 @@ impl Reader {
             trigger,
         });
     }
-}
-
-fn msg(role: Role, origin: Origin, blocks: Vec<Block>, line: u64, ts: Option<i64>) -> Message {
-    Message::at(role, origin, blocks, line, ts)
 }
 
 /// pi content: a string or an array of `text`, `thinking`, `toolCall`, `image`.

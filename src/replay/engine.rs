@@ -758,14 +758,7 @@ impl<'a> Engine<'a> {
     }
 }
 
-static EMPTY: Message = Message {
-    role: Role::User,
-    origin: Origin::Injected,
-    blocks: Vec::new(),
-    source_line: 0,
-    timestamp: None,
-    unsent: false,
-};
+static EMPTY: Message = Message::new(Role::User, Origin::Injected, Vec::new());
 
 /// Characters of a tool result's text ([`crate::summarize::tool_result_text`]:
 /// its text blocks joined by newlines), without joining them.

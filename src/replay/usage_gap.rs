@@ -268,13 +268,10 @@ mod tests {
     fn the_baseline_after_a_compaction_holds_both_kept_runs() {
         let mut s = Session::new("s", Format::Cline, "t");
         s.messages = (0..7)
-            .map(|i| Message {
-                role: if i % 2 == 0 { Role::User } else { Role::Assistant },
-                origin: if i % 2 == 0 { Origin::Human } else { Origin::Model },
-                blocks: vec![Block::text("x")],
-                source_line: i + 1,
-                timestamp: None,
-                unsent: false,
+            .map(|i| {
+                let (role, origin) =
+                    if i % 2 == 0 { (Role::User, Origin::Human) } else { (Role::Assistant, Origin::Model) };
+                Message::at(role, origin, vec![Block::text("x")], i + 1, None)
             })
             .collect();
         s.recorded_compactions.push(RecordedCompaction {
