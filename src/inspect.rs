@@ -366,7 +366,11 @@ pub fn inspect_session(s: &Session) -> (SessionReport, AccuracyAccumulator) {
     }
     let own = |rc: &&crate::model::RecordedCompaction| rc.inserted.start >= s.inherited;
     c.compactions = s.recorded_compactions.iter().filter(own).count() as u64;
-    c.cleared_outputs = s.recorded_clearings.iter().map(|rc| rc.blocks.len() as u64).sum();
+    // Each output once, however often it was cleared again (a trim, then a
+    // clearing; a projection restated after a compaction).
+    let cleared: std::collections::HashSet<(usize, usize)> =
+        s.recorded_clearings.iter().flat_map(|rc| rc.blocks.iter().map(|b| (b.message, b.block))).collect();
+    c.cleared_outputs = cleared.len() as u64;
     for e in &s.errors {
         *c.api_errors.entry(e.kind).or_default() += 1;
     }

@@ -187,8 +187,10 @@ fn render_totals(out: &mut String, r: &InspectReport) {
 /// it cleared, responses it never sent on.
 fn render_cleared(out: &mut String, c: &Counts) {
     if c.cleared_outputs > 0 {
-        let text =
-            format!("{} tool output(s) the agent stopped sending in full (cleared or masked)", num(c.cleared_outputs));
+        let text = format!(
+            "{} tool output(s) the agent stopped sending in full (cleared, masked or trimmed)",
+            num(c.cleared_outputs)
+        );
         field(out, "cleared", &text);
     }
     if c.unsent_messages > 0 {

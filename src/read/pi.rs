@@ -183,6 +183,7 @@ pub fn read(path: &Path, data: &[u8]) -> Vec<Session> {
         base_id: String::new(),
         resets: 0,
         segment: Vec::new(),
+        ttl: cache_ttl::CacheTtl::default(),
     };
     let header = entries.iter().position(|(_, v)| str_of(v, "type") == Some("session"));
     let version = match header {
@@ -225,6 +226,7 @@ pub fn read(path: &Path, data: &[u8]) -> Vec<Session> {
             r.s.inherited = r.s.messages.len();
         }
     }
+    r.cache_ttl_finish();
     ended.push(r.s);
     ended
 }
@@ -252,6 +254,8 @@ struct Reader {
     /// The entries read since the last reset, whose `entry_msg` a reset
     /// renumbers.
     segment: Vec<usize>,
+    /// OpenClaw's tool-result projections read so far ([`cache_ttl`]).
+    ttl: cache_ttl::CacheTtl,
 }
 
 impl Reader {
@@ -394,6 +398,7 @@ impl Reader {
                 }
                 self.s.diagnostics.skip(ty);
             }
+            "custom" if str_of(v, "customType") == Some(cache_ttl::CUSTOM_TYPE) => self.cache_ttl(entries, v, line),
             // Settings and extension state: never part of the model's context.
             "thinking_level_change" | "label" | "custom" | "session" | "leaf" => self.s.diagnostics.skip(ty),
             other => self.s.diagnostics.unknown(other, line, &super::raw_json(v)),
@@ -553,6 +558,7 @@ impl Reader {
         let text = format!("{COMPACTION_PREFIX}{summary}{COMPACTION_SUFFIX}");
         let index = self.push(Message::at(Role::User, Origin::CompactSummary, vec![Block::text(text)], line, ts));
         let trigger = (v.get("fromHook").and_then(Value::as_bool) == Some(true)).then(|| "extension".to_string());
+        let floor = kept.start;
         self.s.recorded_compactions.push(RecordedCompaction {
             kind: CompactionKind::PiCompaction,
             source_line: line,
@@ -562,6 +568,7 @@ impl Reader {
             tokens_before: v.get("tokensBefore").and_then(Value::as_u64).map(super::clamp_tokens),
             trigger,
         });
+        self.cache_ttl_compacted(entries, floor, line);
     }
 }
 
@@ -625,6 +632,9 @@ fn bash_text(m: &Value) -> String {
 
 #[path = "pi_openclaw.rs"]
 mod openclaw;
+
+#[path = "pi_cache_ttl.rs"]
+mod cache_ttl;
 
 #[cfg(test)]
 #[path = "pi_tests.rs"]

@@ -56,6 +56,8 @@ impl Reader {
     /// that tail opens the next session as context it starts from, not as its
     /// calls. Returns the session the reset ends.
     pub(super) fn reset(&mut self, entries: &[(u64, Value)], i: usize) -> Session {
+        // The projections end with the conversation they were made in.
+        self.cache_ttl_finish();
         let (line, v) = (entries[i].0, &entries[i].1);
         let kept_entry = str_of(v, "firstKeptEntryId");
         let from = kept_entry

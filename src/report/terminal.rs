@@ -42,7 +42,7 @@ pub fn summary(report: &Report, table_only: bool) -> String {
 
 const LEGEND: &str = "  tokens saved: input tokens the policy would not have sent, against what the agent sent.
   money saved: the same, priced with the prompt cache (a pruned prompt is no longer a cached prefix).
-  overflows avoided: calls over the context window that the policy brought under it.
+  overflows avoided: calls over the context window that the policy brought under it, less those it took over.
   kept for later: of what the agent needed after each compaction, the weighted share its summary kept (FRR).
 ";
 
