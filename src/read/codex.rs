@@ -167,6 +167,9 @@ struct Reader<'a> {
     output_budget: Option<Budget>,
     /// The budget the line being read names for itself.
     line_budget: Option<Budget>,
+    /// Outputs a version that cut them read whole for want of a recorded
+    /// budget: (first line, count) ([`truncate`]).
+    uncut: (u64, u64),
 }
 
 impl<'a> Reader<'a> {
@@ -195,6 +198,7 @@ impl<'a> Reader<'a> {
             copying: false,
             output_budget: None,
             line_budget: None,
+            uncut: (0, 0),
         }
     }
 
@@ -425,6 +429,8 @@ impl<'a> Reader<'a> {
                 let cut = budget.zip(p.get("output")).and_then(|(b, o)| truncate::truncate_output(o, b));
                 if cut.is_some() {
                     self.s.diagnostics.sent_otherwise("tool output cut to its budget");
+                } else if budget.is_none() && ctx == Ctx::Live {
+                    self.unrecorded_budget(p.get("output"), line);
                 }
                 let (content, is_error) = tool_output(cut.as_ref().or(p.get("output")));
                 self.result_block(Block::ToolResult { tool_use_id: id, content, is_error }, line, ts);
@@ -578,6 +584,7 @@ impl<'a> Reader<'a> {
 
     fn finish(mut self) -> Session {
         self.end_copy();
+        self.warn_uncut();
         if self.pending_usage.take().is_some() {
             self.unpaired_usage += 1;
         }

@@ -72,15 +72,63 @@ impl Reader<'_> {
             None => None,
             Some(Some(b)) => Some(b.with_allowance()),
             Some(None) => {
-                let message = "turn_context: a truncation policy of a shape not read: \
-                               the turn's tool outputs are counted whole, as logged";
-                if !self.s.diagnostics.messages.iter().any(|d| d.message == message) {
-                    self.s.diagnostics.warn(self.path, line, message);
+                if !self.s.diagnostics.messages.iter().any(|d| d.message == ODD_POLICY) {
+                    self.s.diagnostics.warn(self.path, line, ODD_POLICY);
                 }
                 None
             }
         };
     }
+}
+
+const ODD_POLICY: &str =
+    "turn_context: a truncation policy of a shape not read: the turn's tool outputs are counted whole, as logged";
+
+/// The first Codex version that cuts tool outputs in the history its requests
+/// are built from rather than when they are made; its rollouts record the
+/// budget only from late 2025.
+const CUTS_IN_HISTORY: (u64, u64) = (0, 52);
+
+/// The smallest budget Codex has cut outputs to without recording it: 10 KiB
+/// (and 256 lines), then 10,000 bytes or 10,000 tokens by model.
+const UNRECORDED_BUDGET: usize = 10_240;
+
+impl Reader<'_> {
+    /// A tool output read whole with no budget recorded: counted when the
+    /// version cut outputs in its history and this one is over any budget it
+    /// used, to say so once ([`Reader::warn_uncut`]).
+    pub(super) fn unrecorded_budget(&mut self, output: Option<&Value>, line: u64) {
+        let cuts = self.last_version.as_deref().and_then(major_minor).is_some_and(|v| v >= CUTS_IN_HISTORY);
+        let len = match output {
+            Some(Value::String(s)) => s.len(),
+            Some(Value::Array(items)) => items.iter().filter_map(|i| i.get("text").and_then(Value::as_str)).map(str::len).sum(),
+            _ => 0,
+        };
+        if cuts && len > UNRECORDED_BUDGET {
+            let (first, n) = self.uncut;
+            self.uncut = (if n == 0 { line } else { first }, n + 1);
+        }
+    }
+
+    pub(super) fn warn_uncut(&mut self) {
+        let (line, n) = self.uncut;
+        // A policy of a shape not read already says its outputs are whole.
+        if n > 0 && !self.s.diagnostics.messages.iter().any(|d| d.message == ODD_POLICY) {
+            let why = format!(
+                "{n} tool output(s) over 10 KB are counted whole: this Codex version cut each output over its \
+                 budget (10 KB, or 10,000 tokens for codex models, unless configured) in the history its requests \
+                 were built from, and the rollout does not record that budget, so the agent's context is \
+                 overstated from each on"
+            );
+            self.s.diagnostics.warn(self.path, line, why);
+        }
+    }
+}
+
+/// `0.63.0`, `0.63.0-alpha.2` → (0, 63).
+fn major_minor(version: &str) -> Option<(u64, u64)> {
+    let mut parts = version.split(['.', '-']);
+    Some((parts.next()?.parse().ok()?, parts.next()?.parse().ok()?))
 }
 
 /// The output as Codex sends it, or None when it fits (or is of a shape Codex

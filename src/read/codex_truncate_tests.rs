@@ -138,8 +138,12 @@ fn a_line_that_names_its_own_budget_is_cut_to_it() {
 /// A rollout of one turn: `policy` in its `turn_context`, then a call and
 /// an output of `n` bytes, then `tail` lines.
 fn rollout(policy: &str, n: usize, tail: &[String]) -> Vec<u8> {
+    rollout_of("0.128.0", policy, n, tail)
+}
+
+fn rollout_of(version: &str, policy: &str, n: usize, tail: &[String]) -> Vec<u8> {
     let mut lines = vec![
-        r#"{"timestamp":"2026-05-12T14:00:00Z","type":"session_meta","payload":{"id":"019e3b20-0000-7000-8000-000000000001","cli_version":"0.128.0"}}"#.to_string(),
+        format!(r#"{{"timestamp":"2026-05-12T14:00:00Z","type":"session_meta","payload":{{"id":"019e3b20-0000-7000-8000-000000000001","cli_version":"{version}"}}}}"#),
         format!(r#"{{"timestamp":"2026-05-12T14:00:00Z","type":"turn_context","payload":{{"model":"gpt-5.3-codex"{policy}}}}}"#),
         r#"{"timestamp":"2026-05-12T14:00:01Z","type":"response_item","payload":{"type":"message","role":"user","content":[{"type":"input_text","text":"go"}]}}"#.to_string(),
         r#"{"timestamp":"2026-05-12T14:00:02Z","type":"response_item","payload":{"type":"function_call","name":"exec_command","arguments":"{}","call_id":"c1"}}"#.to_string(),
@@ -155,12 +159,25 @@ fn read_rollout(data: &[u8]) -> Session {
 
 #[test]
 fn without_a_policy_or_with_one_not_read_an_output_is_counted_as_logged() {
-    // A version before the policy: no field (or null), nothing cut.
+    // A version before outputs were cut in the history: no field (or null),
+    // nothing cut, nothing to say.
     for policy in ["", r#","truncation_policy":null"#] {
-        let s = read_rollout(&rollout(policy, 50_000, &[]));
+        let s = read_rollout(&rollout_of("0.51.0", policy, 50_000, &[]));
         assert_eq!(result(&s, "c1")[0].len(), 50_000);
         assert!(s.diagnostics.messages.is_empty(), "{policy}: {:?}", s.diagnostics.messages);
     }
+    // A version that cut them and records no budget: counted whole, and said
+    // with the first such output's line, when over the smallest budget used.
+    for version in ["0.52.0", "0.63.0-alpha.1", "0.128.0"] {
+        let s = read_rollout(&rollout_of(version, "", 50_000, &[]));
+        assert_eq!(result(&s, "c1")[0].len(), 50_000);
+        let warnings: Vec<_> = s.diagnostics.messages.iter().map(|d| (d.line, d.message.as_str())).collect();
+        assert_eq!(warnings.len(), 1, "{version}");
+        assert_eq!(warnings[0].0, 5);
+        assert!(warnings[0].1.starts_with("1 tool output(s) over 10 KB are counted whole"), "{}", warnings[0].1);
+    }
+    let s = read_rollout(&rollout_of("0.63.0", "", 10_240, &[]));
+    assert!(s.diagnostics.messages.is_empty(), "{:?}", s.diagnostics.messages);
     // A policy of a shape not read: nothing cut, and said once.
     let odd = r#","truncation_policy":{"mode":"lines","limit":10}"#;
     let again =
