@@ -101,7 +101,9 @@ impl Reader<'_> {
         let cuts = self.last_version.as_deref().and_then(major_minor).is_some_and(|v| v >= CUTS_IN_HISTORY);
         let len = match output {
             Some(Value::String(s)) => s.len(),
-            Some(Value::Array(items)) => items.iter().filter_map(|i| i.get("text").and_then(Value::as_str)).map(str::len).sum(),
+            Some(Value::Array(items)) => {
+                items.iter().filter_map(|i| i.get("text").and_then(Value::as_str)).map(str::len).sum()
+            }
             _ => 0,
         };
         if cuts && len > UNRECORDED_BUDGET {

@@ -195,8 +195,17 @@ impl Reader {
         self.index_tool_results(entries);
         let mut blocks = Vec::new();
         for key in keys {
-            let Some((mi, bi, e)) = self.resolve(entries, &key) else {
-                continue;
+            let (mi, bi, e) = match self.resolve(entries, &key) {
+                Some(Some(found)) => found,
+                // Out of the agent's context: nothing to send.
+                Some(None) => continue,
+                // A key only frozen (sent as logged) is no projection to miss.
+                None => {
+                    if self.ttl.state.projects(&key) {
+                        self.ttl.unresolved.insert(key);
+                    }
+                    continue;
+                }
             };
             let content = entries[e].1.pointer("/message/content").unwrap_or(&Value::Null);
             let logged = match self.s.messages[mi].blocks.get(bi) {
@@ -244,31 +253,23 @@ impl Reader {
         self.ttl.indexed = self.segment.len();
     }
 
-    /// The tool result a key names: (message, block, entry), when the log
-    /// holds it once and it is still in the agent's context.
-    fn resolve(&mut self, entries: &[(u64, Value)], key: &str) -> Option<(usize, usize, usize)> {
+    /// The tool result a key names: (message, block, entry); Some(None) when
+    /// it is out of the agent's context, None when the log does not hold it once.
+    fn resolve(&self, entries: &[(u64, Value)], key: &str) -> Option<Option<(usize, usize, usize)>> {
         let e = match self.ttl.keys.get(key).map(Vec::as_slice) {
             Some(&[e]) if !self.ttl.state.ambiguous.contains(key) => e,
             // Fallback keys (a tool call id and timestamp seen twice) name
             // results by identities the log does not hold.
-            _ => {
-                self.ttl.unresolved.insert(key.to_string());
-                return None;
-            }
+            _ => return None,
         };
-        let mi = self.entry_msg.get(e).copied().flatten()?;
-        if mi < self.ttl.floor {
-            return None;
-        }
+        let Some(mi) = self.entry_msg.get(e).copied().flatten().filter(|&mi| mi >= self.ttl.floor) else {
+            return Some(None);
+        };
         let id = entries[e].1.pointer("/message/toolCallId").and_then(Value::as_str).unwrap_or("");
-        let bi = self
-            .s
-            .messages
-            .get(mi)?
-            .blocks
-            .iter()
-            .position(|b| matches!(b, Block::ToolResult { tool_use_id, .. } if tool_use_id == id))?;
-        Some((mi, bi, e))
+        let bi = self.s.messages.get(mi).and_then(|m| {
+            m.blocks.iter().position(|b| matches!(b, Block::ToolResult { tool_use_id, .. } if tool_use_id == id))
+        });
+        Some(bi.map(|bi| (mi, bi, e)))
     }
 }
 
@@ -281,14 +282,19 @@ impl CacheTtl {
 }
 
 impl State {
+    /// Whether the state may send the result `key` names otherwise than logged.
+    fn projects(&self, key: &str) -> bool {
+        self.pruned.contains_key(key) || self.frozen.get(key).is_some_and(|f| f.texts.is_some())
+    }
+
     /// The content a tool result is sent as, or None when sent as logged.
     fn sent_as(&self, key: &str, content: &Value, logged: &[Block]) -> Option<Vec<Block>> {
+        if !self.projects(key) {
+            return None;
+        }
         let pruned = self.pruned.get(key);
         let frozen = self.frozen.get(key);
         let texts = frozen.and_then(|f| f.texts.as_ref());
-        if pruned.is_none() && texts.is_none() {
-            return None;
-        }
         let logged_texts = text_blocks(content);
         if frozen.is_some_and(|f| f.source_hash != source_hash(&logged_texts)) {
             return None;

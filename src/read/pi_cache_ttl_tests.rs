@@ -222,7 +222,11 @@ fn a_key_the_log_holds_twice_or_by_fallback_is_counted_as_logged_and_said() {
         result("c1", 11, "one"),
         call("c1"),
         result("c1", 11, "again"),
-        snapshot(json!([hard("tool:c1:11"), hard("fallback:tool:c1:11:id:x:0"), hard("tool:gone:1")]), json!([])),
+        snapshot(
+            json!([hard("tool:c1:11"), hard("fallback:tool:c1:11:id:x:0"), hard("tool:gone:1")]),
+            // Frozen as logged: nothing to miss.
+            json!([{"key": "fallback:tool:c1:11:id:y:0", "sourceHash": "h"}, {"key": "tool:gone:2", "sourceHash": "h"}]),
+        ),
         call("c2"),
     ]);
     assert_eq!(clearings(&s), []);
