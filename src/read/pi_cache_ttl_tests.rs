@@ -274,3 +274,34 @@ fn a_reset_ends_the_projections_and_a_touch_only_log_is_said_to_record_none() {
     assert_eq!(warnings(&s)[0].0, 3);
     assert!(warnings(&s)[0].1.starts_with("OpenClaw's cache-TTL pruning was on"));
 }
+
+#[test]
+fn frozen_texts_keep_the_other_blocks_in_place_and_a_hard_mark_replaces_a_string_content() {
+    let content = json!([{"type": "text", "text": "before"}, {"type": "image", "data": "AAAA", "mimeType": "image/png"},
+                         {"type": "text", "text": "after"}]);
+    let shot = json!({"type": "message", "message": {"role": "toolResult", "toolCallId": "c1", "content": content, "timestamp": 11}});
+    let plain = json!({"type": "message", "message": {"role": "toolResult", "toolCallId": "c2", "content": "a string", "timestamp": 12}});
+    let frozen = json!([
+        {"key": "tool:c1:11", "sourceHash": source_hash(&["before", "after"]), "texts": ["B", "A"]},
+        // A hard mark goes before frozen texts, and replaces a string content whole.
+        {"key": "tool:c2:12", "sourceHash": source_hash(&[]), "texts": ["x"]}
+    ]);
+    let s = read_one(&[
+        user("go"),
+        call("c1"),
+        shot,
+        call("c2"),
+        plain,
+        snapshot(json!([hard("tool:c2:12")]), frozen),
+        call("c3"),
+    ]);
+    assert_eq!(s.recorded_clearings.len(), 1);
+    let blocks = &s.recorded_clearings[0].blocks;
+    assert_eq!(blocks.len(), 2);
+    assert_eq!((blocks[0].message, blocks[0].block), (2, 0));
+    assert!(
+        matches!(&blocks[0].sent[..], [Block::Text { text: b }, Block::Image { .. }, Block::Text { text: a }] if b == "B" && a == "A")
+    );
+    assert_eq!((blocks[1].message, blocks[1].block, &blocks[1].sent), (4, 0, &vec![Block::text("[cleared]")]));
+    assert_eq!(warnings(&s), []);
+}
