@@ -210,7 +210,7 @@ fn read_doc(mut s: Session, path: &Path, doc: &Value, lines: Option<&[u64]>, fol
                     let items = m.get("content").and_then(Value::as_array).map(Vec::as_slice).unwrap_or_default();
                     let mut blocks = Vec::new();
                     for (id, item) in ids.into_iter().zip(items) {
-                        let (content, is_error) = result_blocks(Some(item));
+                        let (content, is_error) = result_blocks(Some(item), None);
                         answered.insert(id.clone());
                         // The call's own result, recorded empty, is this one.
                         match empty_result(&mut s.messages, &id) {
@@ -288,7 +288,7 @@ fn record_maskings(s: &mut Session, path: &Path, maskings: &[gemini_jsonl::Maski
     for mk in maskings {
         let Some(&(message, block)) = by_id.get(mk.call.as_str()) else { continue };
         let at = built.get(mk.at).copied().unwrap_or(s.messages.len());
-        let cleared = ClearedBlock::new(message, block, result_blocks(Some(&mk.sent)).0);
+        let cleared = ClearedBlock::new(message, block, result_blocks(Some(&mk.sent), Some(&mk.call)).0);
         match clearings.last_mut().filter(|c| c.at == at) {
             Some(c) => c.blocks.push(cleared),
             None => clearings.push(RecordedClearing {
@@ -391,7 +391,7 @@ fn gemini_message(s: &mut Session, m: &Value, line: u64, ts: Option<i64>, call: 
             name: str_of(c, "name").unwrap_or("").to_string(),
             input: c.get("args").cloned().unwrap_or_else(|| Value::Object(Default::default())),
         });
-        let (content, has_error) = result_blocks(c.get("result"));
+        let (content, has_error) = result_blocks(c.get("result"), Some(&id));
         if !content.is_empty() {
             answered.push(id.clone());
         }
@@ -463,11 +463,15 @@ fn part(p: &Value) -> Option<Block> {
 }
 
 /// The result parts of a tool call, and whether any part reports an error.
-fn result_blocks(result: Option<&Value>) -> (Vec<Block>, bool) {
+fn result_blocks(result: Option<&Value>, call: Option<&str>) -> (Vec<Block>, bool) {
     let items: Vec<&Value> = match result {
         Some(Value::Array(a)) => a.iter().collect(),
         Some(v @ (Value::Object(_) | Value::String(_))) => vec![v],
         _ => Vec::new(),
+    };
+    let items = match call {
+        Some(id) => own_parts(items, id),
+        None => items,
     };
     let mut blocks = Vec::new();
     let mut has_error = false;
@@ -491,6 +495,36 @@ fn result_blocks(result: Option<&Value>) -> (Vec<Block>, bool) {
         }
     }
     (blocks, has_error)
+}
+
+/// The parts of a call's recorded `result` that are its own. Gemini CLI
+/// records a call's result again as the whole user turn it was sent in when
+/// the two differ (`updateMessagesFromHistory` syncs `tc.result =
+/// turn.content.parts`, for a masked output and for parallel calls alike):
+/// every call's `functionResponse` of the turn, each followed by the parts
+/// sent next to it (media). A call keeps its own response and the parts after
+/// it up to the next response (the parts before the first response go with
+/// the first); a result that does not also name another call is its own whole.
+fn own_parts<'a>(items: Vec<&'a Value>, id: &str) -> Vec<&'a Value> {
+    fn response_id(it: &Value) -> Option<&str> {
+        it.get("functionResponse").map(|fr| str_of(fr, "id").unwrap_or(""))
+    }
+    let mine = items.iter().any(|it| response_id(it) == Some(id));
+    let others = items.iter().any(|it| response_id(it).is_some_and(|other| other != id));
+    if !(mine && others) {
+        return items;
+    }
+    let first = items.iter().find_map(|it| response_id(it));
+    let mut owner = first;
+    items
+        .into_iter()
+        .filter(|it| {
+            if let Some(r) = response_id(it) {
+                owner = Some(r);
+            }
+            owner == Some(id)
+        })
+        .collect()
 }
 
 fn value_text(v: &Value) -> Block {

@@ -267,3 +267,50 @@ fn a_fresh_recording_copies_nothing() {
     let s = read_fixture("session-2026-05-01T10-00-4f3c9a2e.jsonl");
     assert_eq!((s.inherited, s.forked_from.as_deref()), (0, None));
 }
+
+/// Gemini CLI records a result again as the whole user turn it was sent in:
+/// with parallel calls, each call's `result` then holds every call's response.
+#[test]
+fn a_result_recorded_as_the_whole_turn_keeps_only_its_own_response() {
+    let s = read_fixture("session-2026-09-14T16-00-5b6c7d8e.json");
+    assert_eq!(s.diagnostics.messages, []);
+    let results: Vec<(&str, Vec<&Block>)> = s
+        .messages
+        .iter()
+        .flat_map(|m| m.blocks.iter())
+        .filter_map(|b| match b {
+            Block::ToolResult { tool_use_id, content, .. } => Some((tool_use_id.as_str(), content.iter().collect())),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(results.len(), 2);
+    let text = |b: &Block| match b {
+        Block::Text { text } => text.lines().next().map(str::to_string),
+        _ => None,
+    };
+    // Each call its own output; the image sent after the second response is the second's.
+    assert_eq!(results[0].0, "read_file-1-a");
+    assert_eq!(results[0].1.len(), 1);
+    assert_eq!(results[1].0, "read_file-1-b");
+    assert_eq!(results[1].1.len(), 2);
+    assert!(matches!(results[1].1[1], Block::Image { .. }));
+    assert_eq!(text(results[0].1[0]).as_deref(), Some("key_001 = 7"));
+    assert_ne!(results[0].1[0], results[1].1[0]);
+}
+
+#[test]
+fn own_parts_splits_a_turn_by_response_and_leaves_a_call_s_own_result_whole() {
+    let fr = |id: &str| serde_json::json!({"functionResponse": {"id": id, "response": {"output": id}}});
+    let media = |n: u32| serde_json::json!({"inlineData": {"mimeType": "image/png", "data": n.to_string()}});
+    let turn = [media(0), fr("a"), media(1), fr("b"), media(2), media(3), fr("c")];
+    let ids = |parts: Vec<&Value>| -> Vec<String> { parts.iter().map(|p| p.to_string()).collect() };
+    let all: Vec<&Value> = turn.iter().collect();
+    // Parts before the first response go with it; each response takes what follows it.
+    assert_eq!(ids(own_parts(all.clone(), "a")), ids(vec![&turn[0], &turn[1], &turn[2]]));
+    assert_eq!(ids(own_parts(all.clone(), "b")), ids(vec![&turn[3], &turn[4], &turn[5]]));
+    assert_eq!(ids(own_parts(all.clone(), "c")), ids(vec![&turn[6]]));
+    // A result naming only this call, or none of it, is kept whole.
+    let own = [fr("a"), media(1)];
+    assert_eq!(own_parts(own.iter().collect(), "a").len(), 2);
+    assert_eq!(own_parts(all.clone(), "z").len(), turn.len());
+}
