@@ -133,12 +133,15 @@ pub fn read_task_dir(dir: &Path) -> Result<Vec<Session>, Diagnostic> {
     if let Ok(meta) = super::read_regular_file(&dir.join("task_metadata.json"))
         && let Ok(meta) = serde_json::from_slice::<Value>(&meta)
     {
+        let usage = meta.get("model_usage").and_then(Value::as_array).map(Vec::as_slice).unwrap_or_default();
         for s in &mut sessions {
-            for u in meta.get("model_usage").and_then(Value::as_array).into_iter().flatten() {
+            for u in usage {
                 if let Some(m) = str_of(u, "model_id") {
                     s.meta.add_model(m);
                 }
             }
+            let providers = usage.iter().filter_map(|u| str_of(u, "model_provider_id"));
+            cline_cache::warn_cache_in_input(s, dir, providers);
         }
     }
     Ok(sessions)
@@ -244,6 +247,8 @@ pub fn read_history_bytes(
         call.usage = *usage;
         call.timestamp = call.timestamp.or(*req_ts);
     }
+    let providers = history.iter().filter_map(|m| m.pointer("/modelInfo/providerId").and_then(Value::as_str));
+    cline_cache::warn_cache_in_input(&mut s, path, providers);
     if let Some(bytes) = context_history {
         match cline_context::parse(bytes) {
             Ok(updates) => {
@@ -703,6 +708,9 @@ mod cline_range;
 
 #[path = "cline_context.rs"]
 mod cline_context;
+
+#[path = "cline_cache.rs"]
+mod cline_cache;
 
 #[cfg(test)]
 #[path = "cline_tests.rs"]

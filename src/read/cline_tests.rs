@@ -311,3 +311,33 @@ fn order_pairing_skips_a_request_started_after_the_message() {
     assert_eq!(s.calls[0].timestamp, Some(T0 + 3000));
     assert_eq!(s.calls[1].usage, None);
 }
+
+/// A provider whose handler counts the cache inside `tokensIn` too: said, with
+/// the requests that recorded cache, whichever file names the provider.
+#[test]
+fn a_provider_that_counts_the_cache_in_its_input_is_said_to() {
+    let user = serde_json::json!({"role": "user", "content": "<task>go</task>"});
+    let with = |provider: &str| {
+        let mut t = turn(2000, None);
+        t["modelInfo"] = serde_json::json!({"modelId": "m", "providerId": provider, "mode": "act"});
+        t
+    };
+    let ui = |reads: u64| [started(1000, 900, 10, 0, reads)];
+    let warned_of = |s: &Session| s.diagnostics.messages.iter().filter(|d| d.message.starts_with("Cline's ")).count();
+    let s = read_pair(&[user.clone(), with("litellm")], &ui(600));
+    assert_eq!(warned_of(&s), 1);
+    assert!(warned(&s, "Cline's `litellm` provider reports"), "{:?}", s.diagnostics.messages);
+    assert!(warned(&s, "the prompt sizes of 1 request(s) that recorded cache tokens may count them twice"));
+    // Another provider, or no cache recorded: nothing to say.
+    assert_eq!(warned_of(&read_pair(&[user.clone(), with("anthropic")], &ui(600))), 0);
+    assert_eq!(warned_of(&read_pair(&[user.clone(), with("openai")], &ui(0))), 0);
+    // Named by the task's metadata alone.
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join(HISTORY), serde_json::to_vec(&[user, turn(2000, None)]).unwrap()).unwrap();
+    std::fs::write(dir.path().join("ui_messages.json"), serde_json::to_vec(&ui(600)).unwrap()).unwrap();
+    let meta = serde_json::json!({"model_usage": [{"ts": T0, "model_id": "grok-4", "model_provider_id": "xai", "mode": "act"}]});
+    std::fs::write(dir.path().join("task_metadata.json"), meta.to_string()).unwrap();
+    let s = read_task_dir(dir.path()).unwrap().remove(0);
+    assert_eq!(warned_of(&s), 1);
+    assert!(warned(&s, "Cline's `xai` provider reports"));
+}
