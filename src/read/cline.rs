@@ -118,6 +118,10 @@ fn is_cline_message(m: &Value) -> bool {
     })
 }
 
+/// The fields Roo Code adds to a history message it condensed or truncated
+/// away, or to the summary and marker that replace them.
+const ROO_TAGS: [&str; 4] = ["condenseParent", "truncationParent", "isSummary", "isTruncationMarker"];
+
 /// Read a task folder. Errors only when the history file cannot be read.
 pub fn read_task_dir(dir: &Path) -> Result<Vec<Session>, Diagnostic> {
     let history = dir.join(HISTORY);
@@ -170,6 +174,16 @@ pub fn read_history_bytes(
         return vec![s];
     };
     s.stats.records = history.len() as u64;
+    // Roo Code (a Cline fork) keeps the messages it condensed or truncated
+    // away, tagged; its folders otherwise look like Cline's.
+    let tagged = history.iter().filter(|m| ROO_TAGS.iter().any(|k| m.get(*k).is_some())).count();
+    if tagged > 0 {
+        let why = format!(
+            "{tagged} message(s) carry Roo Code's condense or truncation tags: Roo Code's format is read as \
+             Cline's, so the messages it stopped sending are counted as sent"
+        );
+        s.diagnostics.warn(path, 0, why);
+    }
 
     let ui = match ui_messages {
         Some(bytes) => match serde_json::from_slice::<Value>(super::strip_bom(bytes)) {
