@@ -3,9 +3,11 @@
 //! rewritten whole on every update, or (v0.39 on) a JSONL recording of the
 //! same, folded into that object first (`gemini_jsonl.rs`).
 //!
-//! - `user` → human message; `gemini` → assistant message: `thoughts` (summaries,
-//!   `{subject, description}`) as thinking, `content` as text, `toolCalls[]` as
-//!   tool uses. A tool call and its result live in the same element, so the
+//! - `user` → human message; `gemini` → assistant message: `content` as text,
+//!   `toolCalls[]` as tool uses. Its `thoughts` (a digest, `{subject,
+//!   description}`) and any `thought` part are left out: Gemini CLI keeps the
+//!   model's thoughts out of the history its requests are built from, so no
+//!   request held them (counted in `sent_otherwise`). A tool call and its result live in the same element, so the
 //!   results become a user-role message right after the assistant message, built
 //!   from `result[].functionResponse.response.{output|error}`; `status` other than
 //!   `success` (`error`, `cancelled`) is an error result.
@@ -369,18 +371,15 @@ fn function_responses(content: Option<&Value>) -> Option<Vec<String>> {
 /// calls whose results it holds.
 /// `call`: the message is a model call (not one a compression inserted).
 fn gemini_message(s: &mut Session, m: &Value, line: u64, ts: Option<i64>, call: bool) -> Vec<String> {
-    let mut blocks = Vec::new();
-    for t in m.get("thoughts").and_then(Value::as_array).into_iter().flatten() {
-        let subject = str_of(t, "subject").unwrap_or("");
-        let description = str_of(t, "description").unwrap_or("");
-        let text = match (subject.is_empty(), description.is_empty()) {
-            (false, false) => format!("{subject}\n{description}"),
-            (false, true) => subject.to_string(),
-            _ => description.to_string(),
-        };
-        blocks.push(Block::Thinking { text, opaque_len: 0 });
+    // Thoughts are in no request: Gemini CLI keeps them out of the history
+    // its requests are built from (`processStreamResponse` drops every
+    // `thought` part), and records only a digest of them apart.
+    let recorded = m.get("thoughts").and_then(Value::as_array).is_some_and(|t| !t.is_empty());
+    let in_content = m.get("content").and_then(Value::as_array).is_some_and(|c| c.iter().any(is_thought));
+    if recorded || in_content {
+        s.diagnostics.sent_otherwise("thoughts, never sent again");
     }
-    blocks.extend(parts(m.get("content")));
+    let mut blocks = parts(m.get("content"));
     let calls = m.get("toolCalls").and_then(Value::as_array).map(Vec::as_slice).unwrap_or_default();
     let mut results = Vec::new();
     let mut answered = Vec::new();
@@ -443,14 +442,19 @@ fn parts(content: Option<&Value>) -> Vec<Block> {
     }
 }
 
+/// A model's thought part (`thought: true`): never sent back.
+fn is_thought(p: &Value) -> bool {
+    p.get("thought").and_then(Value::as_bool) == Some(true)
+}
+
 fn part(p: &Value) -> Option<Block> {
     if let Some(t) = p.as_str() {
         return (!t.is_empty()).then(|| Block::text(t));
     }
+    if is_thought(p) {
+        return None;
+    }
     if let Some(t) = str_of(p, "text") {
-        if p.get("thought").and_then(Value::as_bool) == Some(true) {
-            return Some(Block::Thinking { text: t.to_string(), opaque_len: 0 });
-        }
         return Some(Block::text(t));
     }
     if let Some(d) = p.get("inlineData") {

@@ -27,15 +27,14 @@ fn failed_tool_call_and_usage_mapping() {
             (Role::Assistant, Origin::Model, 6),
         ]
     );
-    // Thoughts first, then the tool use; empty content adds no text block.
+    // The tool use alone: the thoughts were never sent again, and empty
+    // content adds no text block.
     let m = &s.messages[1];
     assert!(
-        matches!(&m.blocks[0], Block::Thinking { text, opaque_len: 0 } if text == "Listing files\nI will list the directory.")
+        matches!(&m.blocks[0], Block::ToolUse { id, name, .. } if id == "list_directory-1-a" && name == "list_directory")
     );
-    assert!(
-        matches!(&m.blocks[1], Block::ToolUse { id, name, .. } if id == "list_directory-1-a" && name == "list_directory")
-    );
-    assert_eq!(m.blocks.len(), 2);
+    assert_eq!(m.blocks.len(), 1);
+    assert_eq!(s.diagnostics.sent_otherwise.get("thoughts, never sent again"), Some(&1));
     // The failed call: its error text, flagged.
     assert_eq!(
         s.messages[2].blocks,
@@ -134,7 +133,7 @@ fn jsonl_recordings_fold_updates_rewinds_and_echoes() {
         ]
     );
     assert!(
-        matches!(&s.messages[1].blocks[1], Block::ToolUse { id, name, .. } if id == "call-1" && name == "list_directory")
+        matches!(&s.messages[1].blocks[0], Block::ToolUse { id, name, .. } if id == "call-1" && name == "list_directory")
     );
     assert!(matches!(&s.messages[2].blocks[0], Block::ToolResult { tool_use_id, .. } if tool_use_id == "call-1"));
     assert!(s.messages.iter().all(|m| m.text() != "Deleting it."), "a rewound message was kept");
@@ -313,4 +312,18 @@ fn own_parts_splits_a_turn_by_response_and_leaves_a_call_s_own_result_whole() {
     let own = [fr("a"), media(1)];
     assert_eq!(own_parts(own.iter().collect(), "a").len(), 2);
     assert_eq!(own_parts(all.clone(), "z").len(), turn.len());
+}
+
+/// A `thought` part in a model's content is no more sent than its `thoughts`.
+#[test]
+fn a_thought_part_is_left_out_and_counted() {
+    let log = concat!(
+        r#"{"sessionId":"t","projectHash":"p","startTime":"2026-01-01T00:00:00Z","lastUpdated":"2026-01-01T00:00:00Z","messages":["#,
+        r#"{"id":"u","timestamp":"2026-01-01T00:00:01Z","type":"user","content":"hi"},"#,
+        r#"{"id":"g","timestamp":"2026-01-01T00:00:02Z","type":"gemini","content":[{"text":"weighing it","thought":true},{"text":"Hello."}],"#,
+        r#""thoughts":[],"model":"gemini-2.5-pro"}]}"#
+    );
+    let s = read(Path::new("session-t.json"), log.as_bytes()).remove(0);
+    assert_eq!(s.messages[1].blocks, [Block::text("Hello.")]);
+    assert_eq!(s.diagnostics.sent_otherwise.get("thoughts, never sent again"), Some(&1));
 }
