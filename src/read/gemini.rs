@@ -7,7 +7,8 @@
 //!   `toolCalls[]` as tool uses. Its `thoughts` (a digest, `{subject,
 //!   description}`) and any `thought` part are left out: Gemini CLI keeps the
 //!   model's thoughts out of the history its requests are built from, so no
-//!   request held them (counted in `sent_otherwise`). A tool call and its result live in the same element, so the
+//!   request held them (counted in `sent_otherwise`). A tool call and its
+//!   result live in the same element, so the
 //!   results become a user-role message right after the assistant message, built
 //!   from `result[].functionResponse.response.{output|error}`; `status` other than
 //!   `success` (`error`, `cancelled`) is an error result.
