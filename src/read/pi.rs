@@ -183,6 +183,7 @@ pub fn read(path: &Path, data: &[u8]) -> Vec<Session> {
         base_id: String::new(),
         resets: 0,
         segment: Vec::new(),
+        prompted: false,
         ttl: cache_ttl::CacheTtl::default(),
     };
     let header = entries.iter().position(|(_, v)| str_of(v, "type") == Some("session"));
@@ -254,6 +255,9 @@ struct Reader {
     /// The entries read since the last reset, whose `entry_msg` a reset
     /// renumbers.
     segment: Vec<usize>,
+    /// A person's message was read in this session (a reset's kept tail
+    /// counts): the first one names it.
+    prompted: bool,
     /// OpenClaw's tool-result projections read so far ([`cache_ttl`]).
     ttl: cache_ttl::CacheTtl,
 }
@@ -424,6 +428,7 @@ impl Reader {
             "user" => {
                 let mut blocks = content_blocks(m.get("content"));
                 self.model_prompt_projection(m, &mut blocks, line);
+                self.prompted = true;
                 self.push(Message::at(Role::User, Origin::Human, blocks, line, ts));
             }
             "assistant" => self.assistant(m, line, ts),

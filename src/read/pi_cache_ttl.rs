@@ -134,11 +134,14 @@ impl Reader {
                 let mut changed: BTreeSet<String> = BTreeSet::new();
                 apply(&mut st.pruned, d.pruned, &mut changed);
                 apply(&mut st.frozen, d.frozen, &mut changed);
-                let mut amb: BTreeMap<String, ()> = st.ambiguous.iter().map(|k| (k.clone(), ())).collect();
-                let mut amb_changed = BTreeSet::new();
-                apply(&mut amb, d.ambiguous, &mut amb_changed);
-                st.ambiguous = amb.into_keys().collect();
-                if amb_changed.is_empty() { changed } else { self.ttl.keys_in_state(&State::default()) }
+                let mut ambiguity_changed = false;
+                for k in &d.ambiguous.remove {
+                    ambiguity_changed |= st.ambiguous.remove(k);
+                }
+                for (k, ()) in d.ambiguous.set {
+                    ambiguity_changed |= st.ambiguous.insert(k);
+                }
+                if ambiguity_changed { self.ttl.keys_in_state(&State::default()) } else { changed }
             }
         };
         self.ttl.projections += 1;

@@ -33,7 +33,7 @@ impl Reader {
             (Some(sent), Some(logged)) => {
                 // The session is still named by what the person typed (the
                 // scan stops at the first prompt, near the start).
-                if self.s.meta.title.is_none() && !self.s.messages.iter().any(|m| m.origin == Origin::Human) {
+                if self.s.meta.title.is_none() && !self.prompted {
                     let typed = logged.lines().map(str::trim).find(|l| !l.is_empty());
                     self.s.meta.title = typed.map(str::to_string);
                 }
@@ -94,6 +94,7 @@ impl Reader {
             Session::new(format!("{}.reset{}", self.base_id, self.resets), self.s.format, &self.s.source_path);
         next.meta.cwd.clone_from(&self.s.meta.cwd);
         next.meta.versions.clone_from(&self.s.meta.versions);
+        self.prompted = tail.iter().any(|m| m.origin == Origin::Human);
         next.messages = tail;
         self.tool_merge_open = false;
         let mut done = std::mem::replace(&mut self.s, next);
