@@ -1,6 +1,9 @@
 //! Estimator accuracy against recorded usage (DESIGN.md §6): for every call with
 //! a recorded prompt size, how far each estimator's estimate of that prompt is.
 //!
+//! Calls whose usage is a share of a sum recorded over several requests
+//! (`codex exec --json`) are left out: the share is modelled, not measured.
+//!
 //! The estimated prompt of call *i* is the estimate of the context the agent sent:
 //! every message before `calls[i].message_index`, except those it never sent
 //! and what the agent's own recorded compactions replaced — after a compaction
@@ -15,7 +18,7 @@
 //! adds it to the later calls; the calibration call itself is left out of those
 //! statistics, since its error is zero by construction.
 
-use crate::model::{Format, Session};
+use crate::model::{Format, Session, UsageProvenance};
 use crate::tokens::{Calibrator, EstimatorKind, MessageTokens};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
@@ -89,8 +92,11 @@ pub fn call_estimates(session: &Session, counts: &MessageTokens, cleared: &[Vec<
         let first_call = next_call;
         while calls.get(next_call).is_some_and(|&(m, _)| m == k) {
             let ci = calls[next_call].1;
+            // A share of a sum the log records over several requests is a
+            // model of that request, not a measure to score estimators on.
             if let Some(u) = &session.calls[ci].usage
                 && u.prompt_tokens() > 0
+                && u.provenance != UsageProvenance::OpenAiShare
             {
                 out.push(CallEstimate {
                     call: ci,
@@ -347,6 +353,20 @@ pub(crate) mod tests {
                 (4, 100, 70, 70, false),       // kept 30 + summary 30 + 10; usage reset
             ]
         );
+    }
+
+    /// A share of a usage recorded over several requests is not scored, but
+    /// still anchors the next estimate.
+    #[test]
+    fn a_shared_usage_is_not_scored() {
+        let mut s = session();
+        if let Some(u) = s.calls[1].usage.as_mut() {
+            u.provenance = UsageProvenance::OpenAiShare;
+        }
+        let counts = MessageTokens::new(&s.messages, &Chars4);
+        let est = call_estimates(&s, &counts, &[]);
+        let got: Vec<(usize, u64, bool)> = est.iter().map(|e| (e.call, e.hybrid, e.anchored)).collect();
+        assert_eq!(got, vec![(0, 100, false), (3, 252 + 50, true), (4, 70, false)]);
     }
 
     /// A tool output the agent cleared (a microcompact) is sent as its

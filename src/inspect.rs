@@ -9,7 +9,9 @@
 //! the messages of long sessions are counted in parallel (rayon).
 
 use crate::accuracy::{AccuracyAccumulator, AccuracyRow, session_errors};
-use crate::model::{ApiErrorKind, Block, CompactionKind, Diagnostic, Format, Message, Origin, Role, Session, json_len};
+use crate::model::{
+    ApiErrorKind, Block, CompactionKind, Diagnostic, Format, Message, Origin, Role, Session, UsageProvenance, json_len,
+};
 use crate::read::Batch;
 use crate::tokens::{BPE_MESSAGE_OVERHEAD, Chars4, Cl100k, Estimator, EstimatorKind, MessageTokens, O200k, PerBlock};
 use rayon::prelude::*;
@@ -86,6 +88,9 @@ pub struct Counts {
     pub messages_by_origin: BTreeMap<Origin, u64>,
     pub calls: u64,
     pub calls_with_usage: u64,
+    /// Of those, calls whose usage is a share of a sum the log records over
+    /// several requests (`codex exec --json`).
+    pub calls_with_shared_usage: u64,
     pub tool_calls: u64,
     pub tool_calls_by_tool: BTreeMap<String, u64>,
     pub tool_results: u64,
@@ -357,6 +362,7 @@ pub fn inspect_session(s: &Session) -> (SessionReport, AccuracyAccumulator) {
     // number of calls: the sums saturate rather than wrap or panic.
     for u in s.calls.iter().filter_map(|call| call.usage.as_ref()) {
         c.calls_with_usage += 1;
+        c.calls_with_shared_usage += u64::from(u.provenance == UsageProvenance::OpenAiShare);
         c.usage.uncached_input = c.usage.uncached_input.saturating_add(u.uncached_input);
         c.usage.cache_read = c.usage.cache_read.saturating_add(u.cache_read);
         c.usage.cache_write = c.usage.cache_write.saturating_add(u.cache_write);
@@ -439,6 +445,7 @@ impl Counts {
         add_map(&mut self.messages_by_origin, &o.messages_by_origin);
         self.calls += o.calls;
         self.calls_with_usage += o.calls_with_usage;
+        self.calls_with_shared_usage += o.calls_with_shared_usage;
         self.tool_calls += o.tool_calls;
         add_map(&mut self.tool_calls_by_tool, &o.tool_calls_by_tool);
         self.tool_results += o.tool_results;

@@ -330,6 +330,10 @@ pub enum UsageProvenance {
     Anthropic,
     /// OpenAI/Codex shape: input includes cached tokens; reasoning ⊂ output.
     OpenAi,
+    /// OpenAI shape, one request's share of a usage the log records only
+    /// summed over several requests (`codex exec --json`): a model of the
+    /// request, not a measure of it.
+    OpenAiShare,
     /// pi `usage {input, output, cacheRead, cacheWrite}`.
     Pi,
     /// Gemini `tokens {input, output, cached, thoughts, tool, total}`.

@@ -206,7 +206,11 @@ fn render_counts(out: &mut String, c: &Counts) {
     let roles = pairs(c.messages_by_role.iter().map(|(k, v)| (snake(k), *v)));
     let origins = pairs(c.messages_by_origin.iter().map(|(k, v)| (snake(k), *v)));
     field(out, "messages", &format!("{}: {roles} | {origins}", num(c.messages)));
-    field(out, "calls", &format!("{} ({} with usage)", num(c.calls), num(c.calls_with_usage)));
+    let shared = match c.calls_with_shared_usage {
+        0 => String::new(),
+        n => format!(", {} shared from a total over several requests", num(n)),
+    };
+    field(out, "calls", &format!("{} ({} with usage{shared})", num(c.calls), num(c.calls_with_usage)));
     let mut tools: Vec<(&String, &u64)> = c.tool_calls_by_tool.iter().collect();
     // Most used first; the name breaks ties so the order is stable.
     tools.sort_by(|a, b| b.1.cmp(a.1).then(a.0.cmp(b.0)));

@@ -10,15 +10,19 @@
 //! Mapping: reasoning and agent messages are assistant blocks; command
 //! executions, file changes and MCP calls become a `ToolUse` in the assistant
 //! message and a `ToolResult` in the following user message (keyed by the item
-//! id). `turn.completed.usage` is the sum over the turn's model requests, so it
-//! becomes one [`Call`] per turn, attached to the turn's last assistant message.
+//! id). Each model request is one assistant message and one [`Call`]: a model
+//! item after one of the current request's results starts the next request.
+//! `turn.completed.usage` is the thread's running total over every request so
+//! far ([`usage`]): what it adds to the previous total is shared among the
+//! requests since.
 
 use super::format::{LogFormat, Signal};
 use super::{codex, errors};
-use crate::model::{Block, Call, Format, Message, Origin, RecordedError, Role, Session};
+use crate::model::{Block, Call, Format, Message, Origin, RecordedError, Role, Session, Usage};
 use serde_json::{Value, json};
 use std::collections::HashMap;
 use std::path::Path;
+use usage::Pending;
 
 const MAX_ERROR_LEN: usize = 2000;
 
@@ -87,6 +91,9 @@ struct Item {
     item: Value,
     completed: bool,
     line: u64,
+    /// Line of its completion (`u64::MAX` until then): where a tool's result
+    /// arrived.
+    done: u64,
 }
 
 struct Reader<'a> {
@@ -97,6 +104,12 @@ struct Reader<'a> {
     /// Position in `turn` by item id.
     turn_index: HashMap<String, usize>,
     turn_line: u64,
+    /// Characters of the messages read so far (a request's prompt grows by them).
+    chars: u64,
+    /// Requests whose usage the stream has not reported yet.
+    pending: Vec<Pending>,
+    /// The thread's running usage total at the last `turn.completed`.
+    total: Option<Usage>,
 }
 
 impl<'a> Reader<'a> {
@@ -108,6 +121,9 @@ impl<'a> Reader<'a> {
             turn: Vec::new(),
             turn_index: HashMap::new(),
             turn_line: 0,
+            chars: 0,
+            pending: Vec::new(),
+            total: None,
         }
     }
 
@@ -137,11 +153,15 @@ impl<'a> Reader<'a> {
                         if !it.completed {
                             it.item = item.clone();
                             it.completed = completed;
+                            if completed {
+                                it.done = line;
+                            }
                         }
                     }
                     None => {
                         self.turn_index.insert(id.clone(), self.turn.len());
-                        self.turn.push(Item { id, item: item.clone(), completed, line });
+                        let done = if completed { line } else { u64::MAX };
+                        self.turn.push(Item { id, item: item.clone(), completed, line, done });
                     }
                 }
             }
@@ -183,57 +203,102 @@ impl<'a> Reader<'a> {
         self.s.messages.len() - 1
     }
 
-    /// Turn the collected items into messages; with `ended`, record the turn's call.
+    /// Turn the collected items into messages, one assistant message per
+    /// model request and one message of its results; with `ended`, record a
+    /// call per request, and with `usage` (the thread's running total) share
+    /// what it adds among the requests not reported yet.
     fn end_turn(&mut self, usage: Option<&Value>, ended: bool) {
         let items = std::mem::take(&mut self.turn);
         self.turn_index.clear();
-        let mut open_assistant: Option<usize> = None;
-        let mut open_results: Option<usize> = None;
-        let mut last_assistant: Option<usize> = None;
-        for it in items {
-            let (model_blocks, result) = self.convert(&it);
-            if !model_blocks.is_empty() {
-                let idx = match open_assistant {
-                    Some(i) => i,
-                    None => self.push(Role::Assistant, Origin::Model, Vec::new(), it.line),
-                };
-                if let Some(m) = self.s.messages.get_mut(idx) {
-                    m.blocks.extend(model_blocks);
-                }
-                open_assistant = Some(idx);
-                open_results = None;
-                last_assistant = Some(idx);
-            }
-            if let Some(block) = result {
-                let idx = match open_results {
-                    Some(i) => i,
-                    None => self.push(Role::User, Origin::ToolResult, Vec::new(), it.line),
-                };
-                if let Some(m) = self.s.messages.get_mut(idx) {
-                    m.blocks.push(block);
-                }
-                open_results = Some(idx);
-                open_assistant = None;
-            }
-        }
-        if !ended {
-            return;
-        }
-        let usage = usage.and_then(codex::openai_usage);
-        match last_assistant {
-            Some(message_index) => {
+        for req in self.requests(&items) {
+            let out: u64 = req.model.iter().map(|b| b.text_chars() as u64).sum();
+            let idx = self.push(Role::Assistant, Origin::Model, req.model, req.line);
+            if ended {
+                self.pending.push(Pending { call: self.s.calls.len(), before: self.chars, out });
                 // The stream names no model and has no timestamps.
-                self.s.calls.push(Call { message_index, model: None, usage, timestamp: None, response_id: None });
+                self.s.calls.push(Call {
+                    message_index: idx,
+                    model: None,
+                    usage: None,
+                    timestamp: None,
+                    response_id: None,
+                });
             }
-            None if usage.is_some() => {
+            self.chars += out;
+            if let Some(line) = req.results_line {
+                self.chars += req.results.iter().map(|b| b.text_chars() as u64).sum::<u64>();
+                self.push(Role::User, Origin::ToolResult, req.results, line);
+            }
+        }
+        if let Some(total) = usage.and_then(codex::openai_usage) {
+            self.report(total);
+        }
+    }
+
+    /// The turn's items grouped by model request, in order: an item with a
+    /// model part starts the next request when one of the current request's
+    /// results arrived before it (the model answers only once it has them);
+    /// parallel calls share their request.
+    fn requests(&mut self, items: &[Item]) -> Vec<Request> {
+        let mut out: Vec<Request> = Vec::new();
+        // Earliest result line of the current request.
+        let mut first_result = u64::MAX;
+        for it in items {
+            let (model, result) = self.convert(it);
+            if model.is_empty() && result.is_none() {
+                continue;
+            }
+            let req = match out.last_mut() {
+                Some(r) if first_result >= it.line => r,
+                _ => {
+                    first_result = u64::MAX;
+                    out.push(Request { model: Vec::new(), line: it.line, results: Vec::new(), results_line: None });
+                    let Some(r) = out.last_mut() else { continue };
+                    r
+                }
+            };
+            req.model.extend(model);
+            if let Some(b) = result {
+                req.results.push(b);
+                req.results_line.get_or_insert(it.line);
+                first_result = first_result.min(it.done);
+            }
+        }
+        out
+    }
+
+    /// The thread's running total at a `turn.completed`: what it adds to the
+    /// previous one is the usage of the requests since, shared among them.
+    fn report(&mut self, total: Usage) {
+        let sum = match usage::since(total, self.total) {
+            Ok(sum) => sum,
+            Err(sum) => {
                 let line = self.turn_line;
                 self.s.diagnostics.warn(
                     self.path,
                     line,
-                    "turn usage recorded but the turn produced no model output; not attached to any call",
+                    "turn usage below the previous turn's running total; read as this turn's own",
+                );
+                sum
+            }
+        };
+        self.total = Some(total);
+        let pending = std::mem::take(&mut self.pending);
+        if pending.is_empty() {
+            if sum.prompt_tokens() + sum.output > 0 {
+                let line = self.turn_line;
+                self.s.diagnostics.warn(
+                    self.path,
+                    line,
+                    "turn usage recorded but no model output since the last; not attached to any call",
                 );
             }
-            None => {}
+            return;
+        }
+        for (p, u) in pending.iter().zip(usage::split(sum, &pending)) {
+            if let Some(c) = self.s.calls.get_mut(p.call) {
+                c.usage = Some(u);
+            }
         }
     }
 
@@ -332,6 +397,14 @@ impl<'a> Reader<'a> {
     }
 }
 
+/// One model request of a turn: its response and the results of its calls.
+struct Request {
+    model: Vec<Block>,
+    line: u64,
+    results: Vec<Block>,
+    results_line: Option<u64>,
+}
+
 /// Error status of an item without an exit code: failed/declined = error,
 /// completed = success, in progress (never completed) = unknown.
 fn failed_status(status: &str) -> Option<bool> {
@@ -341,6 +414,9 @@ fn failed_status(status: &str) -> Option<bool> {
         _ => None,
     }
 }
+
+#[path = "codex_exec_usage.rs"]
+mod usage;
 
 #[cfg(test)]
 #[path = "codex_exec_tests.rs"]
