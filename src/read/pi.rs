@@ -185,6 +185,7 @@ pub fn read(path: &Path, data: &[u8]) -> Vec<Session> {
         segment: Vec::new(),
         prompted: false,
         ttl: cache_ttl::CacheTtl::default(),
+        cache_in_input: None,
     };
     let header = entries.iter().position(|(_, v)| str_of(v, "type") == Some("session"));
     let version = match header {
@@ -228,6 +229,7 @@ pub fn read(path: &Path, data: &[u8]) -> Vec<Session> {
         }
     }
     r.cache_ttl_finish();
+    r.usage_finish();
     ended.push(r.s);
     ended
 }
@@ -260,6 +262,9 @@ struct Reader {
     prompted: bool,
     /// OpenClaw's tool-result projections read so far ([`cache_ttl`]).
     ttl: cache_ttl::CacheTtl,
+    /// The first line and the number of usages whose `input` held the cached
+    /// tokens ([`usage_of`]), warned once per conversation.
+    cache_in_input: Option<(u64, u64)>,
 }
 
 impl Reader {
@@ -352,6 +357,22 @@ impl Reader {
         }
         self.s.diagnostics.skip_n("tree entry without id", without_id);
         path
+    }
+
+    /// Say how many usages of the conversation read so far held the cached
+    /// tokens in `input` ([`usage_of`]).
+    fn usage_finish(&mut self) {
+        if let Some((line, n)) = self.cache_in_input.take() {
+            let p = self.s.source_path.clone();
+            self.s.diagnostics.warn(
+                &p,
+                line,
+                format!(
+                    "{n} usage(s) record the cached tokens inside `input` (their `totalTokens` counts them once, \
+                     as pi-ai's Google providers did before March 2026): read with the cache counted once"
+                ),
+            );
+        }
     }
 
     fn push(&mut self, m: Message) -> usize {
@@ -482,13 +503,12 @@ impl Reader {
     fn assistant(&mut self, m: &Value, line: u64, ts: Option<i64>) {
         let stop = str_of(m, "stopReason").unwrap_or("");
         let blocks = content_blocks(m.get("content"));
-        let usage = m.get("usage").filter(|u| u.is_object()).map(|u| Usage {
-            uncached_input: u64_of(u.get("input")),
-            cache_read: u64_of(u.get("cacheRead")),
-            cache_write: u64_of(u.get("cacheWrite")),
-            output: u64_of(u.get("output")),
-            reasoning: 0,
-            provenance: UsageProvenance::Pi,
+        let usage = m.get("usage").filter(|u| u.is_object()).map(|u| {
+            let (usage, cache_in_input) = usage_of(u);
+            if cache_in_input {
+                self.cache_in_input.get_or_insert((line, 0)).1 += 1;
+            }
+            usage
         });
         // All-zero usage means the provider reported nothing, not "free".
         let usage = usage.filter(|u| u.prompt_tokens() + u.output > 0);
@@ -633,6 +653,30 @@ fn bash_text(m: &Value) -> String {
         text.push_str(&format!("\n\n[Output truncated. Full output: {p}]"));
     }
     text
+}
+
+/// pi's `usage {input, output, cacheRead, cacheWrite, totalTokens}`, and
+/// whether its `input` held the cached tokens. pi-ai reports `input` without
+/// them, but its Google providers until March 2026 (`google.ts`,
+/// `google-vertex.ts`) reported Gemini's `promptTokenCount`, cached tokens
+/// included, beside `totalTokens` = `totalTokenCount`. The total tells them
+/// apart: a total that counts the cache read once, inside `input`, is one.
+fn usage_of(u: &Value) -> (Usage, bool) {
+    let n = |k: &str| u64_of(u.get(k));
+    let (input, output, read, write) = (n("input"), n("output"), n("cacheRead"), n("cacheWrite"));
+    let inside = read > 0
+        && input >= read
+        && u.get("totalTokens").is_some()
+        && n("totalTokens") == input.saturating_add(output).saturating_add(write);
+    let usage = Usage {
+        uncached_input: if inside { input - read } else { input },
+        cache_read: read,
+        cache_write: write,
+        output,
+        reasoning: 0,
+        provenance: UsageProvenance::Pi,
+    };
+    (usage, inside)
 }
 
 #[path = "pi_openclaw.rs"]

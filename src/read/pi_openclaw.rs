@@ -58,6 +58,7 @@ impl Reader {
     pub(super) fn reset(&mut self, entries: &[(u64, Value)], i: usize) -> Session {
         // The projections end with the conversation they were made in.
         self.cache_ttl_finish();
+        self.usage_finish();
         let (line, v) = (entries[i].0, &entries[i].1);
         let kept_entry = str_of(v, "firstKeptEntryId");
         let from = kept_entry

@@ -1,5 +1,5 @@
 use super::*;
-use crate::model::{ApiErrorKind, Block, CompactionKind, Origin, Role, UsageProvenance};
+use crate::model::{ApiErrorKind, Block, CompactionKind, Diagnostic, Origin, Role, UsageProvenance};
 use crate::testing::{corpus_dir, fixtures_dir};
 use pretty_assertions::assert_eq;
 
@@ -426,4 +426,41 @@ fn a_projection_openclaw_would_not_send_leaves_the_turn_as_logged_and_is_said() 
         [(2, "a model prompt projection of a version or shape not read: the message is counted as logged")]
     );
     assert_eq!(s.diagnostics.skipped.get("user/model prompt projection (no text to replace)"), Some(&1));
+}
+
+/// pi-ai's Google providers before March 2026 recorded `input` with the
+/// cached tokens in it; `totalTokens` says so, and the cache is counted once.
+#[test]
+fn a_google_usage_with_the_cache_inside_input() {
+    let s = read_fixture("google-cache-in-input.jsonl");
+    let u: Vec<Usage> = s.calls.iter().map(|c| c.usage.unwrap()).collect();
+    // Nothing cached: as recorded.
+    assert_eq!((u[0].uncached_input, u[0].cache_read, u[0].prompt_tokens()), (5200, 0, 5200));
+    // 4,096 cached inside an input of 5,330: the prompt is 5,330, not 9,426.
+    assert_eq!((u[1].uncached_input, u[1].cache_read, u[1].prompt_tokens()), (1234, 4096, 5330));
+    // A later pi-ai: input without the cache, the total their sum.
+    assert_eq!((u[2].uncached_input, u[2].cache_read, u[2].prompt_tokens()), (1300, 4096, 5396));
+    let warned: Vec<&Diagnostic> =
+        s.diagnostics.messages.iter().filter(|d| d.message.contains("cached tokens inside `input`")).collect();
+    assert_eq!(warned.len(), 1);
+    assert_eq!(warned[0].line, 5);
+    assert!(warned[0].message.starts_with("1 usage(s)"));
+}
+
+#[test]
+fn usage_without_a_total_or_a_cache_is_read_as_recorded() {
+    let of = |v: serde_json::Value| usage_of(&v);
+    // No total: nothing says the input held the cache.
+    let (u, inside) = of(serde_json::json!({"input": 500, "output": 5, "cacheRead": 400}));
+    assert_eq!((u.uncached_input, inside), (500, false));
+    // A total equal to input + output without a cache read is the usual shape.
+    let (u, inside) = of(serde_json::json!({"input": 500, "output": 5, "cacheRead": 0, "totalTokens": 505}));
+    assert_eq!((u.uncached_input, inside), (500, false));
+    // The cache read larger than the input cannot be inside it.
+    let (u, inside) = of(serde_json::json!({"input": 300, "output": 5, "cacheRead": 400, "totalTokens": 305}));
+    assert_eq!((u.uncached_input, inside), (300, false));
+    // With a cache write, the total still counts every part once.
+    let (u, inside) =
+        of(serde_json::json!({"input": 900, "output": 10, "cacheRead": 600, "cacheWrite": 50, "totalTokens": 960}));
+    assert_eq!((u.uncached_input, u.cache_write, inside), (300, 50, true));
 }
