@@ -273,8 +273,59 @@ fn read_doc(mut s: Session, path: &Path, doc: &Value, lines: Option<&[u64]>, fol
         });
     }
     record_maskings(&mut s, path, &folds.maskings, &built);
+    warn_unrecorded_compressions(&mut s, path);
     vec![s]
 }
+
+/// Say where the recorded prompt fell, from one call to the next, by more
+/// than [`UNRECORDED_DROP`] with no compression or masking recorded between
+/// them. Gemini CLI compresses its history without recording it in most of
+/// its versions (the recording keeps the original messages and no summary):
+/// the usage shows it, the messages do not.
+fn warn_unrecorded_compressions(s: &mut Session, path: &Path) {
+    let explained = |from: usize, to: usize| {
+        s.recorded_compactions.iter().any(|c| (from + 1..=to).contains(&c.inserted.start))
+            || s.recorded_clearings.iter().any(|c| (from + 1..=to).contains(&c.at))
+    };
+    let mut prev: Option<(usize, u64)> = None;
+    let mut found: Option<(u64, u64, u64, u64)> = None;
+    for c in &s.calls {
+        let Some(u) = c.usage else { continue };
+        let prompt = u.prompt_tokens();
+        if let Some((m, before)) = prev
+            && is_unrecorded_drop(before, prompt)
+            && !explained(m, c.message_index)
+        {
+            let line = s.messages.get(c.message_index).map_or(0, |m| m.source_line);
+            let f = found.get_or_insert((line, before, prompt, 0));
+            f.3 += 1;
+        }
+        prev = Some((c.message_index, prompt));
+    }
+    if let Some((line, before, after, n)) = found {
+        s.diagnostics.warn(
+            path,
+            line,
+            format!(
+                "the recorded prompt fell from {before} to {after} tokens with no compression recorded ({n} such \
+                 drop(s); Gemini CLI compresses without recording it in most versions): calls are measured as \
+                 recorded, but estimates and the estimator accuracy count the whole history after it"
+            ),
+        );
+    }
+}
+
+/// A drop in the recorded prompt that only a compression explains: below
+/// 60 % of the call before, and by at least [`UNRECORDED_DROP`] tokens.
+/// Gemini CLI compresses at half its window or more and keeps about 30 % of
+/// the history; masking, which the recording keeps, frees 30,000 tokens or more.
+fn is_unrecorded_drop(before: u64, after: u64) -> bool {
+    after.saturating_mul(10) < before.saturating_mul(6) && before - after >= UNRECORDED_DROP
+}
+
+/// Fewest tokens a drop in the recorded prompt must free to be read as a
+/// compression the log does not hold.
+const UNRECORDED_DROP: u64 = 8_192;
 
 /// The maskings of tool outputs, as the agent's clearings (one per point in
 /// the recording); and a warning for the outputs the log holds only masked

@@ -327,3 +327,61 @@ fn a_thought_part_is_left_out_and_counted() {
     assert_eq!(s.messages[1].blocks, [Block::text("Hello.")]);
     assert_eq!(s.diagnostics.sent_otherwise.get("thoughts, never sent again"), Some(&1));
 }
+
+/// Gemini CLI compressed between two calls and recorded nothing of it: the
+/// prompt fell from 12,400 to 3,900 tokens. The session says so, once, at
+/// the call after the drop.
+#[test]
+fn a_compression_only_the_usage_shows_is_warned() {
+    let s = read_fixture("session-2026-02-10T09-00-2c4d6e8f.json");
+    assert!(s.recorded_compactions.is_empty());
+    let warned: Vec<&crate::model::Diagnostic> =
+        s.diagnostics.messages.iter().filter(|d| d.message.contains("no compression recorded")).collect();
+    assert_eq!(warned.len(), 1);
+    assert_eq!(warned[0].line, 5);
+    assert!(warned[0].message.contains("from 12400 to 3900 tokens"));
+    assert!(warned[0].message.contains("(1 such drop(s)"));
+}
+
+#[test]
+fn a_drop_is_a_compression_only_when_large_enough() {
+    // Below 60 % of the call before, and by at least 8,192 tokens.
+    assert!(is_unrecorded_drop(52_400, 15_800));
+    assert!(!is_unrecorded_drop(52_400, 31_500));
+    assert!(!is_unrecorded_drop(12_000, 5_000));
+    assert!(is_unrecorded_drop(20_000, 11_000));
+    assert!(!is_unrecorded_drop(100, 50_000));
+}
+
+#[test]
+fn a_drop_a_recorded_compression_or_masking_explains_is_not_warned() {
+    let mut s = read_fixture("session-2026-02-10T09-00-2c4d6e8f.json");
+    let base = s.clone();
+    // The compression recorded between the two calls (as a JSONL recording
+    // of a newer CLI writes it).
+    let at = s.calls[2].message_index;
+    s.diagnostics.messages.clear();
+    s.recorded_compactions.push(RecordedCompaction {
+        kind: CompactionKind::GeminiCompression,
+        source_line: 4,
+        kept: at..at,
+        head: 0..0,
+        inserted: at..at,
+        tokens_before: None,
+        trigger: None,
+    });
+    warn_unrecorded_compressions(&mut s, Path::new("x.json"));
+    assert!(s.diagnostics.messages.is_empty());
+    // A masking there explains it as well.
+    let mut s = base;
+    s.diagnostics.messages.clear();
+    s.recorded_clearings.push(RecordedClearing {
+        source_line: 4,
+        at,
+        blocks: Vec::new(),
+        tokens_saved: None,
+        trigger: None,
+    });
+    warn_unrecorded_compressions(&mut s, Path::new("x.json"));
+    assert!(s.diagnostics.messages.is_empty());
+}
