@@ -535,6 +535,11 @@ pub struct SessionMeta {
     /// after reading ([`crate::cost::PriceTable::resolve_window`]).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub window: Option<ResolvedWindow>,
+    /// Cache-write tokens of the session's responses by the lifetime they
+    /// asked for, 5 minutes and 1 hour, where the log records it (Anthropic
+    /// `usage.cache_creation`): the cache TTL the agent used.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cache_writes_by_ttl: Option<(u64, u64)>,
 }
 
 /// The context window of a session's model, and where it was learnt.

@@ -212,7 +212,9 @@ pub struct CostArgs {
     /// model recorded in the log. A name that matches no price family is an error.
     #[arg(long, value_name = "NAME")]
     pub model: Option<String>,
-    /// Prompt-cache lifetime of the cost simulation: 5m (default), 1h, or off.
+    /// Prompt-cache lifetime of the cost simulation: auto (default: each
+    /// session's own, 1h where its log records 1-hour cache writes, else 5m),
+    /// 5m, 1h, or off.
     #[arg(long, value_name = "TTL")]
     pub cache_ttl: Option<String>,
     /// What every reported size is measured with, the same for the baseline and

@@ -472,7 +472,7 @@ pub fn cost_settings(args: &CostArgs, llm: &LlmArgs) -> anyhow::Result<CostSetti
     }
     let ttl = match &args.cache_ttl {
         Some(t) => CacheTtl::parse(t).context("--cache-ttl")?,
-        None => CacheTtl::FiveMinutes,
+        None => CacheTtl::Auto,
     };
     let meter = match &args.meter {
         Some(m) => m.parse::<Meter>().context("--meter")?,

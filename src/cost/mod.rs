@@ -53,6 +53,10 @@ pub enum CacheTtl {
     /// 1 hour (Anthropic `ttl: "1h"`, billed at the higher write price).
     #[serde(rename = "1h")]
     OneHour,
+    /// Each session's own ([`CacheTtl::of_session`]): 1 hour where its log
+    /// records mostly 1-hour cache writes, else 5 minutes. Only a setting: a
+    /// session is priced with the lifetime it resolves to.
+    Auto,
 }
 
 impl CacheTtl {
@@ -61,6 +65,7 @@ impl CacheTtl {
             "off" | "none" | "0" => Ok(CacheTtl::Off),
             "5m" | "5min" | "300" | "300s" => Ok(CacheTtl::FiveMinutes),
             "1h" | "60m" | "3600" | "3600s" => Ok(CacheTtl::OneHour),
+            "auto" => Ok(CacheTtl::Auto),
             _ => Err(PriceError::Ttl(s.to_string())),
         }
     }
@@ -70,6 +75,19 @@ impl CacheTtl {
             CacheTtl::Off => "off",
             CacheTtl::FiveMinutes => "5m",
             CacheTtl::OneHour => "1h",
+            CacheTtl::Auto => "auto",
+        }
+    }
+
+    /// The lifetime `session` is priced with: this one, or for `Auto` the one
+    /// its recorded cache writes show (Claude Code asks for 1 hour for
+    /// Claude.ai subscribers, 5 minutes otherwise; a log that does not say
+    /// is taken as 5 minutes).
+    pub fn of_session(self, session: &Session) -> CacheTtl {
+        match (self, session.meta.cache_writes_by_ttl) {
+            (CacheTtl::Auto, Some((m5, h1))) if h1 > m5 => CacheTtl::OneHour,
+            (CacheTtl::Auto, _) => CacheTtl::FiveMinutes,
+            (ttl, _) => ttl,
         }
     }
 
@@ -77,7 +95,7 @@ impl CacheTtl {
     pub fn millis(self) -> Option<i64> {
         match self {
             CacheTtl::Off => None,
-            CacheTtl::FiveMinutes => Some(300_000),
+            CacheTtl::FiveMinutes | CacheTtl::Auto => Some(300_000),
             CacheTtl::OneHour => Some(3_600_000),
         }
     }
@@ -107,7 +125,7 @@ impl Default for CostSettings {
     fn default() -> CostSettings {
         CostSettings {
             table: PriceTable::builtin(),
-            ttl: CacheTtl::FiveMinutes,
+            ttl: CacheTtl::Auto,
             model_override: None,
             summarizer_model: None,
             meter: crate::tokens::Meter::Recorded,
@@ -325,7 +343,7 @@ pub fn session_cost_with(
     call_errors: bool,
 ) -> SessionCost {
     let table = &settings.table;
-    let ttl = settings.ttl;
+    let ttl = settings.ttl.of_session(session);
     let mut out = SessionCost { ttl: Some(ttl), ..SessionCost::default() };
     let mut family_calls: Vec<u64> = vec![0; table.families.len()];
     let mut sources: Vec<ModelSource> = Vec::new();

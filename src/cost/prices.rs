@@ -95,7 +95,7 @@ pub enum PriceError {
     Family { family: String, reason: String },
     #[error("prices: fallback `{0}` is not a family of the table")]
     Fallback(String),
-    #[error("unknown cache TTL `{0}` (expected `5m`, `1h` or `off`)")]
+    #[error("unknown cache TTL `{0}` (expected `auto`, `5m`, `1h` or `off`)")]
     Ttl(String),
 }
 

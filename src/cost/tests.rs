@@ -120,6 +120,35 @@ fn a_miss_after_the_ttl_writes_everything_again() {
     assert_eq!(c.baseline.cache_read, 1_000);
 }
 
+/// `auto` prices each session with the lifetime its log records: the
+/// session whose cache writes were 1-hour ones stays warm across a 6-minute
+/// pause, at the 1-hour write price; one without the record, or with 5-minute
+/// writes, as 5 minutes.
+#[test]
+fn auto_takes_each_sessions_recorded_cache_lifetime() {
+    let t = trace(vec![
+        row(0, Some(T0), (10_000, 0), (10_000, 0)),
+        row(1, Some(T0 + 6 * MIN), (12_000, 10_000), (12_000, 10_000)),
+    ]);
+    let mut hour = sonnet(2);
+    hour.meta.cache_writes_by_ttl = Some((0, 12_000));
+    let c = session_cost(&hour, &t, &settings(CacheTtl::Auto));
+    assert_eq!(c.ttl, Some(CacheTtl::OneHour));
+    assert_eq!((c.baseline.cache_read, c.baseline.cache_write), (10_000, 12_000));
+    close(c.baseline.usd, 0.06 + 0.003 + 0.012);
+    for writes in [None, Some((12_000, 0)), Some((7_000, 5_000))] {
+        let mut s = sonnet(2);
+        s.meta.cache_writes_by_ttl = writes;
+        let c = session_cost(&s, &t, &settings(CacheTtl::Auto));
+        assert_eq!(c.ttl, Some(CacheTtl::FiveMinutes), "{writes:?}");
+        assert_eq!((c.baseline.cache_read, c.baseline.cache_write), (0, 22_000));
+    }
+    // A lifetime given on the command line wins over the log's.
+    let c = session_cost(&hour, &t, &settings(CacheTtl::FiveMinutes));
+    assert_eq!(c.ttl, Some(CacheTtl::FiveMinutes));
+    assert_eq!(CacheTtl::parse("auto"), Ok(CacheTtl::Auto));
+}
+
 #[test]
 fn a_prefix_broken_by_pruning_costs_more_although_it_sheds_tokens() {
     // Baseline: 10k, 12k, 14k, each extending the previous request.

@@ -494,6 +494,11 @@ impl<'p> Builder<'p> {
             return;
         }
 
+        // A response's first line: its cache writes, counted once.
+        if let Some((m5, h1)) = msg.writes_by_ttl {
+            let w = self.s.meta.cache_writes_by_ttl.get_or_insert((0, 0));
+            (w.0, w.1) = (w.0.saturating_add(m5), w.1.saturating_add(h1));
+        }
         let mi = self.s.messages.len();
         let mut blocks = Vec::with_capacity(raw_blocks.len());
         for v in raw_blocks {

@@ -27,6 +27,11 @@ use std::collections::hash_map::DefaultHasher;
 use std::fmt;
 use std::hash::{Hash, Hasher};
 use std::marker::PhantomData;
+pub(super) use usage::{Advisor, advisors_of, as_u64};
+use usage::{usage_of, writes_by_ttl};
+
+#[path = "claude_usage.rs"]
+mod usage;
 
 /// One parsed line.
 pub(super) struct Rec<'a> {
@@ -125,6 +130,9 @@ pub(super) struct Msg<'a> {
     /// `usage` is there and not null.
     pub carries_usage: bool,
     pub usage: Option<Usage>,
+    /// Its cache writes by lifetime, 5 minutes and 1 hour, when the usage
+    /// says (`cache_creation`, [`writes_by_ttl`]).
+    pub writes_by_ttl: Option<(u64, u64)>,
     /// The advisor's requests inside this response ([`advisors_of`]).
     pub advisors: Vec<Advisor>,
     pub content: Content<'a>,
@@ -161,6 +169,7 @@ json_object! {
         output_tokens: Option<Value> = "output_tokens",
         cache_read_input_tokens: Option<Value> = "cache_read_input_tokens",
         cache_creation_input_tokens: Option<Value> = "cache_creation_input_tokens",
+        cache_creation: Option<Value> = "cache_creation",
         iterations: Option<Value> = "iterations",
     }
 }
@@ -239,6 +248,7 @@ impl<'a> Rec<'a> {
                     model: m.model.map(|s| s.0),
                     carries_usage: m.usage.is_some(),
                     advisors: m.usage.as_ref().map_or_else(Vec::new, |u| advisors_of(u.iterations.as_ref())),
+                    writes_by_ttl: m.usage.as_ref().and_then(|u| writes_by_ttl(u.cache_creation.as_ref())),
                     usage: m.usage.map(|u| {
                         usage_of(|k| match k {
                             "input_tokens" => u.input_tokens.as_ref(),
@@ -300,6 +310,7 @@ impl<'a> Rec<'a> {
                     carries_usage: usage.is_some_and(|u| !u.is_null()),
                     usage: usage.and_then(Value::as_object).map(|o| usage_of(|k| o.get(k))),
                     advisors: advisors_of(usage.and_then(|u| u.get("iterations"))),
+                    writes_by_ttl: writes_by_ttl(usage.and_then(|u| u.get("cache_creation"))),
                     // Moved out, not cloned: a huge text is never held twice.
                     content: m.get_mut("content").map_or(Content::None, |c| Content::Value(std::mem::take(c))),
                 })
@@ -335,76 +346,6 @@ impl<'a> Rec<'a> {
     pub fn take_content(&mut self) -> Content<'a> {
         self.msg.as_mut().map_or(Content::None, |m| std::mem::replace(&mut m.content, Content::None))
     }
-}
-
-/// Anthropic usage: `input_tokens` excludes cache reads and cache writes. A
-/// count is a non-negative number (floats truncated), clamped; anything else is 0.
-fn usage_of<'v>(get: impl Fn(&str) -> Option<&'v Value>) -> Usage {
-    let f = |k: &str| get(k).and_then(as_u64).unwrap_or(0);
-    let mut u = Usage {
-        uncached_input: f("input_tokens"),
-        cache_read: f("cache_read_input_tokens"),
-        cache_write: f("cache_creation_input_tokens"),
-        output: f("output_tokens"),
-        reasoning: 0,
-        provenance: crate::model::UsageProvenance::Anthropic,
-    };
-    if let Some(last) = last_request(get("iterations")) {
-        let g = |k: &str| last.get(k).and_then(as_u64).unwrap_or(0);
-        (u.uncached_input, u.cache_read, u.cache_write) =
-            (g("input_tokens"), g("cache_read_input_tokens"), g("cache_creation_input_tokens"));
-    }
-    u
-}
-
-/// The last of a response's model requests, when it made more than one. A
-/// server tool that runs mid-response (the advisor) makes the model answer
-/// again on a longer prompt; the top-level usage then sums the prompts of
-/// every request, while `iterations` lists each (`type: "message"`; the
-/// advisor's own, on another model, are `advisor_message` and outside the
-/// totals). The call's context is the last request's prompt; its output, the
-/// total.
-fn last_request(iterations: Option<&Value>) -> Option<&Value> {
-    let mut requests =
-        iterations?.as_array()?.iter().filter(|i| i.get("type").and_then(Value::as_str) == Some("message"));
-    requests.next()?;
-    requests.next_back()
-}
-
-/// One request the advisor (a server tool answering on another model) made
-/// inside a response: an `advisor_message` iteration. Its tokens are billed
-/// on its model and are in none of the response's totals.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub(super) struct Advisor {
-    pub model: String,
-    /// Input, cache reads and cache writes.
-    pub prompt: u64,
-    pub output: u64,
-}
-
-/// The advisor's requests listed in a response's `usage.iterations`.
-pub(super) fn advisors_of(iterations: Option<&Value>) -> Vec<Advisor> {
-    let Some(items) = iterations.and_then(Value::as_array) else { return Vec::new() };
-    items
-        .iter()
-        .filter(|i| i.get("type").and_then(Value::as_str) == Some("advisor_message"))
-        .map(|i| {
-            let g = |k: &str| i.get(k).and_then(as_u64).unwrap_or(0);
-            let prompt = ["input_tokens", "cache_read_input_tokens", "cache_creation_input_tokens"];
-            Advisor {
-                model: i.get("model").and_then(Value::as_str).unwrap_or("an unnamed model").to_string(),
-                prompt: prompt.iter().map(|k| g(k)).fold(0, u64::saturating_add),
-                output: g("output_tokens"),
-            }
-        })
-        .collect()
-}
-
-/// A token count (usage, `preTokens`), clamped to [`crate::read::MAX_TOKENS`].
-pub(super) fn as_u64(v: &Value) -> Option<u64> {
-    v.as_u64()
-        .or_else(|| v.as_f64().filter(|f| f.is_finite() && *f >= 0.0).map(|f| f as u64))
-        .map(crate::read::clamp_tokens)
 }
 
 impl<'a> Content<'a> {

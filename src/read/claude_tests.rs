@@ -774,3 +774,22 @@ fn a_line_that_is_not_utf8_is_left_to_the_value_path() {
     let good = r#"{"type":"user","uuid":"u1","message":{"role":"user","content":"h\u00e9 \"q\" é"}}"#;
     assert!(rec::Rec::typed(1, good.as_bytes()).is_some());
 }
+
+/// The cache writes of each response by the lifetime it asked for
+/// (`usage.cache_creation`), counted once per response, whatever the number
+/// of lines it was written over; a log without them says nothing.
+#[test]
+fn cache_writes_by_lifetime_are_summed_per_response() {
+    let s = read_fixture("cache-1h.jsonl").remove(0);
+    assert_eq!(s.meta.cache_writes_by_ttl, Some((0, 14_200 + 180 + 40)));
+    // The same response written over two lines (as Claude Code writes one
+    // line per content block) is counted once.
+    let path = fixture("cache-1h.jsonl");
+    let data = std::fs::read_to_string(&path).unwrap();
+    let first_response = data.lines().nth(1).unwrap();
+    let twice = format!("{first_response}\n{data}");
+    let s = read(&path, twice.as_bytes()).remove(0);
+    assert_eq!(s.meta.cache_writes_by_ttl, Some((0, 14_200 + 180 + 40)));
+    assert_eq!(read_fixture("titles.jsonl")[0].meta.cache_writes_by_ttl, Some((4_946, 0)));
+    assert_eq!(read_fixture("compaction-v1.jsonl")[0].meta.cache_writes_by_ttl, None);
+}

@@ -105,8 +105,8 @@ pub fn cost_md(report: &Report) -> String {
     out.push_str("## Cost\n\n");
     let _ = writeln!(
         out,
-        "Prompt cache simulated with a {} TTL: the part of each request equal to the previous request (when it is no older than the TTL) is billed as cache read, the rest as cache write; outputs as recorded. Models without a price are billed as `{}`{}.\n",
-        cm.ttl.name(),
+        "Prompt cache simulated with {}: the part of each request equal to the previous request (when it is no older than the TTL) is billed as cache read, the rest as cache write; outputs as recorded. Models without a price are billed as `{}`{}.\n",
+        ttl_phrase(cm.ttl),
         cell(&cm.fallback_family),
         cm.model_override
             .as_deref()
@@ -167,4 +167,14 @@ pub fn cost_md(report: &Report) -> String {
     }
     out.push('\n');
     out
+}
+
+/// The cache lifetime of a report's cost model, as a phrase.
+pub(crate) fn ttl_phrase(ttl: crate::cost::CacheTtl) -> String {
+    match ttl {
+        crate::cost::CacheTtl::Auto => {
+            "each session's TTL (1 hour where its log records 1-hour cache writes, else 5 minutes)".to_string()
+        }
+        t => format!("a {} TTL", t.name()),
+    }
 }

@@ -122,7 +122,7 @@ fn run_summary(r: &Report) -> Markup {
         p class="note" { (r.run.meter.sentence()) } "\n"
         @if let Some(cm) = &r.cost_model {
             p class="note" {
-                "Costs simulate the prompt cache (TTL " (cm.ttl.name()) "): the part of a request equal to the \
+                "Costs simulate the prompt cache (" (super::compare::ttl_phrase(cm.ttl)) "): the part of a request equal to the \
                 previous request, within the TTL, is billed as cache read, the rest as cache write. Unknown models \
                 are priced as " code { (cm.fallback_family) } "."
             }
