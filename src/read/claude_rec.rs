@@ -169,8 +169,16 @@ json_object! {
         output_tokens: Option<Value> = "output_tokens",
         cache_read_input_tokens: Option<Value> = "cache_read_input_tokens",
         cache_creation_input_tokens: Option<Value> = "cache_creation_input_tokens",
-        cache_creation: Option<Value> = "cache_creation",
+        cache_creation: Option<TCacheCreation<'a>> = "cache_creation",
         iterations: Option<Value> = "iterations",
+    }
+}
+
+json_object! {
+    /// `usage.cache_creation`: typed, so that reading it builds no map.
+    struct TCacheCreation<'a> {
+        m5: Option<Value> = "ephemeral_5m_input_tokens",
+        h1: Option<Value> = "ephemeral_1h_input_tokens",
     }
 }
 
@@ -248,7 +256,13 @@ impl<'a> Rec<'a> {
                     model: m.model.map(|s| s.0),
                     carries_usage: m.usage.is_some(),
                     advisors: m.usage.as_ref().map_or_else(Vec::new, |u| advisors_of(u.iterations.as_ref())),
-                    writes_by_ttl: m.usage.as_ref().and_then(|u| writes_by_ttl(u.cache_creation.as_ref())),
+                    writes_by_ttl: m.usage.as_ref().and_then(|u| u.cache_creation.as_ref()).and_then(|c| {
+                        writes_by_ttl(|k| match k {
+                            "ephemeral_5m_input_tokens" => c.m5.as_ref(),
+                            "ephemeral_1h_input_tokens" => c.h1.as_ref(),
+                            _ => None,
+                        })
+                    }),
                     usage: m.usage.map(|u| {
                         usage_of(|k| match k {
                             "input_tokens" => u.input_tokens.as_ref(),
@@ -310,7 +324,10 @@ impl<'a> Rec<'a> {
                     carries_usage: usage.is_some_and(|u| !u.is_null()),
                     usage: usage.and_then(Value::as_object).map(|o| usage_of(|k| o.get(k))),
                     advisors: advisors_of(usage.and_then(|u| u.get("iterations"))),
-                    writes_by_ttl: writes_by_ttl(usage.and_then(|u| u.get("cache_creation"))),
+                    writes_by_ttl: usage
+                        .and_then(|u| u.get("cache_creation"))
+                        .and_then(Value::as_object)
+                        .and_then(|o| writes_by_ttl(|k| o.get(k))),
                     // Moved out, not cloned: a huge text is never held twice.
                     content: m.get_mut("content").map_or(Content::None, |c| Content::Value(std::mem::take(c))),
                 })

@@ -4,12 +4,12 @@
 use crate::model::Usage;
 use serde_json::Value;
 
-/// `usage.cache_creation {ephemeral_5m_input_tokens, ephemeral_1h_input_tokens}`:
-/// the cache writes of a response by the lifetime asked for, when recorded.
-pub(super) fn writes_by_ttl(v: Option<&Value>) -> Option<(u64, u64)> {
-    let o = v?.as_object()?;
-    let f = |k: &str| o.get(k).and_then(as_u64);
-    let (m5, h1) = (f("ephemeral_5m_input_tokens"), f("ephemeral_1h_input_tokens"));
+/// `usage.cache_creation {ephemeral_5m_input_tokens, ephemeral_1h_input_tokens}`
+/// (`get` reads that object): the cache writes of a response by the lifetime
+/// asked for, when recorded.
+pub(super) fn writes_by_ttl<'v>(get: impl Fn(&str) -> Option<&'v Value>) -> Option<(u64, u64)> {
+    let (m5, h1) =
+        (get("ephemeral_5m_input_tokens").and_then(as_u64), get("ephemeral_1h_input_tokens").and_then(as_u64));
     (m5.is_some() || h1.is_some()).then(|| (m5.unwrap_or(0), h1.unwrap_or(0)))
 }
 
