@@ -248,15 +248,11 @@ impl<'a> Reader<'a> {
             if model.is_empty() && result.is_none() {
                 continue;
             }
-            let req = match out.last_mut() {
-                Some(r) if first_result >= it.line => r,
-                _ => {
-                    first_result = u64::MAX;
-                    out.push(Request { model: Vec::new(), line: it.line, results: Vec::new(), results_line: None });
-                    let Some(r) = out.last_mut() else { continue };
-                    r
-                }
-            };
+            if out.is_empty() || first_result < it.line {
+                first_result = u64::MAX;
+                out.push(Request { model: Vec::new(), line: it.line, results: Vec::new(), results_line: None });
+            }
+            let Some(req) = out.last_mut() else { continue };
             req.model.extend(model);
             if let Some(b) = result {
                 req.results.push(b);
