@@ -158,7 +158,7 @@ pub fn load(input: InputArgs) -> anyhow::Result<Loaded> {
 pub fn load_shard(input: InputArgs, shard: Option<Shard>) -> anyhow::Result<Loaded> {
     let Discovered { inputs, format, pool, quiet, paths } = discover(input)?;
     let input_list = InputList::of(&inputs);
-    let inputs = match super::shard::select(shard, &inputs)? {
+    let inputs = match super::shard::select(shard, &inputs, format)?.0 {
         Some(keep) => inputs.into_iter().zip(keep).filter_map(|(i, k)| k.then_some(i)).collect(),
         None => inputs,
     };

@@ -297,7 +297,7 @@ pub fn run_replay(args: &ReplayArgs, input: super::args::InputArgs, command: Run
     let found = discover(input)?;
     let shard = args.split.shard;
     super::shard::require_out(shard, args.out.as_deref(), "--shard")?;
-    let select = super::shard::select(shard, &found.inputs)?;
+    let (select, families) = super::shard::select(shard, &found.inputs, found.format)?;
     let resolver = CliResolver::new(llm.clone(), commands.clone());
     let options = ReplayOptions {
         check_invariants: args.check_invariants,
@@ -339,6 +339,7 @@ pub fn run_replay(args: &ReplayArgs, input: super::args::InputArgs, command: Run
         quality: plan.as_ref(),
         sink: &sink,
         select: select.as_deref(),
+        families: families.as_ref(),
     };
     let streamed =
         replay_stream(&found.inputs, found.format, &policies, &resolver, options, pool, Some(&tick), &stages);

@@ -5,9 +5,11 @@
 use super::args::{InputArgs, LlmArgs};
 use anyhow::{Context, bail};
 use compactor::cost::CostSettings;
+use compactor::model::Format;
 use compactor::pipeline::Shard;
 use compactor::policy::Policy;
 use compactor::read::Input;
+use compactor::read::copies::Families;
 use std::collections::BTreeMap;
 use std::fmt::Display;
 use std::path::Path;
@@ -20,10 +22,19 @@ pub fn require_out(shard: Option<Shard>, out: Option<&Path>, flag: &str) -> anyh
     Ok(())
 }
 
-/// Per input, whether the shard reads it; `None` without `--shard`.
-pub fn select(shard: Option<Shard>, inputs: &[Input]) -> anyhow::Result<Option<Vec<bool>>> {
-    let Some(s) = shard else { return Ok(None) };
-    s.select(inputs).map(Some).map_err(|e| anyhow::anyhow!("--shard {s}: {e}"))
+/// Per input, whether the shard reads it (`None` without `--shard`), and the
+/// families of inputs that share responses, found among all of them so that
+/// a family stays in one shard (`None` without `--shard`: a run finds them
+/// among what it reads).
+pub fn select(
+    shard: Option<Shard>,
+    inputs: &[Input],
+    format: Option<Format>,
+) -> anyhow::Result<(Option<Vec<bool>>, Option<Families>)> {
+    let Some(s) = shard else { return Ok((None, None)) };
+    let families = compactor::read::copies::families(inputs, format);
+    let select = s.select(inputs, &families).map_err(|e| anyhow::anyhow!("--shard {s}: {e}"))?;
+    Ok((Some(select), Some(families)))
 }
 
 /// The inputs `select` keeps (all without a selection).

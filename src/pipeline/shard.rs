@@ -2,6 +2,7 @@
 //! deterministic subset of the inputs, chosen by a stable hash of each file's
 //! path (its parent's for a sub-agent file), the same on every machine.
 
+use crate::read::copies::Families;
 use crate::read::{Input, InputKind, format};
 use serde::{Deserialize, Serialize};
 
@@ -76,15 +77,22 @@ impl Shard {
 
     /// Which of `inputs` are this shard's. A file goes by its path as found
     /// (so every shard must be given the same paths), a sub-agent file by its
-    /// parent's, so a sub-agent is replayed with its parent; standard input
-    /// cannot be split.
-    pub fn select(&self, inputs: &[Input]) -> Result<Vec<bool>, String> {
+    /// parent's, so a sub-agent is replayed with its parent, and a file of a
+    /// family that shares responses ([`crate::read::copies`]) by the family's
+    /// first file, so the copies among them are found as in the whole run;
+    /// standard input cannot be split.
+    pub fn select(&self, inputs: &[Input], families: &Families) -> Result<Vec<bool>, String> {
+        let group = |i: usize| {
+            let path = &inputs[families.of(i).unwrap_or(i)].path;
+            format::shard_group(path).to_string_lossy().into_owned()
+        };
         inputs
             .iter()
-            .map(|i| match i.kind {
+            .enumerate()
+            .map(|(n, i)| match i.kind {
                 InputKind::Stdin if self.count > 1 => Err("standard input cannot be split into shards".to_string()),
                 InputKind::Stdin => Ok(true),
-                InputKind::File => Ok(self.holds(format::shard_group(&i.path).to_string_lossy().as_bytes())),
+                InputKind::File => Ok(self.holds(group(n).as_bytes())),
                 InputKind::Folder(_) => Ok(self.holds(i.path.to_string_lossy().as_bytes())),
             })
             .collect()

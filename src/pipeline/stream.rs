@@ -20,6 +20,7 @@ use super::many::{Prepared, SessionResults};
 use crate::model::{Diagnostic, Format, Session};
 use crate::policy::Policy;
 use crate::quality::QualityPlan;
+use crate::read::copies::{self, Families};
 use crate::read::{self, Input, InputKind, format};
 use crate::replay::{ReplayOptions, Resolver};
 use rayon::prelude::*;
@@ -62,6 +63,10 @@ pub struct Streamed<S> {
 enum Pass {
     /// First phase: everything but linked sessions.
     TopLevel,
+    /// First phase, the inputs of a family that share responses
+    /// ([`read::copies`]), the item's input first: read together, their
+    /// copies settled, then as [`Pass::TopLevel`].
+    Family,
     /// Second phase, a linked file: all its sessions.
     AgentFile,
     /// Second phase, a first-phase file read again: only its linked sessions.
@@ -96,6 +101,10 @@ pub struct Stages<'a, S> {
     /// Per input, whether this run reads it (a shard's, [`super::shard`]);
     /// `None`: every input. Keys keep the inputs' places in the whole list.
     pub select: Option<&'a [bool]>,
+    /// The inputs that share responses ([`read::copies::families`]), when
+    /// already found (a shard found them to choose its inputs); `None`: found
+    /// here, among the inputs this run reads.
+    pub families: Option<&'a Families>,
 }
 
 /// Read and replay every input on `pool`. After Ctrl-C
@@ -116,6 +125,16 @@ pub fn replay_stream<S: Send>(
     let selected = |i: &usize| stages.select.is_none_or(|s| s.get(*i).copied().unwrap_or(false));
     let (agents, tops): (Vec<usize>, Vec<usize>) = (0..inputs.len()).filter(selected).partition(|&i| is_agent(i));
     let inputs_total = agents.len() + tops.len();
+    let found;
+    let families = match stages.families {
+        Some(f) => f,
+        None => {
+            found = pool.install(|| copies::families_where(inputs, format, &|i| selected(&i)));
+            &found
+        }
+    };
+    let groups: std::collections::HashMap<usize, Vec<usize>> =
+        families.groups().into_iter().filter_map(|g| Some((*g.first()?, g))).collect();
     let inputs_done = AtomicUsize::new(0);
     let sessions_done = AtomicUsize::new(0);
     let no_owned = HashSet::new();
@@ -127,10 +146,21 @@ pub fn replay_stream<S: Send>(
                 .par_iter()
                 .with_max_len(1)
                 .map(|&(i, pass)| {
-                    let done = process(inputs, i, pass, format, owned, &prepared, options, stages);
-                    sessions_done.fetch_add(done.sessions.len(), Ordering::Relaxed);
+                    let done = match pass {
+                        Pass::Family => process_family(
+                            inputs,
+                            groups.get(&i).map_or(&[][..], |g| &g[..]),
+                            format,
+                            &prepared,
+                            options,
+                            stages,
+                        ),
+                        _ => vec![process(inputs, i, pass, format, owned, &prepared, options, stages)],
+                    };
+                    let sessions: usize = done.iter().map(|d| d.sessions.len()).sum();
+                    sessions_done.fetch_add(sessions, Ordering::Relaxed);
                     if pass != Pass::Sidechains {
-                        let n = inputs_done.fetch_add(1, Ordering::Relaxed) + 1;
+                        let n = inputs_done.fetch_add(done.len(), Ordering::Relaxed) + done.len();
                         if let Some(cb) = progress {
                             cb(StreamProgress {
                                 inputs_done: n,
@@ -141,11 +171,21 @@ pub fn replay_stream<S: Send>(
                     }
                     done
                 })
+                .flatten()
                 .collect()
         })
     };
 
-    let mut done = run(tops.iter().map(|&i| (i, Pass::TopLevel)).collect(), &no_owned);
+    // An input of a family is read with the others of its family, as one item.
+    let first: Vec<(usize, Pass)> = tops
+        .iter()
+        .filter_map(|&i| match families.of(i) {
+            None => Some((i, Pass::TopLevel)),
+            Some(f) if f == i && groups.contains_key(&i) => Some((i, Pass::Family)),
+            Some(_) => None,
+        })
+        .collect();
+    let mut done = run(first, &no_owned);
     let mut owned: HashSet<String> = done.iter_mut().flat_map(|d| std::mem::take(&mut d.owned)).collect();
     // A fork is settled by whether its parent is in the run: what the paths of
     // every input say counts too, so that a shard settles it as the whole run
@@ -205,27 +245,102 @@ fn process<S>(
     stages: &Stages<'_, S>,
 ) -> InputDone<S> {
     let mut done = InputDone::new(i);
+    let Some(sessions) = read_into(&mut done, inputs, i, pass, format) else { return done };
+    let linked: Vec<bool> = sessions.iter().map(format::is_linked_session).collect();
+    handle(&mut done, inputs, i, pass, sessions, &linked, owned, prepared, options, stages);
+    done
+}
+
+/// Read input `i` for `pass`: its sessions, or `None` (nothing to do, or it
+/// could not be read: `done` then says why).
+fn read_into<S>(
+    done: &mut InputDone<S>,
+    inputs: &[Input],
+    i: usize,
+    pass: Pass,
+    format: Option<Format>,
+) -> Option<Vec<Session>> {
     // After Ctrl-C the inputs not started yet cost nothing.
     if crate::interrupt::requested() {
-        return done;
+        return None;
     }
-    let sessions = match read::read_input(&inputs[i], format) {
-        Ok(s) => s,
+    match read::read_input(&inputs[i], format) {
+        Ok(s) => {
+            done.read = pass != Pass::Sidechains;
+            Some(s)
+        }
         Err(d) => {
             // A file read again in the second phase was counted the first time.
             if pass != Pass::Sidechains {
                 done.failure = Some(d);
             }
-            return done;
+            None
         }
-    };
-    done.read = pass != Pass::Sidechains;
+    }
+}
+
+/// The inputs of a family, read twice: first for what finding its copies
+/// needs ([`copies::facts`], one input's sessions in memory at a time), then
+/// each input as [`Pass::TopLevel`] reads it, its copies settled as reading
+/// everything first settles them. Whether a session is linked is decided as
+/// read, before a copy is settled as a fork.
+fn process_family<S>(
+    inputs: &[Input],
+    members: &[usize],
+    format: Option<Format>,
+    prepared: &Prepared<'_>,
+    options: ReplayOptions,
+    stages: &Stages<'_, S>,
+) -> Vec<InputDone<S>> {
+    let mut done: Vec<InputDone<S>> = members.iter().map(|&i| InputDone::new(i)).collect();
+    let mut facts = Vec::new();
+    let mut counts = Vec::new();
+    for d in &mut done {
+        let sessions = read_into(d, inputs, d.input, Pass::TopLevel, format).unwrap_or_default();
+        counts.push(sessions.len());
+        facts.extend(sessions.iter().map(copies::facts));
+    }
+    let mut found = copies::find(&facts).into_iter();
+    let no_owned = HashSet::new();
+    for (d, n) in done.iter_mut().zip(counts) {
+        let mine: Vec<Option<copies::Copy>> = found.by_ref().take(n).collect();
+        if !d.read {
+            continue;
+        }
+        let i = d.input;
+        let Some(mut sessions) = read_into(d, inputs, i, Pass::TopLevel, format) else { continue };
+        let linked: Vec<bool> = sessions.iter().map(format::is_linked_session).collect();
+        for (s, copy) in sessions.iter_mut().zip(&mine) {
+            if let Some(c) = copy {
+                copies::settle(s, c);
+            }
+        }
+        handle(d, inputs, i, Pass::TopLevel, sessions, &linked, &no_owned, prepared, options, stages);
+    }
+    done
+}
+
+/// Replay (or defer) the sessions `pass` takes of input `i`; `linked` says
+/// which are linked sessions.
+#[allow(clippy::too_many_arguments)]
+fn handle<S>(
+    done: &mut InputDone<S>,
+    inputs: &[Input],
+    i: usize,
+    pass: Pass,
+    sessions: Vec<Session>,
+    linked: &[bool],
+    owned: &HashSet<String>,
+    prepared: &Prepared<'_>,
+    options: ReplayOptions,
+    stages: &Stages<'_, S>,
+) {
     // Standard input cannot be read again: its sub-agents wait in memory.
     let rereadable = inputs[i].kind != InputKind::Stdin;
     for (index, s) in sessions.into_iter().enumerate() {
-        let linked = format::is_linked_session(&s);
+        let linked = linked.get(index).copied().unwrap_or(false);
         match pass {
-            Pass::TopLevel if linked => {
+            Pass::TopLevel | Pass::Family if linked => {
                 // A fork's parent may itself be a fork, deferred too.
                 format::owned_keys(&s, &mut done.owned);
                 done.deferred = true;
@@ -234,10 +349,9 @@ fn process<S>(
                 }
             }
             Pass::Sidechains if !linked => {}
-            _ => replay_one(&mut done, i, index, s, pass, owned, prepared, options, stages),
+            _ => replay_one(done, i, index, s, pass, owned, prepared, options, stages),
         }
     }
-    done
 }
 
 impl<S> InputDone<S> {
@@ -267,7 +381,7 @@ fn replay_one<S>(
     stages: &Stages<'_, S>,
 ) {
     match pass {
-        Pass::TopLevel => format::owned_keys(&s, &mut done.owned),
+        Pass::TopLevel | Pass::Family => format::owned_keys(&s, &mut done.owned),
         Pass::AgentFile | Pass::Sidechains => format::drop_replayed(&mut s, owned),
     }
     // As reading everything first does: responses are dropped (above) before
@@ -346,7 +460,7 @@ mod tests {
             seen.lock().unwrap().push(s.id.clone());
             (report::summarize(s, policies, &r, None), csv_out::session_call_rows(&r, &names), t)
         };
-        let stages = Stages { prepare: None, quality: None, sink: &sink, select: None };
+        let stages = Stages { prepare: None, quality: None, sink: &sink, select: None, families: None };
         let out =
             replay_stream(inputs, None, policies, &BuiltinResolver, ReplayOptions::default(), &pool, None, &stages);
         // Each session went through the sink once.

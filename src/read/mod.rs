@@ -11,6 +11,7 @@ pub mod cline;
 pub mod codex;
 pub mod codex_exec;
 pub mod compressed;
+pub mod copies;
 pub mod discover;
 pub mod errors;
 pub mod format;
@@ -176,6 +177,10 @@ pub fn read_all(inputs: &[Input], format: Option<Format>) -> Batch {
             Err(d) => batch.failures.push(d),
         }
     }
+    // Copies first, among the sessions as read: a fork the log marks is
+    // settled next, by whether its parent is in the batch.
+    let families = copies::families(inputs, format);
+    copies::settle_batch(&mut batch.sessions, inputs, &families);
     format::link_across_files(&mut batch.sessions);
     batch.sessions.sort_by(|a, b| a.source_path.cmp(&b.source_path).then_with(|| a.id.cmp(&b.id)));
     batch

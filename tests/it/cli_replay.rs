@@ -670,3 +670,48 @@ fn no_output_shows_a_negative_zero() {
         }
     }
 }
+
+/// A `--fork-session` copy read with the log it copied: each response the API
+/// gave is measured once, in the log that first had it; read alone, the copy
+/// is the only record of its copied responses and keeps them.
+#[test]
+fn a_fork_session_copy_counts_each_response_once() {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/claude-code/forked");
+    let run = |input: &Path| -> serde_json::Value {
+        let o = cargo_bin_cmd!("compactor")
+            .arg("replay")
+            .arg(input)
+            .args(["--preset", "default", "--json", "--quiet", "--no-quality"])
+            .output()
+            .unwrap();
+        assert_eq!(o.status.code(), Some(0), "{}", String::from_utf8_lossy(&o.stderr));
+        serde_json::from_slice(&o.stdout).unwrap()
+    };
+    let metric = |r: &serde_json::Value, id: &str, key: &str| -> u64 {
+        let s = r["sessions"].as_array().unwrap().iter().find(|s| s["session_id"].as_str().unwrap().starts_with(id));
+        s.unwrap_or_else(|| panic!("no session {id}"))["metrics"][key].as_u64().unwrap()
+    };
+    // The distinct responses of both files, and the prompt each sent.
+    let mut prompts: std::collections::BTreeMap<String, u64> = Default::default();
+    for f in std::fs::read_dir(&dir).unwrap() {
+        for line in std::fs::read_to_string(f.unwrap().path()).unwrap().lines() {
+            let v: serde_json::Value = serde_json::from_str(line).unwrap();
+            if let Some(id) = v["message"]["id"].as_str() {
+                let u = &v["message"]["usage"];
+                let p = ["input_tokens", "cache_read_input_tokens", "cache_creation_input_tokens"];
+                prompts.insert(id.to_string(), p.iter().map(|k| u[k].as_u64().unwrap()).sum());
+            }
+        }
+    }
+    let both = run(&dir);
+    let (parent, copy) = ("5a1e", "1b2c");
+    assert_eq!(metric(&both, parent, "calls") + metric(&both, copy, "calls"), prompts.len() as u64);
+    let billed = metric(&both, parent, "input_tokens_baseline") + metric(&both, copy, "input_tokens_baseline");
+    assert_eq!(billed, prompts.values().sum::<u64>(), "every response's prompt once");
+    let alone = run(&dir.join("1b2c3d4e-0f9e-4d8c-b7a6-5e4f3a2b1c0d.jsonl"));
+    assert_eq!(metric(&alone, copy, "calls"), 5);
+    assert_eq!(
+        metric(&alone, copy, "input_tokens_baseline"),
+        billed - metric(&both, parent, "input_tokens_baseline") + (prompts["msg_01ForkA"] + prompts["msg_01ForkB"])
+    );
+}

@@ -17,7 +17,10 @@ fn bin() -> &'static Path {
 }
 
 /// A Claude Code session file: `turns` of (user text, assistant content blocks).
+/// Each session's responses have ids of their own, as the API gives them (a
+/// response id in two logs makes one a copy of the other).
 fn claude_session(id: &str, turns: &[(Value, Value)]) -> String {
+    let own = id.bytes().fold(0xcbf2_9ce4_8422_2325u64, |h, b| (h ^ u64::from(b)).wrapping_mul(0x100_0000_01b3));
     let mut out = String::new();
     let mut parent = Value::Null;
     for (i, (user, assistant)) in turns.iter().enumerate() {
@@ -29,7 +32,7 @@ fn claude_session(id: &str, turns: &[(Value, Value)]) -> String {
         out.push_str(&format!("{rec}\n"));
         let rec = json!({"type": "assistant", "uuid": a, "parentUuid": u, "sessionId": id,
             "timestamp": format!("2025-01-01T00:{:02}:30Z", i % 60),
-            "message": {"id": format!("msg_{i}"), "role": "assistant", "model": "claude-test", "content": assistant,
+            "message": {"id": format!("msg_{own:x}_{i}"), "role": "assistant", "model": "claude-test", "content": assistant,
                 "usage": {"input_tokens": 1000 + 500 * i, "output_tokens": 50}}});
         out.push_str(&format!("{rec}\n"));
         parent = json!(a);

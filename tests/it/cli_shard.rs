@@ -137,11 +137,12 @@ fn sub_agent_files_follow_their_parent_into_its_shard() {
     let parent = parent.expect("the fixture's parent session");
     let agents: Vec<usize> = (0..inputs.len()).filter(|&i| name(&inputs[i]).contains("/agent-")).collect();
     assert_eq!(agents.len(), 3, "both layouts of sub-agent files");
+    let families = compactor::read::copies::families(&inputs, None);
     let mut parting = None;
     for n in 2..=9 {
         for k in 1..=n {
             let shard = Shard { index: k, count: n };
-            let sel = shard.select(&inputs).unwrap();
+            let sel = shard.select(&inputs, &families).unwrap();
             for &a in &agents {
                 assert_eq!(sel[a], sel[parent], "{} in shard {shard}", name(&inputs[a]));
                 // The `/btw` aside replays its parent's responses: apart from
@@ -154,6 +155,37 @@ fn sub_agent_files_follow_their_parent_into_its_shard() {
         }
     }
     let n = parting.expect("some split would part the aside from its parent by its own path");
+    let tmp = tempfile::tempdir().unwrap();
+    let replay = ["replay", "fixtures/claude-code", "--quiet", "--set", "context_window=6000"];
+    let (dir, out) = whole(tmp.path(), "claude", &replay);
+    split_and_merge(tmp.path(), "claude", &replay, &[("--shard", n)], (&dir, &out));
+}
+
+/// A `--fork-session` copy and its parent share responses: every shard split
+/// keeps them together, so the copy is found as in the whole run, also where
+/// their paths alone would part them.
+#[test]
+fn a_copy_and_its_parent_share_a_shard() {
+    use compactor::pipeline::Shard;
+    let dir = PathBuf::from("fixtures/claude-code");
+    let (inputs, _) = compactor::read::discover(std::slice::from_ref(&dir));
+    let families = compactor::read::copies::families(&inputs, None);
+    let name = |i: usize| inputs[i].path.to_string_lossy().into_owned();
+    let pair: Vec<usize> = (0..inputs.len()).filter(|&i| name(i).contains("/forked/")).collect();
+    assert_eq!(pair.len(), 2);
+    assert!(families.of(pair[0]).is_some() && families.of(pair[0]) == families.of(pair[1]));
+    let mut parting = None;
+    for n in 2..=9 {
+        for k in 1..=n {
+            let shard = Shard { index: k, count: n };
+            let sel = shard.select(&inputs, &families).unwrap();
+            assert_eq!(sel[pair[0]], sel[pair[1]], "shard {shard}");
+            if shard.holds(name(pair[0]).as_bytes()) != shard.holds(name(pair[1]).as_bytes()) {
+                parting.get_or_insert(n);
+            }
+        }
+    }
+    let n = parting.expect("some split would part the pair by their own paths");
     let tmp = tempfile::tempdir().unwrap();
     let replay = ["replay", "fixtures/claude-code", "--quiet", "--set", "context_window=6000"];
     let (dir, out) = whole(tmp.path(), "claude", &replay);

@@ -185,7 +185,9 @@ fn every_log_string_lands_escaped_in_report_html() {
         .replace("/home/dev/src/api-server", &json(&format!("/home/{ID}")))
         .replace("claude-sonnet-4-5-20250929", &json(DIR));
     std::fs::write(dir.join("hostile.jsonl"), text).unwrap();
-    let controls = src.replace("044c3cd7-f43c-461c-a698-4080bab12a02", &json(CONTROLS));
+    // Its responses under ids of its own: the same ids would make it a copy
+    // of the first, its calls counted there.
+    let controls = src.replace("044c3cd7-f43c-461c-a698-4080bab12a02", &json(CONTROLS)).replace("\"msg_", "\"msg_ctl");
     std::fs::write(dir.join("controls.jsonl"), controls).unwrap();
     // A compaction the agent recorded, its summary and a needed path hostile.
     const SUMMARY_HOSTILE: &str = "<script>alert(6)</script>";
