@@ -59,6 +59,8 @@ pub fn families_where(inputs: &[Input], forced: Option<Format>, keep: &(dyn Fn(u
         .enumerate()
         .with_max_len(1)
         .map(|(i, input)| match input.kind {
+            // After Ctrl-C nothing more is read: the run is over.
+            _ if crate::interrupt::requested() => Vec::new(),
             InputKind::File if keep(i) && !format::is_linked_file(&input.path) => scan_file(&input.path, forced),
             _ => Vec::new(),
         })
@@ -98,12 +100,32 @@ fn families_of(scanned: &[Vec<Box<str>>]) -> Families {
     Families { of }
 }
 
+/// How much of a file tells its format, before it is read whole.
+const HEAD: u64 = 256 << 10;
+
 /// The response ids of one file, when it is a Claude Code log (decompressed
-/// first); none when it cannot be read (its reading reports why).
+/// first); none when it cannot be read (its reading reports why). A file
+/// whose first records are another format's is not read further.
 fn scan_file(path: &Path, forced: Option<Format>) -> Vec<Box<str>> {
-    let Ok(data) = super::read_regular_file(path) else { return Vec::new() };
+    use std::io::Read;
+    // Only a regular file, as reading it does: a FIFO would never end.
+    if !std::fs::metadata(path).is_ok_and(|m| m.is_file()) {
+        return Vec::new();
+    }
+    let Ok(mut file) = std::fs::File::open(path) else { return Vec::new() };
+    let mut data = Vec::new();
+    if (&mut file).take(HEAD).read_to_end(&mut data).is_err() {
+        return Vec::new();
+    }
+    let compressed = compressed::is_zstd(&data);
+    if !compressed && forced.is_none() && format::detect(&data).is_some_and(|f| f != Format::ClaudeCode) {
+        return Vec::new();
+    }
+    if file.read_to_end(&mut data).is_err() {
+        return Vec::new();
+    }
     let plain;
-    let data = if compressed::is_zstd(&data) {
+    let data = if compressed {
         match compressed::decompress(&data, compressed::MAX_DECOMPRESSED) {
             Ok(p) => {
                 plain = p;
@@ -145,7 +167,7 @@ pub fn response_ids(data: &[u8]) -> Vec<Box<str>> {
         }
         let start = at + 1;
         let len = data[start..].iter().position(|&b| !(b.is_ascii_alphanumeric() || b == b'_'));
-        let Some(len) = len else { continue };
+        let Some(len) = len.filter(|&n| n > "msg_".len()) else { continue };
         // An id ends at its closing quote; one with an escape or any other
         // character is not in Anthropic's form.
         if data.get(start + len) == Some(&b'"')
@@ -161,7 +183,7 @@ pub fn response_ids(data: &[u8]) -> Vec<Box<str>> {
 
 /// Whether a response id is in the form [`response_ids`] finds.
 fn scannable(id: &str) -> bool {
-    id.starts_with("msg_") && id.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_')
+    id.len() > "msg_".len() && id.starts_with("msg_") && id.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_')
 }
 
 /// Whether `s` takes part in finding copies: a top-level Claude Code session

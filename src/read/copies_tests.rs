@@ -14,7 +14,7 @@ fn the_scan_finds_response_ids_in_any_spacing_and_nothing_else() {
     let ids: Vec<&str> = found.iter().map(|s| &**s).collect();
     // A repeat is listed once; an id in a quoted string, one with an escape,
     // a bare prefix and one cut by the end of a line are not ids.
-    assert_eq!(ids, ["msg_", "msg_01A", "msg_01B"]);
+    assert_eq!(ids, ["msg_01A", "msg_01B"]);
 }
 
 #[test]
@@ -207,4 +207,28 @@ proptest::proptest! {
             proptest::prop_assert!(data.windows(quoted.len()).any(|w| w == quoted.as_bytes()), "{id}");
         }
     }
+}
+
+/// Only Claude Code logs are scanned: two logs of another format holding the
+/// same id are no family.
+#[test]
+fn logs_of_other_formats_are_no_family() {
+    let tmp = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+    let codex = std::fs::read_dir(fixtures_dir().join("codex"))
+        .into_iter()
+        .flatten()
+        .flatten()
+        .map(|e| e.path())
+        .find(|p| p.extension().is_some_and(|x| x == "jsonl"))
+        .expect("a Codex fixture");
+    let claude = fixtures_dir().join("claude-code/forked/5a1e0c3b-2f4d-4e6a-9b8c-7d0e1f2a3b4c.jsonl");
+    let mut inputs = Vec::new();
+    for (n, src) in [("a", &codex), ("b", &codex), ("c", &claude), ("d", &claude)] {
+        let mut data = std::fs::read(src).unwrap_or_default();
+        data.extend_from_slice(b"{\"id\":\"msg_01Same\"}\n");
+        let path = tmp.path().join(format!("{n}.jsonl"));
+        std::fs::write(&path, data).unwrap_or_else(|e| panic!("{e}"));
+        inputs.push(Input { path, kind: InputKind::File });
+    }
+    assert_eq!(families(&inputs, None).groups(), [vec![2, 3]]);
 }
