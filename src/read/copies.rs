@@ -54,22 +54,116 @@ pub fn families_where(inputs: &[Input], forced: Option<Format>, keep: &(dyn Fn(u
     if forced.is_some_and(|f| f != Format::ClaudeCode) {
         return Families::none(inputs.len());
     }
-    let scanned: Vec<Vec<Box<str>>> = inputs
+    let read = |i: usize, input: &Input| {
+        // After Ctrl-C nothing more is read: the run is over.
+        !crate::interrupt::requested()
+            && input.kind == InputKind::File
+            && keep(i)
+            && !format::is_linked_file(&input.path)
+    };
+    let heads: Vec<Head> = inputs
         .par_iter()
         .enumerate()
         .with_max_len(1)
-        .map(|(i, input)| match input.kind {
-            // After Ctrl-C nothing more is read: the run is over.
-            _ if crate::interrupt::requested() => Vec::new(),
-            InputKind::File if keep(i) && !format::is_linked_file(&input.path) => scan_file(&input.path, forced),
-            _ => Vec::new(),
+        .map(|(i, input)| if read(i, input) { head_of(&input.path, forced) } else { Head::Other })
+        .collect();
+    let candidates = candidates(&heads);
+    if !candidates.iter().any(|c| *c) {
+        return Families::none(inputs.len());
+    }
+    let scanned: Vec<Vec<Box<str>>> = inputs
+        .par_iter()
+        .zip(&heads)
+        .with_max_len(1)
+        .map(|(input, head)| match head {
+            Head::Other => Vec::new(),
+            _ => scan_file(&input.path, forced),
         })
         .collect();
-    families_of(&scanned)
+    families_of(&scanned, &candidates)
 }
 
-/// Union the inputs whose scans share an id.
-fn families_of(scanned: &[Vec<Box<str>>]) -> Families {
+/// What a log's first records say of it being a copy.
+#[derive(Debug, Clone, PartialEq, Eq)]
+enum Head {
+    /// Not a Claude Code log, or one with no conversation.
+    Other,
+    /// A Claude Code log whose conversation opens with this record: a copy
+    /// made of a log that had not compacted opens with that log's first one.
+    Opens(String),
+    /// A Claude Code log that may be a copy whatever the others: it opens
+    /// with a compaction (a copy of a log that had compacted opens with its
+    /// last one), or its first records do not tell.
+    MayCopy,
+}
+
+/// Per input, whether it may be a copy: by its own head, or by opening with
+/// the record another input opens with.
+fn candidates(heads: &[Head]) -> Vec<bool> {
+    let mut opens: HashMap<&str, usize> = HashMap::new();
+    for h in heads {
+        if let Head::Opens(u) = h {
+            *opens.entry(u.as_str()).or_default() += 1;
+        }
+    }
+    heads
+        .iter()
+        .map(|h| match h {
+            Head::Other => false,
+            Head::MayCopy => true,
+            Head::Opens(u) => opens.get(u.as_str()).is_some_and(|n| *n > 1),
+        })
+        .collect()
+}
+
+/// Read the first records of a log: its [`Head`].
+fn head_of(path: &Path, forced: Option<Format>) -> Head {
+    use std::io::Read;
+    if !std::fs::metadata(path).is_ok_and(|m| m.is_file()) {
+        return Head::Other;
+    }
+    let Ok(file) = std::fs::File::open(path) else { return Head::Other };
+    // Room for the whole head first: growing to it would copy it over and over.
+    let mut data = Vec::with_capacity(HEAD);
+    if file.take(HEAD as u64).read_to_end(&mut data).is_err() {
+        return Head::Other;
+    }
+    let whole = data.len() < HEAD;
+    if compressed::is_zstd(&data) {
+        return Head::MayCopy;
+    }
+    match forced.or_else(|| format::detect(&data)) {
+        Some(Format::ClaudeCode) => {}
+        Some(_) => return Head::Other,
+        None if whole => return Head::Other,
+        None => return Head::MayCopy,
+    }
+    for (_, line) in super::lines(&data) {
+        let Ok(v) = serde_json::from_slice::<serde_json::Value>(line) else { continue };
+        if v.get("isSidechain").and_then(serde_json::Value::as_bool) == Some(true) {
+            continue;
+        }
+        let kind = v.get("type").and_then(serde_json::Value::as_str);
+        let boundary =
+            kind == Some("system") && v.get("subtype").and_then(serde_json::Value::as_str) == Some("compact_boundary");
+        if !(boundary || matches!(kind, Some("user" | "assistant"))) {
+            continue;
+        }
+        if boundary || v.get("isCompactSummary").and_then(serde_json::Value::as_bool) == Some(true) {
+            return Head::MayCopy;
+        }
+        return match v.get("uuid").and_then(serde_json::Value::as_str) {
+            Some(u) if !u.is_empty() => Head::Opens(u.to_string()),
+            _ => Head::MayCopy,
+        };
+    }
+    if whole { Head::Other } else { Head::MayCopy }
+}
+
+/// Union the inputs whose scans share an id that a candidate
+/// ([`candidates`]) holds: logs that share responses when neither can be a
+/// copy are left apart, so that a family never depends on logs outside it.
+fn families_of(scanned: &[Vec<Box<str>>], candidates: &[bool]) -> Families {
     let mut parent: Vec<usize> = (0..scanned.len()).collect();
     fn root(parent: &mut [usize], mut i: usize) -> usize {
         while parent[i] != i {
@@ -78,34 +172,50 @@ fn families_of(scanned: &[Vec<Box<str>>]) -> Families {
         }
         i
     }
-    let mut first: HashMap<&str, usize> = HashMap::new();
-    let mut shared = vec![false; scanned.len()];
+    let mut holders: HashMap<&str, Vec<usize>> = HashMap::new();
     for (i, ids) in scanned.iter().enumerate() {
         for id in ids {
-            match first.get(id.as_ref()) {
-                None => {
-                    first.insert(id, i);
-                }
-                Some(&j) => {
-                    let (a, b) = (root(&mut parent, i), root(&mut parent, j));
-                    // The smaller index is the root, so a family goes by its first input.
-                    parent[a.max(b)] = a.min(b);
-                    shared[i] = true;
-                    shared[j] = true;
-                }
-            }
+            holders.entry(id).or_default().push(i);
+        }
+    }
+    let mut shared = vec![false; scanned.len()];
+    for h in holders.values().filter(|h| h.len() > 1) {
+        if !h.iter().any(|&i| candidates.get(i).copied().unwrap_or(false)) {
+            continue;
+        }
+        for &i in h {
+            let (a, b) = (root(&mut parent, i), root(&mut parent, h[0]));
+            // The smaller index is the root, so a family goes by its first input.
+            parent[a.max(b)] = a.min(b);
+            shared[i] = true;
         }
     }
     let of = (0..scanned.len()).map(|i| shared[i].then(|| root(&mut parent, i))).collect();
     Families { of }
 }
 
-/// How much of a file tells its format, before it is read whole.
-const HEAD: u64 = 256 << 10;
+/// How much of a file tells its format, before it is read further.
+const HEAD: usize = 256 << 10;
+
+/// How much of a file is read at a time once it is known to be Claude
+/// Code's: the scan needs no more in memory.
+const CHUNK: usize = 1 << 20;
+
+/// Longest run of spacing around an id's `:`, and longest id, the scan takes:
+/// bounds that let it go chunk by chunk and find what one pass over the
+/// whole file finds.
+const MAX_SPACE: usize = 64;
+const MAX_ID: usize = 256;
+
+/// Bytes a chunk keeps of the one before (the key and spacing of an id that
+/// starts in it) and holds back for the next (an id that may run past it).
+const LOOKBACK: usize = 2 * MAX_SPACE + 8;
+const LOOKAHEAD: usize = MAX_ID + 2;
 
 /// The response ids of one file, when it is a Claude Code log (decompressed
 /// first); none when it cannot be read (its reading reports why). A file
-/// whose first records are another format's is not read further.
+/// whose first records are another format's is not read further; a Claude
+/// Code log is scanned a chunk at a time.
 fn scan_file(path: &Path, forced: Option<Format>) -> Vec<Box<str>> {
     use std::io::Read;
     // Only a regular file, as reading it does: a FIFO would never end.
@@ -113,60 +223,109 @@ fn scan_file(path: &Path, forced: Option<Format>) -> Vec<Box<str>> {
         return Vec::new();
     }
     let Ok(mut file) = std::fs::File::open(path) else { return Vec::new() };
-    let mut data = Vec::new();
-    if (&mut file).take(HEAD).read_to_end(&mut data).is_err() {
+    let mut data = Vec::with_capacity(HEAD);
+    if (&mut file).take(HEAD as u64).read_to_end(&mut data).is_err() {
         return Vec::new();
     }
-    let compressed = compressed::is_zstd(&data);
-    if !compressed && forced.is_none() && format::detect(&data).is_some_and(|f| f != Format::ClaudeCode) {
-        return Vec::new();
-    }
-    if file.read_to_end(&mut data).is_err() {
-        return Vec::new();
-    }
-    let plain;
-    let data = if compressed {
-        match compressed::decompress(&data, compressed::MAX_DECOMPRESSED) {
-            Ok(p) => {
-                plain = p;
-                &plain[..]
+    let head = if compressed::is_zstd(&data) { None } else { forced.or_else(|| format::detect(&data)) };
+    match head {
+        Some(Format::ClaudeCode) => scan_chunks(data, file, CHUNK),
+        Some(_) => Vec::new(),
+        // Compressed, or a head too short to tell: the whole file decides.
+        None => {
+            if file.read_to_end(&mut data).is_err() {
+                return Vec::new();
             }
-            Err(_) => return Vec::new(),
+            let plain;
+            let data = if compressed::is_zstd(&data) {
+                match compressed::decompress(&data, compressed::MAX_DECOMPRESSED) {
+                    Ok(p) => {
+                        plain = p;
+                        &plain[..]
+                    }
+                    Err(_) => return Vec::new(),
+                }
+            } else {
+                &data[..]
+            };
+            if forced.or_else(|| format::detect(data)) != Some(Format::ClaudeCode) {
+                return Vec::new();
+            }
+            response_ids(data)
         }
-    } else {
-        &data[..]
-    };
-    if forced.or_else(|| format::detect(data)) != Some(Format::ClaudeCode) {
-        return Vec::new();
     }
-    response_ids(data)
+}
+
+/// [`response_ids`] of what `buf` holds and the rest of `rest`, read `chunk`
+/// bytes at a time.
+fn scan_chunks(mut buf: Vec<u8>, mut rest: impl std::io::Read, chunk: usize) -> Vec<Box<str>> {
+    use std::io::Read;
+    let mut out = Vec::new();
+    let mut from = 0;
+    buf.reserve(chunk);
+    loop {
+        let had = buf.len();
+        // Appended into the spare room as it is: nothing zeroed first.
+        if (&mut rest).take(chunk as u64).read_to_end(&mut buf).is_err() {
+            return Vec::new();
+        }
+        let n = buf.len() - had;
+        let eof = n == 0;
+        let limit = if eof { buf.len() } else { buf.len().saturating_sub(LOOKAHEAD) };
+        ids_in(&buf, from, limit, &mut out);
+        if eof {
+            break;
+        }
+        let keep = limit.max(from).saturating_sub(LOOKBACK);
+        buf.drain(..keep);
+        from = limit.max(from) - keep;
+    }
+    out.sort_unstable();
+    out.dedup();
+    out
 }
 
 /// Every `"id": "msg_…"` of a log's bytes (Anthropic's response ids; the id of
 /// a message a Claude Code record holds), sorted and without repeats. A
-/// superset of the response ids its reader takes: the scan does not know
-/// which object a key is in.
+/// superset of the response ids its reader takes (the scan does not know
+/// which object a key is in), but for ids longer than [`MAX_ID`] or spacing
+/// longer than [`MAX_SPACE`].
 pub fn response_ids(data: &[u8]) -> Vec<Box<str>> {
-    let mut out: Vec<Box<str>> = Vec::new();
+    let mut out = Vec::new();
+    ids_in(data, 0, data.len(), &mut out);
+    out.sort_unstable();
+    out.dedup();
+    out
+}
+
+/// Add to `out` the ids whose `"msg_` starts in `data[from..limit]`.
+fn ids_in(data: &[u8], from: usize, limit: usize, out: &mut Vec<Box<str>>) {
     let ws = |b: u8| matches!(b, b' ' | b'\t' | b'\n' | b'\r');
-    // From each `"msg_` (rarer than `"id"`), back to the key it is the value of.
-    for at in memmem::find_iter(data, b"\"msg_") {
-        let mut p = at;
-        while p > 0 && ws(data[p - 1]) {
+    // Back over at most MAX_SPACE spacing bytes before `p`.
+    let back = |mut p: usize| {
+        let stop = p.saturating_sub(MAX_SPACE);
+        while p > stop && ws(data[p - 1]) {
             p -= 1;
         }
+        p
+    };
+    let Some(tail) = data.get(from..) else { return };
+    // From each `"msg_` (rarer than `"id"`), back to the key it is the value of.
+    for at in memmem::find_iter(tail, b"\"msg_").map(|a| a + from) {
+        if at >= limit {
+            break;
+        }
+        let p = back(at);
         if p == 0 || data[p - 1] != b':' {
             continue;
         }
-        p -= 1;
-        while p > 0 && ws(data[p - 1]) {
-            p -= 1;
-        }
+        let p = back(p - 1);
         if p < 4 || &data[p - 4..p] != b"\"id\"" {
             continue;
         }
         let start = at + 1;
-        let len = data[start..].iter().position(|&b| !(b.is_ascii_alphanumeric() || b == b'_'));
+        let body = &data[start..data.len().min(start + MAX_ID + 1)];
+        let len = body.iter().position(|&b| !(b.is_ascii_alphanumeric() || b == b'_'));
         let Some(len) = len.filter(|&n| n > "msg_".len()) else { continue };
         // An id ends at its closing quote; one with an escape or any other
         // character is not in Anthropic's form.
@@ -176,9 +335,6 @@ pub fn response_ids(data: &[u8]) -> Vec<Box<str>> {
             out.push(id.into());
         }
     }
-    out.sort_unstable();
-    out.dedup();
-    out
 }
 
 /// Whether a response id is in the form [`response_ids`] finds.

@@ -15,16 +15,52 @@ fn the_scan_finds_response_ids_in_any_spacing_and_nothing_else() {
     // A repeat is listed once; an id in a quoted string, one with an escape,
     // a bare prefix and one cut by the end of a line are not ids.
     assert_eq!(ids, ["msg_01A", "msg_01B"]);
+    // Read a byte at a time, each id still whole with its key, wherever the
+    // reads fall; a long spacing is as far as the scan looks.
+    let spaced = format!("{{\"id\"{}:  \"msg_01Far\"}}", " ".repeat(super::MAX_SPACE + 1));
+    let mut data = br#"{"id" : "msg_01A"} "#.to_vec();
+    data.extend_from_slice(spaced.as_bytes());
+    data.extend_from_slice(&[b'x'; 600]);
+    data.extend_from_slice(br#"{"id":"msg_01Last"}"#);
+    assert_eq!(scan_chunks(Vec::new(), &data[..], 1), response_ids(&data));
+    assert_eq!(response_ids(&data), [Box::from("msg_01A"), Box::from("msg_01Last")]);
 }
 
 #[test]
 fn files_that_share_an_id_form_a_family_named_by_its_first() {
     let ids = |v: &[&str]| v.iter().map(|s| Box::<str>::from(*s)).collect::<Vec<_>>();
     let scanned = vec![ids(&["msg_a"]), ids(&["msg_b", "msg_c"]), ids(&["msg_d"]), ids(&["msg_c", "msg_a"]), ids(&[])];
-    let f = families_of(&scanned);
+    let f = families_of(&scanned, &[false, false, false, true, false]);
     assert_eq!((0..5).map(|i| f.of(i)).collect::<Vec<_>>(), [Some(0), Some(0), None, Some(0), None]);
     assert_eq!(f.groups(), [vec![0, 1, 3]]);
-    assert!(families_of(&[ids(&["msg_a"]), ids(&["msg_b"])]).groups().is_empty());
+    assert!(families_of(&[ids(&["msg_a"]), ids(&["msg_b"])], &[true, true]).groups().is_empty());
+    // Ids shared by logs neither of which can be a copy join nothing.
+    let f = families_of(&scanned, &[false, true, false, false, false]);
+    assert_eq!(f.groups(), [vec![1, 3]], "msg_c, which the candidate holds");
+    assert!(families_of(&scanned, &[false; 5]).groups().is_empty());
+}
+
+/// Which logs may be copies, from their first records alone: one opening with
+/// a compaction or its summary, and two opening with the same record.
+#[test]
+fn a_copy_shows_in_the_first_records() {
+    let head = |lines: &[&str]| {
+        let tmp = tempfile::NamedTempFile::new().unwrap_or_else(|e| panic!("{e}"));
+        std::fs::write(tmp.path(), lines.join("\n")).unwrap_or_else(|e| panic!("{e}"));
+        head_of(tmp.path(), Some(Format::ClaudeCode))
+    };
+    let snapshot = r#"{"type":"file-history-snapshot","messageId":"m"}"#;
+    let side = r#"{"type":"user","isSidechain":true,"uuid":"s1","message":{"role":"user","content":"x"}}"#;
+    let user = r#"{"type":"user","uuid":"u1","message":{"role":"user","content":"x"}}"#;
+    let boundary = r#"{"type":"system","subtype":"compact_boundary","uuid":"b1"}"#;
+    let summary = r#"{"type":"user","uuid":"u2","isCompactSummary":true,"message":{"role":"user","content":"x"}}"#;
+    assert_eq!(head(&[snapshot, side, user, boundary]), Head::Opens("u1".into()));
+    assert_eq!(head(&[snapshot, boundary, user]), Head::MayCopy);
+    assert_eq!(head(&[summary, user]), Head::MayCopy);
+    assert_eq!(head(&[snapshot]), Head::Other, "no conversation");
+    let heads =
+        [Head::Opens("u1".into()), Head::Opens("u9".into()), Head::Opens("u1".into()), Head::MayCopy, Head::Other];
+    assert_eq!(candidates(&heads), [true, false, true, true, false]);
 }
 
 /// A session of `calls` responses (ids), one user message before each, the
@@ -195,12 +231,20 @@ proptest::proptest! {
             proptest::collection::vec(proptest::num::u8::ANY, 0..12),
             proptest::strategy::Just(b"\"id\"".to_vec()),
             proptest::strategy::Just(b" : ".to_vec()),
+            proptest::strategy::Just(vec![b' '; 70]),
             proptest::strategy::Just(b"\"msg_".to_vec()),
             proptest::strategy::Just(b"01Ab\"".to_vec()),
         ],
         0..24,
     )) {
         let data: Vec<u8> = parts.concat();
+        // Read a few bytes at a time, after a head of any length, the scan
+        // finds what one pass over the whole finds.
+        for (head, chunk) in [(0, 1), (3, 7), (10, 64), (data.len(), 1)] {
+            let head = head.min(data.len());
+            let chunked = scan_chunks(data[..head].to_vec(), &data[head..], chunk);
+            proptest::prop_assert_eq!(&chunked, &response_ids(&data), "head {}, chunk {}", head, chunk);
+        }
         for id in response_ids(&data) {
             proptest::prop_assert!(scannable(&id), "{id}");
             let quoted = format!("\"{id}\"");
