@@ -1,8 +1,9 @@
 //! Claude Code logs that open with another log's responses, written again
 //! under their own session id and with no mark (`--fork-session`, the SDK's
 //! `forkSession`; a log file copied whole): each response is counted once.
-//! The files of a run that share a response id are found first by a scan of
-//! their bytes (families), then, among a family's sessions, which copies which.
+//! A copy shows in its first records; only when one may be a copy are the
+//! logs scanned for the response ids they share (families), then, among a
+//! family's sessions, which copies which.
 
 use super::format;
 use super::{Input, InputKind, compressed};
