@@ -119,16 +119,7 @@ fn candidates(heads: &[Head]) -> Vec<bool> {
 
 /// Read the first records of a log: its [`Head`].
 fn head_of(path: &Path, forced: Option<Format>) -> Head {
-    use std::io::Read;
-    if !std::fs::metadata(path).is_ok_and(|m| m.is_file()) {
-        return Head::Other;
-    }
-    let Ok(file) = std::fs::File::open(path) else { return Head::Other };
-    // Room for the whole head first: growing to it would copy it over and over.
-    let mut data = Vec::with_capacity(HEAD);
-    if file.take(HEAD as u64).read_to_end(&mut data).is_err() {
-        return Head::Other;
-    }
+    let Some((_, data)) = open_head(path) else { return Head::Other };
     let whole = data.len() < HEAD;
     if compressed::is_zstd(&data) {
         return Head::MayCopy;
@@ -213,21 +204,28 @@ const MAX_ID: usize = 256;
 const LOOKBACK: usize = 2 * MAX_SPACE + 8;
 const LOOKAHEAD: usize = MAX_ID + 2;
 
+/// Open a log and read its first [`HEAD`] bytes; the file is left at the
+/// rest. `None` when it cannot be read (its reading reports why) or is not a
+/// regular file (a FIFO would never end).
+fn open_head(path: &Path) -> Option<(std::fs::File, Vec<u8>)> {
+    use std::io::Read;
+    if !std::fs::metadata(path).is_ok_and(|m| m.is_file()) {
+        return None;
+    }
+    let mut file = std::fs::File::open(path).ok()?;
+    // Room for the whole head first: growing to it would copy it over and over.
+    let mut data = Vec::with_capacity(HEAD);
+    (&mut file).take(HEAD as u64).read_to_end(&mut data).ok()?;
+    Some((file, data))
+}
+
 /// The response ids of one file, when it is a Claude Code log (decompressed
 /// first); none when it cannot be read (its reading reports why). A file
 /// whose first records are another format's is not read further; a Claude
 /// Code log is scanned a chunk at a time.
 fn scan_file(path: &Path, forced: Option<Format>) -> Vec<Box<str>> {
     use std::io::Read;
-    // Only a regular file, as reading it does: a FIFO would never end.
-    if !std::fs::metadata(path).is_ok_and(|m| m.is_file()) {
-        return Vec::new();
-    }
-    let Ok(mut file) = std::fs::File::open(path) else { return Vec::new() };
-    let mut data = Vec::with_capacity(HEAD);
-    if (&mut file).take(HEAD as u64).read_to_end(&mut data).is_err() {
-        return Vec::new();
-    }
+    let Some((mut file, mut data)) = open_head(path) else { return Vec::new() };
     let head = if compressed::is_zstd(&data) { None } else { forced.or_else(|| format::detect(&data)) };
     match head {
         Some(Format::ClaudeCode) => scan_chunks(data, file, CHUNK),

@@ -129,7 +129,6 @@ fn sub_agents_stay_with_their_parents() {
 /// still the whole run (the sub-agents drop what they replay of the parent).
 #[test]
 fn sub_agent_files_follow_their_parent_into_its_shard() {
-    use compactor::pipeline::Shard;
     let dir = PathBuf::from("fixtures/claude-code");
     let (inputs, _) = compactor::read::discover(std::slice::from_ref(&dir));
     let name = |i: &compactor::read::Input| i.path.to_string_lossy().into_owned();
@@ -137,24 +136,41 @@ fn sub_agent_files_follow_their_parent_into_its_shard() {
     let parent = parent.expect("the fixture's parent session");
     let agents: Vec<usize> = (0..inputs.len()).filter(|&i| name(&inputs[i]).contains("/agent-")).collect();
     assert_eq!(agents.len(), 3, "both layouts of sub-agent files");
-    let families = compactor::read::copies::families(&inputs, None);
+    let mut parting = None;
+    for &a in &agents {
+        let n = kept_together(&inputs, a, parent);
+        // The `/btw` aside replays its parent's responses: apart from it, it
+        // would keep them.
+        if name(&inputs[a]).contains("agent-aside_") {
+            parting = n;
+        }
+    }
+    let n = parting.expect("some split would part the aside from its parent by its own path");
+    claude_fixtures_merge_to_one_run_at(n);
+}
+
+/// Assert that every split into 2 to 9 shards puts inputs `a` and `b` in one
+/// shard; the first count whose split by their own paths would part them.
+fn kept_together(inputs: &[compactor::read::Input], a: usize, b: usize) -> Option<u32> {
+    use compactor::pipeline::Shard;
+    let families = compactor::read::copies::families(inputs, None);
+    let name = |i: usize| inputs[i].path.to_string_lossy().into_owned();
     let mut parting = None;
     for n in 2..=9 {
         for k in 1..=n {
             let shard = Shard { index: k, count: n };
-            let sel = shard.select(&inputs, &families).unwrap();
-            for &a in &agents {
-                assert_eq!(sel[a], sel[parent], "{} in shard {shard}", name(&inputs[a]));
-                // The `/btw` aside replays its parent's responses: apart from
-                // it, it would keep them.
-                let alone = |i: usize| shard.holds(name(&inputs[i]).as_bytes());
-                if name(&inputs[a]).contains("agent-aside_") && alone(a) != alone(parent) {
-                    parting.get_or_insert(n);
-                }
+            let sel = shard.select(inputs, &families).unwrap();
+            assert_eq!(sel[a], sel[b], "{} and {} in shard {shard}", name(a), name(b));
+            if shard.holds(name(a).as_bytes()) != shard.holds(name(b).as_bytes()) {
+                parting.get_or_insert(n);
             }
         }
     }
-    let n = parting.expect("some split would part the aside from its parent by its own path");
+    parting
+}
+
+/// The Claude Code fixtures split into `n` shards merge to the whole run.
+fn claude_fixtures_merge_to_one_run_at(n: u32) {
     let tmp = tempfile::tempdir().unwrap();
     let replay = ["replay", "fixtures/claude-code", "--quiet", "--set", "context_window=6000"];
     let (dir, out) = whole(tmp.path(), "claude", &replay);
@@ -166,7 +182,6 @@ fn sub_agent_files_follow_their_parent_into_its_shard() {
 /// their paths alone would part them.
 #[test]
 fn a_copy_and_its_parent_share_a_shard() {
-    use compactor::pipeline::Shard;
     let dir = PathBuf::from("fixtures/claude-code");
     let (inputs, _) = compactor::read::discover(std::slice::from_ref(&dir));
     let families = compactor::read::copies::families(&inputs, None);
@@ -174,22 +189,8 @@ fn a_copy_and_its_parent_share_a_shard() {
     let pair: Vec<usize> = (0..inputs.len()).filter(|&i| name(i).contains("/forked/")).collect();
     assert_eq!(pair.len(), 2);
     assert!(families.of(pair[0]).is_some() && families.of(pair[0]) == families.of(pair[1]));
-    let mut parting = None;
-    for n in 2..=9 {
-        for k in 1..=n {
-            let shard = Shard { index: k, count: n };
-            let sel = shard.select(&inputs, &families).unwrap();
-            assert_eq!(sel[pair[0]], sel[pair[1]], "shard {shard}");
-            if shard.holds(name(pair[0]).as_bytes()) != shard.holds(name(pair[1]).as_bytes()) {
-                parting.get_or_insert(n);
-            }
-        }
-    }
-    let n = parting.expect("some split would part the pair by their own paths");
-    let tmp = tempfile::tempdir().unwrap();
-    let replay = ["replay", "fixtures/claude-code", "--quiet", "--set", "context_window=6000"];
-    let (dir, out) = whole(tmp.path(), "claude", &replay);
-    split_and_merge(tmp.path(), "claude", &replay, &[("--shard", n)], (&dir, &out));
+    let n = kept_together(&inputs, pair[0], pair[1]).expect("some split would part the pair by their own paths");
+    claude_fixtures_merge_to_one_run_at(n);
 }
 
 #[test]
