@@ -65,7 +65,8 @@ enum Pass {
     TopLevel,
     /// First phase, the inputs of a family that share responses
     /// ([`read::copies`]), the item's input first: read together, their
-    /// copies settled, then as [`Pass::TopLevel`].
+    /// copies settled, then as [`Pass::TopLevel`]; or one thread's streams,
+    /// read as one ([`read::threads`]).
     Family,
     /// Second phase, a linked file: all its sessions.
     AgentFile,
@@ -146,15 +147,12 @@ pub fn replay_stream<S: Send>(
                 .par_iter()
                 .with_max_len(1)
                 .map(|&(i, pass)| {
+                    let members = groups.get(&i).map_or(&[][..], |g| &g[..]);
                     let done = match pass {
-                        Pass::Family => process_family(
-                            inputs,
-                            groups.get(&i).map_or(&[][..], |g| &g[..]),
-                            format,
-                            &prepared,
-                            options,
-                            stages,
-                        ),
+                        Pass::Family if families.joined(i) => {
+                            process_thread(inputs, members, &prepared, options, stages)
+                        }
+                        Pass::Family => process_family(inputs, members, format, &prepared, options, stages),
                         _ => vec![process(inputs, i, pass, format, owned, &prepared, options, stages)],
                     };
                     let sessions: usize = done.iter().map(|d| d.sessions.len()).sum();
@@ -316,6 +314,34 @@ fn process_family<S>(
             }
         }
         handle(d, inputs, i, Pass::TopLevel, sessions, &linked, &no_owned, prepared, options, stages);
+    }
+    done
+}
+
+/// The streams of one `codex exec` thread ([`read::threads`]), read as one:
+/// its sessions are replayed as the first stream's.
+fn process_thread<S>(
+    inputs: &[Input],
+    members: &[usize],
+    prepared: &Prepared<'_>,
+    options: ReplayOptions,
+    stages: &Stages<'_, S>,
+) -> Vec<InputDone<S>> {
+    let mut done: Vec<InputDone<S>> = members.iter().map(|&i| InputDone::new(i)).collect();
+    // After Ctrl-C the inputs not started yet cost nothing.
+    if crate::interrupt::requested() {
+        return done;
+    }
+    let no_owned = HashSet::new();
+    for (d, (i, read)) in done.iter_mut().zip(read::threads::read_thread(inputs, members)) {
+        match read {
+            Ok(sessions) => {
+                d.read = true;
+                let linked: Vec<bool> = sessions.iter().map(format::is_linked_session).collect();
+                handle(d, inputs, i, Pass::TopLevel, sessions, &linked, &no_owned, prepared, options, stages);
+            }
+            Err(e) => d.failure = Some(e),
+        }
     }
     done
 }

@@ -48,33 +48,51 @@ impl LogFormat for CodexExec {
 }
 
 pub fn read(path: &Path, data: &[u8]) -> Vec<Session> {
+    read_parts(&[(path, data)])
+}
+
+/// Read the streams of one thread continued across files (`codex exec
+/// resume`, each run saved apart: [`super::threads`]), in order, as one
+/// stream: each run's running totals then follow the last run's. The
+/// sessions are named after the first file; a message's or error's line
+/// counts through the parts in order (as if they were one file), and a
+/// diagnostic names its own file and line.
+pub fn read_parts(parts: &[(&Path, &[u8])]) -> Vec<Session> {
+    let Some(&(first, _)) = parts.first() else { return Vec::new() };
     let mut sessions = Vec::new();
-    let mut r = Reader::new(path);
-    r.s.stats.bytes = data.len() as u64;
-    for (line_no, line) in super::lines(data) {
-        let v = match super::parse_line(line) {
-            Ok(v) => v,
-            Err(reason) => {
-                r.s.stats.records += 1;
-                r.s.diagnostics.bad_line(path, line_no, reason);
+    let mut r = Reader::new(first);
+    r.s.stats.bytes = parts.iter().map(|(_, d)| d.len() as u64).sum();
+    for &(path, data) in parts {
+        // A run killed mid-turn ends there: the next run starts its own.
+        r.end_turn(None, false);
+        r.path = path;
+        for (line_no, line) in super::lines(data) {
+            let v = match super::parse_line(line) {
+                Ok(v) => v,
+                Err(reason) => {
+                    r.s.stats.records += 1;
+                    r.s.diagnostics.bad_line(path, line_no, reason);
+                    continue;
+                }
+            };
+            let ty = v.get("type").and_then(Value::as_str).unwrap_or("");
+            // Concatenated streams: a second thread starts a second session.
+            if ty == "thread.started" {
+                let id = v.get("thread_id").and_then(Value::as_str).unwrap_or("");
+                if r.has_id && r.s.id != id {
+                    let mut next = Reader::new(path);
+                    next.base = r.base;
+                    sessions.push(std::mem::replace(&mut r, next).finish());
+                }
+            }
+            r.s.stats.records += 1;
+            if !v.is_object() {
+                r.s.diagnostics.bad_line(path, line_no, "record is not a JSON object");
                 continue;
             }
-        };
-        let ty = v.get("type").and_then(Value::as_str).unwrap_or("");
-        // Concatenated streams: a second thread starts a second session.
-        if ty == "thread.started" {
-            let id = v.get("thread_id").and_then(Value::as_str).unwrap_or("");
-            if r.has_id && r.s.id != id {
-                let next = Reader::new(path);
-                sessions.push(std::mem::replace(&mut r, next).finish());
-            }
+            r.record(&v, ty, line_no, line);
         }
-        r.s.stats.records += 1;
-        if !v.is_object() {
-            r.s.diagnostics.bad_line(path, line_no, "record is not a JSON object");
-            continue;
-        }
-        r.record(&v, ty, line_no, line);
+        r.base += line_count(data);
     }
     sessions.push(r.finish());
     // Bytes are attributed to the first session: streams are split by thread only
@@ -83,6 +101,12 @@ pub fn read(path: &Path, data: &[u8]) -> Vec<Session> {
         s.stats.bytes = 0;
     }
     sessions
+}
+
+/// Lines in `data`, the last one counted without its newline.
+fn line_count(data: &[u8]) -> u64 {
+    let newlines = memchr::memchr_iter(b'\n', data).count() as u64;
+    newlines + u64::from(data.last().is_some_and(|&b| b != b'\n'))
 }
 
 /// One item of the current turn, in order of first appearance.
@@ -110,6 +134,10 @@ struct Reader<'a> {
     pending: Vec<Pending>,
     /// The thread's running usage total at the last `turn.completed`.
     total: Option<Usage>,
+    /// Lines of the parts before the current one ([`read_parts`]).
+    base: u64,
+    /// `thread.started` records read: the runs of the thread so far.
+    runs: u32,
 }
 
 impl<'a> Reader<'a> {
@@ -124,12 +152,15 @@ impl<'a> Reader<'a> {
             chars: 0,
             pending: Vec::new(),
             total: None,
+            base: 0,
+            runs: 0,
         }
     }
 
     fn record(&mut self, v: &Value, ty: &str, line: u64, raw: &[u8]) {
         match ty {
             "thread.started" => {
+                self.runs += 1;
                 if let Some(id) = v.get("thread_id").and_then(Value::as_str).filter(|s| !s.is_empty()) {
                     self.s.id = id.to_string();
                     self.has_id = true;
@@ -146,7 +177,13 @@ impl<'a> Reader<'a> {
                     return;
                 };
                 let completed = ty == "item.completed";
-                let id = item.get("id").and_then(Value::as_str).map_or_else(|| format!("line-{line}"), str::to_string);
+                let id = match item.get("id").and_then(Value::as_str) {
+                    // Each run numbers its items from `item_0`: a resumed
+                    // run's are told apart from the runs' before it.
+                    Some(id) if self.runs > 1 => format!("{id}@run{}", self.runs),
+                    Some(id) => id.to_string(),
+                    None => format!("line-{}", self.base + line),
+                };
                 match self.turn_index.get(&id).and_then(|&i| self.turn.get_mut(i)) {
                     Some(it) => {
                         // Later states replace earlier ones; nothing replaces a completion.
@@ -190,7 +227,7 @@ impl<'a> Reader<'a> {
 
     fn error(&mut self, line: u64, msg: &str) {
         self.s.errors.push(RecordedError {
-            source_line: line,
+            source_line: self.base + line,
             kind: errors::classify(msg),
             message: super::truncate_str(msg, MAX_ERROR_LEN).to_string(),
         });
@@ -198,7 +235,7 @@ impl<'a> Reader<'a> {
 
     fn push(&mut self, role: Role, origin: Origin, blocks: Vec<Block>, line: u64) -> usize {
         let mut m = Message::new(role, origin, blocks);
-        m.source_line = line;
+        m.source_line = self.base + line;
         self.s.messages.push(m);
         self.s.messages.len() - 1
     }

@@ -360,8 +360,14 @@ fn corpus_matches_manifest() {
 fn seed_lines() -> Vec<String> {
     let mut out = Vec::new();
     for dir in ["codex", "codex-exec"] {
-        let mut files: Vec<_> =
-            std::fs::read_dir(fixtures_dir().join(dir)).unwrap().map(|e| e.unwrap().path()).collect();
+        let list = |d: &std::path::Path| -> Vec<std::path::PathBuf> {
+            std::fs::read_dir(d).unwrap().map(|e| e.unwrap().path()).collect()
+        };
+        // The files of the folder and of the folders in it (one thread's runs).
+        let mut files: Vec<_> = list(&fixtures_dir().join(dir))
+            .into_iter()
+            .flat_map(|p| if p.is_dir() { list(&p) } else { vec![p] })
+            .collect();
         files.sort();
         for f in files {
             let mut data = std::fs::read(f).unwrap();

@@ -3,7 +3,8 @@
 //! `forkSession`; a log file copied whole): each response is counted once.
 //! A copy shows in its first records; only when one may be a copy are the
 //! logs scanned for the response ids they share (families), then, among a
-//! family's sessions, which copies which.
+//! family's sessions, which copies which. The `codex exec` streams of one
+//! thread are a family too, read as one ([`super::threads`]).
 
 use super::format;
 use super::{Input, InputKind, compressed};
@@ -18,12 +19,20 @@ use std::path::Path;
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Families {
     of: Vec<Option<usize>>,
+    /// Per input, whether its family is one thread's streams, read as one
+    /// ([`super::threads::read_thread`]) rather than settled as copies.
+    joined: Vec<bool>,
 }
 
 impl Families {
     /// No input in a family (nothing scanned).
     pub fn none(inputs: usize) -> Families {
-        Families { of: vec![None; inputs] }
+        Families { of: vec![None; inputs], joined: vec![false; inputs] }
+    }
+
+    /// Whether input `i`'s family is one `codex exec` thread's streams.
+    pub fn joined(&self, i: usize) -> bool {
+        self.joined.get(i).copied().unwrap_or(false)
     }
 
     /// The family of input `i`, when it has one.
@@ -45,14 +54,15 @@ impl Families {
 
 /// Find the families among `inputs` (files only: standard input cannot be read
 /// twice, a folder is one agent's database) whose format is Claude Code's and
-/// that are not sub-agent files.
+/// that are not sub-agent files, and the `codex exec` streams that open the
+/// same thread.
 pub fn families(inputs: &[Input], forced: Option<Format>) -> Families {
     families_where(inputs, forced, &|_| true)
 }
 
 /// [`families`] among the inputs `keep` names (by index), the others alone.
 pub fn families_where(inputs: &[Input], forced: Option<Format>, keep: &(dyn Fn(usize) -> bool + Sync)) -> Families {
-    if forced.is_some_and(|f| f != Format::ClaudeCode) {
+    if forced.is_some_and(|f| f != Format::ClaudeCode && f != Format::CodexExec) {
         return Families::none(inputs.len());
     }
     let read = |i: usize, input: &Input| {
@@ -69,19 +79,39 @@ pub fn families_where(inputs: &[Input], forced: Option<Format>, keep: &(dyn Fn(u
         .map(|(i, input)| if read(i, input) { head_of(&input.path, forced) } else { Head::Other })
         .collect();
     let candidates = candidates(&heads);
-    if !candidates.iter().any(|c| *c) {
-        return Families::none(inputs.len());
+    let mut families = if candidates.iter().any(|c| *c) {
+        let scanned: Vec<Vec<Box<str>>> = inputs
+            .par_iter()
+            .zip(&heads)
+            .with_max_len(1)
+            .map(|(input, head)| match head {
+                Head::Opens(_) | Head::MayCopy => scan_file(&input.path, forced),
+                Head::Other | Head::Thread(_) => Vec::new(),
+            })
+            .collect();
+        families_of(&scanned, &candidates)
+    } else {
+        Families::none(inputs.len())
+    };
+    join_threads(&heads, &mut families);
+    families
+}
+
+/// Make the `codex exec` streams that open the same thread one family each,
+/// read as one.
+fn join_threads(heads: &[Head], families: &mut Families) {
+    let mut by: HashMap<&str, Vec<usize>> = HashMap::new();
+    for (i, h) in heads.iter().enumerate() {
+        if let Head::Thread(id) = h {
+            by.entry(id.as_str()).or_default().push(i);
+        }
     }
-    let scanned: Vec<Vec<Box<str>>> = inputs
-        .par_iter()
-        .zip(&heads)
-        .with_max_len(1)
-        .map(|(input, head)| match head {
-            Head::Other => Vec::new(),
-            _ => scan_file(&input.path, forced),
-        })
-        .collect();
-    families_of(&scanned, &candidates)
+    for members in by.values().filter(|m| m.len() > 1) {
+        for &i in members {
+            families.of[i] = Some(members[0]);
+            families.joined[i] = true;
+        }
+    }
 }
 
 /// What a log's first records say of it being a copy.
@@ -96,6 +126,8 @@ enum Head {
     /// with a compaction (a copy of a log that had compacted opens with its
     /// last one), or its first records do not tell.
     MayCopy,
+    /// A `codex exec --json` stream that opens this thread.
+    Thread(String),
 }
 
 /// Per input, whether it may be a copy: by its own head, or by opening with
@@ -110,7 +142,7 @@ fn candidates(heads: &[Head]) -> Vec<bool> {
     heads
         .iter()
         .map(|h| match h {
-            Head::Other => false,
+            Head::Other | Head::Thread(_) => false,
             Head::MayCopy => true,
             Head::Opens(u) => opens.get(u.as_str()).is_some_and(|n| *n > 1),
         })
@@ -126,6 +158,7 @@ fn head_of(path: &Path, forced: Option<Format>) -> Head {
     }
     match forced.or_else(|| format::detect(&data)) {
         Some(Format::ClaudeCode) => {}
+        Some(Format::CodexExec) => return super::threads::first_thread(&data).map_or(Head::Other, Head::Thread),
         Some(_) => return Head::Other,
         None if whole => return Head::Other,
         None => return Head::MayCopy,
@@ -183,7 +216,7 @@ fn families_of(scanned: &[Vec<Box<str>>], candidates: &[bool]) -> Families {
         }
     }
     let of = (0..scanned.len()).map(|i| shared[i].then(|| root(&mut parent, i))).collect();
-    Families { of }
+    Families { of, joined: vec![false; scanned.len()] }
 }
 
 /// How much of a file tells its format, before it is read further.
@@ -448,7 +481,8 @@ pub fn settle_copies(sessions: &mut [&mut Session]) -> usize {
 /// Settle the copies among a batch read whole: within each family of `inputs`
 /// (sessions go by their source path).
 pub fn settle_batch(sessions: &mut [Session], inputs: &[Input], families: &Families) {
-    let groups = families.groups();
+    let groups: Vec<Vec<usize>> =
+        families.groups().into_iter().filter(|g| g.first().is_some_and(|&i| !families.joined(i))).collect();
     if groups.is_empty() {
         return;
     }

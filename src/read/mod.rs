@@ -21,6 +21,7 @@ pub mod generic;
 pub mod locations;
 mod openclaw_db;
 pub mod pi;
+pub mod threads;
 pub mod time;
 
 use crate::model::{Diagnostic, Format, Session, Severity};
@@ -161,11 +162,25 @@ pub fn read_bytes(path: &Path, data: &[u8], format: Option<Format>) -> Result<Ve
 /// Sessions come back sorted by (source path, id) whatever the thread count.
 pub fn read_all(inputs: &[Input], format: Option<Format>) -> Batch {
     use rayon::prelude::*;
-    let results: Vec<(usize, Result<Vec<Session>, Diagnostic>)> = inputs
+    let families = copies::families(inputs, format);
+    // The streams of one thread are read together, as the family's first
+    // input; every other input on its own.
+    let items: Vec<usize> = (0..inputs.len()).filter(|&i| !families.joined(i) || families.of(i) == Some(i)).collect();
+    let groups: std::collections::HashMap<usize, Vec<usize>> =
+        families.groups().into_iter().filter_map(|g| Some((*g.first()?, g))).collect();
+    let results: Vec<(usize, Result<Vec<Session>, Diagnostic>)> = items
         .par_iter()
-        .enumerate()
         // After Ctrl-C, the inputs not started yet are skipped (the run is over).
-        .map(|(i, input)| (i, if crate::interrupt::requested() { Ok(Vec::new()) } else { read_input(input, format) }))
+        .flat_map_iter(|&i| {
+            let thread = groups.get(&i).filter(|_| families.joined(i));
+            if crate::interrupt::requested() {
+                return thread.map_or_else(|| vec![i], Clone::clone).into_iter().map(|m| (m, Ok(Vec::new()))).collect();
+            }
+            match thread {
+                Some(members) => threads::read_thread(inputs, members),
+                None => vec![(i, read_input(&inputs[i], format))],
+            }
+        })
         .collect();
     let mut batch = Batch::default();
     for (_, r) in results {
@@ -179,7 +194,6 @@ pub fn read_all(inputs: &[Input], format: Option<Format>) -> Batch {
     }
     // Copies first, among the sessions as read: a fork the log marks is
     // settled next, by whether its parent is in the batch.
-    let families = copies::families(inputs, format);
     copies::settle_batch(&mut batch.sessions, inputs, &families);
     format::link_across_files(&mut batch.sessions);
     batch.sessions.sort_by(|a, b| a.source_path.cmp(&b.source_path).then_with(|| a.id.cmp(&b.id)));

@@ -715,3 +715,30 @@ fn a_fork_session_copy_counts_each_response_once() {
         billed - metric(&both, parent, "input_tokens_baseline") + (prompts["msg_01ForkA"] + prompts["msg_01ForkB"])
     );
 }
+
+/// `codex exec resume` saved apart: the thread's runs are one session, each
+/// running total counted once, whatever the order the files are given in.
+#[test]
+fn a_resumed_codex_exec_thread_counts_each_total_once() {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/codex-exec/resumed");
+    let run = |inputs: &[&str]| -> serde_json::Value {
+        let o = cargo_bin_cmd!("compactor")
+            .arg("replay")
+            .args(inputs.iter().map(|f| dir.join(f)))
+            .args(["--preset", "default", "--json", "--quiet", "--no-quality"])
+            .output()
+            .unwrap();
+        assert_eq!(o.status.code(), Some(0), "{}", String::from_utf8_lossy(&o.stderr));
+        serde_json::from_slice(&o.stdout).unwrap()
+    };
+    let metrics = |r: &serde_json::Value| -> Vec<(u64, u64)> {
+        let m = |s: &serde_json::Value, k: &str| s["metrics"][k].as_u64().unwrap();
+        r["sessions"].as_array().unwrap().iter().map(|s| (m(s, "calls"), m(s, "input_tokens_baseline"))).collect()
+    };
+    // The last running total of the resumed run is the thread's whole input.
+    let last_total = 26_900;
+    assert_eq!(metrics(&run(&["first-run.jsonl", "resumed-run.jsonl"])), [(5, last_total)]);
+    assert_eq!(metrics(&run(&["resumed-run.jsonl", "first-run.jsonl"])), [(5, last_total)]);
+    // Alone, the resumed run is the only record of its total.
+    assert_eq!(metrics(&run(&["resumed-run.jsonl"])), [(3, last_total)]);
+}

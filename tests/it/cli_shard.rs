@@ -146,7 +146,7 @@ fn sub_agent_files_follow_their_parent_into_its_shard() {
         }
     }
     let n = parting.expect("some split would part the aside from its parent by its own path");
-    claude_fixtures_merge_to_one_run_at(n);
+    fixtures_merge_to_one_run_at("fixtures/claude-code", n);
 }
 
 /// Assert that every split into 2 to 9 shards puts inputs `a` and `b` in one
@@ -169,12 +169,12 @@ fn kept_together(inputs: &[compactor::read::Input], a: usize, b: usize) -> Optio
     parting
 }
 
-/// The Claude Code fixtures split into `n` shards merge to the whole run.
-fn claude_fixtures_merge_to_one_run_at(n: u32) {
+/// The fixtures of `dir` split into `n` shards merge to the whole run.
+fn fixtures_merge_to_one_run_at(dir: &str, n: u32) {
     let tmp = tempfile::tempdir().unwrap();
-    let replay = ["replay", "fixtures/claude-code", "--quiet", "--set", "context_window=6000"];
-    let (dir, out) = whole(tmp.path(), "claude", &replay);
-    split_and_merge(tmp.path(), "claude", &replay, &[("--shard", n)], (&dir, &out));
+    let replay = ["replay", dir, "--quiet", "--set", "context_window=6000"];
+    let (out_dir, out) = whole(tmp.path(), "fixtures", &replay);
+    split_and_merge(tmp.path(), "fixtures", &replay, &[("--shard", n)], (&out_dir, &out));
 }
 
 /// A `--fork-session` copy and its parent share responses: every shard split
@@ -190,7 +190,20 @@ fn a_copy_and_its_parent_share_a_shard() {
     assert_eq!(pair.len(), 2);
     assert!(families.of(pair[0]).is_some() && families.of(pair[0]) == families.of(pair[1]));
     let n = kept_together(&inputs, pair[0], pair[1]).expect("some split would part the pair by their own paths");
-    claude_fixtures_merge_to_one_run_at(n);
+    fixtures_merge_to_one_run_at("fixtures/claude-code", n);
+}
+
+/// The runs of one `codex exec` thread are read as one: every shard split
+/// keeps them together.
+#[test]
+fn the_runs_of_a_codex_exec_thread_share_a_shard() {
+    let dir = PathBuf::from("fixtures/codex-exec");
+    let (inputs, _) = compactor::read::discover(std::slice::from_ref(&dir));
+    let name = |i: usize| inputs[i].path.to_string_lossy().into_owned();
+    let pair: Vec<usize> = (0..inputs.len()).filter(|&i| name(i).contains("/resumed/")).collect();
+    assert_eq!(pair.len(), 2);
+    let n = kept_together(&inputs, pair[0], pair[1]).expect("some split would part the runs by their own paths");
+    fixtures_merge_to_one_run_at("fixtures/codex-exec", n);
 }
 
 #[test]
