@@ -38,6 +38,40 @@ pub enum Violation {
     CalibrationMismatch { incremental: i64, recomputed: i64 },
 }
 
+impl Violation {
+    /// What broke, in words, without the log's content (no id, no text).
+    pub fn describe(&self) -> String {
+        match self {
+            Violation::OrphanToolResult { message, .. } => {
+                format!("the tool result in message {message} of the request has no tool use before it")
+            }
+            Violation::OrphanToolUse { message, .. } => {
+                format!("the tool use in message {message} of the request has no result after it")
+            }
+            Violation::Alternation { message, role } => {
+                let role = match role {
+                    Role::System => "system",
+                    Role::User => "user",
+                    Role::Assistant => "assistant",
+                };
+                format!("two {role} messages in a row at a compaction seam (message {message})")
+            }
+            Violation::PruneChangedContent { message, block, .. } => {
+                format!("pruning changed block {block} of message {message}, which is not a tool output")
+            }
+            Violation::PruneChangedShape { history_len, view_len } => {
+                format!("pruning changed the number of messages ({history_len} to {view_len})")
+            }
+            Violation::CompactionGrew { before, after } => {
+                format!("a compaction made the history bigger ({before} to {after} tokens)")
+            }
+            Violation::TotalsMismatch { .. } => "the running token totals differ from a recount".to_string(),
+            Violation::PrefixMismatch { .. } => "the cached prefix differs from a recount".to_string(),
+            Violation::CalibrationMismatch { .. } => "the calibration differs from a recount".to_string(),
+        }
+    }
+}
+
 /// What to check.
 #[derive(Debug, Clone, Copy, Default)]
 pub struct CheckOptions<'a> {
@@ -49,6 +83,11 @@ pub struct CheckOptions<'a> {
     pub ignore_ids: Option<&'a HashSet<String>>,
     /// Tool results holding images must be left as they are.
     pub images_untouchable: bool,
+    /// Per view message, whether the replay made it (a summary, an
+    /// acknowledgement): only seams it made are judged, not the log's own
+    /// (the agent's recorded summary beside the next request). `None`: every
+    /// summary and acknowledgement counts as made.
+    pub made: Option<&'a [bool]>,
 }
 
 /// A message compaction made (summary, acknowledgement).
@@ -76,14 +115,15 @@ pub fn check(view: &[Message], opts: &CheckOptions<'_>) -> Result<(), Vec<Violat
         opts.allow_pending_tool_uses,
     );
     if opts.alternation {
+        let made = |i: usize, m: &Message| synthetic(m) && opts.made.is_none_or(|f| f.get(i).copied().unwrap_or(true));
         let mut prev: Option<(usize, &Message)> = None;
         for (i, m) in view.iter().enumerate() {
             if m.role == Role::System {
                 continue;
             }
-            if let Some((_, p)) = prev
+            if let Some((pi, p)) = prev
                 && p.role == m.role
-                && (synthetic(p) || synthetic(m))
+                && (made(pi, p) || made(i, m))
             {
                 out.push(Violation::Alternation { message: i, role: m.role });
             }
@@ -333,6 +373,21 @@ mod tests {
     }
 
     #[test]
+    fn a_violation_is_described_without_the_log_content() {
+        let secret = "toolu_SECRET";
+        for v in [
+            Violation::OrphanToolResult { message: 4, tool_use_id: secret.into() },
+            Violation::OrphanToolUse { message: 4, tool_use_id: secret.into() },
+            Violation::PruneChangedContent { message: 4, block: 1, what: secret.into() },
+            Violation::Alternation { message: 4, role: Role::User },
+        ] {
+            let d = v.describe();
+            assert!(d.contains("message 4") && !d.contains(secret), "{d}");
+        }
+        assert!(Violation::CompactionGrew { before: 10, after: 12 }.describe().contains("10 to 12"));
+    }
+
+    #[test]
     fn alternation_only_at_compaction_seams() {
         let opts = CheckOptions { alternation: true, ..CheckOptions::default() };
         let summary = Message::new(Role::User, Origin::CompactSummary, vec![Block::text("s")]);
@@ -343,7 +398,13 @@ mod tests {
             vec![Violation::Alternation { message: 1, role: Role::User }]
         );
         let ack = Message::new(Role::Assistant, Origin::Injected, vec![Block::text("ok")]);
-        assert!(check(&[summary, ack, user("b")], &opts).is_ok());
+        assert!(check(&[summary.clone(), ack, user("b")], &opts).is_ok());
+        // The agent's own summary, read from the log, beside the next request:
+        // the log's shape. The same seam made by the replay is judged.
+        let from_log = CheckOptions { made: Some(&[false, false]), ..opts };
+        assert!(check(&[summary.clone(), user("b")], &from_log).is_ok());
+        let made = CheckOptions { made: Some(&[true, false]), ..opts };
+        assert!(check(&[summary, user("b")], &made).is_err());
     }
 
     #[test]

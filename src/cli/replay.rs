@@ -542,11 +542,31 @@ pub fn conclude(report: &Report, json: bool, check_invariants: bool, whole: bool
     }
     let violations: u64 = report.aggregates.iter().map(|a| a.violations).sum();
     if check_invariants && violations > 0 {
-        eprintln!("{violations} invariant violation(s): see report.json (sessions[].violations)");
+        eprint!("{}", violations_text(report, violations));
         // A shard's partial is written: the merge gives the run's exit code.
         return Ok(if whole { EXIT_REGRESSION } else { EXIT_OK });
     }
     Ok(EXIT_OK)
+}
+
+/// How many invariants broke, and the first few: policy, session, call (as
+/// `calls.csv` numbers them) and what broke.
+fn violations_text(report: &Report, violations: u64) -> String {
+    const SHOWN: usize = 5;
+    let mut text = format!("{violations} invariant violation(s):\n");
+    let listed = report.sessions.iter().flat_map(|r| r.violations_listed.iter().map(move |v| (r, v)));
+    for (r, v) in listed.take(SHOWN) {
+        text.push_str(&format!(
+            "  {}: session {} ({}), call {}: {}\n",
+            r.policy,
+            r.session_id,
+            r.source_path,
+            v.call,
+            v.violation.describe()
+        ));
+    }
+    text.push_str("  each session's, in report.json (--out DIR, or --json): sessions[].violations_listed\n");
+    text
 }
 
 /// What `replay` prints: warnings on stderr, the summary (and where the

@@ -193,6 +193,9 @@ pub struct SessionRow {
     pub window_source: String,
     pub metrics: SessionMetrics,
     pub violations: usize,
+    /// The first [`MAX_VIOLATIONS_LISTED`] of them, each with its call.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub violations_listed: Vec<crate::replay::CallViolation>,
     /// Why this session could not be replayed under this policy.
     pub error: Option<String>,
     /// Summary quality of every applied compaction and the pruning loss
@@ -203,6 +206,9 @@ pub struct SessionRow {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub cost: Option<crate::cost::SessionCost>,
 }
+
+/// Invariant violations a session's row lists (the count has them all).
+pub const MAX_VIOLATIONS_LISTED: usize = 20;
 
 /// Totals of one policy over all sessions.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
@@ -455,6 +461,7 @@ fn row(session: &Session, policy: &Policy, trace: Result<&SessionTrace, String>)
         window_source: String::new(),
         metrics: SessionMetrics::default(),
         violations: 0,
+        violations_listed: Vec::new(),
         error: None,
         quality: None,
         cost: None,
@@ -470,6 +477,7 @@ fn row(session: &Session, policy: &Policy, trace: Result<&SessionTrace, String>)
             window_source: t.window_source.name().to_string(),
             metrics: t.metrics.clone(),
             violations: t.violations.len(),
+            violations_listed: t.violations.iter().take(MAX_VIOLATIONS_LISTED).cloned().collect(),
             ..base
         },
         Err(e) => SessionRow { error: Some(e), ..base },
@@ -571,6 +579,7 @@ mod tests {
                 ..SessionMetrics::default()
             },
             violations: 0,
+            violations_listed: Vec::new(),
             error: None,
             quality: None,
             cost: None,

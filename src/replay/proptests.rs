@@ -213,6 +213,7 @@ proptest! {
                 allow_pending_tool_uses: true,
                 ignore_ids: Some(&unpaired),
                 images_untouchable: false,
+                made: None,
             };
             prop_assert!(invariants::check(&t.transcript, &opts).is_ok(), "{name}: {:?}", invariants::check(&t.transcript, &opts));
             // A transcript message said to be a session message is that

@@ -66,7 +66,9 @@ impl Engine<'_> {
             }
             let view = self.view_messages();
             let history: Vec<Message> = self.hist.iter().map(|&id| self.hist_msg(id).into_owned()).collect();
+            let made: Vec<bool> = self.hist.iter().map(|&id| self.items[id as usize].src.is_none()).collect();
             let copts = CheckOptions {
+                made: Some(&made),
                 alternation: self.p.compact.alternation,
                 allow_pending_tool_uses: true,
                 ignore_ids: self.unpaired.as_ref(),

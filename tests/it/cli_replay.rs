@@ -742,3 +742,34 @@ fn a_resumed_codex_exec_thread_counts_each_total_once() {
     // Alone, the resumed run is the only record of its total.
     assert_eq!(metrics(&run(&["resumed-run.jsonl"])), [(3, last_total)]);
 }
+
+/// Every preset keeps its invariants on every bundled shape, at each
+/// session's own window and at a small one where they all compact; the agent's
+/// own compactions are the log's shape, not the policy's doing.
+#[test]
+fn every_preset_keeps_its_invariants_on_the_fixtures() {
+    let list = cargo_bin_cmd!("compactor").args(["presets", "--json"]).output().unwrap();
+    let presets: Vec<serde_json::Value> = serde_json::from_slice(&list.stdout).unwrap();
+    let mut args: Vec<String> = vec!["replay".into(), "fixtures/".into(), "--check-invariants".into(), "-q".into()];
+    for p in &presets {
+        args.extend(["--preset".to_string(), p["name"].as_str().unwrap().to_string()]);
+    }
+    assert!(presets.len() >= 10, "{}", presets.len());
+    let small = [
+        "context_window=6000",
+        "compact.reserve_tokens=1000",
+        "flush.reserve_tokens=1000",
+        "flush.threshold_tokens=500",
+    ];
+    for window in [&[][..], &small[..]] {
+        let sets = window.iter().flat_map(|kv| ["--set", kv]);
+        let o = cargo_bin_cmd!("compactor")
+            .current_dir(env!("CARGO_MANIFEST_DIR"))
+            .args(&args)
+            .args(sets)
+            .args(["--no-quality"])
+            .output()
+            .unwrap();
+        assert_eq!(o.status.code(), Some(0), "{window:?}: {}", String::from_utf8_lossy(&o.stderr));
+    }
+}

@@ -503,6 +503,7 @@ pub fn check_policy(session: &Session, policy: &Policy) -> Option<compactor::rep
         allow_pending_tool_uses: true,
         ignore_ids: Some(&unpaired),
         images_untouchable: false,
+        made: None,
     };
     if let Err(v) = invariants::check(&t.transcript, &opts) {
         panic!("{}: final transcript: {v:?}", policy.name);
