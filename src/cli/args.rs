@@ -118,7 +118,8 @@ pub struct InputArgs {
 #[derive(Debug, Args, Clone, Default)]
 pub struct PolicyArgs {
     /// A built-in policy (repeatable: several are replayed side by side on the same
-    /// sessions). See `compactor presets`. Default: `default` when no --policy.
+    /// sessions). See `compactor presets`. Default when no --policy: `default`
+    /// (`compare`: its six, less any the --set values make invalid).
     #[arg(long = "preset", value_name = "NAME")]
     pub presets: Vec<String>,
     /// A policy from a TOML file (repeatable). Keys as printed by `compactor presets`.

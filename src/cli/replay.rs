@@ -39,14 +39,34 @@ pub fn resolve_policies(args: &PolicyArgs, default_presets: &[&str]) -> anyhow::
         anchor_paths(&mut p, file.parent().unwrap_or(std::path::Path::new("")));
         policies.push(p);
     }
-    if policies.is_empty() {
+    let defaulted = policies.is_empty();
+    if defaulted {
         for name in default_presets {
             policies.push(presets::require(name)?);
         }
     }
-    for p in &mut policies {
-        apply_overrides(p, args)?;
+    let mut kept = Vec::with_capacity(policies.len());
+    let mut first_error = None;
+    for mut p in policies {
+        match apply_overrides(&mut p, args) {
+            Ok(()) => kept.push(p),
+            // Of several presets the user did not name, one the overrides make
+            // invalid (a window smaller than its reserve) is left out, said so.
+            Err(e) if defaulted && default_presets.len() > 1 => {
+                eprintln!(
+                    "warning: default preset `{}` left out: {:#} (--preset NAME chooses the presets)",
+                    p.name,
+                    e.root_cause()
+                );
+                first_error.get_or_insert(e);
+            }
+            Err(e) => return Err(e),
+        }
     }
+    if let (true, Some(e)) = (kept.is_empty(), first_error) {
+        return Err(e);
+    }
+    let mut policies = kept;
     // Names key the report rows and the transcript folders: keep them unique.
     let mut seen = std::collections::HashMap::<String, usize>::new();
     for p in &mut policies {

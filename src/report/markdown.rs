@@ -108,9 +108,7 @@ prunes and compacts.\n",
     super::quality::markdown_section(&mut out, report);
     super::quality::recorded_section(&mut out, report);
     out.push_str("## Policies\n\n");
-    out.push_str(
-        "| policy | window | estimator | trigger point | summarizer | source |\n|---|---:|---|---:|---|---|\n",
-    );
+    out.push_str("| policy | window | estimator | compacts at | summarizer | source |\n|---|---:|---|---:|---|---|\n");
     for p in &report.policies {
         let _ = writeln!(
             out,
@@ -118,7 +116,7 @@ prunes and compacts.\n",
             cell(&p.name),
             if p.window_is_auto() { "auto".to_string() } else { thousands(p.context_window) },
             p.estimator,
-            thousands(p.trigger_point()),
+            compacts_at(p),
             p.compact.summarizer.name(),
             cell(&p.source)
         );
@@ -184,6 +182,19 @@ prunes and compacts.\n",
 }
 
 /// Where the windows of `auto` policies came from, in one sentence.
+/// When a policy compacts: the point itself for a fixed window, with its rule
+/// when that is relative to it; the rule alone for each session's own window.
+fn compacts_at(p: &crate::policy::Policy) -> String {
+    let words = p.trigger_words();
+    if p.window_is_auto() || !p.compact.enabled {
+        return words;
+    }
+    match p.compact.trigger {
+        crate::policy::TriggerKind::Tokens => words,
+        _ => format!("{} ({words})", thousands(p.trigger_point())),
+    }
+}
+
 fn windows_note(out: &mut String, report: &Report) {
     let sources = super::window_sources(report);
     if sources.is_empty() {
@@ -240,6 +251,24 @@ mod tests {
         assert_eq!(thousands(1234567), "1,234,567");
         assert_eq!(signed(-1234), "-1,234");
         assert_eq!(cell("a|b\n<script>"), "a\\|b &lt;script&gt;");
+    }
+
+    /// Where a policy compacts: never "0" for each session's own window.
+    #[test]
+    fn the_policies_table_says_where_each_compacts() {
+        let at = |name: &str, sets: &[&str]| {
+            let mut p = crate::presets::require(name).unwrap_or_else(|e| panic!("{e}"));
+            for kv in sets {
+                p.apply_assignment(kv).unwrap_or_else(|e| panic!("{e}"));
+            }
+            compacts_at(&p)
+        };
+        assert_eq!(at("default", &[]), "70% of window");
+        assert_eq!(at("default", &["context_window=32000"]), "22,400 (70% of window)");
+        assert_eq!(at("nous", &["context_window=32000"]), "100,000 tokens");
+        assert_eq!(at("pi", &[]), "window − 16,384");
+        assert_eq!(at("pi", &["context_window=32000"]), "15,616 (window − 16,384)");
+        assert_eq!(at("anthropic-clear-tool-uses", &["context_window=32000"]), "never (prunes only)");
     }
 
     /// `compare`'s header groups its counts as the replay summary does.

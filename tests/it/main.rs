@@ -7,6 +7,7 @@ mod bench_cli;
 mod clearings;
 mod cli_check;
 mod cli_command;
+mod cli_compare;
 mod cli_completions;
 mod cli_explain;
 mod cli_inspect;
