@@ -357,7 +357,8 @@ pub fn session_cost_with(
         family_calls[fi] += 1;
         sources.push(source);
         out.fallback_calls += u64::from(source == ModelSource::Fallback);
-        let prices = &table.families[fi].prices;
+        let family = &table.families[fi];
+        let (base_prices, pol_prices) = (family.prices_for(row.tokens_baseline), family.prices_for(row.tokens_policy));
         let gap = gap_ms(prev_ts, row);
         if row.timestamp.is_none() {
             out.calls_without_timestamp += 1;
@@ -366,18 +367,18 @@ pub fn session_cost_with(
         let first = k == 0;
         let base = split_request(row.tokens_baseline, row.prefix_baseline, first, gap, ttl);
         let pol = split_request(row.tokens_policy, row.prefix_policy, first, gap, ttl);
-        let base_usd = base.usd(prices, ttl);
+        let base_usd = base.usd(base_prices, ttl);
         out.baseline.add_input(&base, base_usd);
-        out.policy.add_input(&pol, pol.usd(prices, ttl));
+        out.policy.add_input(&pol, pol.usd(pol_prices, ttl));
         if let Some(u) = call.and_then(|c| c.usage) {
             out.baseline.output += u.output;
             out.policy.output += u.output;
-            let o = u.output as f64 * prices.output / 1e6;
-            out.baseline.usd += o;
-            out.policy.usd += o;
+            // A long-context tier bills the output of a long request too.
+            out.baseline.usd += u.output as f64 * base_prices.output / 1e6;
+            out.policy.usd += u.output as f64 * pol_prices.output / 1e6;
             if has_cache_fields(&u) {
                 let rec = Split { uncached: u.uncached_input, cache_read: u.cache_read, cache_write: u.cache_write };
-                let rec_usd = rec.usd(prices, ttl);
+                let rec_usd = rec.usd(family.prices_for(rec.total()), ttl);
                 check.calls += 1;
                 check.recorded_usd += rec_usd;
                 check.simulated_usd += base_usd;
@@ -395,9 +396,9 @@ pub fn session_cost_with(
     let dominant = family_calls.iter().enumerate().max_by_key(|&(i, n)| (*n, std::cmp::Reverse(i))).map(|(i, _)| i);
     let session_family = dominant.filter(|&i| family_calls[i] > 0).unwrap_or(table.fallback);
     let summ_family = models.summarizer.filter(|&i| i < table.families.len()).unwrap_or(session_family);
-    let sp = &table.families[summ_family].prices;
     for c in &trace.compactions {
         let u = &c.summarizer_usage;
+        let sp = table.families[summ_family].prices_for(u.input_tokens);
         out.summarizer_usd += (u.input_tokens as f64 * sp.input + u.output_tokens as f64 * sp.output) / 1e6;
     }
     out.family = table.families[session_family].name.clone();

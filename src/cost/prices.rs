@@ -12,15 +12,22 @@
 //!   writes cost 1.25× (5 min) or 2× (1 h) the input price; reads 0.1× on most models.
 //!   Opus 5.5 ($4 / $20) is on the official comparison table; its cache rates follow
 //!   the documented multipliers with the 0.05× read the synaps crate's pricing table
-//!   gives (secondary source). Haiku 5.5 is priced by prompt length; only its tier for
-//!   prompts up to 100K tokens is modelled (release notes of claudit v1.9.2 and
-//!   PromptFuel v1.0.23, secondary sources).
+//!   gives (secondary source). Haiku 5.5 is priced by prompt length: $0.10 / $0.50 up
+//!   to 100K tokens, $0.50 / $2.50 above (release notes of claudit v1.9.2 and
+//!   PromptFuel v1.0.23, and the synaps crate's table, secondary sources).
 //! - OpenAI: the model pages of <https://developers.openai.com/api/docs/models>
 //!   (`gpt-5-codex`: $1.25 input, $0.125 cached input, $10 output, the GPT-5 tier)
 //!   and the pricing page <https://developers.openai.com/api/docs/pricing> as
 //!   summarized on 2026-11-06 (api-evangelist "OpenAI API Pricing"); GPT-5.4 from
 //!   adk-model's pricing table (secondary). OpenAI caches automatically and charges
 //!   nothing extra to write: a cache write is billed at the input price.
+//!
+//! - Google: the Gemini API pricing page <https://ai.google.dev/gemini-api/docs/pricing>
+//!   as quoted on 2026-07-04 (factquire's record of `gemini-3-flash-preview`: $0.50,
+//!   $3, context caching $0.05) and summarized in March 2026 (deploybase: 2.5 Pro
+//!   $1.25 / $10 up to 200K prompt tokens, $2.50 / $15 above; 2.5 Flash $0.30 /
+//!   $2.50), Gemini 3 Pro $2 / $12 and $4 / $18 above 200K (aifreeapi, January 2026),
+//!   2.5 Flash-Lite $0.10 / $0.40; context caching at 0.1× input throughout.
 //!
 //! Prices change; `compactor … --prices FILE` overrides any of them (see
 //! [`PriceTable::from_toml`]) and the report names the table's families it used.
@@ -50,6 +57,8 @@ pub enum Provider {
     Openai,
     /// As `openai`.
     Other,
+    /// As `openai`: a cache hit at the context caching price.
+    Google,
 }
 
 /// A set of models sharing one price.
@@ -60,8 +69,31 @@ pub struct Family {
     /// Normalized name fragments (see [`normalize_model`]) that select this family.
     pub patterns: Vec<String>,
     pub prices: Prices,
+    /// Dearer prices for a request whose prompt is longer than a threshold:
+    /// every token of such a request, output included, is billed at them.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub long: Option<LongContext>,
     /// Defined or changed by a prices file.
     pub user: bool,
+}
+
+/// A family's long-context tier.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct LongContext {
+    /// Prompt tokens (uncached, cache read and cache write together) above
+    /// which a request is billed at `prices`.
+    pub above: u64,
+    pub prices: Prices,
+}
+
+impl Family {
+    /// The prices of a request of `prompt` tokens.
+    pub fn prices_for(&self, prompt: u64) -> &Prices {
+        match &self.long {
+            Some(l) if prompt > l.above => &l.prices,
+            _ => &self.prices,
+        }
+    }
 }
 
 /// How a call's model was priced.
@@ -127,14 +159,20 @@ fn fam(name: &str, provider: Provider, patterns: &[&str], prices: Prices) -> Fam
         provider,
         patterns: patterns.iter().map(|p| normalize_model(p)).collect(),
         prices,
+        long: None,
         user: false,
     }
+}
+
+/// `f` with its long-context tier.
+fn long(f: Family, above: u64, prices: Prices) -> Family {
+    Family { long: Some(LongContext { above, prices }), ..f }
 }
 
 impl PriceTable {
     /// The built-in table (sources in the module documentation).
     pub fn builtin() -> PriceTable {
-        use Provider::{Anthropic, Openai};
+        use Provider::{Anthropic, Google, Openai};
         let a = Prices::anthropic;
         let o = Prices::openai;
         let families = vec![
@@ -160,8 +198,12 @@ impl PriceTable {
                 &["claude-sonnet-4", "claude-3-7-sonnet", "claude-3-5-sonnet"],
                 a(3.0, 15.0, 0.30),
             ),
-            // Haiku 5.5, prompts up to 100K tokens: $0.10 / $0.125 / $0.20 / $0.01 / $0.50.
-            fam("claude-haiku-5-5", Anthropic, &["claude-haiku-5-5"], a(0.10, 0.50, 0.01)),
+            // Haiku 5.5: $0.10 / $0.125 / $0.20 / $0.01 / $0.50; above 100K prompt tokens $0.50 / $2.50.
+            long(
+                fam("claude-haiku-5-5", Anthropic, &["claude-haiku-5-5"], a(0.10, 0.50, 0.01)),
+                100_000,
+                a(0.50, 2.50, 0.05),
+            ),
             fam("claude-haiku-4-5", Anthropic, &["claude-haiku-4"], a(1.0, 5.0, 0.10)),
             fam("claude-haiku-3-5", Anthropic, &["claude-3-5-haiku"], a(0.80, 4.0, 0.08)),
             // Haiku 3's 5m write is $0.30 (not 1.25×), its read $0.03.
@@ -182,6 +224,23 @@ impl PriceTable {
             fam("gpt-4o-mini", Openai, &["gpt-4o-mini"], o(0.15, 0.60, 0.075)),
             fam("o3", Openai, &["o3"], o(2.0, 8.0, 0.50)),
             fam("o4-mini", Openai, &["o4-mini"], o(1.10, 4.40, 0.275)),
+            // Google: implicit caching bills a cache hit at the context caching
+            // price and nothing extra to write (storage of explicit caches,
+            // billed by the hour, is not modelled). Pro models bill a prompt
+            // over 200K tokens at their long-context tier.
+            long(
+                fam("gemini-3-pro", Google, &["gemini-3-pro", "gemini-3-1-pro"], o(2.0, 12.0, 0.20)),
+                200_000,
+                o(4.0, 18.0, 0.40),
+            ),
+            fam("gemini-3-flash", Google, &["gemini-3-flash"], o(0.50, 3.0, 0.05)),
+            long(
+                fam("gemini-2-5-pro", Google, &["gemini-2-5-pro"], o(1.25, 10.0, 0.125)),
+                200_000,
+                o(2.50, 15.0, 0.25),
+            ),
+            fam("gemini-2-5-flash", Google, &["gemini-2-5-flash"], o(0.30, 2.50, 0.03)),
+            fam("gemini-2-5-flash-lite", Google, &["gemini-2-5-flash-lite"], o(0.10, 0.40, 0.01)),
         ];
         let fallback = families.iter().position(|f| f.name == DEFAULT_FALLBACK).unwrap_or(0);
         PriceTable { families, fallback, windows: super::windows::WindowTable::builtin() }
@@ -232,7 +291,9 @@ impl PriceTable {
                     let provider = f.provider.unwrap_or(Provider::Anthropic);
                     let prices = match provider {
                         Provider::Anthropic => Prices::anthropic(input, output, input * 0.1),
-                        Provider::Openai | Provider::Other => Prices::openai(input, output, input * 0.1),
+                        Provider::Openai | Provider::Google | Provider::Other => {
+                            Prices::openai(input, output, input * 0.1)
+                        }
                     };
                     let mut family = Family {
                         name: name.clone(),
@@ -245,6 +306,7 @@ impl PriceTable {
                             .map(|p| normalize_model(p))
                             .collect(),
                         prices,
+                        long: None,
                         user: true,
                     };
                     f.apply_to(&mut family);

@@ -91,7 +91,27 @@ pub fn warnings(report: &Report) -> String {
         let sentence = w.sentence(&w.policy, &thousands(w.trigger), &thousands(w.window));
         let _ = writeln!(out, "warning: {sentence}");
     }
+    if let Some(w) = fallback_note(report) {
+        let _ = writeln!(out, "warning: {w}");
+    }
     out
+}
+
+/// Calls whose model no price family matches (or unnamed) were priced as the
+/// fallback family: the money columns assume it.
+fn fallback_note(report: &Report) -> Option<String> {
+    let model = report.cost_model.as_ref()?;
+    if model.model_override.is_some() {
+        return None;
+    }
+    let calls = report.aggregates.iter().filter_map(|a| a.cost.as_ref()).map(|c| c.fallback_calls).max()?;
+    (calls > 0).then(|| {
+        format!(
+            "{} call(s) of a model no price family matches, or of none named, priced as `{}` (--prices FILE prices them; docs/cost.md)",
+            thousands(calls),
+            model.fallback_family
+        )
+    })
 }
 
 /// A token count in K or M when it is a whole number of them.
