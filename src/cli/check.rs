@@ -20,15 +20,6 @@ use compactor::summarize::SummarizerKind;
 use std::collections::{BTreeSet, HashMap};
 use std::path::Path;
 
-fn policy_args_empty(p: &PolicyArgs) -> bool {
-    p.presets.is_empty()
-        && p.policy_files.is_empty()
-        && p.sets.is_empty()
-        && p.estimator.is_none()
-        && p.summarizer.is_none()
-        && p.summarizer_command.is_none()
-}
-
 /// The run settings a baseline records besides the policies: what changes the
 /// results without being a policy parameter. The `--llm-*` flags only when a
 /// policy summarizes with the LLM (otherwise they change nothing); timeouts,
@@ -218,12 +209,27 @@ pub fn run(args: CheckArgs) -> anyhow::Result<u8> {
         }
         _ => None,
     };
-    // Without policy flags, replay what the baseline was made with.
-    if policy_args_empty(&policy)
+    // Without presets or policy files, replay what the baseline was made
+    // with, the flags given on top (a report.json records no flags: its
+    // policies that are presets, by name).
+    if policy.presets.is_empty()
+        && policy.policy_files.is_empty()
         && let Some(b) = &base
     {
-        let ReplaySettings { presets, sets, estimator, summarizer, summarizer_command } = b.replay.clone();
-        policy = PolicyArgs { presets, policy_files: Vec::new(), sets, estimator, summarizer, summarizer_command };
+        let ReplaySettings { mut presets, mut sets, estimator, summarizer, summarizer_command } = b.replay.clone();
+        if presets.is_empty() && b.replay.is_empty() {
+            presets = b.presets.iter().filter(|p| !p.recorded).map(|p| p.policy.clone()).collect();
+            presets.retain(|name| compactor::presets::get(name).is_some());
+        }
+        sets.append(&mut policy.sets);
+        policy = PolicyArgs {
+            presets,
+            policy_files: Vec::new(),
+            sets,
+            estimator: policy.estimator.or(estimator),
+            summarizer: policy.summarizer.or(summarizer),
+            summarizer_command: policy.summarizer_command.or(summarizer_command),
+        };
     }
     let mut globs = must_keep;
     if let Some(b) = &base {

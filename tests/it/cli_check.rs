@@ -109,6 +109,18 @@ fn a_baseline_of_the_same_run_passes_and_replays_its_own_policies() {
     assert!(kept.contains("Baseline written to `") && kept.contains("b2.json`"), "{kept}");
     let o = check(&[POLICY, &["--baseline"]].concat(), &[&reports.path().join("report.json")]);
     assert_eq!(o.status.code(), Some(0), "{}{}", text(&o.stdout), text(&o.stderr));
+    // A report.json records its policies but not the flags: its presets are
+    // replayed by name, the --set values given on top.
+    let sets: Vec<&str> = POLICY.iter().copied().filter(|a| !matches!(*a, "--preset" | "opal" | "spec008")).collect();
+    let o = check(&[&sets[..], &["--baseline"]].concat(), &[&reports.path().join("report.json")]);
+    assert_eq!(o.status.code(), Some(0), "{}{}", text(&o.stdout), text(&o.stderr));
+    let out = text(&o.stdout);
+    assert!(out.contains("| opal | token savings |") && out.contains("| spec008 | token savings |"), "{out}");
+    // A --set without a preset changes the baseline's own policies.
+    let o = check(&["--set", "compact.keep_recent_ratio=0.05", "--baseline"], &[&path]);
+    assert_eq!(o.status.code(), Some(2), "{}{}", text(&o.stdout), text(&o.stderr));
+    let err = text(&o.stderr);
+    assert!(err.contains("policy `opal`: compact.keep_recent_ratio 0.25 → 0.05"), "{err}");
 }
 
 #[test]
