@@ -69,6 +69,8 @@ pub fn searched_text(searched: &[Location], inputs: &[read::Input], home: &Path,
     };
     let mut missing: Vec<&str> = Vec::new();
     let mut rows: Vec<(String, String)> = Vec::new();
+    // An agent one of whose places is there is not said to have none.
+    let present: Vec<&str> = searched.iter().filter(|l| l.path.is_dir()).map(|l| l.agent).collect();
     for l in searched {
         let what = if l.path.is_dir() {
             match inputs.iter().filter(|i| i.path.starts_with(&l.path)).count() {
@@ -78,7 +80,7 @@ pub fn searched_text(searched: &[Location], inputs: &[read::Input], home: &Path,
         } else if all {
             "not there".to_string()
         } else {
-            if !missing.contains(&l.agent) {
+            if !missing.contains(&l.agent) && !present.contains(&l.agent) {
                 missing.push(l.agent);
             }
             continue;

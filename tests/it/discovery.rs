@@ -115,9 +115,17 @@ fn every_agent_is_found_where_it_keeps_its_logs() {
     let row = |needle: &str| stderr.lines().find(|l| l.contains(needle)).unwrap_or_default().to_string();
     assert!(row("~/.claude/projects").ends_with("1 session file(s)"), "{stderr}");
     assert!(row("~/.openclaw/agents").ends_with("1 session file(s)"), "{stderr}");
-    // Places with nothing are named by agent, on one line.
+    // A missing place of an agent found elsewhere is not listed (-v lists
+    // every place): the agent is not said to have nothing.
     assert!(!stderr.contains("~/.codex/archived_sessions") && !stderr.contains("~/.cline/data/tasks"), "{stderr}");
-    assert!(row("nothing where").contains("Codex CLI, Cline keep theirs"), "{stderr}");
+    assert!(!stderr.contains("nothing where"), "{stderr}");
+    // Agents with no place at all are named, on one line.
+    let only_claude = tempfile::tempdir().unwrap();
+    put(&only_claude.path().join(".claude/projects/p1/s.jsonl"), "claude-code/compaction.jsonl");
+    let (_, stderr) = inspect(only_claude.path(), &[]);
+    let line = stderr.lines().find(|l| l.contains("nothing where")).unwrap_or_default();
+    assert!(line.contains("Codex CLI, pi, OpenClaw, Gemini CLI, Cline keep theirs"), "{stderr}");
+    assert!(!line.contains("Claude Code"), "{stderr}");
     // --quiet says nothing of it.
     let o = cargo_bin_cmd!("compactor").env_clear().env("HOME", h).args(["inspect", "--quiet"]).output().unwrap();
     assert!(!String::from_utf8_lossy(&o.stderr).contains("no path given"));
