@@ -402,7 +402,8 @@ pub fn conclude(
         return Ok(code);
     }
     if outcome.regressed() {
-        eprintln!("compactor check: {} regression(s); see the table above", outcome.failures.len());
+        let where_ = if show.json { "`failures` in the JSON above" } else { "the table above" };
+        eprintln!("compactor check: {} regression(s); see {where_}", outcome.failures.len());
         return Ok(EXIT_REGRESSION);
     }
     Ok(EXIT_OK)

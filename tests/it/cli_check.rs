@@ -144,6 +144,7 @@ fn frr_drop_exits_1_and_the_table_is_a_snapshot() {
     assert_eq!(j["regressed"], true);
     assert!(j["failures"].as_array().unwrap().iter().any(|f| f["policy"] == "opal"), "{j}");
     assert!(j["lines"].as_array().unwrap().iter().any(|l| l["status"] == "regression"), "{j}");
+    assert!(text(&o.stderr).contains("see `failures` in the JSON above"), "{}", text(&o.stderr));
     // The terminal shows the gated rows; -v and the written summary every row.
     assert!(!out.contains("| FRR truncate |") && out.contains("row(s) without a rule not shown"), "{out}");
     let summary = dir.path().join("summary.md");
