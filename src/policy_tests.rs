@@ -47,6 +47,9 @@ fn set_errors_name_the_key() {
         e.to_string(),
         "unknown policy key `compact.keep_recnt_tokens` (did you mean compact.keep_recent_tokens?)"
     );
+    // A key is matched whole: a key it starts with is no closer.
+    let e = p.set("compact.trigger_ratoi", "1").unwrap_err();
+    assert_eq!(e.to_string(), "unknown policy key `compact.trigger_ratoi` (did you mean compact.trigger_ratio?)");
     assert_eq!(p.set("zzzz.qqq", "1").unwrap_err().to_string(), "unknown policy key `zzzz.qqq`", "no far guess");
     let e = p.set("context_window", "big").unwrap_err();
     assert!(

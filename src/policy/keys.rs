@@ -290,7 +290,7 @@ fn unknown_key(key: &str) -> PolicyError {
     let last = key.rsplit('.').next().unwrap_or(key);
     let close: Vec<&str> = Policy::KEYS.iter().copied().filter(|k| k.rsplit('.').next() == Some(last)).collect();
     // Else the key nearest in spelling (`compact.keep_recnt_tokens`).
-    let near = || crate::text::suggest::closest(key, Policy::KEYS.iter().map(|k| (*k, *k)));
+    let near = || crate::text::suggest::closest_whole(key, Policy::KEYS.iter().copied());
     let hint = match (close.is_empty(), near()) {
         (false, _) => format!(" (did you mean {}?)", close.join(" or ")),
         (true, Some(k)) => format!(" (did you mean {k}?)"),

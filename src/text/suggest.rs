@@ -5,6 +5,18 @@
 /// prefix of `name`: what follows in `name` is free, as a model name matches a
 /// family by fragment (`claude-sonnet-4-5-20250929` holds `claude-sonnet-4`).
 pub fn distance(name: &str, cand: &str) -> usize {
+    edits(name, cand).0
+}
+
+/// Edit distance between the whole of `name` and `cand`: for names nothing
+/// may follow (policy keys).
+pub fn whole_distance(name: &str, cand: &str) -> usize {
+    edits(name, cand).1
+}
+
+/// Levenshtein distances from `cand` to the closest prefix of `name`, and to
+/// the whole of it.
+fn edits(name: &str, cand: &str) -> (usize, usize) {
     let cand: Vec<char> = cand.chars().collect();
     let mut row: Vec<usize> = (0..=cand.len()).collect();
     let mut best = row[cand.len()];
@@ -18,7 +30,18 @@ pub fn distance(name: &str, cand: &str) -> usize {
         }
         best = best.min(row[cand.len()]);
     }
-    best
+    (best, row[cand.len()])
+}
+
+/// The candidate nearest to the whole of `name` ([`whole_distance`]), when
+/// at most a third of its characters differ; the first at equal distance.
+pub fn closest_whole<'a>(name: &str, candidates: impl IntoIterator<Item = &'a str>) -> Option<&'a str> {
+    candidates
+        .into_iter()
+        .map(|c| (whole_distance(name, c), c))
+        .filter(|&(d, c)| d * 3 <= c.chars().count())
+        .min_by_key(|&(d, _)| d)
+        .map(|(_, c)| c)
 }
 
 /// The candidate closest to `name`, as (spelled, shown) pairs: each spelling
@@ -64,5 +87,14 @@ mod tests {
         assert_eq!(closest("gpt5", c), Some("gpt-5"));
         assert_eq!(closest("sonnet-4-5", c), Some("claude-sonnet-4"), "the vendor prefix left out");
         assert_eq!(closest("llama-3-70b-instruct", c), None);
+    }
+
+    #[test]
+    fn a_key_is_matched_whole() {
+        let keys = ["compact.trigger", "compact.trigger_ratio", "compact.trigger_tokens"];
+        assert_eq!(whole_distance("compact.trigger_ratoi", "compact.trigger"), 6);
+        assert_eq!(closest_whole("compact.trigger_ratoi", keys), Some("compact.trigger_ratio"));
+        assert_eq!(closest_whole("compact.triger", keys), Some("compact.trigger"));
+        assert_eq!(closest_whole("summary.style", keys), None);
     }
 }
