@@ -128,6 +128,8 @@ impl Outcome {
 /// Compiled must-keep globs.
 pub struct MustKeep {
     globs: Vec<String>,
+    /// The globs in the order `set` holds them.
+    added: Vec<String>,
     set: globset::GlobSet,
 }
 
@@ -142,10 +144,27 @@ impl MustKeep {
             b.add(glob);
         }
         let set = b.build().map_err(|e| CheckError::Glob { glob: globs.join(" "), reason: e.to_string() })?;
+        let added = globs.to_vec();
         let mut globs = globs.to_vec();
         globs.sort();
         globs.dedup();
-        Ok(MustKeep { globs, set })
+        Ok(MustKeep { globs, added, set })
+    }
+
+    /// The globs that match none of `sessions` (a typo gates nothing), sorted.
+    pub fn unmatched(&self, sessions: &[SessionMetrics]) -> Vec<&str> {
+        let mut hit = vec![false; self.added.len()];
+        for s in sessions {
+            for key in [&s.session_id, &s.file, &s.source_path] {
+                for i in self.set.matches(key) {
+                    hit[i] = true;
+                }
+            }
+        }
+        let mut out: Vec<&str> = self.added.iter().zip(&hit).filter(|(_, h)| !**h).map(|(g, _)| g.as_str()).collect();
+        out.sort_unstable();
+        out.dedup();
+        out
     }
 
     pub fn globs(&self) -> &[String] {

@@ -362,6 +362,9 @@ pub fn conclude(
     // still apply.
     let mut outcome = check::compare(base.as_ref().unwrap_or(&now), &now, &tolerances, &marks);
     outcome.notes.extend(c.notes);
+    for glob in marks.unmatched(&now.sessions) {
+        outcome.notes.push(format!("--must-keep `{glob}` matches no session of this run: it gates nothing"));
+    }
     if let Some(path) = write_baseline {
         atomic_write(path, &now.to_json()).with_context(|| format!("cannot write baseline {}", path.display()))?;
     }

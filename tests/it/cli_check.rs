@@ -278,11 +278,15 @@ fn a_must_keep_session_that_loses_a_modified_path_exits_1() {
     let baseline = dir.path().join("baseline.json");
     let b = baseline.to_str().unwrap();
     // Marked, with the preset's own summaries: every edited file is named.
-    let o = run(&["--must-keep", "edits.jsonl", "--write-baseline", b]);
+    let o = run(&["--must-keep", "edits.jsonl", "--must-keep", "edit-*.jsonl", "--write-baseline", b]);
     assert_eq!(o.status.code(), Some(0), "{}", text(&o.stdout));
     assert!(text(&o.stdout).contains("| opal | must-keep paths lost | – | 0 |"), "{}", text(&o.stdout));
+    // A glob that matches no session is said to gate nothing; one that does is not.
+    let notes = text(&o.stdout);
+    assert!(notes.contains("- --must-keep `edit-*.jsonl` matches no session of this run: it gates nothing"), "{notes}");
+    assert!(!notes.contains("`edits.jsonl` matches no session"), "{notes}");
     let v: Value = serde_json::from_slice(&std::fs::read(&baseline).unwrap()).unwrap();
-    assert_eq!(v["must_keep"], serde_json::json!(["edits.jsonl"]), "the globs are stored");
+    assert_eq!(v["must_keep"], serde_json::json!(["edit-*.jsonl", "edits.jsonl"]), "the globs are stored");
     assert!(v["presets"][0]["artifact_recall"].as_f64().unwrap() > 0.0, "{v}");
     // Summaries too small to list the files: the trail is lost. The mark comes
     // from the baseline; the other rules are loosened to isolate this one.
