@@ -109,7 +109,10 @@ pub struct InputArgs {
     /// Worker threads (default: all cores).
     #[arg(long, short = 'j')]
     pub jobs: Option<usize>,
-    /// No progress bar and no warnings on stderr.
+    /// No progress bar, and no notes on stderr about the inputs read (bad lines,
+    /// skipped records, where logs were looked for); warnings on what the
+    /// numbers mean (a policy that cannot compact, calls priced as the
+    /// fallback family) still print.
     #[arg(long, short = 'q')]
     pub quiet: bool,
 }
