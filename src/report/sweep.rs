@@ -70,6 +70,15 @@ pub fn recommendation_text(r: &SweepResult) -> String {
             );
             if let Some(rec) = &r.recommendation {
                 let _ = writeln!(out, "  why: {}", rec.reason);
+                // The best of the grid may still be worse than what the agent did.
+                if t.cost.saved_usd < 0.0 && t.overflow_calls_policy >= t.overflow_calls_baseline {
+                    let _ = writeln!(
+                        out,
+                        "  warning: no point of this grid does better than the agent's own run: this one costs more \
+                         (${:.4}) and avoids no call over the window; widen the grid or keep the agent's settings",
+                        -t.cost.saved_usd
+                    );
+                }
                 for e in &rec.edges {
                     let _ = writeln!(
                         out,

@@ -340,3 +340,20 @@ fn csv_rows(path: &Path) -> Vec<std::collections::HashMap<String, String>> {
         .map(|r| headers.iter().map(String::from).zip(r.unwrap().iter().map(String::from)).collect())
         .collect()
 }
+
+/// A grid whose best point still costs more than the agent's own run and
+/// avoids no overflow says so beside its recommendation; one that does
+/// better does not.
+#[test]
+fn a_recommendation_worse_than_the_agents_run_is_warned() {
+    let dir = tempfile::tempdir().unwrap();
+    // At each session's own window nothing compacts; always-on pruning only
+    // breaks the cached prefix.
+    let worse = "[base]\ncontext_window = \"auto\"\n\"prune.start_ratio\" = \"off\"\n[grid]\n\"prune.protect_tokens\" = [20000, 40000]\n";
+    let o = sweep(dir.path(), worse, &[]);
+    assert_eq!(o.status.code(), Some(0), "{}", String::from_utf8_lossy(&o.stderr));
+    let out = String::from_utf8_lossy(&o.stdout);
+    assert!(out.contains("warning: no point of this grid does better than the agent's own run"), "{out}");
+    let o = sweep(dir.path(), GRID, &[]);
+    assert!(!String::from_utf8_lossy(&o.stdout).contains("no point of this grid does better"));
+}
