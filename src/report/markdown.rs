@@ -6,6 +6,9 @@ use crate::metrics::{self, Totals, view};
 pub use crate::num::{signed, thousands};
 use std::fmt::Write as _;
 
+/// Longest diagnostic report.md lists (a path and a sentence fit).
+const DIAGNOSTIC_CHARS: usize = 1000;
+
 /// A table cell from untrusted text: no pipes, no newlines, no HTML, bounded.
 pub fn cell(s: &str) -> String {
     inline(s, 80)
@@ -95,6 +98,9 @@ prunes and compacts.\n",
         let trigger = format!("{} tokens", thousands(w.trigger));
         let _ = writeln!(out, "**Warning:** {}.\n", w.sentence(&cell(&w.policy), &trigger, &thousands(w.window)));
     }
+    if let Some(note) = super::terminal::fallback_note(report) {
+        let _ = writeln!(out, "**Warning:** {}.\n", inline(&note, 800));
+    }
     out.push_str("## Totals per policy\n\n");
     aggregate_table(&mut out, &report.aggregates);
     out.push('\n');
@@ -168,11 +174,12 @@ prunes and compacts.\n",
     if !d.failed_inputs.is_empty() || !d.warnings.is_empty() {
         out.push_str("## Diagnostics\n\n");
         let _ = writeln!(out, "{} malformed line(s) skipped.\n", d.bad_lines);
+        // List items, not cells: a diagnostic is read whole (bounded all the same).
         for f in &d.failed_inputs {
-            let _ = writeln!(out, "- unreadable: {}", cell(&f.to_string()));
+            let _ = writeln!(out, "- unreadable: {}", inline(&f.to_string(), DIAGNOSTIC_CHARS));
         }
         for w in d.warnings.iter().take(50) {
-            let _ = writeln!(out, "- {}", cell(w));
+            let _ = writeln!(out, "- {}", inline(w, DIAGNOSTIC_CHARS));
         }
         if d.warnings.len() > 50 {
             let _ = writeln!(out, "- … and {} more (see report.json)", d.warnings.len() - 50);

@@ -99,7 +99,7 @@ pub fn warnings(report: &Report) -> String {
 
 /// Calls whose model no price family matches (or unnamed) were priced as the
 /// fallback family: the money columns assume it.
-fn fallback_note(report: &Report) -> Option<String> {
+pub(super) fn fallback_note(report: &Report) -> Option<String> {
     let model = report.cost_model.as_ref()?;
     if model.model_override.is_some() {
         return None;
