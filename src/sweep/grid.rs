@@ -51,12 +51,10 @@ pub enum GridError {
     Axis { key: String, reason: String },
     #[error("grid: {0} points is more than the limit of {MAX_POINTS}")]
     TooLarge(usize),
-    #[error("grid: `{key}`: {source}")]
-    Policy {
-        key: String,
-        #[source]
-        source: PolicyError,
-    },
+    /// The policy error is in the message, not a source: a chain of causes
+    /// would print it twice.
+    #[error("grid: `{key}`: {error}")]
+    Policy { key: String, error: PolicyError },
 }
 
 impl Grid {
@@ -88,14 +86,14 @@ impl Grid {
         // fails now, naming the key, not after an hour of replays.
         let mut probe = Policy::default();
         for (key, value) in &grid.base {
-            probe.set_toml(key, value).map_err(|source| GridError::Policy { key: key.clone(), source })?;
+            probe.set_toml(key, value).map_err(|error| GridError::Policy { key: key.clone(), error })?;
         }
         for axis in &grid.axes {
             for value in &axis.values {
                 probe
                     .clone()
                     .set_toml(&axis.key, value)
-                    .map_err(|source| GridError::Policy { key: axis.key.clone(), source })?;
+                    .map_err(|error| GridError::Policy { key: axis.key.clone(), error })?;
             }
         }
         Ok(grid)

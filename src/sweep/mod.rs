@@ -170,7 +170,7 @@ pub fn run_table(
     pool: &rayon::ThreadPool,
     progress: Option<SweepProgress<'_>>,
 ) -> Result<SweepTable, grid::GridError> {
-    let base = grid.apply_base(base).map_err(|source| GridError::Policy { key: "[base]".into(), source })?;
+    let base = grid.apply_base(base).map_err(|error| GridError::Policy { key: "[base]".into(), error })?;
     let n_points = grid.points();
     let policies: Vec<Result<Policy, String>> =
         (0..n_points).map(|i| grid.policy(&base, i).map_err(|e| e.to_string())).collect();

@@ -103,6 +103,8 @@ fn sweep_usage_errors_exit_2_and_name_the_problem() {
     assert_eq!(bad_key.status.code(), Some(2));
     let err = String::from_utf8_lossy(&bad_key.stderr);
     assert!(err.contains("grid.toml") && err.contains("prune.keep_lst"), "{err}");
+    // The policy's reason is said once, not again as a cause of itself.
+    assert_eq!(err.matches("unknown policy key").count(), 1, "{err}");
     let two_bases = sweep(dir.path(), GRID, &["--preset", "opal", "--preset", "nous"]);
     assert_eq!(two_bases.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&two_bases.stderr).contains("one base policy"));
