@@ -134,8 +134,7 @@ pub fn replay_stream<S: Send>(
             &found
         }
     };
-    let groups: std::collections::HashMap<usize, Vec<usize>> =
-        families.groups().into_iter().filter_map(|g| Some((*g.first()?, g))).collect();
+    let groups = families.by_first();
     let inputs_done = AtomicUsize::new(0);
     let sessions_done = AtomicUsize::new(0);
     let no_owned = HashSet::new();

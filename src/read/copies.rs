@@ -40,6 +40,11 @@ impl Families {
         self.of.get(i).copied().flatten()
     }
 
+    /// [`Families::groups`] by the family's first input.
+    pub fn by_first(&self) -> std::collections::HashMap<usize, Vec<usize>> {
+        self.groups().into_iter().filter_map(|g| Some((*g.first()?, g))).collect()
+    }
+
     /// The families of two inputs or more, each as its inputs in order.
     pub fn groups(&self) -> Vec<Vec<usize>> {
         let mut by: std::collections::BTreeMap<usize, Vec<usize>> = std::collections::BTreeMap::new();

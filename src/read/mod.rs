@@ -67,12 +67,7 @@ pub fn read_input(input: &Input, format: Option<Format>) -> Result<Vec<Session>,
             }),
         },
         InputKind::File => {
-            let data = read_regular_file(&input.path).map_err(|e| Diagnostic {
-                severity: Severity::Error,
-                path: input.path.clone(),
-                line: 0,
-                message: format!("cannot read: {e}"),
-            })?;
+            let data = read_input_file(&input.path)?;
             read_maybe_compressed(&input.path, &data, format)
         }
         InputKind::Stdin => {
@@ -89,18 +84,35 @@ pub fn read_input(input: &Input, format: Option<Format>) -> Result<Vec<Session>,
     }
 }
 
+/// An input file's bytes ([`read_regular_file`]), its failure as a diagnostic.
+fn read_input_file(path: &Path) -> Result<Vec<u8>, Diagnostic> {
+    read_regular_file(path).map_err(|e| file_error(path, format!("cannot read: {e}")))
+}
+
+/// A Zstandard log's decompressed bytes ([`compressed`]), its failure as a
+/// diagnostic naming `path`.
+fn decompressed(path: &Path, data: &[u8]) -> Result<Vec<u8>, Diagnostic> {
+    compressed::decompress(data, compressed::MAX_DECOMPRESSED)
+        .map_err(|message| file_error(path, format!("cannot decompress: {message}")))
+}
+
+/// An input file's plain bytes: read, and decompressed when it is a Zstandard log.
+pub(crate) fn read_plain_file(path: &Path) -> Result<Vec<u8>, Diagnostic> {
+    let data = read_input_file(path)?;
+    if compressed::is_zstd(&data) { decompressed(path, &data) } else { Ok(data) }
+}
+
+pub(crate) fn file_error(path: &Path, message: String) -> Diagnostic {
+    Diagnostic { severity: Severity::Error, path: path.to_path_buf(), line: 0, message }
+}
+
 /// [`read_bytes`], after decompressing a Zstandard log ([`compressed`]): read
 /// under the name it had before, reported under its own.
 fn read_maybe_compressed(path: &Path, data: &[u8], format: Option<Format>) -> Result<Vec<Session>, Diagnostic> {
     if !compressed::is_zstd(data) {
         return read_bytes(path, data, format);
     }
-    let plain = compressed::decompress(data, compressed::MAX_DECOMPRESSED).map_err(|message| Diagnostic {
-        severity: Severity::Error,
-        path: path.to_path_buf(),
-        line: 0,
-        message: format!("cannot decompress: {message}"),
-    })?;
+    let plain = decompressed(path, data)?;
     let inner = compressed::inner_path(path).unwrap_or_else(|| path.to_path_buf());
     let own = |p: &mut std::path::PathBuf| {
         if *p == inner {
@@ -166,8 +178,7 @@ pub fn read_all(inputs: &[Input], format: Option<Format>) -> Batch {
     // The streams of one thread are read together, as the family's first
     // input; every other input on its own.
     let items: Vec<usize> = (0..inputs.len()).filter(|&i| !families.joined(i) || families.of(i) == Some(i)).collect();
-    let groups: std::collections::HashMap<usize, Vec<usize>> =
-        families.groups().into_iter().filter_map(|g| Some((*g.first()?, g))).collect();
+    let groups = families.by_first();
     let results: Vec<(usize, Result<Vec<Session>, Diagnostic>)> = items
         .par_iter()
         // After Ctrl-C, the inputs not started yet are skipped (the run is over).

@@ -3,8 +3,8 @@
 //! resumed run's first running total counts every run before it.
 
 use super::codex_exec;
-use super::{Input, InputKind, compressed, parse_line};
-use crate::model::{Diagnostic, Session, Severity};
+use super::{Input, InputKind, parse_line};
+use crate::model::{Diagnostic, Session};
 use serde_json::Value;
 use std::path::{Path, PathBuf};
 
@@ -83,17 +83,10 @@ pub fn read_thread(inputs: &[Input], members: &[usize]) -> Vec<(usize, Result<Ve
 
 /// Read one member: its plain bytes and its first and last running totals.
 fn part(input: &Input, member: usize) -> Result<Part, Diagnostic> {
-    let fail = |message: String| Diagnostic { severity: Severity::Error, path: input.path.clone(), line: 0, message };
     if input.kind != InputKind::File {
-        return Err(fail("a thread's stream is read from a file".to_string()));
+        return Err(super::file_error(&input.path, "a thread's stream is read from a file".to_string()));
     }
-    let raw = super::read_regular_file(&input.path).map_err(|e| fail(format!("cannot read: {e}")))?;
-    let data = if compressed::is_zstd(&raw) {
-        compressed::decompress(&raw, compressed::MAX_DECOMPRESSED)
-            .map_err(|m| fail(format!("cannot decompress: {m}")))?
-    } else {
-        raw
-    };
+    let data = super::read_plain_file(&input.path)?;
     let (first, last) = totals(&data);
     Ok(Part { member, path: input.path.clone(), data, first, last })
 }
