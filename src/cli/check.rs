@@ -330,6 +330,10 @@ pub fn conclude(
     rep: &compactor::report::Report,
     show: &Show<'_>,
 ) -> anyhow::Result<u8> {
+    let d = &rep.diagnostics;
+    let fallbacks =
+        super::fallbacks::Fallbacks { llm: d.llm_summaries.as_ref(), command: d.command_summaries.as_ref() };
+    fallbacks.refuse(super::fallbacks::Then::NotCompared)?;
     let marks = MustKeep::new(&c.globs)?;
     let write_baseline = show.write_baseline.or(c.write_baseline.as_deref());
     let mut now = Baseline::from_report(rep, marks.globs());
@@ -399,11 +403,10 @@ pub fn conclude(
         compactor::report::check::document(&run, false)
     };
     let code = print_stdout(&shown)?;
-    super::llm::warn_fallbacks(rep.diagnostics.llm_summaries.as_ref());
-    super::command::warn_fallbacks(rep.diagnostics.command_summaries.as_ref());
     if code != EXIT_OK {
         return Ok(code);
     }
+    fallbacks.warn(false);
     if outcome.regressed() {
         let where_ = if show.json { "`failures` in the JSON above" } else { "the table above" };
         eprintln!("compactor check: {} regression(s); see {where_}", outcome.failures.len());

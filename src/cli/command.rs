@@ -84,11 +84,3 @@ pub fn identities(policies: &[Policy]) -> Vec<(String, String)> {
         })
         .collect()
 }
-
-/// Say on stderr how many summaries of the programs fell back and why the
-/// first did; nothing when none did. Printed even under `--quiet`, as for the LLM.
-pub fn warn_fallbacks(stats: Option<&CommandStats>) {
-    if let Some(notice) = stats.and_then(CommandStats::notice) {
-        eprintln!("warning: {notice}");
-    }
-}

@@ -2,7 +2,7 @@
 //! `Summarizer` trait to `compactor::llm::LlmSummarizer`, with the extractive
 //! summarizer as the last stage of the fallback chain. Fallbacks are collected so
 //! the run can list them with their reasons, count the summaries that fell
-//! back to extractive, and say so at its end ([`warn_fallbacks`]).
+//! back to extractive, and say so at its end (`fallbacks::conclude`).
 
 use super::args::LlmArgs;
 use anyhow::Context;
@@ -227,14 +227,5 @@ impl Summarizer for LlmAdapter {
                 calls: u64::from(outcome.llm_calls),
             },
         })
-    }
-}
-
-/// Say on stderr, at the end of a run, how many LLM summaries fell back to
-/// extractive and why the first did; nothing when none did. Printed even
-/// under `--quiet`: the summaries are not what the run was asked to measure.
-pub fn warn_fallbacks(summaries: Option<&LlmSummaries>) {
-    if let Some(notice) = summaries.and_then(LlmSummaries::notice) {
-        eprintln!("warning: {notice}");
     }
 }

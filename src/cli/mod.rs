@@ -7,6 +7,7 @@ mod args;
 mod check;
 mod command;
 mod explain;
+mod fallbacks;
 mod inspect;
 mod llm;
 mod load;

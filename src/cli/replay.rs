@@ -555,10 +555,15 @@ pub fn conclude(report: &Report, json: bool, check_invariants: bool, whole: bool
             return Ok(EXIT_ERROR);
         }
     }
-    super::llm::warn_fallbacks(report.diagnostics.llm_summaries.as_ref());
-    super::command::warn_fallbacks(report.diagnostics.command_summaries.as_ref());
     if report.sessions.iter().all(|r| r.error.is_some()) && !report.sessions.is_empty() && whole {
         bail!("no session could be replayed");
+    }
+    let d = &report.diagnostics;
+    let fallbacks =
+        super::fallbacks::Fallbacks { llm: d.llm_summaries.as_ref(), command: d.command_summaries.as_ref() };
+    fallbacks.warn(!whole);
+    if whole {
+        fallbacks.refuse(super::fallbacks::Then::WentOn)?;
     }
     let violations: u64 = report.aggregates.iter().map(|a| a.violations).sum();
     if check_invariants && violations > 0 {

@@ -157,17 +157,14 @@ pub fn finish(result: SweepResult, out: Option<&Path>, json: bool, counts: &Summ
             text.push_str(&format!("reports written to {}\n", dir.display()));
         }
     }
-    let warn = || {
-        super::llm::warn_fallbacks(counts.llm.as_ref());
-        super::command::warn_fallbacks(counts.command.as_ref());
-    };
+    print_stdout(&text)?;
+    let fallbacks = super::fallbacks::Fallbacks { llm: counts.llm.as_ref(), command: counts.command.as_ref() };
     if result.points.iter().all(|p| !p.ok()) {
-        print_stdout(&text)?;
-        warn();
+        fallbacks.warn(true);
         bail!("no grid point could be replayed");
     }
-    print_stdout(&text)?;
-    warn();
+    fallbacks.warn(false);
+    fallbacks.refuse(super::fallbacks::Then::WentOn)?;
     Ok(EXIT_OK)
 }
 

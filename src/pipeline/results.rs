@@ -294,6 +294,12 @@ impl LlmSummaries {
         }
     }
 
+    /// Whether summaries were asked and the extractive summarizer wrote
+    /// every one: nothing the run measured came from the LLM.
+    pub fn all_fell_back(&self) -> bool {
+        self.fell_back > 0 && self.fell_back >= self.requested
+    }
+
     /// One line saying how many summaries fell back and the first reason;
     /// `None` when none did. Every one falling back reads "every LLM summary
     /// fell back to extractive: …".

@@ -125,10 +125,12 @@ pub fn evaluate_recorded(session: &Session, atoms: &SessionAtoms<'_>, est: &dyn 
 /// The summary `summarizer` writes at each scorable recorded compaction of
 /// `session`, in order, within the recorded summary's tokens: the
 /// `extractive@budget` row (the session's own extractive summarizer, reading
-/// its lens, when the replay has one) or `llm@budget`. A summarizer that
-/// fails writes an empty summary, scored as such (the LLM adapter falls back
-/// to extractive itself, and the run lists the fallback).
-pub fn recorded_summaries(session: &Session, summarizer: &dyn Summarizer, est: &dyn Estimator) -> Vec<String> {
+/// its lens, when the replay has one) or `llm@budget`. `None` where the
+/// summarizer wrote none of its own: it failed, or fell back to another (the
+/// LLM adapter falls back to extractive, and the run lists the fallback).
+/// Such a compaction has no row of that name: the row's numbers are the
+/// summarizer's own, over the compactions it summarized.
+pub fn recorded_summaries(session: &Session, summarizer: &dyn Summarizer, est: &dyn Estimator) -> Vec<Option<String>> {
     points(session)
         .into_iter()
         .filter_map(|(_, p)| p)
@@ -143,7 +145,7 @@ pub fn evaluate_recorded_with(
     session: &Session,
     atoms: &SessionAtoms<'_>,
     est: &dyn Estimator,
-    written: &[(&str, Vec<String>)],
+    written: &[(&str, Vec<Option<String>>)],
 ) -> Option<RecordedQuality> {
     if !session.has_own_compactions() {
         return None;
@@ -155,7 +157,7 @@ pub fn evaluate_recorded_with(
         .map(|(mut event, p)| {
             if let Some(p) = p {
                 let at: Vec<(&str, &str)> =
-                    written.iter().map(|(name, v)| (*name, v.get(k).map_or("", String::as_str))).collect();
+                    written.iter().filter_map(|(name, v)| Some((*name, v.get(k)?.as_deref()?))).collect();
                 score(session, atoms, est, &mut event, &p, &at);
                 if let Some(a) = &event.audit {
                     event.detail = Some(LostDetail::new(session, &call_of, &event.summary, &a.needed));
@@ -188,7 +190,7 @@ impl Scorable {
         summarizer: &dyn Summarizer,
         est: &dyn Estimator,
         max_tokens: u64,
-    ) -> String {
+    ) -> Option<String> {
         let msgs: Vec<&Message> =
             self.point.replaced.iter().flat_map(Clone::clone).filter_map(|i| session.messages.get(i)).collect();
         let ops = FileOps::from_messages(msgs.iter().copied());
@@ -203,7 +205,7 @@ impl Scorable {
             estimator: est,
             context: None,
         };
-        summarizer.summarize(&req).map(|s| s.text).unwrap_or_default()
+        summarizer.summarize(&req).ok().filter(|s| s.fallback.is_none()).map(|s| s.text)
     }
 }
 
@@ -350,7 +352,7 @@ fn score(
     event.audit = Some(audit);
     event.summary = p.summary.clone();
     let budget = recorded.summary_tokens.max(1);
-    let truncated = p.summarize_with(session, &Truncate, est, u64::MAX);
+    let truncated = p.summarize_with(session, &Truncate, est, u64::MAX).unwrap_or_default();
     event.rows = std::iter::once(recorded)
         .chain(written.iter().map(|(name, text)| prepared.score(name, text)))
         .chain([

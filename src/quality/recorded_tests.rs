@@ -257,3 +257,56 @@ fn without_takes_points_out_of_ranges() {
     assert_eq!(without([0..5, 7..9, 9..9], &[0, 2, 3, 8, 20]), [1..2, 4..5, 7..8]);
     assert_eq!(without(std::iter::once(0..3), &[]), vec![std::ops::Range { start: 0, end: 3 }]);
 }
+
+/// A test summarizer: writes `text`, or falls back to extractive (as the LLM
+/// adapter does when every stage failed), or fails outright.
+struct Scripted(Result<Option<&'static str>, ()>);
+
+impl crate::summarize::Summarizer for Scripted {
+    fn name(&self) -> &str {
+        "scripted"
+    }
+    fn summarize(
+        &self,
+        req: &crate::summarize::SummaryRequest<'_>,
+    ) -> Result<crate::summarize::Summary, crate::summarize::SummarizeError> {
+        match self.0 {
+            Ok(Some(text)) => Ok(crate::summarize::Summary {
+                text: text.to_string(),
+                file_ops: req.file_ops.clone(),
+                usage: Default::default(),
+                fallback: None,
+            }),
+            Ok(None) => {
+                let mut s = Extractive.summarize(req)?;
+                s.fallback = Some("HTTP 500".to_string());
+                Ok(s)
+            }
+            Err(()) => Err(crate::summarize::SummarizeError::Failed("down".to_string())),
+        }
+    }
+}
+
+/// A row of a written summary (`llm@budget`) exists only where its
+/// summarizer wrote: one that fell back to extractive, or failed, leaves the
+/// compaction without that row instead of scoring extractive's text (or an
+/// empty one) under its name.
+#[test]
+fn a_summarizer_that_fell_back_writes_no_row() {
+    let s = session("claude-code/compaction.jsonl");
+    let atoms = SessionAtoms::from_session(&s);
+    let rows = |summarizer: &Scripted| {
+        let written = recorded_summaries(&s, summarizer, &Chars4);
+        let q = evaluate_recorded_with(&s, &atoms, &Chars4, &[(REF_LLM_BUDGET, written)]).unwrap();
+        q.events.iter().map(|e| e.rows.iter().filter(|r| r.summarizer == REF_LLM_BUDGET).count()).collect::<Vec<_>>()
+    };
+    assert_eq!(rows(&Scripted(Ok(Some("## Goal\nfix the login flow")))), [1, 1]);
+    assert_eq!(rows(&Scripted(Ok(None))), [0, 0]);
+    assert_eq!(rows(&Scripted(Err(()))), [0, 0]);
+    // The aggregate counts the row over the compactions it has.
+    let mut written = recorded_summaries(&s, &Scripted(Ok(Some("## Goal\nfix it"))), &Chars4);
+    written[1] = None;
+    let q = evaluate_recorded_with(&s, &atoms, &Chars4, &[(REF_LLM_BUDGET, written)]).unwrap();
+    let a = &aggregate_recorded([&q])[0];
+    assert_eq!((a.scored, a.candidate(REF_LLM_BUDGET).map(|c| c.events)), (2, Some(1)));
+}

@@ -35,15 +35,18 @@ pub fn recorded_section(r: &Report) -> Markup {
         p class="note" {
             "Compactions the logs record, the summary the agent's model wrote (recorded) scored against what the \
              agent needed later, next to compactor's extractive summarizer within the same tokens, observation \
-             masking at that budget (and the run's LLM summarizer within the same tokens, with --summarizer llm) and the \
-             oracle, at the same points. FRR and hallucination in %."
+             masking at that budget (and the run's LLM summarizer within the same tokens, with --summarizer llm, over the \
+             compactions where it did not fall back) and the oracle, at the same points. FRR and hallucination in %."
         } "\n"
         table {
             tr { th { "agent" } th { "version" } th { "compactions" } th { "scored" } th { "FRR recorded" }
                  th { "FRR extractive@budget" } @if llm { th { "FRR llm@budget" } } th { "FRR masking@budget" } th { "FRR oracle" }
                  th { "hallucination recorded" } th { "summary tokens" } } "\n"
             @for a in &r.recorded_aggregates {
-                @let frr = |n: &str| pct(a.candidate(n).and_then(|s| s.frr_pooled));
+                @let frr = |n: &str| match a.candidate(n) {
+                    Some(s) if s.events < a.scored => format!("{} ({} of {})", pct(s.frr_pooled), s.events, a.scored),
+                    s => pct(s.and_then(|s| s.frr_pooled)),
+                };
                 tr {
                     td { (a.agent) } td { (a.version.as_deref().unwrap_or("–")) } td { (a.compactions) } td { (a.scored) }
                     td { (frr(CANDIDATE_RECORDED)) } td { (frr(REF_EXTRACTIVE_BUDGET)) } @if llm { td { (frr(REF_LLM_BUDGET)) } } td { (frr(REF_MASKING_BUDGET)) }

@@ -251,7 +251,12 @@ a policy's against the rest of the log. At the same point and on the same droppe
 `truncate`, `masking@budget` (observation masking cut to that budget) and `oracle`. {}Not scored: \
 summaries stored unreadable (encrypted) and continuations (what was dropped is in an earlier file). \
 Percentages; FRR pooled over compactions, the rest means.\n\n",
-        if llm { "`llm@budget` (the run's LLM summarizer asked the same), " } else { "" },
+        if llm {
+            "`llm@budget` (the run's LLM summarizer asked the same, scored where it wrote the summary itself: \
+the row says over how many compactions when that is not all), "
+        } else {
+            ""
+        },
         if truncations {
             "A truncation writes no summary (Cline's deleted range): it is scored with an empty one, so \
 `recorded` says what it kept. "
@@ -277,7 +282,9 @@ Percentages; FRR pooled over compactions, the rest means.\n\n",
         }
         for name in RECORDED_ROWS {
             let Some(s) = a.candidate(name) else { continue };
-            let _ = write!(out, "| {} | {version} | {counts} | {name} | {} |", cell(&a.agent), pct(s.frr_pooled));
+            let label =
+                if s.events < a.scored { format!("{name} ({} of {})", s.events, a.scored) } else { name.to_string() };
+            let _ = write!(out, "| {} | {version} | {counts} | {label} | {} |", cell(&a.agent), pct(s.frr_pooled));
             for m in &shown {
                 let _ = write!(out, " {} |", pct(m.of_stats(s)));
             }

@@ -102,6 +102,12 @@ impl CommandStats {
         }
     }
 
+    /// Whether summaries were asked and the extractive summarizer wrote
+    /// every one: nothing the run measured came from the program.
+    pub fn all_fell_back(&self) -> bool {
+        self.fell_back > 0 && self.fell_back >= self.requested
+    }
+
     /// One line saying how many summaries fell back and why the first did.
     pub fn notice(&self) -> Option<String> {
         if self.fell_back == 0 {

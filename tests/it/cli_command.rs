@@ -135,7 +135,8 @@ fn a_programs_summaries_are_replayed_and_scored_and_a_rerun_runs_it_zero_times()
 }
 
 /// Run `program` (written to a file) as `--summarizer-command`; every summary
-/// must fall back to extractive with a reason holding each of `expect`.
+/// must fall back to extractive with a reason holding each of `expect`, and
+/// the run must fail (exit 2) saying its numbers are the fallback's.
 fn falls_back(program: &str, extra: &[&str], expect: &[&str]) {
     let dir = tempfile::tempdir().unwrap();
     let script = dir.path().join("bad.sh");
@@ -145,8 +146,10 @@ fn falls_back(program: &str, extra: &[&str], expect: &[&str]) {
     let args = [&["--preset", "opal", "--summarizer-command", &cmd][..], extra].concat();
     let o = replay(&args, &out, &cache);
     let stderr = String::from_utf8_lossy(&o.stderr);
-    assert_eq!(o.status.code(), Some(0), "{stderr}");
-    assert!(stderr.contains("summaries of the summarizer program fell back to extractive"), "{stderr}");
+    assert_eq!(o.status.code(), Some(2), "{stderr}");
+    let error = stderr.lines().find(|l| l.starts_with("error: ")).unwrap_or_default();
+    assert!(error.contains("summaries of the summarizer program fell back to extractive"), "{stderr}");
+    assert!(error.ends_with("not your summarizer program: check --summarizer-command"), "{error}");
     let r = report(&out);
     let stats = &r["diagnostics"]["command_summaries"];
     assert!(stats["fell_back"].as_u64().unwrap() > 0);
@@ -224,7 +227,8 @@ fn a_program_that_cannot_start_falls_back_and_a_missing_one_is_named() {
     let dir = tempfile::tempdir().unwrap();
     let (out, cache) = (dir.path().join("out"), dir.path().join("cache"));
     let o = replay(&["--preset", "opal", "--summarizer-command", "./no-such-program --fast"], &out, &cache);
-    assert_eq!(o.status.code(), Some(0), "{}", String::from_utf8_lossy(&o.stderr));
+    // Every summary fell back: an error, the reports written all the same.
+    assert_eq!(o.status.code(), Some(2), "{}", String::from_utf8_lossy(&o.stderr));
     let r = report(&out);
     let reasons = r["diagnostics"]["summarizer_fallbacks"].as_array().unwrap();
     assert!(!reasons.is_empty());
