@@ -49,6 +49,9 @@ pub fn run(args: SweepArgs) -> anyhow::Result<u8> {
     apply_overrides(&mut base, &policy)?;
     // [base] is in `base` now, under the flags: the sweep applies the axes only.
     let grid_def = Grid { base: Vec::new(), ..grid_def };
+    if let Some((key, value, why)) = grid_def.invalid_value(&base) {
+        bail!("grid {}: `{key}` = {value} gives no valid policy with any other value: {why}", grid.display());
+    }
     let points: Vec<_> = (0..grid_def.points()).filter_map(|i| grid_def.policy(&base, i).ok()).collect();
     if points.is_empty() {
         bail!(

@@ -100,6 +100,9 @@ pub fn recommendation_text(r: &SweepResult) -> String {
     if x.below_min_frr > 0 {
         left_out.push(format!("{} below --min-frr {}", x.below_min_frr, r.min_frr.unwrap_or_default()));
     }
+    if x.invalid > 0 {
+        left_out.push(format!("{} whose values make no valid policy", x.invalid));
+    }
     if x.failed > 0 {
         left_out.push(format!("{} that failed on a session", x.failed));
     }

@@ -129,6 +129,27 @@ impl Grid {
         Ok(p)
     }
 
+    /// The first value of an axis (in grid order) with which no point makes
+    /// a valid policy on `base`: a value wrong in itself (`trigger_ratio =
+    /// 1.7`), not one invalid only beside some values of another axis (a
+    /// combination, which the sweep leaves out and counts). `(key, value, why)`.
+    pub fn invalid_value(&self, base: &Policy) -> Option<(String, String, PolicyError)> {
+        let results: Vec<(Vec<usize>, Result<Policy, PolicyError>)> =
+            (0..self.points()).map(|i| (self.coordinates(i), self.policy(base, i))).collect();
+        for (k, axis) in self.axes.iter().enumerate() {
+            for (c, value) in axis.values.iter().enumerate() {
+                let mut with = results.iter().filter(|(at, _)| at[k] == c).map(|(_, r)| r);
+                let first = with.next()?;
+                if let Err(e) = first
+                    && with.all(Result::is_err)
+                {
+                    return Some((axis.key.clone(), render(value), e.clone()));
+                }
+            }
+        }
+        None
+    }
+
     /// The policy of point `i` on top of `base` (with `[base]` already applied),
     /// named `NAME@i`; validated.
     pub fn policy(&self, base: &Policy, i: usize) -> Result<Policy, PolicyError> {

@@ -113,7 +113,10 @@ pub struct Edge {
 /// How many points the recommendation left out, by the first reason found.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
 pub struct Excluded {
-    /// Could not run, or failed on a session.
+    /// Their values make no valid policy (a combination of axis values the
+    /// policy refuses).
+    pub invalid: usize,
+    /// Failed on a session (or ran on none).
     pub failed: usize,
     /// Summaries above the policy's `check.max_hallucination` (the gate of `check`).
     pub hallucination: usize,
@@ -400,6 +403,9 @@ pub fn recommend(points: &[Point], min_frr: Option<f64>) -> Option<usize> {
 
 /// Why `p` may not be recommended, if it may not.
 fn exclusion(p: &Point, min_frr: Option<f64>) -> Option<fn(&mut Excluded) -> &mut usize> {
+    if p.policy.is_none() {
+        return Some(|e| &mut e.invalid);
+    }
     if !p.ok() || p.totals.sessions_failed > 0 {
         return Some(|e| &mut e.failed);
     }

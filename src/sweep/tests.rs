@@ -182,7 +182,7 @@ fn point(index: usize, savings: f64, cost: f64, frr: Option<f64>, overflows: u64
     Point {
         index,
         values: vec![index.to_string()],
-        policy: None,
+        policy: Some(crate::policy::Policy::default()),
         error: None,
         totals: t,
         front_savings: false,
@@ -218,6 +218,11 @@ fn fronts_and_recommendation() {
     mark_fronts(&mut pts);
     assert!(!pts[1].front_savings && !pts[1].front_cost);
     assert_ne!(recommend(&pts, None), Some(1));
+    // Left out as failed; as invalid when its values made no policy.
+    let left_out = |pts: &[Point]| recommend_why(pts, None).1;
+    assert_eq!((left_out(&pts).failed, left_out(&pts).invalid), (1, 0));
+    pts[1].policy = None;
+    assert_eq!((left_out(&pts).failed, left_out(&pts).invalid), (0, 1));
 }
 
 /// The recommendation passes check's hallucination gate, says why it won

@@ -122,6 +122,33 @@ fn sweep_usage_errors_exit_2_and_name_the_problem() {
     }
 }
 
+/// A grid value wrong in itself is a usage error naming it, as the same
+/// value given to `replay` is; a value invalid only beside another axis's
+/// value leaves that point out, and the run says why.
+#[test]
+fn a_bad_grid_value_is_an_error_and_a_bad_combination_is_left_out() {
+    let dir = tempfile::tempdir().unwrap();
+    let o = sweep(dir.path(), "[grid]\n\"compact.trigger_ratio\" = [0.6, 1.7]\n", &[]);
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(2), "{err}");
+    assert!(
+        err.contains("grid.toml: `compact.trigger_ratio` = 1.7 gives no valid policy with any other value")
+            && err.contains("must be in (0, 1]"),
+        "{err}"
+    );
+    assert!(o.stdout.is_empty(), "a table was printed before the error");
+
+    // soft_trim_ratio 0.6 with hard_clear_ratio 0.5 is refused; the other three run.
+    let grid = "[base]\ncontext_window = 6000\n[grid]\n\"prune.soft_trim_ratio\" = [0.3, 0.6]\n\"prune.hard_clear_ratio\" = [0.5, 0.8]\n";
+    let o = sweep(dir.path(), grid, &[]);
+    let (out, err) = (String::from_utf8_lossy(&o.stdout), String::from_utf8_lossy(&o.stderr));
+    assert_eq!(o.status.code(), Some(0), "{err}");
+    assert!(out.starts_with("4 grid point(s) over ") && out.contains("(3 ran, 1 invalid or failed)"), "{out}");
+    assert!(out.contains("not recommended: 1 whose values make no valid policy\n"), "{out}");
+    assert!(!out.contains("failed on a session"), "{out}");
+    assert!(err.contains("grid point 3: `prune.soft_trim_ratio`: must not exceed prune.hard_clear_ratio"), "{err}");
+}
+
 /// The policy of the recommended point, as written to recommended.toml.
 fn recommended(dir: &Path, extra: &[&str]) -> toml::Table {
     let out = dir.join(format!("out-{}", extra.join("_").replace(['=', '.', '/'], "-")));
