@@ -8,9 +8,12 @@
 //! Replacing: a staged file replaces the file of its name; a staged folder
 //! merges into the folder of its name, except the folders named at
 //! [`Staged::new`] (a policy's transcripts), which replace theirs whole, so a
-//! transcript folder never mixes two runs' sessions. Anything else in `--out`
-//! (files compactor does not write, another policy's transcripts) is left
-//! alone.
+//! transcript folder never mixes two runs' sessions. Those folders, and the
+//! files named with [`Staged::owning`] (the command's reports), are the run's
+//! own: one the run does not write (a sweep with no recommendation, a replay
+//! without quality or transcripts) is removed, not left from an earlier run
+//! beside this one's reports. Anything else in `--out` (files compactor does
+//! not write, another policy's transcripts) is left alone.
 //!
 //! The folder lives inside `--out` (nothing is written outside it) and on the
 //! same file system, so the moves are renames. A run killed outright
@@ -34,6 +37,8 @@ pub struct Staged {
     dir: PathBuf,
     /// Folders, relative to `out`, that replace theirs whole.
     whole: Vec<PathBuf>,
+    /// Files, relative to `out`, that only this run may leave there.
+    owned: Vec<PathBuf>,
 }
 
 impl Staged {
@@ -45,7 +50,16 @@ impl Staged {
         static COUNTER: AtomicU64 = AtomicU64::new(0);
         let n = COUNTER.fetch_add(1, Ordering::Relaxed);
         let dir = out.join(format!("{PREFIX}{}-{n}", std::process::id()));
-        Staged { out: out.to_path_buf(), dir, whole }
+        Staged { out: out.to_path_buf(), dir, whole, owned: Vec::new() }
+    }
+
+    /// The files (relative paths) the command writes when it has something
+    /// for them: one this run does not stage is removed from `--out` at
+    /// [`Self::commit`], as a `whole` folder it does not stage is.
+    #[must_use]
+    pub fn owning(mut self, files: impl IntoIterator<Item = PathBuf>) -> Staged {
+        self.owned.extend(files);
+        self
     }
 
     /// Where the run writes its outputs (under the same relative names they
@@ -91,6 +105,15 @@ impl Staged {
         let entries = entries(&self.dir)?;
         std::fs::create_dir(&trash)?;
         let mut n = 0u64;
+        // What an earlier run wrote and this one does not: before report.json
+        // moves, so a complete run's --out holds nothing of another's.
+        for rel in self.whole.iter().chain(&self.owned) {
+            let (from, at) = (self.dir.join(rel), self.out.join(rel));
+            if std::fs::symlink_metadata(&from).is_err() && std::fs::symlink_metadata(&at).is_ok() {
+                n += 1;
+                std::fs::rename(&at, trash.join(n.to_string()))?;
+            }
+        }
         let mut mover = Mover { staged: &self.dir, whole: &self.whole, trash: &trash, n: &mut n };
         mover.merge(entries, &self.out)
     }
@@ -261,6 +284,25 @@ mod tests {
         assert_eq!(tree(&out), want);
         let names: Vec<_> = std::fs::read_dir(&out).unwrap().map(|e| e.unwrap().file_name()).collect();
         assert_eq!(names.len(), 4, "no staging folder stays: {names:?}");
+    }
+
+    /// A report or transcript folder of the run's own that this run does
+    /// not write is removed; files it does not own stay.
+    #[test]
+    fn what_the_run_owns_and_does_not_write_is_removed() {
+        let dir = tempfile::tempdir().unwrap();
+        let out = dir.path().join("out");
+        earlier_run(&out);
+        write(&out.join("quality.csv"), "old quality");
+        let staged = Staged::new(&out, vec![PathBuf::from("transcripts/a")])
+            .owning(["report.json", "quality.csv", "report.md"].map(PathBuf::from));
+        staged.create().unwrap();
+        write(&staged.dir().join("report.json"), "new report");
+        staged.commit().unwrap();
+        let want = [("notes.txt", "mine"), ("report.json", "new report"), ("transcripts/b/s1.jsonl", "old b1")];
+        let want: Vec<(String, String)> = want.iter().map(|(a, b)| (a.to_string(), b.to_string())).collect();
+        assert_eq!(tree(&out), want);
+        assert!(!out.join("transcripts/a").exists(), "an empty folder stays");
     }
 
     #[test]

@@ -61,8 +61,11 @@ impl<'a> Exporter<ReplayRun<'a>> for QualityCsv {
     fn file_name(&self) -> &'static str {
         "quality.csv"
     }
+    /// Nothing when no session was scored (`--no-quality`): a file of no
+    /// rows would read as a run whose compactions lost nothing.
     fn export(&self, r: &ReplayRun<'a>) -> Option<Vec<u8>> {
-        Some(super::quality::quality_csv(r.report))
+        let scored = r.report.sessions.is_empty() || r.report.sessions.iter().any(|s| s.quality.is_some());
+        scored.then(|| super::quality::quality_csv(r.report))
     }
 }
 

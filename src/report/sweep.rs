@@ -288,7 +288,8 @@ pub fn recommended_toml(r: &SweepResult) -> Option<String> {
 /// asked for before leaves `out` as it was); returns the paths written.
 pub fn write_all(out: &std::path::Path, r: &SweepResult) -> std::io::Result<Vec<std::path::PathBuf>> {
     use crate::output::fsutil::atomic_write;
-    let staged = crate::output::stage::Staged::new(out, Vec::new());
+    let files = super::export::SWEEP.iter().map(|e| std::path::PathBuf::from(e.file_name()));
+    let staged = crate::output::stage::Staged::new(out, Vec::new()).owning(files);
     staged.create()?;
     let mut written = Vec::new();
     for e in super::export::SWEEP {

@@ -67,10 +67,12 @@ fn transcript_rel(policy: &str) -> PathBuf {
 }
 
 /// The run's staging folder in `out`: each policy's transcript folder is
-/// the run's own, replaced whole.
-fn staging(out: &Path, policies: &[String], opts: WriteOptions) -> Staged {
-    let whole = if opts.transcripts { policies.iter().map(|p| transcript_rel(p)).collect() } else { Vec::new() };
-    Staged::new(out, whole)
+/// the run's own, replaced whole (removed under `--no-transcripts`), and so
+/// is each report file (removed when the run has nothing for it).
+fn staging(out: &Path, policies: &[String]) -> Staged {
+    let whole = policies.iter().map(|p| transcript_rel(p)).collect();
+    let reports = std::iter::once("calls.csv").chain(export::REPLAY.iter().map(|e| e.file_name()));
+    Staged::new(out, whole).owning(reports.map(PathBuf::from))
 }
 
 /// report.html of a replay or compare: the policies side by side, the
@@ -98,7 +100,7 @@ pub fn write_all(
     opts: WriteOptions,
 ) -> std::io::Result<Vec<PathBuf>> {
     let policies: Vec<String> = report.policies.iter().map(|p| p.name.clone()).collect();
-    let staged = staging(out, &policies, opts);
+    let staged = staging(out, &policies);
     staged.create()?;
     let out = staged.dir();
     let mut written = Vec::new();
@@ -187,7 +189,7 @@ pub struct SessionWriter {
 impl SessionWriter {
     pub fn new(out: &Path, policies: &[String], opts: WriteOptions) -> SessionWriter {
         SessionWriter {
-            staged: staging(out, policies, opts),
+            staged: staging(out, policies),
             policies: policies.to_vec(),
             opts,
             dirs: OnceLock::new(),
@@ -394,7 +396,7 @@ pub fn write_merged(
     opts: WriteOptions,
 ) -> std::io::Result<Vec<PathBuf>> {
     let policies: Vec<String> = report.policies.iter().map(|p| p.name.clone()).collect();
-    let staged = staging(out, &policies, opts);
+    let staged = staging(out, &policies);
     staged.create()?;
     let root = staged.dir().to_path_buf();
     let mut written = Vec::new();

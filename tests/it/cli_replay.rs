@@ -773,3 +773,23 @@ fn every_preset_keeps_its_invariants_on_the_fixtures() {
         assert_eq!(o.status.code(), Some(0), "{window:?}: {}", String::from_utf8_lossy(&o.stderr));
     }
 }
+
+/// A run into an `--out` an earlier run wrote leaves nothing of the earlier
+/// run that it does not write itself: no `quality.csv` after `--no-quality`,
+/// no transcripts of its policy after `--no-transcripts`; a file compactor
+/// does not write stays.
+#[test]
+fn a_later_run_leaves_none_of_an_earlier_runs_reports_beside_its_own() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("out");
+    let o = replay(&["fixtures/claude-code"], &out);
+    assert_eq!(o.status.code(), Some(0), "{}", String::from_utf8_lossy(&o.stderr));
+    assert!(out.join("quality.csv").is_file() && out.join("transcripts/default").is_dir());
+    std::fs::write(out.join("notes.md"), "mine").unwrap();
+    let o = replay(&["fixtures/claude-code", "--no-quality", "--no-transcripts"], &out);
+    assert_eq!(o.status.code(), Some(0), "{}", String::from_utf8_lossy(&o.stderr));
+    assert!(!out.join("quality.csv").exists(), "a quality.csv of no run beside this run's reports");
+    assert!(!out.join("transcripts/default").exists(), "the earlier run's transcripts stay");
+    assert!(out.join("report.json").is_file() && out.join("calls.csv").is_file());
+    assert_eq!(std::fs::read_to_string(out.join("notes.md")).unwrap(), "mine");
+}

@@ -149,6 +149,24 @@ fn a_bad_grid_value_is_an_error_and_a_bad_combination_is_left_out() {
     assert!(err.contains("grid point 3: `prune.soft_trim_ratio`: must not exceed prune.hard_clear_ratio"), "{err}");
 }
 
+/// A sweep with no recommendation into the `--out` of one that had one
+/// leaves no `recommended.toml`: `replay --policy` must not read a point of
+/// another run.
+#[test]
+fn no_recommendation_leaves_no_recommended_toml_of_an_earlier_sweep() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("out");
+    let o = sweep(dir.path(), GRID, &["--out", out.to_str().unwrap()]);
+    assert_eq!(o.status.code(), Some(0), "{}", String::from_utf8_lossy(&o.stderr));
+    assert!(out.join("recommended.toml").is_file());
+    let o = sweep(dir.path(), GRID, &["--out", out.to_str().unwrap(), "--min-frr", "1"]);
+    let stdout = String::from_utf8_lossy(&o.stdout);
+    assert_eq!(o.status.code(), Some(0), "{}", String::from_utf8_lossy(&o.stderr));
+    assert!(stdout.contains("no point qualifies"), "{stdout}");
+    assert!(!out.join("recommended.toml").exists(), "the earlier sweep's recommendation stays");
+    assert!(out.join("sweep.csv").is_file());
+}
+
 /// The policy of the recommended point, as written to recommended.toml.
 fn recommended(dir: &Path, extra: &[&str]) -> toml::Table {
     let out = dir.join(format!("out-{}", extra.join("_").replace(['=', '.', '/'], "-")));
