@@ -131,15 +131,18 @@ pub fn discover(input: InputArgs) -> anyhow::Result<Discovered> {
             searched_text(&s.places, &inputs, s.home.dir(), false)
         );
     }
-    // Paths that match nothing are errors: always shown, even with --quiet.
+    // A path given that names nothing readable (a typo, a renamed log, a
+    // pattern matching no file) is a usage error, before anything is read:
+    // a run over the rest would report on fewer logs than asked, and a
+    // `check` would gate them.
     for p in &problems {
         eprintln!("{}", clean(&p.to_string(), usize::MAX));
     }
+    if !problems.is_empty() {
+        bail!("nothing was read: {} of the {} path(s) given cannot be read (above)", problems.len(), paths.len());
+    }
     if inputs.is_empty() {
-        if problems.is_empty() {
-            bail!("no session files found in {}", list_paths(&paths));
-        }
-        bail!("no session could be read");
+        bail!("no session files found in {}", list_paths(&paths));
     }
     let paths = paths.iter().map(|p| p.display().to_string()).collect();
     Ok(Discovered { inputs, format, pool, paths, quiet })

@@ -459,12 +459,19 @@ fn fifos_are_never_opened() {
     mkfifo(&task.join("task_metadata.json"));
     let explicit = dir.path().join("explicit.jsonl");
     mkfifo(&explicit);
+    // Given by name, a FIFO is a path that names no log: a usage error.
     let mut cmd = cargo_bin_cmd!("compactor");
     cmd.args(["inspect", "--json"]).arg(&walked).arg(&explicit).arg(&good).timeout(Duration::from_secs(60));
     let out = cmd.output().unwrap();
     let stderr = String::from_utf8_lossy(&out.stderr);
-    assert_eq!(out.status.code(), Some(0), "{stderr}");
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
     assert!(has_diag(&stderr, &explicit, 0, "not a regular file"), "{stderr}");
+    // Found in folders, FIFOs are passed over.
+    let mut cmd = cargo_bin_cmd!("compactor");
+    cmd.args(["inspect", "--json"]).arg(&walked).arg(&good).timeout(Duration::from_secs(60));
+    let out = cmd.output().unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "{stderr}");
     let report: InspectReport = serde_json::from_slice(&out.stdout).unwrap();
     assert!(report.sessions.iter().any(|s| s.source_path == task));
     assert!(report.sessions.iter().any(|s| s.id == "good"));

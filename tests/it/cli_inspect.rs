@@ -108,19 +108,31 @@ fn json_report_parses_back() {
     assert!(report.sessions.iter().all(|s| s.source_path == p));
 }
 
+/// A path given that names nothing is a usage error even beside readable
+/// ones (a typo must not shrink what a run covers), named, before anything
+/// is read.
 #[test]
-fn a_missing_path_next_to_a_readable_one_is_reported_not_fatal() {
+fn a_missing_path_next_to_a_readable_one_is_a_usage_error() {
     let dir = tempfile::tempdir().unwrap();
     let p = write_generic(dir.path());
     let missing = dir.path().join("gone.jsonl");
-    cargo_bin_cmd!("compactor")
-        .args(["inspect", "--quiet"])
-        .arg(&p)
-        .arg(&missing)
-        .assert()
-        .success()
-        .stdout(predicate::str::contains("all sessions:").and(predicate::str::contains("estimator accuracy")))
-        .stderr(predicate::str::contains(missing.display().to_string()));
+    let baseline = dir.path().join("baseline.json");
+    let check = ["check", "--write-baseline", baseline.to_str().unwrap()];
+    for cmd in [&["inspect"][..], &["replay"], &check] {
+        cargo_bin_cmd!("compactor")
+            .args(cmd)
+            .arg("--quiet")
+            .arg(&p)
+            .arg(&missing)
+            .assert()
+            .code(2)
+            .stdout(predicate::str::is_empty())
+            .stderr(
+                predicate::str::contains(format!("{}: no such file or directory", missing.display()))
+                    .and(predicate::str::contains("nothing was read: 1 of the 2 path(s) given cannot be read")),
+            );
+    }
+    assert!(!baseline.exists());
 }
 
 #[test]
