@@ -208,8 +208,8 @@ fn parse_secs(s: &str) -> Result<f64, String> {
 pub struct CostArgs {
     /// Prices to use instead of (or besides) the built-in table: a TOML file of
     /// `[families.NAME]` tables with `input`, `output`, `cache_read`,
-    /// `cache_write_5m`, `cache_write_1h` in USD per million tokens and `match`
-    /// name fragments (docs/cost.md).
+    /// `cache_write_5m`, `cache_write_1h` in USD per million tokens, `match`
+    /// name fragments and a `long` long-context tier (docs/cost.md).
     #[arg(long, value_name = "FILE.toml")]
     pub prices: Option<PathBuf>,
     /// Price every call as this model (e.g. claude-sonnet-4-5, gpt-5) instead of the

@@ -263,6 +263,11 @@ impl PriceTable {
     /// cache_write_5m = 1.25          # optional: anthropic 1.25 × input, else input
     /// cache_write_1h = 2.0           # optional: anthropic 2 × input, else input
     ///
+    /// [families.my-model.long]       # long-context tier: a new one needs above,
+    /// above = 128000                 # input and output; an existing one takes
+    /// input = 2.0                    # only the keys given; `long = false` in
+    /// output = 8.0                   # [families.NAME] removes it
+    ///
     /// [windows]                      # context windows for `context_window = "auto"`
     /// "my-model" = 32000             # name fragment = tokens (wins over built-in ones)
     /// ```
@@ -278,7 +283,7 @@ impl PriceTable {
             let family = match table.families.iter().position(|x| x.name == name) {
                 Some(i) => {
                     let mut old = table.families.remove(i);
-                    f.apply_to(&mut old);
+                    f.apply_to(&mut old).map_err(|e| bad(&e))?;
                     if let Some(m) = &f.patterns {
                         old.patterns = m.iter().map(|p| normalize_model(p)).collect();
                     }
@@ -289,12 +294,7 @@ impl PriceTable {
                         return Err(bad("a new family needs `input` and `output`"));
                     };
                     let provider = f.provider.unwrap_or(Provider::Anthropic);
-                    let prices = match provider {
-                        Provider::Anthropic => Prices::anthropic(input, output, input * 0.1),
-                        Provider::Openai | Provider::Google | Provider::Other => {
-                            Prices::openai(input, output, input * 0.1)
-                        }
-                    };
+                    let prices = new_prices(provider, input, output);
                     let mut family = Family {
                         name: name.clone(),
                         provider,
@@ -309,7 +309,7 @@ impl PriceTable {
                         long: None,
                         user: true,
                     };
-                    f.apply_to(&mut family);
+                    f.apply_to(&mut family).map_err(|e| bad(&e))?;
                     family
                 }
             };
@@ -432,28 +432,102 @@ struct FamilyFile {
     cache_write_5m: Option<f64>,
     cache_write_1h: Option<f64>,
     cache_read: Option<f64>,
+    /// The long-context tier: a table ([`LongFile`]), or `false` for none.
+    long: Option<toml::Value>,
+}
+
+/// `[families.NAME.long]`.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct LongFile {
+    above: Option<u64>,
+    input: Option<f64>,
+    output: Option<f64>,
+    cache_write_5m: Option<f64>,
+    cache_write_1h: Option<f64>,
+    cache_read: Option<f64>,
+}
+
+/// Prices as a prices file gives them: each one optional.
+struct PriceKeys {
+    input: Option<f64>,
+    output: Option<f64>,
+    cache_write_5m: Option<f64>,
+    cache_write_1h: Option<f64>,
+    cache_read: Option<f64>,
 }
 
 impl FamilyFile {
-    fn apply_to(&self, f: &mut Family) {
+    fn keys(&self) -> PriceKeys {
+        let Self { input, output, cache_write_5m, cache_write_1h, cache_read, .. } = *self;
+        PriceKeys { input, output, cache_write_5m, cache_write_1h, cache_read }
+    }
+}
+
+impl LongFile {
+    fn keys(&self) -> PriceKeys {
+        let Self { input, output, cache_write_5m, cache_write_1h, cache_read, .. } = *self;
+        PriceKeys { input, output, cache_write_5m, cache_write_1h, cache_read }
+    }
+}
+
+impl PriceKeys {
+    fn apply_to(&self, p: &mut Prices) {
+        for (v, to) in [
+            (self.input, &mut p.input),
+            (self.output, &mut p.output),
+            (self.cache_write_5m, &mut p.cache_write_5m),
+            (self.cache_write_1h, &mut p.cache_write_1h),
+            (self.cache_read, &mut p.cache_read),
+        ] {
+            if let Some(v) = v {
+                *to = v;
+            }
+        }
+    }
+}
+
+impl FamilyFile {
+    fn apply_to(&self, f: &mut Family) -> Result<(), String> {
         if let Some(p) = self.provider {
             f.provider = p;
         }
-        let p = &mut f.prices;
-        if let Some(v) = self.input {
-            p.input = v;
+        self.keys().apply_to(&mut f.prices);
+        let tier = match &self.long {
+            None => return Ok(()),
+            Some(toml::Value::Boolean(false)) => {
+                f.long = None;
+                return Ok(());
+            }
+            Some(toml::Value::Table(t)) => {
+                LongFile::deserialize(t.clone()).map_err(|e| format!("`long`: {}", e.message()))?
+            }
+            Some(_) => return Err("`long` takes a table (above, input, output, …) or false".to_string()),
+        };
+        let mut long = match (f.long, tier.above, tier.input, tier.output) {
+            (Some(t), ..) => t,
+            (None, Some(above), Some(input), Some(output)) => {
+                LongContext { above, prices: new_prices(f.provider, input, output) }
+            }
+            (None, ..) => return Err("a new long-context tier needs `above`, `input` and `output`".to_string()),
+        };
+        if let Some(a) = tier.above {
+            long.above = a;
         }
-        if let Some(v) = self.output {
-            p.output = v;
+        tier.keys().apply_to(&mut long.prices);
+        if !long.prices.all_finite_non_negative() {
+            return Err("long-context prices must be non-negative numbers".to_string());
         }
-        if let Some(v) = self.cache_write_5m {
-            p.cache_write_5m = v;
-        }
-        if let Some(v) = self.cache_write_1h {
-            p.cache_write_1h = v;
-        }
-        if let Some(v) = self.cache_read {
-            p.cache_read = v;
-        }
+        f.long = Some(long);
+        Ok(())
+    }
+}
+
+/// A new family's (or tier's) prices: cache rates from `input` as its
+/// provider bills them.
+fn new_prices(provider: Provider, input: f64, output: f64) -> Prices {
+    match provider {
+        Provider::Anthropic => Prices::anthropic(input, output, input * 0.1),
+        Provider::Openai | Provider::Google | Provider::Other => Prices::openai(input, output, input * 0.1),
     }
 }

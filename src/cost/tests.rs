@@ -443,6 +443,59 @@ output = 0.8
     assert!(CacheTtl::parse("2h").is_err());
 }
 
+/// A prices file sets a family's long-context tier: changes a built-in one
+/// key by key, adds one (with `above`, `input` and `output`), or removes one
+/// with `long = false`; each is what a long prompt is then billed at.
+#[test]
+fn a_prices_file_sets_the_long_context_tier() {
+    let t = PriceTable::from_toml(
+        r#"
+[families.gemini-3-pro]
+input = 2.5
+long = { input = 5.0 }
+[families.gemini-2-5-pro]
+long = false
+[families.mine]
+provider = "openai"
+input = 1.0
+output = 4.0
+[families.mine.long]
+above = 32000
+input = 2.0
+output = 8.0
+"#,
+    )
+    .expect("valid");
+    let f = |m: &str| &t.families[t.find(m).expect(m)];
+    let builtin = PriceTable::builtin();
+    let base = |m: &str| &builtin.families[builtin.find(m).expect(m)];
+    let g3 = f("gemini-3-pro-preview");
+    let old = base("gemini-3-pro-preview").long.expect("a built-in tier");
+    let tier = g3.long.expect("still a tier");
+    assert_eq!((tier.above, tier.prices.input, tier.prices.output), (old.above, 5.0, old.prices.output));
+    assert_eq!(g3.prices_for(old.above + 1).input, 5.0);
+    assert_eq!(g3.prices_for(old.above).input, 2.5);
+    assert!(base("gemini-2.5-pro").long.is_some());
+    assert_eq!(f("gemini-2.5-pro").long, None);
+    let mine = f("mine");
+    let tier = mine.long.expect("a new tier");
+    assert_eq!((tier.above, tier.prices.input, tier.prices.output), (32_000, 2.0, 8.0));
+    // Its cache rates follow the provider's, from its own input price.
+    assert_eq!((tier.prices.cache_write_5m, tier.prices.cache_read), (2.0, 0.2));
+    assert_eq!(mine.prices_for(32_001).output, 8.0);
+    let err = |s: &str| PriceTable::from_toml(s).expect_err(s).to_string();
+    assert_eq!(
+        err("[families.x]\ninput = 1.0\noutput = 1.0\nlong = { input = 2.0 }\n"),
+        "prices: family `x`: a new long-context tier needs `above`, `input` and `output`"
+    );
+    assert!(err("[families.x]\ninput = 1.0\noutput = 1.0\nlong = true\n").contains("`long` takes a table"));
+    assert!(err("[families.gemini-3-pro]\nlong = { input = -2.0 }\n").contains("non-negative"));
+    assert!(
+        err("[families.gemini-3-pro]\nlong = { inputs = 2.0 }\n")
+            .starts_with("prices: family `gemini-3-pro`: `long`: unknown field `inputs`, expected one of `above`")
+    );
+}
+
 fn requests() -> impl Strategy<Value = Vec<(u64, u64, i64)>> {
     // (tokens, prefix share in ‰, gap seconds)
     prop::collection::vec((0u64..400_000, 0u64..=1000, 0i64..7_200), 1..40)
