@@ -2,7 +2,7 @@
 //! `Summarizer` trait to `compactor::llm::LlmSummarizer`, with the extractive
 //! summarizer as the last stage of the fallback chain. Fallbacks are collected so
 //! the run can list them with their reasons, count the summaries that fell
-//! back to extractive, and say so at its end (`fallbacks::conclude`).
+//! back to extractive, and say so at its end (`fallbacks::Fallbacks`).
 
 use super::args::LlmArgs;
 use anyhow::Context;
