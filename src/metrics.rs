@@ -526,7 +526,7 @@ impl Metric {
             Unit::Count => thousands_f(v),
             Unit::Pct => format!("{:.1}%", shown(v, 1)),
             Unit::Share => format!("{:.1}%", shown(v * 100.0, 1)),
-            Unit::Usd => format!("${:.4}", shown(v, 4)),
+            Unit::Usd => crate::num::usd(v, 4),
         }
     }
 

@@ -52,9 +52,27 @@ pub fn signed(n: i64) -> String {
     if n < 0 { format!("-{}", thousands(n.unsigned_abs())) } else { thousands(n as u64) }
 }
 
+/// Dollars with `decimals` places, the sign before the `$` as the other
+/// signed numbers print theirs: -0.0298 → "-$0.0298"; nothing that shows as
+/// zero gets a sign.
+pub fn usd(v: f64, decimals: usize) -> String {
+    let v = shown(v, decimals as i32);
+    let sign = if v < 0.0 { "-" } else { "" };
+    format!("{sign}${:.*}", decimals, v.abs())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn money_puts_its_sign_before_the_dollar() {
+        assert_eq!(usd(-0.02981, 4), "-$0.0298");
+        assert_eq!(usd(0.05, 2), "$0.05");
+        assert_eq!(usd(-0.004, 2), "$0.00");
+        assert_eq!(usd(-0.00004, 4), "$0.0000");
+        assert_eq!(usd(1234.5, 2), "$1234.50");
+    }
 
     /// No negative zero, whatever rounds to zero.
     #[test]

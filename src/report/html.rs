@@ -668,7 +668,7 @@ fn sweep_section(s: &SweepResult) -> Markup {
                     td { (p.index) @if s.recommended == Some(i) { " ★" } }
                     @for v in &p.values { td { (v) } }
                     td { (d1(t.savings_pct)) "%" }
-                    td { "$" (format!("{:.4}", t.cost.saved_usd)) " (" (d1(t.cost.saved_pct)) "%)" }
+                    td { (crate::num::usd(t.cost.saved_usd, 4)) " (" (d1(t.cost.saved_pct)) "%)" }
                     td { (t.overflow_calls_baseline) " → " (t.overflow_calls_policy) }
                     td { (t.compactions) }
                     td { (p.frr().map(|f| format!("{:.1}%", f * 100.0)).unwrap_or_else(|| "n/a".into())) }

@@ -160,7 +160,7 @@ pub fn summary_text(r: &SweepResult) -> String {
             p.index,
             mark,
             shown(t.savings_pct, 1),
-            format!("${:.4}", shown(t.cost.saved_usd, 4)),
+            crate::num::usd(t.cost.saved_usd, 4),
             shown(t.cost.saved_pct, 1),
             t.overflow_calls_policy,
             t.compactions,

@@ -139,15 +139,7 @@ fn table(out: &mut String, report: &Report) {
             let saved = a.input_tokens_baseline as i64 - a.input_tokens_policy as i64;
             let money = a.cost.as_ref().map_or_else(
                 || "–".to_string(),
-                |c| {
-                    format!(
-                        "{}${:.2} ({})",
-                        // No sign on what shows as $0.00.
-                        if (c.saved_usd * 100.0).round() < 0.0 { "−" } else { "" },
-                        c.saved_usd.abs(),
-                        pct(c.saved_pct)
-                    )
-                },
+                |c| format!("{} ({})", crate::num::usd(c.saved_usd, 2), pct(c.saved_pct)),
             );
             let avoided = a.overflow_calls_baseline as i64 - a.overflow_calls_policy as i64;
             let overflows = match a.overflow_calls_baseline {
