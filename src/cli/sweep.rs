@@ -49,10 +49,11 @@ pub fn run(args: SweepArgs) -> anyhow::Result<u8> {
     apply_overrides(&mut base, &policy)?;
     // [base] is in `base` now, under the flags: the sweep applies the axes only.
     let grid_def = Grid { base: Vec::new(), ..grid_def };
-    if let Some((key, value, why)) = grid_def.invalid_value(&base) {
+    let policies: Vec<_> = (0..grid_def.points()).map(|i| grid_def.policy(&base, i)).collect();
+    if let Some((key, value, why)) = grid_def.invalid_value(&policies) {
         bail!("grid {}: `{key}` = {value} gives no valid policy with any other value: {why}", grid.display());
     }
-    let points: Vec<_> = (0..grid_def.points()).filter_map(|i| grid_def.policy(&base, i).ok()).collect();
+    let points: Vec<_> = policies.into_iter().filter_map(Result::ok).collect();
     if points.is_empty() {
         bail!(
             "grid {}: no point gives a valid policy (run `compactor presets {}` to see the base)",

@@ -130,15 +130,16 @@ impl Grid {
     }
 
     /// The first value of an axis (in grid order) with which no point makes
-    /// a valid policy on `base`: a value wrong in itself (`trigger_ratio =
-    /// 1.7`), not one invalid only beside some values of another axis (a
-    /// combination, which the sweep leaves out and counts). `(key, value, why)`.
-    pub fn invalid_value(&self, base: &Policy) -> Option<(String, String, PolicyError)> {
-        let results: Vec<(Vec<usize>, Result<Policy, PolicyError>)> =
-            (0..self.points()).map(|i| (self.coordinates(i), self.policy(base, i))).collect();
+    /// a valid policy: a value wrong in itself (`trigger_ratio = 1.7`), not
+    /// one invalid only beside some values of another axis (a combination,
+    /// which the sweep leaves out and counts). `policies[i]` is point `i`'s
+    /// ([`Grid::policy`]). `(key, value, why)`.
+    pub fn invalid_value(&self, policies: &[Result<Policy, PolicyError>]) -> Option<(String, String, PolicyError)> {
+        let results: Vec<(Vec<usize>, &Result<Policy, PolicyError>)> =
+            policies.iter().enumerate().map(|(i, r)| (self.coordinates(i), r)).collect();
         for (k, axis) in self.axes.iter().enumerate() {
             for (c, value) in axis.values.iter().enumerate() {
-                let mut with = results.iter().filter(|(at, _)| at[k] == c).map(|(_, r)| r);
+                let mut with = results.iter().filter(|(at, _)| at[k] == c).map(|(_, r)| *r);
                 let first = with.next()?;
                 if let Err(e) = first
                     && with.all(Result::is_err)
