@@ -37,6 +37,18 @@ pub static CHECK: &[&dyn for<'a> Exporter<CheckRun<'a>>] = &[&CheckMd];
 /// A sweep's reports.
 pub static SWEEP: &[&dyn Exporter<SweepResult>] = &[&SweepCsv, &SweepMd, &RecommendedToml, &SweepHtml];
 
+/// Every file any command writes at the top of `--out`: each command's run
+/// owns them all ([`crate::output::stage::Staged::owning`]), so a run never
+/// leaves another run's report beside its own, whichever command wrote it (a
+/// sweep's `recommended.toml` beside a replay, a shard's `partial.json`
+/// beside a whole run, for `merge` to read back).
+pub fn run_files() -> impl Iterator<Item = &'static str> {
+    let replay = REPLAY.iter().map(|e| e.file_name());
+    let check = CHECK.iter().map(|e| e.file_name());
+    let sweep = SWEEP.iter().map(|e| e.file_name());
+    ["calls.csv", super::partial::PARTIAL_FILE].into_iter().chain(replay).chain(check).chain(sweep)
+}
+
 struct SessionsCsv;
 struct QualityCsv;
 struct Markdown;

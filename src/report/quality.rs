@@ -100,10 +100,37 @@ pub fn quality_csv(report: &Report) -> Vec<u8> {
     }
     let out = w.into_inner().unwrap_or_default();
     if out.is_empty() {
-        // No row, no header from serde: write it so the file always parses.
-        return b"session_id,source_path,policy\n".to_vec();
+        // No row, no header from serde: the same header as a file with
+        // rows, so a script reading the columns works on either.
+        return quality_csv_header();
     }
     out
+}
+
+/// The header line of `quality.csv`, from the row types' field names (what
+/// serde writes before the first row).
+fn quality_csv_header() -> Vec<u8> {
+    use crate::replay::{CompactionReason, SummaryOutcome};
+    let key = RowKey { session_id: "", source_path: "", policy: "" };
+    let info = crate::quality::EventInfo {
+        event: 0,
+        call: 0,
+        future_start: 0,
+        reason: CompactionReason::Threshold,
+        outcome: SummaryOutcome::None,
+        summarizer: String::new(),
+        chained: false,
+        split_turn: false,
+        replaced_messages: 0,
+        kept_messages: 0,
+        future_messages: 0,
+    };
+    let mut w = csv::Writer::from_writer(Vec::new());
+    let _ = w.serialize((&key, &info, &crate::quality::CompactionQuality::default()));
+    let out = w.into_inner().unwrap_or_default();
+    // Field names hold no newline: the header is the first line.
+    let end = out.iter().position(|&b| b == b'\n').map_or(out.len(), |i| i + 1);
+    out[..end].to_vec()
 }
 
 fn pct(v: Option<f64>) -> String {

@@ -285,10 +285,11 @@ pub fn recommended_toml(r: &SweepResult) -> Option<String> {
 
 /// Write sweep.csv, sweep.md, recommended.toml (when a point is recommended) and
 /// report.html under `out`, all or none: staged, then put in place (a stop
-/// asked for before leaves `out` as it was); returns the paths written.
+/// asked for before leaves `out` as it was), an earlier run's other reports
+/// removed ([`super::export::run_files`]); returns the paths written.
 pub fn write_all(out: &std::path::Path, r: &SweepResult) -> std::io::Result<Vec<std::path::PathBuf>> {
     use crate::output::fsutil::atomic_write;
-    let files = super::export::SWEEP.iter().map(|e| std::path::PathBuf::from(e.file_name()));
+    let files = super::export::run_files().map(std::path::PathBuf::from);
     let staged = crate::output::stage::Staged::new(out, Vec::new()).owning(files);
     staged.create()?;
     let mut written = Vec::new();

@@ -68,11 +68,11 @@ fn transcript_rel(policy: &str) -> PathBuf {
 
 /// The run's staging folder in `out`: each policy's transcript folder is
 /// the run's own, replaced whole (removed under `--no-transcripts`), and so
-/// is each report file (removed when the run has nothing for it).
+/// is each file any command writes there (removed when the run has nothing
+/// for it, [`export::run_files`]).
 fn staging(out: &Path, policies: &[String]) -> Staged {
     let whole = policies.iter().map(|p| transcript_rel(p)).collect();
-    let reports = std::iter::once("calls.csv").chain(export::REPLAY.iter().map(|e| e.file_name()));
-    Staged::new(out, whole).owning(reports.map(PathBuf::from))
+    Staged::new(out, whole).owning(export::run_files().map(PathBuf::from))
 }
 
 /// report.html of a replay or compare: the policies side by side, the

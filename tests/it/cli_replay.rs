@@ -793,3 +793,91 @@ fn a_later_run_leaves_none_of_an_earlier_runs_reports_beside_its_own() {
     assert!(out.join("report.json").is_file() && out.join("calls.csv").is_file());
     assert_eq!(std::fs::read_to_string(out.join("notes.md")).unwrap(), "mine");
 }
+
+/// `--out` holds one run of one command: a replay into the folder of an
+/// earlier sweep, check or shard leaves none of their files (a sweep's
+/// `recommended.toml` would read as this run's advice, a stale
+/// `partial.json` would be merged), and a sweep into a replay's folder none
+/// of the replay's reports.
+#[test]
+fn a_run_leaves_no_report_of_another_command_in_its_out() {
+    let dir = tempfile::tempdir().unwrap();
+    let grid = dir.path().join("grid.toml");
+    std::fs::write(&grid, "[grid]\n\"compact.trigger_ratio\" = [0.6, 0.7]\n").unwrap();
+    let run = |args: &[&str], out: &Path| {
+        let o = cargo_bin_cmd!("compactor")
+            .current_dir(env!("CARGO_MANIFEST_DIR"))
+            .args(args)
+            .arg("--out")
+            .arg(out)
+            .arg("--quiet")
+            .output()
+            .unwrap();
+        assert_eq!(o.status.code(), Some(0), "{args:?}: {}", String::from_utf8_lossy(&o.stderr));
+    };
+    let log = "fixtures/claude-code/compaction.jsonl";
+    let names = |out: &Path| -> Vec<String> {
+        let mut v: Vec<String> = std::fs::read_dir(out)
+            .unwrap()
+            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+            .filter(|n| n != "transcripts")
+            .collect();
+        v.sort();
+        v
+    };
+    let replay_files = ["calls.csv", "quality.csv", "report.html", "report.json", "report.md", "sessions.csv"];
+
+    let out = dir.path().join("sweep-then-replay");
+    run(&["sweep", log, "--grid", grid.to_str().unwrap()], &out);
+    assert!(out.join("sweep.csv").is_file() && out.join("recommended.toml").is_file());
+    run(&["replay", log], &out);
+    assert_eq!(names(&out), replay_files, "a sweep's files beside a replay");
+
+    let out = dir.path().join("replay-then-sweep");
+    run(&["replay", log], &out);
+    run(&["sweep", log, "--grid", grid.to_str().unwrap()], &out);
+    let left = names(&out);
+    assert!(
+        !left
+            .iter()
+            .any(|n| ["calls.csv", "sessions.csv", "quality.csv", "report.json", "report.md"].contains(&n.as_str())),
+        "{left:?}"
+    );
+
+    let out = dir.path().join("check-then-replay");
+    let baseline = dir.path().join("b.json");
+    run(&["check", log, "--write-baseline", baseline.to_str().unwrap()], &out);
+    assert!(out.join("check.md").is_file());
+    run(&["replay", log], &out);
+    assert_eq!(names(&out), replay_files, "a check's check.md beside a replay");
+
+    let out = dir.path().join("shard-then-replay");
+    run(&["replay", log, "--shard", "1/1"], &out);
+    assert!(out.join("partial.json").is_file());
+    run(&["replay", log], &out);
+    assert_eq!(names(&out), replay_files, "a shard's partial.json beside a whole run");
+}
+
+/// A run whose quality pass scored no compaction (none happened) writes a
+/// quality.csv with the same header as one with rows: a script reading its
+/// columns works on either.
+#[test]
+fn quality_csv_without_rows_has_the_full_header() {
+    let dir = tempfile::tempdir().unwrap();
+    let first_line = |out: &Path| {
+        let text = std::fs::read_to_string(out.join("quality.csv")).unwrap();
+        (text.lines().next().unwrap_or("").to_string(), text.lines().count())
+    };
+    let none = dir.path().join("none");
+    let o = replay(&["fixtures/claude-code/titles.jsonl"], &none);
+    assert_eq!(o.status.code(), Some(0), "{}", String::from_utf8_lossy(&o.stderr));
+    let some = dir.path().join("some");
+    let o = replay(&["fixtures/claude-code/long-tool-loop.jsonl", "--set", "context_window=6000"], &some);
+    assert_eq!(o.status.code(), Some(0), "{}", String::from_utf8_lossy(&o.stderr));
+    let (header, lines) = first_line(&none);
+    assert_eq!(lines, 1, "the run without compactions scored rows: pick another fixture");
+    let (with_rows, n) = first_line(&some);
+    assert!(n > 1, "the run with a small window scored nothing: pick another fixture");
+    assert_eq!(header, with_rows);
+    assert!(header.split(',').count() > 20, "{header}");
+}

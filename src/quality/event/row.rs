@@ -20,7 +20,7 @@ pub struct NeededAtom {
 /// Quality of one summary at one compaction point: one flat row (JSON or CSV).
 /// Ratios are `None` when their denominator is empty (no needed atoms, no
 /// modified paths…), so aggregates skip them instead of counting a fake 0 or 1.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct CompactionQuality {
     pub summarizer: String,
     pub summary_tokens: u64,
