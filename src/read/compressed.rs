@@ -53,6 +53,33 @@ pub fn decompress(data: &[u8], cap: usize) -> Result<Vec<u8>, String> {
     Ok(out)
 }
 
+/// The first `cap` bytes `data` decompresses to, or fewer: as many as its
+/// frames give before they end, break off (a file's head, cut mid-frame) or
+/// turn out bad. For a look at a log's first records, never for reading it.
+pub fn decompress_head(data: &[u8], cap: usize) -> Vec<u8> {
+    let mut src = data;
+    let mut out = Vec::new();
+    while !src.is_empty() && out.len() < cap {
+        match StreamingDecoder::new(&mut src) {
+            Ok(decoder) => {
+                let room = (cap - out.len()) as u64;
+                // What was read before an error stays in `out`.
+                if decoder.take(room).read_to_end(&mut out).is_err() {
+                    break;
+                }
+            }
+            Err(FrameDecoderError::ReadFrameHeaderError(ReadFrameHeaderError::SkipFrame { length, .. })) => {
+                match src.get(length as usize..) {
+                    Some(rest) => src = rest,
+                    None => break,
+                }
+            }
+            Err(_) => break,
+        }
+    }
+    out
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -86,6 +113,23 @@ mod tests {
         assert!(decompress(&cut, 1 << 20).is_err());
         // A skippable frame that claims more than there is.
         assert!(decompress(&[0x5E, 0x2A, 0x4D, 0x18, 200, 0, 0, 0, 1], 1 << 20).is_err());
+    }
+
+    /// A head gives what its frames give up to the cap, even cut mid-frame.
+    #[test]
+    fn a_head_is_what_the_frames_give_up_to_the_cap() {
+        let text: Vec<u8> = (0..4000).flat_map(|i| format!("{{\"n\":{i}}}\n").into_bytes()).collect();
+        let mut data = zst(&text);
+        data.extend(zst(b"tail\n"));
+        assert_eq!(decompress_head(&data, 100), text[..100]);
+        let mut whole = text.clone();
+        whole.extend_from_slice(b"tail\n");
+        assert_eq!(decompress_head(&data, 1 << 20), whole);
+        // Cut mid-frame: a prefix of the text, not an error.
+        let cut = &data[..data.len() / 3];
+        let head = decompress_head(cut, 1 << 20);
+        assert!(text.starts_with(&head), "not a prefix");
+        assert!(decompress_head(b"\x28\xB5\x2F\xFDnot a frame", 1 << 20).is_empty());
     }
 
     /// A Codex rollout archived compressed reads as its plain form: the id

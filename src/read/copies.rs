@@ -159,6 +159,14 @@ fn head_of(path: &Path, forced: Option<Format>) -> Head {
     let Some((_, data)) = open_head(path) else { return Head::Other };
     let whole = data.len() < HEAD;
     if compressed::is_zstd(&data) {
+        // A compressed `codex exec` stream joins its thread like a plain one;
+        // any other compressed log is scanned whole (`scan_file`).
+        let plain = compressed::decompress_head(&data, HEAD);
+        if forced.or_else(|| format::detect(&plain)) == Some(Format::CodexExec) {
+            if let Some(id) = super::threads::first_thread(&plain) {
+                return Head::Thread(id);
+            }
+        }
         return Head::MayCopy;
     }
     match forced.or_else(|| format::detect(&data)) {

@@ -186,3 +186,26 @@ proptest! {
         prop_assert!(sessions[0].diagnostics.messages.is_empty());
     }
 }
+
+/// A run's stream kept compressed (`.jsonl.zst`) joins its thread as the
+/// plain one does: one session, each running total counted once.
+#[test]
+fn a_compressed_run_joins_its_thread() {
+    use ruzstd::encoding::{CompressionLevel, compress_to_vec};
+    let dir = fixtures_dir().join("codex-exec/resumed");
+    let tmp = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+    let first = tmp.path().join("first-run.jsonl");
+    std::fs::copy(dir.join("first-run.jsonl"), &first).unwrap_or_else(|e| panic!("{e}"));
+    let resumed = tmp.path().join("resumed-run.jsonl.zst");
+    let plain = std::fs::read(dir.join("resumed-run.jsonl")).unwrap_or_else(|e| panic!("{e}"));
+    std::fs::write(&resumed, compress_to_vec(&plain[..], CompressionLevel::Fastest)).unwrap_or_else(|e| panic!("{e}"));
+    let inputs: Vec<Input> = [resumed, first].into_iter().map(|path| Input { path, kind: InputKind::File }).collect();
+    let families = copies::families(&inputs, None);
+    assert_eq!(families.groups(), [vec![0, 1]]);
+    assert!(families.joined(0) && families.joined(1));
+    let read = read_thread(&inputs, &[0, 1]);
+    let (_, Ok(sessions)) = &read[1] else { panic!("the first run is readable") };
+    assert!(matches!(&read[0], (0, Ok(v)) if v.is_empty()));
+    assert_eq!(sessions.len(), 1);
+    assert_eq!(usages(&sessions[0]).iter().map(Usage::prompt_tokens).sum::<u64>(), 26_900);
+}
