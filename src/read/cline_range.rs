@@ -146,7 +146,10 @@ fn apply_ranges(s: &mut Session, path: &Path, map: &HistoryMap, marks: &Marks) -
 /// left as text, whose first line stays. Without either, all blocks are in
 /// the first part.
 pub(super) fn take_summary(blocks: Vec<Block>, uses: &[(String, String)]) -> (Vec<Block>, Vec<Block>, Vec<Block>) {
-    let is_summarize = |id: &str| uses.iter().any(|(u, name)| u == id && name == SUMMARIZE);
+    // The summarize calls among the uses (one at most, in practice): looked
+    // up per block, so a turn of thousands of results stays linear.
+    let summarize: Vec<&str> = uses.iter().filter(|(_, name)| name == SUMMARIZE).map(|(u, _)| u.as_str()).collect();
+    let is_summarize = |id: &str| summarize.contains(&id);
     let found = blocks.iter().position(|b| match b {
         Block::ToolResult { tool_use_id, .. } => is_summarize(tool_use_id),
         Block::Text { text } => super::result_header(text).is_some_and(|(name, _)| name == SUMMARIZE),
