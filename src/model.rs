@@ -442,6 +442,8 @@ pub enum WindowSource {
     Model,
     /// A Claude model whose recorded prompt went past 200K: the 1M-context variant.
     LongContext,
+    /// No model named: the model the agent runs by default, by the window table.
+    Agent,
     /// Nothing known: the 200K default.
     Default,
     /// The policy fixed it (`context_window = N`).
@@ -454,6 +456,7 @@ impl WindowSource {
             WindowSource::Log => "log",
             WindowSource::Model => "model",
             WindowSource::LongContext => "long_context",
+            WindowSource::Agent => "agent",
             WindowSource::Default => "default",
             WindowSource::Policy => "policy",
         }

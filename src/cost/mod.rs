@@ -261,6 +261,9 @@ pub struct SessionCost {
     pub model_source: Option<ModelSource>,
     /// Calls priced as the fallback family (no or unknown model name).
     pub fallback_calls: u64,
+    /// Calls of no model name priced as their agent's default model.
+    #[serde(default)]
+    pub agent_model_calls: u64,
     pub calls_without_timestamp: u64,
     pub ttl: Option<CacheTtl>,
     pub baseline: Bill,
@@ -303,6 +306,7 @@ impl SessionModels {
     pub fn of(session: &Session, settings: &CostSettings) -> SessionModels {
         let table = &settings.table;
         let model_override = settings.model_override.as_deref();
+        let agent = crate::read::format::default_model(session.format);
         // Resolution per distinct model name (a session has a handful).
         let mut memo: Vec<(Option<&str>, (usize, ModelSource))> = Vec::new();
         let mut calls = Vec::with_capacity(session.calls.len());
@@ -310,14 +314,14 @@ impl SessionModels {
             let r = match memo.iter().find(|m| m.0 == model) {
                 Some(&(_, r)) => r,
                 None => {
-                    let r = table.resolve(model, model_override);
+                    let r = table.resolve(model, model_override, agent);
                     memo.push((model, r));
                     r
                 }
             };
             calls.push(r);
         }
-        let unknown = table.resolve(None, model_override);
+        let unknown = table.resolve(None, model_override, agent);
         let summarizer = settings.summarizer_model.as_deref().and_then(|m| table.find(m));
         SessionModels { calls, unknown, summarizer }
     }
@@ -357,6 +361,7 @@ pub fn session_cost_with(
         family_calls[fi] += 1;
         sources.push(source);
         out.fallback_calls += u64::from(source == ModelSource::Fallback);
+        out.agent_model_calls += u64::from(source == ModelSource::Agent);
         let family = &table.families[fi];
         let (base_prices, pol_prices) = (family.prices_for(row.tokens_baseline), family.prices_for(row.tokens_policy));
         let gap = gap_ms(prev_ts, row);
@@ -454,6 +459,9 @@ pub struct CostTotals {
     /// Sessions where the policy sheds tokens but costs more.
     pub sessions_sheds_tokens_costs_more: u64,
     pub fallback_calls: u64,
+    /// Calls of no model name priced as their agent's default model.
+    #[serde(default)]
+    pub agent_model_calls: u64,
     pub calls_without_timestamp: u64,
     /// The baseline simulation against recorded usage over every checked call.
     pub recorded: Option<RecordedCheck>,
@@ -469,6 +477,7 @@ impl CostTotals {
         self.summarizer_usd += c.summarizer_usd;
         self.sessions_sheds_tokens_costs_more += u64::from(c.sheds_tokens_costs_more);
         self.fallback_calls += c.fallback_calls;
+        self.agent_model_calls += c.agent_model_calls;
         self.calls_without_timestamp += c.calls_without_timestamp;
         if let Some(r) = &c.recorded {
             let k = &mut self.check;

@@ -104,7 +104,11 @@ pub enum ModelSource {
     Log,
     /// `--model` named it.
     Override,
-    /// No recorded name, or one no family matches: priced as the fallback family.
+    /// No recorded name: priced as the model the log's agent runs by default
+    /// ([`crate::read::format::default_model`]; Codex's for a `codex exec` stream).
+    Agent,
+    /// No recorded name (and no agent default), or one no family matches:
+    /// priced as the fallback family.
     Fallback,
 }
 
@@ -114,6 +118,10 @@ pub struct PriceTable {
     pub families: Vec<Family>,
     /// Index into `families`.
     pub fallback: usize,
+    /// A prices file named the fallback: it then prices every call of no
+    /// recorded model, before any agent's default.
+    #[serde(default)]
+    pub fallback_set: bool,
     /// Context windows by model, for `context_window = "auto"`.
     pub windows: super::windows::WindowTable,
 }
@@ -243,7 +251,7 @@ impl PriceTable {
             fam("gemini-2-5-flash-lite", Google, &["gemini-2-5-flash-lite"], o(0.10, 0.40, 0.01)),
         ];
         let fallback = families.iter().position(|f| f.name == DEFAULT_FALLBACK).unwrap_or(0);
-        PriceTable { families, fallback, windows: super::windows::WindowTable::builtin() }
+        PriceTable { families, fallback, fallback_set: false, windows: super::windows::WindowTable::builtin() }
     }
 
     /// The built-in table with a prices file applied:
@@ -323,6 +331,7 @@ impl PriceTable {
             table.families.insert(0, Family { user: true, ..family });
         }
         table.windows = table.windows.with_overrides(&file.windows).map_err(PriceError::Toml)?;
+        table.fallback_set = file.fallback.is_some();
         let fallback_name = file.fallback.unwrap_or_else(|| DEFAULT_FALLBACK.to_string());
         table.fallback =
             table.families.iter().position(|f| f.name == fallback_name).ok_or(PriceError::Fallback(fallback_name))?;
@@ -352,16 +361,26 @@ impl PriceTable {
         best(true).or_else(|| best(false))
     }
 
-    /// The family to price a call with, and why.
-    pub fn resolve(&self, recorded: Option<&str>, model_override: Option<&str>) -> (usize, ModelSource) {
+    /// The family to price a call with, and why: `--model`, else the model
+    /// recorded, else (none recorded) the prices file's fallback if it named
+    /// one, else the agent's default model (`agent`), else the fallback.
+    pub fn resolve(
+        &self,
+        recorded: Option<&str>,
+        model_override: Option<&str>,
+        agent: Option<&str>,
+    ) -> (usize, ModelSource) {
         if let Some(m) = model_override {
             return match self.find(m) {
                 Some(i) => (i, ModelSource::Override),
                 None => (self.fallback, ModelSource::Fallback),
             };
         }
-        match recorded.and_then(|m| self.find(m)) {
-            Some(i) => (i, ModelSource::Log),
+        if let Some(m) = recorded {
+            return self.find(m).map_or((self.fallback, ModelSource::Fallback), |i| (i, ModelSource::Log));
+        }
+        match agent.filter(|_| !self.fallback_set).and_then(|m| self.find(m)) {
+            Some(i) => (i, ModelSource::Agent),
             None => (self.fallback, ModelSource::Fallback),
         }
     }

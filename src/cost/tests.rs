@@ -238,6 +238,40 @@ fn outputs_summaries_and_models_are_priced() {
     );
 }
 
+/// A call of no recorded model is priced as its agent's default model where
+/// the agent has one (a `codex exec` stream names none); a prices file's own
+/// fallback and `--model` come first, and a name no family matches is no
+/// call of the default model.
+#[test]
+fn a_call_of_no_model_is_priced_as_its_agents_default() {
+    let t = trace(vec![row(0, None, (4000, 0), (4000, 0)), row(1, None, (5000, 4000), (5000, 4000))]);
+    let mut s = session(&[None, Some("mystery-model-7")], &[]);
+    s.format = Format::CodexExec;
+    let c = session_cost(&s, &t, &settings(CacheTtl::FiveMinutes));
+    assert_eq!((c.agent_model_calls, c.fallback_calls, c.model_source), (1, 1, Some(ModelSource::Fallback)));
+    s.calls[1].model = None;
+    let c = session_cost(&s, &t, &settings(CacheTtl::FiveMinutes));
+    assert_eq!(
+        (c.family.as_str(), c.agent_model_calls, c.fallback_calls, c.model_source),
+        ("gpt-5", 2, 0, Some(ModelSource::Agent))
+    );
+    // An agent of many providers has no default: the fallback.
+    s.format = Format::Pi;
+    let c = session_cost(&s, &t, &settings(CacheTtl::FiveMinutes));
+    assert_eq!((c.family.as_str(), c.agent_model_calls, c.fallback_calls), ("claude-sonnet-4", 0, 2));
+    // A prices file that names a fallback prices them, before the agent's default.
+    s.format = Format::CodexExec;
+    let mut st = settings(CacheTtl::FiveMinutes);
+    st.table = PriceTable::from_toml("fallback = \"gpt-4o\"\n").unwrap_or_else(|e| panic!("{e}"));
+    let c = session_cost(&s, &t, &st);
+    assert_eq!((c.family.as_str(), c.agent_model_calls, c.fallback_calls), ("gpt-4o", 0, 2));
+    // And `--model` prices every call.
+    let mut st = settings(CacheTtl::FiveMinutes);
+    st.model_override = Some("claude-opus-4-1".into());
+    let c = session_cost(&s, &t, &st);
+    assert_eq!((c.family.as_str(), c.agent_model_calls), ("claude-opus-4", 0));
+}
+
 #[test]
 fn the_baseline_is_checked_against_recorded_cache_usage() {
     let u = |uncached, read, write| Usage {
@@ -331,7 +365,8 @@ fn models_of_another_table_fall_back_not_panic() {
     let models = SessionModels::of(&s, &wide);
     let mut narrow = wide.clone();
     let fallback = narrow.table.families[narrow.table.fallback].clone();
-    narrow.table = PriceTable { families: vec![fallback], fallback: 0, windows: Default::default() };
+    narrow.table =
+        PriceTable { families: vec![fallback], fallback: 0, fallback_set: false, windows: Default::default() };
     let c = session_cost_with(&s, &t, &narrow, &models, true);
     assert_eq!(c.family, narrow.table.families[0].name);
     assert!(c.policy.usd > 0.0);

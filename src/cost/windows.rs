@@ -1,6 +1,7 @@
 //! The context window of a session's model, for policies whose window is
 //! `"auto"`: the log's own record first, else the model → window table below
-//! (overridable in the prices file), else 200K, said in the report.
+//! (overridable in the prices file), else the agent's default model's, else
+//! 200K, said in the report.
 //!
 //! Sources of the built-in windows (read 2026-11-27 through the documentation
 //! index), as the input a request may hold:
@@ -106,7 +107,9 @@ impl WindowTable {
 
     /// The window of a session: what its log recorded, else its model's (the
     /// model of most of its calls; a Claude model whose recorded prompt went
-    /// past 200K ran its 1M variant), else [`DEFAULT_WINDOW`].
+    /// past 200K ran its 1M variant), else, when it names no model, its
+    /// agent's default model's ([`crate::read::format::default_model`]), else
+    /// [`DEFAULT_WINDOW`].
     pub fn resolve(&self, s: &Session) -> ResolvedWindow {
         if let Some(w) = s.meta.context_window.filter(|&w| w > 0) {
             return ResolvedWindow { tokens: w, source: WindowSource::Log, model: None };
@@ -127,7 +130,16 @@ impl WindowTable {
             }
             Some((m, w)) => ResolvedWindow { tokens: w, source: WindowSource::Model, model: Some(m.into()) },
             None => {
-                ResolvedWindow { tokens: DEFAULT_WINDOW, source: WindowSource::Default, model: model.map(Into::into) }
+                // No model named: the agent's default, when it has one.
+                let agent = model.is_none().then(|| crate::read::format::default_model(s.format)).flatten();
+                match agent.and_then(|m| self.find(m).map(|w| (m, w))) {
+                    Some((m, w)) => ResolvedWindow { tokens: w, source: WindowSource::Agent, model: Some(m.into()) },
+                    None => ResolvedWindow {
+                        tokens: DEFAULT_WINDOW,
+                        source: WindowSource::Default,
+                        model: model.map(Into::into),
+                    },
+                }
             }
         }
     }
@@ -176,7 +188,17 @@ mod tests {
         assert_eq!(t.resolve(&session(&["anthropic/claude-3.5-sonnet"], 10)).tokens, 200_000);
         let r = t.resolve(&session(&["my-local-model"], 10));
         assert_eq!((r.tokens, r.source), (DEFAULT_WINDOW, WindowSource::Default));
-        assert_eq!(t.resolve(&Session::new("s", crate::model::Format::Codex, "s.jsonl")).source, WindowSource::Default);
+        // No model named: the agent's default, for an agent that has one.
+        let r = t.resolve(&Session::new("s", crate::model::Format::CodexExec, "s.jsonl"));
+        assert_eq!((r.tokens, r.source, r.model.as_deref()), (272_000, WindowSource::Agent, Some("gpt-5-codex")));
+        let r = t.resolve(&Session::new("s", crate::model::Format::Codex, "s.jsonl"));
+        assert_eq!((r.tokens, r.source), (272_000, WindowSource::Agent));
+        let r = t.resolve(&Session::new("s", crate::model::Format::Pi, "s.jsonl"));
+        assert_eq!((r.tokens, r.source), (DEFAULT_WINDOW, WindowSource::Default));
+        // A model named but unknown is not replaced by the agent's default.
+        let mut s = Session::new("s", crate::model::Format::Codex, "s.jsonl");
+        s.meta.models.push("my-local-model".into());
+        assert_eq!(t.resolve(&s).source, WindowSource::Default);
     }
 
     #[test]

@@ -186,7 +186,7 @@ pub struct SessionRow {
     /// `policy`, `calibrated` (from the first recorded usage) or `zero`.
     pub system_tokens_source: String,
     /// The context window overflows were counted against, and where it came
-    /// from (`log`, `model`, `long_context`, `default`, `policy`).
+    /// from (`log`, `model`, `long_context`, `agent`, `default`, `policy`).
     #[serde(default)]
     pub context_window: u64,
     #[serde(default)]

@@ -37,12 +37,20 @@ pub fn canonical_tool(name: &str) -> &str {
     crate::tools::codex_canonical(name)
 }
 
+/// The model Codex runs when its configuration names none: a GPT-5 Codex
+/// model since Codex 0.2x (`gpt-5-codex`, later `gpt-5.1-codex` to
+/// `gpt-5.3-codex`), each priced as the GPT-5 family with a 272K window.
+pub const DEFAULT_MODEL: &str = "gpt-5-codex";
+
 /// Codex CLI rollouts in the format registry ([`super::format`]).
 pub struct Codex;
 
 impl LogFormat for Codex {
     fn id(&self) -> Format {
         Format::Codex
+    }
+    fn default_model(&self) -> Option<&'static str> {
+        Some(DEFAULT_MODEL)
     }
     fn detect_record(&self, rec: &serde_json::Map<String, Value>) -> Signal {
         let ty = rec.get("type").and_then(Value::as_str).unwrap_or("");

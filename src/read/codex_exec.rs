@@ -33,6 +33,10 @@ impl LogFormat for CodexExec {
     fn id(&self) -> Format {
         Format::CodexExec
     }
+    /// Its stream names no model: Codex's default.
+    fn default_model(&self) -> Option<&'static str> {
+        Some(codex::DEFAULT_MODEL)
+    }
     fn detect_record(&self, rec: &serde_json::Map<String, Value>) -> Signal {
         match rec.get("type").and_then(Value::as_str) {
             Some(

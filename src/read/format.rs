@@ -142,6 +142,19 @@ pub trait LogFormat: Sync {
     /// agents that name their logs by session id: a fork's parent is then
     /// known to be in the run from the list of inputs, whichever shard reads it.
     fn path_keys(&self, _path: &Path, _out: &mut Vec<String>) {}
+
+    /// The model the agent runs when nothing in its log names one (a `codex
+    /// exec` stream never does): what a call of no recorded model is priced
+    /// as, and whose window a session of none has. `None` for agents that
+    /// run many providers' models, or whose logs always name the model.
+    fn default_model(&self) -> Option<&'static str> {
+        None
+    }
+}
+
+/// [`LogFormat::default_model`] of `format`.
+pub fn default_model(format: Format) -> Option<&'static str> {
+    of(format).and_then(|f| f.default_model())
 }
 
 /// The registry entry of a format.

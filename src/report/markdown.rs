@@ -101,6 +101,9 @@ prunes and compacts.\n",
     if let Some(note) = super::terminal::fallback_note(report) {
         let _ = writeln!(out, "**Warning:** {}.\n", inline(&note, 800));
     }
+    if let Some(note) = super::terminal::agent_model_note(report) {
+        let _ = writeln!(out, "Note: {}.\n", inline(&note, 800));
+    }
     out.push_str("## Totals per policy\n\n");
     aggregate_table(&mut out, &report.aggregates);
     out.push('\n');
@@ -211,6 +214,7 @@ fn windows_note(out: &mut String, report: &Report) {
         "log" => "from the log's own record",
         "model" => "from their model (window table)",
         "long_context" => "1M: a Claude model whose recorded prompt went past 200K",
+        "agent" => "from their agent's default model (the log names none)",
         "default" => "assumed 200K (no record, model unknown)",
         _ => "fixed",
     };

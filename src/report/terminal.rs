@@ -94,6 +94,9 @@ pub fn warnings(report: &Report) -> String {
     if let Some(w) = fallback_note(report) {
         let _ = writeln!(out, "warning: {w}");
     }
+    if let Some(n) = agent_model_note(report) {
+        let _ = writeln!(out, "note: {n}");
+    }
     out
 }
 
@@ -112,6 +115,30 @@ pub(super) fn fallback_note(report: &Report) -> Option<String> {
             model.fallback_family
         )
     })
+}
+
+/// Calls of logs that name no model were priced as their agent's default
+/// model (Codex's for a `codex exec` stream): the money columns assume it.
+pub(super) fn agent_model_note(report: &Report) -> Option<String> {
+    let model = report.cost_model.as_ref()?;
+    if model.model_override.is_some() {
+        return None;
+    }
+    let calls = report.aggregates.iter().filter_map(|a| a.cost.as_ref()).map(|c| c.agent_model_calls).max()?;
+    if calls == 0 {
+        return None;
+    }
+    let agents: std::collections::BTreeSet<String> = report
+        .sessions
+        .iter()
+        .filter(|r| r.cost.as_ref().is_some_and(|c| c.agent_model_calls > 0))
+        .filter_map(|r| crate::read::format::default_model(r.format).map(|m| format!("`{m}` for {}", r.format.name())))
+        .collect();
+    Some(format!(
+        "{} call(s) name no model: priced as their agent's default model ({}); --model NAME prices them otherwise",
+        thousands(calls),
+        agents.into_iter().collect::<Vec<_>>().join(", ")
+    ))
 }
 
 /// A token count in K or M when it is a whole number of them.

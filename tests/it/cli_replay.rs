@@ -455,6 +455,11 @@ fn auto_windows_come_from_the_log_then_the_model_then_the_default() {
                 }
             }
             "default" => assert_eq!(*window, 200_000, "{src}"),
+            // A codex exec stream names no model: Codex's default, 272K of input.
+            "agent" => {
+                assert!(recorded.is_none() && !text.contains("\"model\""), "{src}: a model or window was recorded");
+                assert_eq!(*window, 272_000, "{src}");
+            }
             other => panic!("{src}: source {other}"),
         }
         seen.insert(source.clone());
