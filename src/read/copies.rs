@@ -162,10 +162,10 @@ fn head_of(path: &Path, forced: Option<Format>) -> Head {
         // A compressed `codex exec` stream joins its thread like a plain one;
         // any other compressed log is scanned whole (`scan_file`).
         let plain = compressed::decompress_head(&data, HEAD);
-        if forced.or_else(|| format::detect(&plain)) == Some(Format::CodexExec) {
-            if let Some(id) = super::threads::first_thread(&plain) {
-                return Head::Thread(id);
-            }
+        if forced.or_else(|| format::detect(&plain)) == Some(Format::CodexExec)
+            && let Some(id) = super::threads::first_thread(&plain)
+        {
+            return Head::Thread(id);
         }
         return Head::MayCopy;
     }
