@@ -131,7 +131,7 @@ impl WindowTable {
             Some((m, w)) => ResolvedWindow { tokens: w, source: WindowSource::Model, model: Some(m.into()) },
             None => {
                 // No model named: the agent's default, when it has one.
-                let agent = model.is_none().then(|| crate::read::format::default_model(s.format)).flatten();
+                let agent = if model.is_none() { crate::read::format::default_model(s.format) } else { None };
                 match agent.and_then(|m| self.find(m).map(|w| (m, w))) {
                     Some((m, w)) => ResolvedWindow { tokens: w, source: WindowSource::Agent, model: Some(m.into()) },
                     None => ResolvedWindow {

@@ -33,22 +33,11 @@ pub fn inner_path(path: &Path) -> Option<PathBuf> {
 /// Every frame of `data`, decompressed and concatenated; skippable frames
 /// (a seekable archive's index) are passed over. At most `cap` bytes.
 pub fn decompress(data: &[u8], cap: usize) -> Result<Vec<u8>, String> {
-    let mut src = data;
-    let mut out = Vec::new();
-    while !src.is_empty() {
-        match StreamingDecoder::new(&mut src) {
-            Ok(decoder) => {
-                let room = cap.saturating_sub(out.len()) as u64;
-                decoder.take(room + 1).read_to_end(&mut out).map_err(|e| format!("bad zstd data: {e}"))?;
-                if out.len() > cap {
-                    return Err(format!("decompresses to more than {} MiB", cap >> 20));
-                }
-            }
-            Err(FrameDecoderError::ReadFrameHeaderError(ReadFrameHeaderError::SkipFrame { length, .. })) => {
-                src = src.get(length as usize..).ok_or("a skippable zstd frame runs past the end")?;
-            }
-            Err(e) => return Err(format!("bad zstd data: {e}")),
-        }
+    // One byte past the cap tells a file that fills it from one that overflows it.
+    let (out, read) = decode(data, cap.saturating_add(1));
+    read?;
+    if out.len() > cap {
+        return Err(format!("decompresses to more than {} MiB", cap >> 20));
     }
     Ok(out)
 }
@@ -57,27 +46,33 @@ pub fn decompress(data: &[u8], cap: usize) -> Result<Vec<u8>, String> {
 /// frames give before they end, break off (a file's head, cut mid-frame) or
 /// turn out bad. For a look at a log's first records, never for reading it.
 pub fn decompress_head(data: &[u8], cap: usize) -> Vec<u8> {
+    decode(data, cap).0
+}
+
+/// The frames of `data` decoded until they end or `limit` bytes are out,
+/// and why decoding stopped early, if it did (what was decoded before the
+/// error is kept).
+fn decode(data: &[u8], limit: usize) -> (Vec<u8>, Result<(), String>) {
     let mut src = data;
     let mut out = Vec::new();
-    while !src.is_empty() && out.len() < cap {
+    while !src.is_empty() && out.len() < limit {
         match StreamingDecoder::new(&mut src) {
             Ok(decoder) => {
-                let room = (cap - out.len()) as u64;
-                // What was read before an error stays in `out`.
-                if decoder.take(room).read_to_end(&mut out).is_err() {
-                    break;
+                let room = (limit - out.len()) as u64;
+                if let Err(e) = decoder.take(room).read_to_end(&mut out) {
+                    return (out, Err(format!("bad zstd data: {e}")));
                 }
             }
             Err(FrameDecoderError::ReadFrameHeaderError(ReadFrameHeaderError::SkipFrame { length, .. })) => {
                 match src.get(length as usize..) {
                     Some(rest) => src = rest,
-                    None => break,
+                    None => return (out, Err("a skippable zstd frame runs past the end".to_string())),
                 }
             }
-            Err(_) => break,
+            Err(e) => return (out, Err(format!("bad zstd data: {e}"))),
         }
     }
-    out
+    (out, Ok(()))
 }
 
 #[cfg(test)]
