@@ -535,61 +535,6 @@ impl<'a> Reader<'a> {
         self.input_message(Role::User, Origin::Injected, blocks, line, ts, ctx);
     }
 
-    fn add_compaction(&mut self, line: u64, inserted: std::ops::Range<usize>, from_event: bool) {
-        let start = inserted.start;
-        self.s.recorded_compactions.push(RecordedCompaction {
-            kind: CompactionKind::CodexCompacted,
-            source_line: line,
-            inserted,
-            kept: start..start,
-            head: 0..0,
-            tokens_before: None,
-            trigger: None,
-        });
-        self.open_compaction = Some((self.s.recorded_compactions.len() - 1, from_event));
-    }
-
-    /// `compacted`: the replacement history (the agent's whole new context) and the
-    /// summary text become inserted messages.
-    fn compacted(&mut self, p: &Value, line: u64, ts: Option<i64>) {
-        self.boundary();
-        // In the 0.40 layout a usage still waiting for its response here measured
-        // the compaction's own summarization request, not the next response.
-        if self.order == UsageOrder::Precedes && self.pending_usage.take().is_some() {
-            self.unpaired_usage += 1;
-        }
-        let start = self.s.messages.len();
-        let summary = p.get("message").and_then(Value::as_str).filter(|m| !m.trim().is_empty());
-        if let Some(items) = p.get("replacement_history").and_then(Value::as_array) {
-            for item in items {
-                if item.get("type").and_then(Value::as_str) == Some("message") {
-                    self.message_item(item, line, ts, Ctx::Replacement, summary);
-                } else {
-                    self.response_item(item, line, ts, Ctx::Replacement, None);
-                }
-            }
-            self.open_assistant = None;
-            self.open_results = None;
-        }
-        let has_summary = self.s.messages[start..].iter().any(|m| m.origin == Origin::CompactSummary);
-        if let (Some(text), false) = (summary, has_summary) {
-            self.push_message(Role::User, Origin::CompactSummary, vec![Block::text(text)], line, ts);
-        }
-        let end = self.s.messages.len();
-        match self.open_compaction {
-            // The `context_compacted` event of this compaction came first.
-            Some((i, true)) => {
-                if let Some(c) = self.s.recorded_compactions.get_mut(i) {
-                    c.inserted = start..end;
-                    c.kept = start..start;
-                    c.source_line = line;
-                }
-                self.open_compaction = Some((i, false));
-            }
-            _ => self.add_compaction(line, start..end, false),
-        }
-    }
-
     fn finish(mut self) -> Session {
         self.end_copy();
         self.warn_uncut();
@@ -778,6 +723,9 @@ mod events;
 
 #[path = "codex_truncate.rs"]
 mod truncate;
+
+#[path = "codex_compacted.rs"]
+mod compacted;
 #[cfg(test)]
 use output::text_status;
 use output::tool_output;

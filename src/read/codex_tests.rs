@@ -188,12 +188,20 @@ fn compacted_replacement_history_is_inserted() {
     assert!(s.is_inserted(7) && !s.is_inserted(8));
     // context_compacted after compacted is the same compaction.
     assert_eq!(s.diagnostics.skipped.get("event_msg/context_compacted"), Some(&1));
-    // Message-only compaction: the summary is the inserted message.
+    // Message-only compaction with no summary prefix: the history bridge,
+    // with the person's messages since the last compaction and the summary.
     let c2 = &s.recorded_compactions[1];
     assert_eq!(c2.inserted.len(), 1);
+    assert_eq!(c2.head, 0..1);
     let m = &s.messages[c2.inserted.start];
     assert_eq!((m.role, m.origin), (Role::User, Origin::CompactSummary));
-    assert!(matches!(&m.blocks[0], Block::Text { text } if text.starts_with("Summary: bun installed")));
+    let bridge = m.text();
+    let joined = "install bun\n\nAnother language model started to solve this problem";
+    assert!(
+        bridge.contains(joined) && bridge.contains("npm tests pass.\n\nnow run the tests with bun\n\n"),
+        "{bridge}"
+    );
+    assert!(bridge.ends_with("Summary: bun installed, tests pass."), "{bridge}");
     // Inserted messages are never calls; the compaction's own request is unpaired.
     assert_eq!(s.calls.len(), 4);
     assert_eq!(s.usage_count(), 4);
@@ -201,6 +209,70 @@ fn compacted_replacement_history_is_inserted() {
     assert_eq!(s.calls[2].usage, Some(usage(900, 0, 40, 0)));
     assert_eq!(s.diagnostics.messages.len(), 1);
     assert!(s.diagnostics.messages[0].message.starts_with("1 token_count"));
+}
+
+/// `(origin, text)` of the messages compaction `c` inserted.
+fn inserted(s: &Session, c: &RecordedCompaction) -> Vec<(Origin, String)> {
+    s.messages[c.inserted.clone()].iter().map(|m| (m.origin, m.text().into_owned())).collect()
+}
+
+/// Codex 0.40–0.4x record a compaction as its summary alone and rebuild the
+/// history as the initial context and one bridge message joining every user
+/// message of the history (an earlier bridge too) with the summary.
+#[test]
+fn a_summary_alone_of_the_first_versions_gets_the_history_bridge() {
+    let s = fixture("compacted-bridge.jsonl");
+    let [a, b] = &s.recorded_compactions[..] else { panic!("{:?}", s.recorded_compactions) };
+    // The instructions and the environment are kept, as Codex sends them again.
+    assert_eq!((a.head.clone(), b.head.clone()), (0..2, 0..2));
+    assert!(a.kept.is_empty() && b.kept.is_empty());
+    let first = inserted(&s, a);
+    assert_eq!(first.len(), 1);
+    assert_eq!(first[0].0, Origin::CompactSummary);
+    let bridge = &first[0].1;
+    assert!(bridge.starts_with("You were originally given instructions from a user over one or more turns."));
+    assert!(bridge.contains(
+        "\n\nWhy does checkout charge shipping twice for split orders?\n\nFix it so only the first shipment pays shipping.\n\n"
+    ));
+    assert!(bridge.ends_with("line 58 now adds nothing. Tests not run yet."), "{bridge}");
+    // The second joins the first bridge and the prompt after it.
+    let second = inserted(&s, b);
+    assert_eq!(second.len(), 1);
+    assert!(second[0].1.contains(&format!("{bridge}\n\nNow run the tests.\n\n")), "{}", second[0].1);
+    assert_eq!(second[0].1.matches("Why does checkout").count(), 1);
+    // Inserted messages are never calls, and every call keeps its usage.
+    assert_eq!(s.calls.len(), 6);
+    assert!(s.calls.iter().all(|c| !s.is_inserted(c.message_index) && c.usage.is_some()));
+}
+
+/// Later versions open the summary with Codex's summary prefix and keep the
+/// person's newest messages as messages of their own, earlier summaries left
+/// out.
+#[test]
+fn a_prefixed_summary_alone_keeps_the_persons_messages_as_messages() {
+    let s = fixture("compacted-summary-prefix.jsonl");
+    let [a, b] = &s.recorded_compactions[..] else { panic!("{:?}", s.recorded_compactions) };
+    assert_eq!((a.head.clone(), b.head.clone()), (0..2, 0..2));
+    let first = inserted(&s, a);
+    let human = |t: &str| (Origin::Human, t.to_string());
+    assert_eq!(
+        first[..2],
+        [
+            human("Why does checkout charge shipping twice for split orders?"),
+            human("Fix it so only the first shipment pays shipping.")
+        ]
+    );
+    assert_eq!(first.len(), 3);
+    assert_eq!(first[2].0, Origin::CompactSummary);
+    assert!(first[2].1.starts_with("Another language model started to solve this problem"));
+    let second = inserted(&s, b);
+    let origins: Vec<Origin> = second.iter().map(|m| m.0).collect();
+    assert_eq!(origins, [Origin::Human, Origin::Human, Origin::Human, Origin::CompactSummary]);
+    assert_eq!(second[2], human("Now run the tests."));
+    assert!(!second[..3].iter().any(|m| m.1.contains("Tests not run yet")), "an earlier summary is left out");
+    // Each `context_compacted` event is its record's compaction.
+    assert_eq!(s.diagnostics.skipped.get("event_msg/context_compacted"), Some(&2));
+    assert!(s.calls.iter().all(|c| !s.is_inserted(c.message_index)));
 }
 
 #[test]
