@@ -209,14 +209,15 @@ pub fn read(path: &Path, data: &[u8]) -> Vec<Session> {
     } else {
         (0..entries.len()).filter(|i| Some(*i) != header).collect()
     };
-    // A fork's file opens with the entries it copied from its parent, which
-    // keep their own times, all before the fork's header was written.
+    // A fork's file opens with the entries it copied from its parent, all
+    // made before the fork's header was written: a v2+ fork keeps their
+    // entries' times, a v1 branch writes the entries anew and keeps only the
+    // time inside each message.
     let mut copying = r.forked_at.is_some();
     let mut ended = Vec::new();
     for i in order {
         if copying {
-            let ts = entries[i].1.get("timestamp").and_then(time::parse_value);
-            copying = matches!((ts, r.forked_at), (Some(t), Some(fork)) if t < fork);
+            copying = matches!((made_at(&entries[i].1), r.forked_at), (Some(t), Some(fork)) if t < fork);
         }
         if str_of(&entries[i].1, "type") == Some("reset") {
             ended.push(r.reset(&entries, i));
@@ -508,6 +509,12 @@ impl Reader {
             if cache_in_input {
                 self.cache_in_input.get_or_insert((line, 0)).1 += 1;
             }
+            // OpenClaw: the part of `cacheWrite` written with 1-hour retention.
+            if let Some(h1) = u.get("cacheWrite1h").and_then(Value::as_u64) {
+                let h1 = h1.min(usage.cache_write);
+                let w = self.s.meta.cache_writes_by_ttl.get_or_insert((0, 0));
+                (w.0, w.1) = (w.0.saturating_add(usage.cache_write - h1), w.1.saturating_add(h1));
+            }
             usage
         });
         // All-zero usage means the provider reported nothing, not "free".
@@ -531,7 +538,13 @@ impl Reader {
             });
             return;
         }
-        let model = str_of(m, "model").map(str::to_string).or_else(|| self.current_model.clone());
+        // OpenClaw's `responseModel`: the model that answered when the one
+        // asked for is an alias (OpenRouter `auto`); it is the one billed.
+        let model = str_of(m, "responseModel")
+            .or(str_of(m, "model"))
+            .filter(|s| !s.is_empty())
+            .map(str::to_string)
+            .or_else(|| self.current_model.clone());
         if let Some(model) = &model {
             self.s.meta.add_model(model);
         }
@@ -653,6 +666,15 @@ fn bash_text(m: &Value) -> String {
         text.push_str(&format!("\n\n[Output truncated. Full output: {p}]"));
     }
     text
+}
+
+/// When an entry was made: its own time, or its message's when that is
+/// earlier (a v1 branch rewrites the entries it copies with the time of the
+/// copy; each message keeps the time, in milliseconds, it was made at).
+fn made_at(entry: &Value) -> Option<i64> {
+    let own = entry.get("timestamp").and_then(time::parse_value);
+    let message = entry.get("message").and_then(|m| m.get("timestamp")).and_then(time::parse_value);
+    own.into_iter().chain(message).min()
 }
 
 /// pi's `usage {input, output, cacheRead, cacheWrite, totalTokens}`, and

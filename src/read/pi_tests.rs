@@ -227,6 +227,30 @@ fn a_fork_starts_from_the_entries_it_copied_without_their_calls() {
     assert_eq!(s.parent, None, "a fork is no sub-agent");
 }
 
+/// A v1 branch (`/branch`) writes the messages it copies as new entries,
+/// timed at the copy; each message keeps the time it was made at. The copies
+/// are the branch's inherited history, not calls of its own.
+#[test]
+fn a_v1_branch_inherits_the_messages_it_rewrote() {
+    let mut s = read_fixture("v1-branch.jsonl");
+    assert_eq!(s.inherited, 4, "the request, the call, its result and the answer");
+    assert!(s.forked_from.as_deref().is_some_and(|p| p.ends_with("_pi-v1-parent.jsonl")));
+    s.settle_fork(true);
+    let calls: Vec<_> = s.calls.iter().map(|c| (c.message_index, c.usage.map(|u| u.prompt_tokens()))).collect();
+    assert_eq!(calls, [(5, Some(1100))], "only the branch's own response is its call");
+}
+
+/// OpenClaw's usage fields: `cacheWrite1h`, the part of `cacheWrite` written
+/// for an hour (the cache lifetime `auto` prices by), and `responseModel`,
+/// the model that answered for an alias such as OpenRouter's `auto`.
+#[test]
+fn openclaw_hour_long_cache_writes_and_the_answering_model() {
+    let s = read_fixture("openclaw-usage-fields.jsonl");
+    assert_eq!(s.meta.cache_writes_by_ttl, Some((20, 19_251)));
+    let models: Vec<_> = s.calls.iter().map(|c| c.model.as_deref()).collect();
+    assert_eq!(models, [Some("anthropic/claude-sonnet-4.6"); 2]);
+}
+
 #[test]
 fn a_new_session_naming_a_parent_copies_nothing() {
     // `newSession({ parentSession })` (a hand-over) writes no parent entry:
