@@ -11,8 +11,9 @@
 //! is updated for it, then the request streams: the UI messages written while
 //! it streams point at that user element and carry the range it was sent with.
 //! `api_req_started` (written before the user element is appended, so it
-//! points one element back) and error and retry notices (written before a
-//! retry may truncate again) do not tell. Auto-condense asks the model for a
+//! points one element back), error and retry notices (written before a
+//! retry may truncate again) and the conditional-rules notice (written
+//! before the range is updated) do not tell. Auto-condense asks the model for a
 //! `summarize_task` call; its result, the continuation prompt holding the
 //! summary, is the first element the next request keeps after the range.
 
@@ -25,8 +26,12 @@ use std::path::Path;
 /// The tool whose result is the summary Cline continues from.
 const SUMMARIZE: &str = "summarize_task";
 
-/// UI messages written before a request is (re)sent.
-const NOT_STREAMED: &[&str] = &["api_req_started", "api_req_failed", "api_req_retried", "error_retry", "error"];
+/// UI messages written before a request is (re)sent: the request's own and
+/// retry notices, and the notice of the conditional rules its system prompt
+/// applies (written after its user element is appended, before its range is
+/// updated).
+const NOT_STREAMED: &[&str] =
+    &["api_req_started", "api_req_failed", "api_req_retried", "error_retry", "error", "conditional_rules_applied"];
 
 /// The deleted range of the first UI message written while the request whose
 /// user element is `conversationHistoryIndex` streamed, by that index, with

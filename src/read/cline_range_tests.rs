@@ -102,13 +102,15 @@ fn read(history: &[Value], ui: &[Value]) -> Session {
 
 /// The range a request was sent with is the one on the first message written
 /// while it streamed: not `api_req_started` nor an error or retry notice
-/// (written before the retry truncates), nor a message written after the
+/// (written before the retry truncates), nor the conditional rules' notice
+/// (written before the range is updated), nor a message written after the
 /// first (a `summarize_task` call sets the next range while it runs).
 #[test]
 fn the_first_message_written_while_a_request_streams_tells_its_range() {
     let marks = [
         mark("text", 2, None),
         mark("api_req_started", 4, Some([1, 1])),
+        mark("conditional_rules_applied", 4, None),
         mark("api_req_retried", 4, None),
         mark("error_retry", 4, None),
         mark("text", 4, Some([2, 3])),
