@@ -540,9 +540,9 @@ impl Reader {
         }
         // OpenClaw's `responseModel`: the model that answered when the one
         // asked for is an alias (OpenRouter `auto`); it is the one billed.
-        let model = str_of(m, "responseModel")
-            .or(str_of(m, "model"))
-            .filter(|s| !s.is_empty())
+        let named = |k: &str| str_of(m, k).filter(|s| !s.is_empty());
+        let model = named("responseModel")
+            .or_else(|| named("model"))
             .map(str::to_string)
             .or_else(|| self.current_model.clone());
         if let Some(model) = &model {

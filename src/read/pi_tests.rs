@@ -249,6 +249,16 @@ fn openclaw_hour_long_cache_writes_and_the_answering_model() {
     assert_eq!(s.meta.cache_writes_by_ttl, Some((20, 19_251)));
     let models: Vec<_> = s.calls.iter().map(|c| c.model.as_deref()).collect();
     assert_eq!(models, [Some("anthropic/claude-sonnet-4.6"); 2]);
+
+    // An empty name names no model: the one asked for stands.
+    let log = concat!(
+        r#"{"type":"session","version":3,"id":"e","timestamp":"2026-09-02T09:00:00.000Z","cwd":"/w"}"#,
+        "\n",
+        r#"{"type":"message","id":"a","parentId":null,"timestamp":"2026-09-02T09:00:01.000Z","message":{"role":"assistant","content":[{"type":"text","text":"ok"}],"model":"gpt-5","responseModel":"","usage":{"input":10,"output":1}}}"#,
+        "\n"
+    );
+    let s = read(Path::new("e.jsonl"), log.as_bytes()).remove(0);
+    assert_eq!(s.calls[0].model.as_deref(), Some("gpt-5"));
 }
 
 #[test]
