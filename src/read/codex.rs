@@ -685,10 +685,11 @@ const INJECTED_PREFIXES: &[&str] = &[
 
 /// Openings of the user message Codex builds from a compaction summary
 /// (`templates/compact/summary_prefix.md`) and of the older history bridge.
-const SUMMARY_PREFIXES: &[&str] = &[
-    "another language model started to solve this problem",
-    "you were originally given instructions from a user over one or more turns",
-];
+const SUMMARY_PREFIXES: &[&str] =
+    &[SUMMARY_OPENING, "you were originally given instructions from a user over one or more turns"];
+
+/// The opening of Codex's summary prefix, compared case-insensitively.
+const SUMMARY_OPENING: &str = "another language model started to solve this problem";
 
 fn starts_with_ci(text: &str, prefix: &str) -> bool {
     text.get(..prefix.len()).is_some_and(|head| head.eq_ignore_ascii_case(prefix))

@@ -12,10 +12,6 @@ use super::*;
 /// first versions cut their joined text to as many bytes times four.
 const USER_MESSAGE_TOKENS: usize = 20_000;
 
-/// The opening Codex gives the summary message of the versions that keep the
-/// person's messages as messages of their own (`summary_prefix.md`).
-const SUMMARY_OPENING: &str = "another language model started to solve this problem";
-
 /// The first versions' history bridge: one message holding every message of
 /// the person's, joined, then the summary (`history_bridge.md`).
 const BRIDGE_OPENING: &str =
@@ -108,9 +104,10 @@ impl Reader<'_> {
     }
 
     /// The history Codex rebuilds from a compaction that recorded only
-    /// `summary`. A summary that opens with [`SUMMARY_OPENING`] comes from a
-    /// version that keeps the person's newest messages (up to
-    /// [`USER_MESSAGE_TOKENS`]) as messages, earlier summaries left out; any
+    /// `summary`. A summary that opens with Codex's summary prefix
+    /// ([`SUMMARY_OPENING`]) comes from a version that keeps the person's
+    /// newest messages (up to [`USER_MESSAGE_TOKENS`]) as messages, earlier
+    /// summaries left out; any
     /// other from the first versions, whose one bridge message joins every
     /// user message of the history, earlier bridges included. Both put the
     /// initial context (instructions, environment) first.
@@ -141,7 +138,7 @@ impl Reader<'_> {
             let joined = truncate_text(&joined, Budget::Tokens(USER_MESSAGE_TOKENS));
             vec![(Origin::CompactSummary, format!("{BRIDGE_OPENING}{joined}{BRIDGE_SUMMARY}{summary}"))]
         } else {
-            let mut kept = newest_within(&texts, USER_MESSAGE_TOKENS);
+            let mut kept = newest_within(texts, USER_MESSAGE_TOKENS);
             kept.push((Origin::CompactSummary, summary.to_string()));
             kept
         };
@@ -151,19 +148,19 @@ impl Reader<'_> {
 
 /// The newest of `texts`, in order, up to `budget` tokens of Codex's estimate;
 /// the oldest one kept is cut to what is left.
-fn newest_within(texts: &[String], budget: usize) -> Vec<(Origin, String)> {
+fn newest_within(texts: Vec<String>, budget: usize) -> Vec<(Origin, String)> {
     let mut left = budget;
     let mut kept = Vec::new();
-    for t in texts.iter().rev() {
+    for t in texts.into_iter().rev() {
         if left == 0 {
             break;
         }
         let cost = t.len().div_ceil(4);
         if cost <= left {
-            kept.push((Origin::Human, t.clone()));
             left -= cost;
+            kept.push((Origin::Human, t));
         } else {
-            kept.push((Origin::Human, truncate_text(t, Budget::Tokens(left))));
+            kept.push((Origin::Human, truncate_text(&t, Budget::Tokens(left))));
             break;
         }
     }
@@ -180,16 +177,16 @@ mod tests {
     #[test]
     fn the_newest_messages_within_the_budget_are_kept() {
         let texts = ["a".repeat(40_000), "b".repeat(60_000), "c".repeat(20_000)];
-        let kept = newest_within(&texts, USER_MESSAGE_TOKENS);
+        let kept = newest_within(texts.to_vec(), USER_MESSAGE_TOKENS);
         assert_eq!(kept, vec![(Origin::Human, texts[1].clone()), (Origin::Human, texts[2].clone())]);
 
         let texts = ["a".repeat(8), "b".repeat(100_000)];
-        let kept = newest_within(&texts, USER_MESSAGE_TOKENS);
+        let kept = newest_within(texts.to_vec(), USER_MESSAGE_TOKENS);
         assert_eq!(kept.len(), 1, "nothing older than a message that was cut");
         let cut = &kept[0].1;
         assert!(cut.starts_with('b') && cut.ends_with('b') && cut.contains("tokens truncated"), "{cut:.40}");
         assert!(cut.len() < 80_100, "{}", cut.len());
 
-        assert!(newest_within(&[], USER_MESSAGE_TOKENS).is_empty());
+        assert!(newest_within(Vec::new(), USER_MESSAGE_TOKENS).is_empty());
     }
 }
