@@ -174,7 +174,7 @@ pub(super) fn parent_file(path: &Path) -> Option<std::path::PathBuf> {
     let mut head = Vec::new();
     std::fs::File::open(path).ok()?.take(1 << 20).read_to_end(&mut head).ok()?;
     let session = head.split(|&b| b == b'\n').find_map(|line| {
-        let v: serde_json::Value = serde_json::from_slice(line).ok()?;
+        let v: serde_json::Value = crate::read::parse_json(line).ok()?;
         let id = v.get("sessionId")?.as_str()?;
         // A file name, never a path.
         (!id.is_empty() && !id.contains(['/', '\\']) && id != "." && id != "..").then(|| id.to_string())
@@ -194,7 +194,7 @@ pub(super) fn read_meta_sidecar(path: &Path, s: &mut Session) {
             return;
         }
     };
-    match serde_json::from_slice::<Value>(&data) {
+    match crate::read::parse_json::<Value>(&data) {
         Ok(v) => {
             let get = |k: &str| v.get(k).and_then(Value::as_str).map(str::to_string);
             s.meta.agent_type = get("agentType").or(s.meta.agent_type.take());

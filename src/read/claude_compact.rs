@@ -266,7 +266,7 @@ impl Builder<'_> {
     /// these records), so the text a record gives is what every request held.
     /// The log keeps the whole output in the tool result.
     pub(super) fn content_replacement(&mut self, r: &Rec) {
-        let v = serde_json::from_slice::<Value>(r.raw).ok();
+        let v = crate::read::parse_json::<Value>(r.raw).ok();
         let Some(items) = v.as_ref().and_then(|v| v.get("replacements")).and_then(Value::as_array) else {
             let message = "content-replacement without a replacements list: nothing replaced";
             self.s.diagnostics.warn(self.path, r.line, message);

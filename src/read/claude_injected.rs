@@ -14,7 +14,7 @@ impl Builder<'_> {
     /// (`normalizeMessagesForAPI`). The field is read from the line itself:
     /// few records have it.
     pub(super) fn local_command(&mut self, r: &Rec) {
-        let content = serde_json::from_slice::<Value>(r.raw).ok();
+        let content = crate::read::parse_json::<Value>(r.raw).ok();
         match content.as_ref().and_then(|v| v.get("content")).and_then(Value::as_str).filter(|t| !t.is_empty()) {
             Some(text) => {
                 self.push(r, Role::User, Origin::Injected, vec![Block::text(text)]);

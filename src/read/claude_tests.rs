@@ -486,6 +486,23 @@ fn truncated_and_malformed_lines_are_reported_without_content() {
     assert_eq!(s.calls.len(), 1);
 }
 
+/// Claude Code before 2.1.132 cut a failed tool's output inside an emoji and
+/// wrote the half it kept as a lone surrogate escape (`\ud83d`). The record
+/// is read, the half as U+FFFD, and a whole pair elsewhere is kept.
+#[test]
+fn a_tool_result_cut_inside_an_emoji_is_read() {
+    let s = &read_fixture("lone-surrogate.jsonl")[0];
+    assert_eq!(s.diagnostics.bad_lines, 0, "{:?}", s.diagnostics.messages);
+    assert_eq!(s.messages.len(), 4);
+    assert_eq!(s.calls.len(), 2);
+    let Block::ToolResult { content, is_error, .. } = &s.messages[2].blocks[0] else {
+        panic!("a tool result: {:?}", s.messages[2].blocks)
+    };
+    assert_eq!(*is_error, Some(true));
+    assert!(text_of(&content[0]).ends_with("Last heading: Launch \u{FFFD}"), "{content:?}");
+    assert!(text_of(&s.messages[3].blocks[0]).starts_with("The \u{1F680} heading"));
+}
+
 #[test]
 fn unknown_kinds_are_counted_and_kept() {
     let s = &read_fixture("unknown-kinds.jsonl")[0];

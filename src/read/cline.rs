@@ -135,7 +135,7 @@ pub fn read_task_dir(dir: &Path) -> Result<Vec<Session>, Diagnostic> {
     let context = super::read_regular_file(&dir.join("context_history.json")).ok();
     let mut sessions = read_history_bytes(dir, &data, ui.as_deref(), context.as_deref());
     if let Ok(meta) = super::read_regular_file(&dir.join("task_metadata.json"))
-        && let Ok(meta) = serde_json::from_slice::<Value>(&meta)
+        && let Ok(meta) = super::parse_json::<Value>(&meta)
     {
         let usage = meta.get("model_usage").and_then(Value::as_array).map(Vec::as_slice).unwrap_or_default();
         for s in &mut sessions {
@@ -186,7 +186,7 @@ pub fn read_history_bytes(
     }
 
     let ui = match ui_messages {
-        Some(bytes) => match serde_json::from_slice::<Value>(super::strip_bom(bytes)) {
+        Some(bytes) => match super::parse_json::<Value>(super::strip_bom(bytes)) {
             Ok(Value::Array(items)) => Some(items),
             _ => {
                 s.diagnostics.warn(path, 0, "ui_messages.json is unreadable: only metrics.tokens give usage");
@@ -364,7 +364,7 @@ fn ui_requests(s: &mut Session, path: &Path, ui: &[Value]) -> Vec<UiRequest> {
         let say = str_of(m, "say");
         let ask = str_of(m, "ask");
         if let Some(k) = ["deleted_api_reqs", "subagent_usage"].iter().position(|w| say == Some(w)) {
-            let info: Value = str_of(m, "text").and_then(|t| serde_json::from_str(t).ok()).unwrap_or(Value::Null);
+            let info: Value = str_of(m, "text").and_then(|t| super::parse_json_str(t).ok()).unwrap_or(Value::Null);
             let prompt = ["tokensIn", "cacheWrites", "cacheReads"].iter().map(|k| u64_of(info.get(*k)));
             let u = &mut elsewhere[k];
             u.0 += 1;
@@ -372,7 +372,7 @@ fn ui_requests(s: &mut Session, path: &Path, ui: &[Value]) -> Vec<UiRequest> {
             u.2 = u.2.saturating_add(u64_of(info.get("tokensOut")));
         } else if say == Some("api_req_started") {
             out.extend(pending.take());
-            let info: Value = str_of(m, "text").and_then(|t| serde_json::from_str(t).ok()).unwrap_or(Value::Null);
+            let info: Value = str_of(m, "text").and_then(|t| super::parse_json_str(t).ok()).unwrap_or(Value::Null);
             let has_tokens =
                 ["tokensIn", "tokensOut", "cacheWrites", "cacheReads"].iter().any(|k| info.get(*k).is_some());
             let usage = has_tokens.then(|| Usage {

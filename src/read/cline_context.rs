@@ -35,7 +35,7 @@ pub(super) struct Update {
 /// `[element, [kind, [[block, updates]]]]`; before, `[element, [[block,
 /// updates]]]`). Only `"text"` updates exist; anything else is skipped.
 pub(super) fn parse(data: &[u8]) -> Result<Vec<Update>, String> {
-    let v: Value = serde_json::from_slice(crate::read::strip_bom(data)).map_err(|e| e.to_string())?;
+    let v: Value = crate::read::parse_json(crate::read::strip_bom(data)).map_err(|e| e.to_string())?;
     let Value::Array(elements) = v else { return Err("not a JSON array".into()) };
     let mut out = Vec::new();
     for e in &elements {

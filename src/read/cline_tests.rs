@@ -134,6 +134,25 @@ fn xml_era_headers_without_tool_use_stay_text() {
     assert_eq!(s.diagnostics.unknown_kinds.get("role:system"), Some(&1));
 }
 
+/// A whole task's history is one JSON document: half an emoji anywhere in it
+/// (a lone surrogate escape, as JavaScript writes one) must not lose it all,
+/// nor the UI messages' usage.
+#[test]
+fn a_lone_surrogate_does_not_lose_the_task() {
+    let history =
+        br#"[{"role":"user","content":"<task>fix \ud83d</task>"},{"role":"assistant","content":"ok \udc00"}]"#;
+    let ui = br#"[{"ts":1,"type":"say","say":"api_req_started","text":"{\"request\":\"x \\ud83d\",\"tokensIn\":120,\"tokensOut\":7}"}]"#;
+    let s = read_history_bytes(Path::new("/t/task-7"), history, Some(ui), None).remove(0);
+    assert_eq!(s.diagnostics.bad_lines, 0, "{:?}", s.diagnostics.messages);
+    assert_eq!(s.messages.len(), 2);
+    assert!(
+        s.diagnostics.messages.iter().all(|d| !d.message.contains("ui_messages.json")),
+        "{:?}",
+        s.diagnostics.messages
+    );
+    assert_eq!(s.calls.first().and_then(|c| c.usage.as_ref()).map(|u| u.uncached_input), Some(120));
+}
+
 #[test]
 fn invalid_history_yields_a_reported_session() {
     let s = read_history_bytes(Path::new("/t/task-1"), b"[{\"role\":\"user\",\"content\":", None, None).remove(0);

@@ -590,7 +590,7 @@ fn str_field(p: &Value, key: &str, default: &str) -> String {
 /// write invalid and is then kept verbatim, or an object (`tool_search_call`).
 fn arguments(p: &Value) -> Value {
     match p.get("arguments") {
-        Some(Value::String(s)) => serde_json::from_str(s).unwrap_or_else(|_| Value::String(s.clone())),
+        Some(Value::String(s)) => super::parse_json_str(s).unwrap_or_else(|_| Value::String(s.clone())),
         Some(other) => other.clone(),
         None => Value::Null,
     }

@@ -41,7 +41,7 @@ pub(super) fn tool_output(output: Option<&Value>) -> (Vec<Block>, Option<bool>) 
 /// an `Exit code: N` / `Process exited with code N` header.
 fn output_text(s: &str) -> (Vec<Block>, Option<bool>) {
     if s.trim_start().starts_with('{')
-        && let Ok(Value::Object(o)) = serde_json::from_str::<Value>(s)
+        && let Ok(Value::Object(o)) = crate::read::parse_json_str::<Value>(s)
         && let Some(inner) = o.get("output").and_then(Value::as_str)
     {
         let code = o.get("metadata").and_then(|m| m.get("exit_code")).and_then(Value::as_i64);

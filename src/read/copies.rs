@@ -177,7 +177,7 @@ fn head_of(path: &Path, forced: Option<Format>) -> Head {
         None => return Head::MayCopy,
     }
     for (_, line) in super::lines(&data) {
-        let Ok(v) = serde_json::from_slice::<serde_json::Value>(line) else { continue };
+        let Ok(v) = super::parse_json::<serde_json::Value>(line) else { continue };
         if v.get("isSidechain").and_then(serde_json::Value::as_bool) == Some(true) {
             continue;
         }

@@ -172,7 +172,7 @@ pub fn detect(data: &[u8]) -> Option<Format> {
     // Whole-file JSON documents (Gemini session, Cline history, generic arrays).
     // A JSONL file also starts with '{': only a document that parses whole counts.
     if matches!(body.first(), Some(b'{' | b'['))
-        && let Ok(doc) = serde_json::from_slice::<Value>(body)
+        && let Ok(doc) = super::parse_json::<Value>(body)
         && let Some(f) = FORMATS.iter().find(|f| f.detect_document(&doc))
     {
         return Some(f.id());
@@ -180,7 +180,7 @@ pub fn detect(data: &[u8]) -> Option<Format> {
     let mut likely: Option<Format> = None;
     let mut weak: Option<Format> = None;
     for (_, line) in lines(data).take(DETECT_RECORDS) {
-        let Ok(v) = serde_json::from_slice::<Value>(line) else { continue };
+        let Ok(v) = super::parse_json::<Value>(line) else { continue };
         let Some(obj) = v.as_object() else { continue };
         for f in FORMATS {
             match f.detect_record(obj) {

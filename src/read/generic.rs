@@ -308,7 +308,7 @@ impl Builder {
 /// it is not valid JSON (truncated streams do that), never fail.
 fn tool_arguments(v: Option<&Value>) -> Value {
     match v {
-        Some(Value::String(s)) => serde_json::from_str(s).unwrap_or_else(|_| Value::String(s.clone())),
+        Some(Value::String(s)) => super::parse_json_str(s).unwrap_or_else(|_| Value::String(s.clone())),
         Some(other) => other.clone(),
         None => Value::Object(Default::default()),
     }
@@ -451,7 +451,7 @@ fn records(path: &Path, data: &[u8], s: &mut Session) -> Option<Vec<(u64, Value)
     let body = super::strip_bom(data);
     let trimmed = body.iter().position(|b| !b.is_ascii_whitespace()).map_or(&body[..0], |i| &body[i..]);
     if trimmed.first() == Some(&b'[') || trimmed.first() == Some(&b'{') {
-        if let Ok(v) = serde_json::from_slice::<Value>(trimmed) {
+        if let Ok(v) = super::parse_json::<Value>(trimmed) {
             return Some(match v {
                 Value::Array(items) => {
                     s.stats.records = items.len() as u64;

@@ -18,6 +18,7 @@ pub mod format;
 pub mod gemini;
 mod gemini_jsonl;
 pub mod generic;
+mod json;
 pub mod locations;
 mod openclaw_db;
 pub mod pi;
@@ -29,6 +30,8 @@ use std::path::Path;
 
 pub use discover::{Input, InputKind, discover};
 pub use format::{DETECT_RECORDS, detect};
+pub use json::parse_line;
+pub(crate) use json::{from_json_line, parse_json, parse_json_str};
 pub use locations::{Home, Location, Os};
 
 /// Largest token count a reader takes from a log (2^40, about 1.1e12: far above
@@ -257,30 +260,6 @@ pub fn raw_lines(data: &[u8]) -> impl Iterator<Item = RawLine<'_>> {
             }
         }
         None
-    })
-}
-
-/// Deserialize one JSONL line. The line is checked as UTF-8 once, whole, and
-/// parsed as text: serde_json's byte parser checks every string it reads with
-/// a call of its own (a fifth of a parse, in many short calls). A line that
-/// is not UTF-8 goes to the byte parser, for its error or, for a type that
-/// skips fields unchecked, its value.
-pub(crate) fn from_json_line<'a, T: serde::Deserialize<'a>>(line: &'a [u8]) -> serde_json::Result<T> {
-    match std::str::from_utf8(line) {
-        Ok(text) => serde_json::from_str(text),
-        Err(_) => serde_json::from_slice(line),
-    }
-}
-
-/// Parse one JSONL line, turning failure into a short reason for a diagnostic.
-/// The reason never quotes the line's content (logs may hold secrets).
-pub fn parse_line(line: &[u8]) -> Result<serde_json::Value, String> {
-    from_json_line(line).map_err(|e| {
-        if e.is_eof() {
-            format!("truncated JSON record ({} bytes): {}", line.len(), e)
-        } else {
-            format!("malformed JSON record ({} bytes): {}", line.len(), e)
-        }
     })
 }
 

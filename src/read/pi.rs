@@ -630,7 +630,7 @@ fn block(p: &Value) -> Block {
             id: str_of(p, "id").unwrap_or("").to_string(),
             name: str_of(p, "name").unwrap_or("").to_string(),
             input: match p.get("arguments") {
-                Some(Value::String(s)) => serde_json::from_str(s).unwrap_or_else(|_| Value::String(s.clone())),
+                Some(Value::String(s)) => super::parse_json_str(s).unwrap_or_else(|_| Value::String(s.clone())),
                 Some(a) => a.clone(),
                 None => Value::Object(Default::default()),
             },
