@@ -586,7 +586,7 @@ impl<'p> Builder<'p> {
             Origin::CompactSummary
         } else if blocks.iter().any(|b| matches!(b, Block::ToolResult { .. })) {
             Origin::ToolResult
-        } else if r.f.is_meta.unwrap_or(false) || is_local_command_output(&blocks) {
+        } else if r.f.is_meta.unwrap_or(false) || !typed_by_a_person(&r.f) || is_local_command_output(&blocks) {
             Origin::Injected
         } else {
             Origin::Human
@@ -646,11 +646,21 @@ fn named_session_id(path: &Path) -> Option<&str> {
     path.file_name()?.to_str()?.strip_suffix(".jsonl").filter(|id| super::is_uuid(id))
 }
 
+/// Whether a user record's text was written by a person, as far as Claude
+/// Code 2.1 says: a background task's notice, another session's message or
+/// a harness prompt carry an `origin.kind` other than `human` or a
+/// `promptSource` of `system`. Older records say nothing and count as typed.
+fn typed_by_a_person(f: &rec::Fields) -> bool {
+    let origin = f.origin.as_ref().and_then(|o| o.kind.as_deref());
+    origin.is_none_or(|k| k == "human") && f.prompt_source.as_deref() != Some("system")
+}
+
 /// `<local-command-stdout>` / `<local-command-stderr>` user text is the output of a
-/// local slash command, written by the harness, not typed.
+/// local slash command, `<bash-stdout>` / `<bash-stderr>` that of a `!` shell
+/// command: written by the harness, not typed.
 fn is_local_command_output(blocks: &[Block]) -> bool {
-    matches!(blocks.first(), Some(Block::Text { text })
-        if text.starts_with("<local-command-stdout>") || text.starts_with("<local-command-stderr>"))
+    const OUTPUTS: [&str; 4] = ["<local-command-stdout>", "<local-command-stderr>", "<bash-stdout>", "<bash-stderr>"];
+    matches!(blocks.first(), Some(Block::Text { text }) if OUTPUTS.iter().any(|o| text.starts_with(o)))
 }
 
 /// Usage of one response seen on several lines: input and cache fields repeat,

@@ -119,7 +119,19 @@ json_object! {
         /// A record a branch (`/branch`, `--fork-session`) copied from the
         /// session it was forked from.
         pub forked_from: Present = "forkedFrom",
+        /// Who started a user turn (Claude Code 2.1): `origin.kind` (`human`,
+        /// `task-notification`, `peer`…) and `promptSource` (`typed`, `sdk`,
+        /// `system`).
+        pub origin: Option<TurnOrigin<'a>> = "origin",
+        pub prompt_source: Option<Str<'a>> = "promptSource",
         message: Option<TMsg<'a>> = "message",
+    }
+}
+
+json_object! {
+    /// A user record's `origin`.
+    pub(super) struct TurnOrigin<'a> {
+        pub kind: Option<Str<'a>> = "kind",
     }
 }
 
@@ -310,6 +322,11 @@ impl<'a> Rec<'a> {
             microcompact_metadata: v.get("microcompactMetadata").cloned(),
             attachment: v.get("attachment").cloned(),
             forked_from: Present(v.get("forkedFrom").cloned()),
+            origin: v.get("origin").filter(|o| o.is_object()).map(|o| TurnOrigin {
+                kind: o.get("kind").and_then(Value::as_str).map(|s| Str(Cow::Owned(s.to_string()))),
+                _borrows: PhantomData,
+            }),
+            prompt_source: s("promptSource"),
             message: None,
             _borrows: PhantomData,
         };

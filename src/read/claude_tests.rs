@@ -486,6 +486,27 @@ fn truncated_and_malformed_lines_are_reported_without_content() {
     assert_eq!(s.calls.len(), 1);
 }
 
+/// Claude Code 2.1 says who started a user turn. A background task's notice,
+/// a harness prompt (`promptSource: system`), another session's message and
+/// a `!` command's output are not the person's words; a typed or SDK prompt
+/// and the `!` command itself are.
+#[test]
+fn user_turns_the_harness_started_are_injected() {
+    use Origin::{Human, Injected, Model, ToolResult};
+    let s = &read_fixture("turn-origins.jsonl")[0];
+    let origins: Vec<Origin> = s.messages.iter().map(|m| m.origin).collect();
+    assert_eq!(
+        origins,
+        [Human, Model, ToolResult, Model, Injected, Model, Injected, Human, Injected, Injected, Human, Model]
+    );
+    assert_eq!(s.calls.len(), 4);
+    // The same records read whole (the `Value` path) say the same.
+    let path = fixture("turn-origins.jsonl");
+    let data = std::fs::read(&path).unwrap_or_default();
+    let slow: Vec<Origin> = read_with(&path, &data, false)[0].messages.iter().map(|m| m.origin).collect();
+    assert_eq!(slow, origins);
+}
+
 /// Claude Code before 2.1.132 cut a failed tool's output inside an emoji and
 /// wrote the half it kept as a lone surrogate escape (`\ud83d`). The record
 /// is read, the half as U+FFFD, and a whole pair elsewhere is kept.
