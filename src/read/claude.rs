@@ -326,6 +326,8 @@ struct Builder<'p> {
     /// Assistant message index → the advisor's requests inside its response
     /// (the longest list its lines carry).
     advisors: HashMap<usize, Vec<rec::Advisor>>,
+    /// Assistant message indexes whose response ran in fast mode.
+    fast: HashSet<usize>,
     /// The tool results microcompacts cleared, and where to find them.
     clearings: Clearings,
     /// What Claude Code sent in place of a tool result (`content-replacement`).
@@ -348,6 +350,7 @@ impl<'p> Builder<'p> {
             error_ids: HashSet::new(),
             copying: true,
             advisors: HashMap::new(),
+            fast: HashSet::new(),
             clearings: Clearings::default(),
             replacements: Replacements::default(),
         }
@@ -597,9 +600,13 @@ impl<'p> Builder<'p> {
         }
     }
 
-    /// Keep the advisor's requests a line of response `mi` lists (not those of
-    /// a branch's copy: they are its parent's).
+    /// Keep the advisor's requests a line of response `mi` lists, and whether
+    /// it ran in fast mode (not for a branch's copy: those are its parent's).
     fn advisors_in(&mut self, mi: usize, r: &Rec) {
+        if r.msg.as_ref().is_some_and(|m| m.fast) && !self.is_copied(r) {
+            // A response served in fast mode (any of its lines says so).
+            self.fast.insert(mi);
+        }
         let Some(listed) = r.msg.as_ref().map(|m| &m.advisors).filter(|a| !a.is_empty() && !self.is_copied(r)) else {
             return;
         };
@@ -631,11 +638,26 @@ not in the calls' usage, not replayed, not priced",
         self.s.diagnostics.warn(self.path, 0, message);
     }
 
+    /// Say that fast-mode responses are priced at standard rates: their
+    /// multiple differs by model and has changed over time.
+    fn report_fast(&mut self) {
+        if self.fast.is_empty() {
+            return;
+        }
+        let message = format!(
+            "{} response(s) in fast mode (usage.speed): billed at a multiple of the standard rates, \
+priced here at the standard ones",
+            self.fast.len()
+        );
+        self.s.diagnostics.warn(self.path, 0, message);
+    }
+
     fn finish(mut self) -> Session {
         self.replace_contents();
         self.finish_pending();
         self.resolve_preserved();
         self.report_advisors();
+        self.report_fast();
         self.s
     }
 }

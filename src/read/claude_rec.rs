@@ -147,6 +147,9 @@ pub(super) struct Msg<'a> {
     pub writes_by_ttl: Option<(u64, u64)>,
     /// The advisor's requests inside this response ([`advisors_of`]).
     pub advisors: Vec<Advisor>,
+    /// Served in fast mode (`usage.speed: "fast"`), billed at a multiple of
+    /// the standard rates.
+    pub fast: bool,
     pub content: Content<'a>,
 }
 
@@ -183,6 +186,7 @@ json_object! {
         cache_creation_input_tokens: Option<Value> = "cache_creation_input_tokens",
         cache_creation: Option<TCacheCreation<'a>> = "cache_creation",
         iterations: Option<Value> = "iterations",
+        speed: Option<Value> = "speed",
     }
 }
 
@@ -268,6 +272,7 @@ impl<'a> Rec<'a> {
                     model: m.model.map(|s| s.0),
                     carries_usage: m.usage.is_some(),
                     advisors: m.usage.as_ref().map_or_else(Vec::new, |u| advisors_of(u.iterations.as_ref())),
+                    fast: m.usage.as_ref().is_some_and(|u| is_fast(u.speed.as_ref())),
                     writes_by_ttl: m.usage.as_ref().and_then(|u| u.cache_creation.as_ref()).and_then(|c| {
                         writes_by_ttl(|k| match k {
                             "ephemeral_5m_input_tokens" => c.m5.as_ref(),
@@ -341,6 +346,7 @@ impl<'a> Rec<'a> {
                     carries_usage: usage.is_some_and(|u| !u.is_null()),
                     usage: usage.and_then(Value::as_object).map(|o| usage_of(|k| o.get(k))),
                     advisors: advisors_of(usage.and_then(|u| u.get("iterations"))),
+                    fast: is_fast(usage.and_then(|u| u.get("speed"))),
                     writes_by_ttl: usage
                         .and_then(|u| u.get("cache_creation"))
                         .and_then(Value::as_object)
@@ -627,6 +633,11 @@ impl<'de> Deserialize<'de> for Key<'de> {
         }
         d.deserialize_str(V)
     }
+}
+
+/// `usage.speed` says fast mode.
+fn is_fast(speed: Option<&Value>) -> bool {
+    speed.and_then(Value::as_str) == Some("fast")
 }
 
 /// A value parsed through and dropped: everything a `Value` would check

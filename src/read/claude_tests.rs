@@ -507,6 +507,20 @@ fn user_turns_the_harness_started_are_injected() {
     assert_eq!(slow, origins);
 }
 
+/// A response served in fast mode is billed at a multiple of the standard
+/// rates that differs by model; the reader says how many there were, once
+/// per response however many lines it spans.
+#[test]
+fn fast_mode_responses_are_counted_and_said() {
+    let s = &read_fixture("fast-mode.jsonl")[0];
+    assert_eq!(s.calls.len(), 2);
+    let said: Vec<&str> =
+        s.diagnostics.messages.iter().map(|d| d.message.as_str()).filter(|m| m.contains("fast mode")).collect();
+    assert_eq!(said.len(), 1, "{:?}", s.diagnostics.messages);
+    assert!(said[0].starts_with("1 response(s) in fast mode"), "{}", said[0]);
+    assert!(read_fixture("cache-1h.jsonl")[0].diagnostics.messages.iter().all(|d| !d.message.contains("fast mode")));
+}
+
 /// Claude Code before 2.1.132 cut a failed tool's output inside an emoji and
 /// wrote the half it kept as a lone surrogate escape (`\ud83d`). The record
 /// is read, the half as U+FFFD, and a whole pair elsewhere is kept.
