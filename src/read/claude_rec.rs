@@ -186,7 +186,7 @@ json_object! {
         cache_creation_input_tokens: Option<Value> = "cache_creation_input_tokens",
         cache_creation: Option<TCacheCreation<'a>> = "cache_creation",
         iterations: Option<Value> = "iterations",
-        speed: Option<Value> = "speed",
+        speed: Option<Str<'a>> = "speed",
     }
 }
 
@@ -272,7 +272,7 @@ impl<'a> Rec<'a> {
                     model: m.model.map(|s| s.0),
                     carries_usage: m.usage.is_some(),
                     advisors: m.usage.as_ref().map_or_else(Vec::new, |u| advisors_of(u.iterations.as_ref())),
-                    fast: m.usage.as_ref().is_some_and(|u| is_fast(u.speed.as_ref())),
+                    fast: m.usage.as_ref().is_some_and(|u| u.speed.as_deref() == Some("fast")),
                     writes_by_ttl: m.usage.as_ref().and_then(|u| u.cache_creation.as_ref()).and_then(|c| {
                         writes_by_ttl(|k| match k {
                             "ephemeral_5m_input_tokens" => c.m5.as_ref(),
@@ -346,7 +346,7 @@ impl<'a> Rec<'a> {
                     carries_usage: usage.is_some_and(|u| !u.is_null()),
                     usage: usage.and_then(Value::as_object).map(|o| usage_of(|k| o.get(k))),
                     advisors: advisors_of(usage.and_then(|u| u.get("iterations"))),
-                    fast: is_fast(usage.and_then(|u| u.get("speed"))),
+                    fast: usage.and_then(|u| u.get("speed")).and_then(Value::as_str) == Some("fast"),
                     writes_by_ttl: usage
                         .and_then(|u| u.get("cache_creation"))
                         .and_then(Value::as_object)
@@ -633,11 +633,6 @@ impl<'de> Deserialize<'de> for Key<'de> {
         }
         d.deserialize_str(V)
     }
-}
-
-/// `usage.speed` says fast mode.
-fn is_fast(speed: Option<&Value>) -> bool {
-    speed.and_then(Value::as_str) == Some("fast")
 }
 
 /// A value parsed through and dropped: everything a `Value` would check

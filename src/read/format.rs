@@ -172,7 +172,7 @@ pub fn detect(data: &[u8]) -> Option<Format> {
     // Whole-file JSON documents (Gemini session, Cline history, generic arrays).
     // A JSONL file also starts with '{': only a document that parses whole counts.
     if matches!(body.first(), Some(b'{' | b'['))
-        && let Ok(doc) = super::parse_json::<Value>(body)
+        && let Ok(doc) = super::parse_document::<Value>(body)
         && let Some(f) = FORMATS.iter().find(|f| f.detect_document(&doc))
     {
         return Some(f.id());

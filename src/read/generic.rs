@@ -451,7 +451,7 @@ fn records(path: &Path, data: &[u8], s: &mut Session) -> Option<Vec<(u64, Value)
     let body = super::strip_bom(data);
     let trimmed = body.iter().position(|b| !b.is_ascii_whitespace()).map_or(&body[..0], |i| &body[i..]);
     if trimmed.first() == Some(&b'[') || trimmed.first() == Some(&b'{') {
-        if let Ok(v) = super::parse_json::<Value>(trimmed) {
+        if let Ok(v) = super::parse_document::<Value>(trimmed) {
             return Some(match v {
                 Value::Array(items) => {
                     s.stats.records = items.len() as u64;

@@ -21,12 +21,31 @@ pub(crate) fn from_json_line<'a, T: serde::Deserialize<'a>>(line: &'a [u8]) -> s
 
 /// Deserialize a JSON text (a line or a whole document), a lone surrogate
 /// escape read as U+FFFD. A text that parses is parsed once: the repair is
-/// tried only after a failure, and only when it changes something.
+/// tried only after a failure at such an escape.
 pub(crate) fn parse_json<T: DeserializeOwned>(text: &[u8]) -> serde_json::Result<T> {
-    from_json_line(text).or_else(|e| match repair_lone_surrogates(text) {
+    from_json_line(text).or_else(|e| parse_repaired(text, e))
+}
+
+/// [`parse_json`] of a text that may well not be one JSON document (a JSONL
+/// file tried whole): parsed as bytes, so it fails where it stops being one
+/// document, without a first pass over all of it for UTF-8.
+pub(crate) fn parse_document<T: DeserializeOwned>(text: &[u8]) -> serde_json::Result<T> {
+    serde_json::from_slice(text).or_else(|e| parse_repaired(text, e))
+}
+
+/// `text` parsed again with its lone surrogates repaired, when `failure`
+/// was at one; else `failure`.
+fn parse_repaired<T: DeserializeOwned>(text: &[u8], failure: serde_json::Error) -> serde_json::Result<T> {
+    // serde_json's messages for a lone half: "lone leading surrogate in hex
+    // escape", "unexpected end of hex escape".
+    let at_surrogate = failure.is_syntax() && {
+        let m = failure.to_string();
+        m.contains("surrogate") || m.contains("end of hex escape")
+    };
+    match at_surrogate.then(|| repair_lone_surrogates(text)).flatten() {
         Some(fixed) => from_json_line(&fixed),
-        None => Err(e),
-    })
+        None => Err(failure),
+    }
 }
 
 /// [`parse_json`] of a JSON text held in a string (a tool call's arguments).
@@ -142,6 +161,9 @@ mod tests {
         let v: Value = parse_json(line).unwrap_or_default();
         assert_eq!(v, json!({"type": "user", "text": "emoji cut \u{FFFD} here", "n": 1}));
         assert!(parse_line(line).is_ok());
+        assert_eq!(parse_document::<Value>(line).ok(), Some(v));
+        // Two records are not one document, whatever they hold.
+        assert!(parse_document::<Value>(b"{\"a\":\"\\ud83d\"}\n{}").is_err());
         // A line broken otherwise keeps its error, at the column as written.
         let bad = br#"{"a":"\ud83d","b":}"#;
         let reason = parse_line(bad).err().unwrap_or_default();
