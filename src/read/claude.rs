@@ -703,7 +703,7 @@ fn merge_usage(a: Option<Usage>, b: Option<Usage>) -> Option<Usage> {
 
 #[path = "claude_blocks.rs"]
 mod blocks;
-use blocks::{block_hash, content_blocks, convert_block, hash_json};
+use blocks::{block_hash, block_hasher, content_blocks, convert_block, hash_json};
 
 #[path = "claude_rec.rs"]
 mod rec;

@@ -3,7 +3,7 @@
 
 use crate::model::Block;
 use serde_json::Value;
-use std::collections::hash_map::DefaultHasher;
+use std::hash::BuildHasher;
 use std::hash::{Hash, Hasher};
 
 /// `message.content`: a string is one text block, an array is blocks. Takes the
@@ -96,11 +96,19 @@ fn document_block(mut obj: serde_json::Map<String, Value>) -> Block {
     }
 }
 
+/// The hasher of a block's identity: fixed (a block hashes the same in every
+/// run), and fast on long texts (every block of every response is hashed).
+pub(super) type BlockHasher = foldhash::fast::FoldHasher<'static>;
+
+pub(super) fn block_hasher() -> BlockHasher {
+    foldhash::fast::FixedState::default().build_hasher()
+}
+
 /// Identity of a block for merging a response's lines: a tool call by its id, any
 /// other block by its compact JSON. Used for the blocks the typed structs cannot
 /// read (`claude_rec::RawBlock::hash` gives the others their typed identity).
 pub(super) fn block_hash(v: &Value) -> u64 {
-    let mut h = DefaultHasher::new();
+    let mut h = block_hasher();
     match (v.get("type").and_then(Value::as_str), v.get("id").and_then(Value::as_str)) {
         (Some("tool_use"), Some(id)) => ("tool_use", id).hash(&mut h),
         _ => hash_json(v, &mut h),
@@ -111,8 +119,8 @@ pub(super) fn block_hash(v: &Value) -> u64 {
 /// Feed the compact JSON of `v` to a hasher. The serialization streams into the
 /// hasher: a block can be hundreds of MB (pasted files, base64 images), too big
 /// to copy as a String.
-pub(super) fn hash_json(v: &Value, h: &mut DefaultHasher) {
-    struct HashWriter<'h>(&'h mut DefaultHasher);
+pub(super) fn hash_json(v: &Value, h: &mut BlockHasher) {
+    struct HashWriter<'h>(&'h mut BlockHasher);
     impl std::io::Write for HashWriter<'_> {
         fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
             self.0.write(buf);

@@ -9,21 +9,22 @@
 //! an object belongs, or a content block the typed model cannot represent exactly
 //! (unknown block type, a text block without text) makes the fast path give up,
 //! and the line is parsed as a `Value` and read the way it always was
-//! ([`Rec::from_value`]). Fields the reader does not use are still parsed through
-//! (strings decoded, numbers converted, depth counted; nothing is built): serde's
-//! usual skipping does not check escapes, UTF-8 or number ranges, and would
-//! accept lines the `Value` path rejects as malformed. A repeated key keeps its
-//! last value, as in a `Value`. So both paths accept the same lines and read
-//! them the same way; the fast one only covers the common shapes.
+//! ([`Rec::from_value`]). Fields the reader does not use are skipped without
+//! decoding them (a tool's whole output, again, in `toolUseResult`): their
+//! syntax is checked (escapes, control characters), and the fast path takes
+//! only UTF-8 lines. A repeated key keeps its last value, as in a `Value`. So
+//! both paths read a line the same way; the fast one only covers the common
+//! shapes. Where they differ is in what a skipped field may hold: a lone
+//! surrogate, which the `Value` path reads as U+FFFD, a number beyond `f64`
+//! or nesting deeper than 128, which it rejects.
 
 use crate::model::{Block, Usage};
 use crate::read::time;
 use serde::Deserialize;
 use serde::de::value::MapAccessDeserializer;
-use serde::de::{Deserializer, MapAccess, SeqAccess, Visitor};
+use serde::de::{Deserializer, IgnoredAny, MapAccess, SeqAccess, Visitor};
 use serde_json::Value;
 use std::borrow::Cow;
-use std::collections::hash_map::DefaultHasher;
 use std::fmt;
 use std::hash::{Hash, Hasher};
 use std::marker::PhantomData;
@@ -44,7 +45,7 @@ pub(super) struct Rec<'a> {
 
 /// A struct read from a JSON object only (never an array, which derived structs
 /// would accept by position), whose fields are read as their types say; other
-/// keys are parsed through by [`Validate`]; a repeated key keeps its last value.
+/// keys are skipped, their syntax checked; a repeated key keeps its last value.
 macro_rules! json_object {
     (
         $(#[$meta:meta])*
@@ -73,7 +74,7 @@ macro_rules! json_object {
                             match key.as_str() {
                                 $( $key => out.$field = map.next_value()?, )*
                                 _ => {
-                                    map.next_value::<Validate>()?;
+                                    map.next_value::<IgnoredAny>()?;
                                 }
                             }
                         }
@@ -257,10 +258,9 @@ impl<'a> Rec<'a> {
         if raw.iter().find(|b| !b.is_ascii_whitespace()) != Some(&b'{') {
             return None;
         }
-        // A line that is not UTF-8 fails here: bad bytes can only sit in a
-        // string, and every string is checked, the skipped ones by
-        // `Validate`. The `Value` path then reports it.
-        let mut f: Fields<'a> = crate::read::from_json_line(raw).ok()?;
+        // A line that is not UTF-8 fails here, wherever its bad bytes sit (a
+        // skipped field is not decoded): the `Value` path then reports it.
+        let mut f: Fields<'a> = crate::read::from_utf8_line(raw)?;
         let msg = match f.message.take() {
             None => None,
             Some(m) => {
@@ -522,7 +522,7 @@ fn value_hash(v: &Value) -> u64 {
 /// Identity of a typed block: every field it was read with, so two lines
 /// carrying the same block hash the same and blocks that differ do not.
 fn typed_hash(b: &TBlock<'_>) -> u64 {
-    let mut h = DefaultHasher::new();
+    let mut h = super::block_hasher();
     match b {
         TBlock::Str(s) => (0u8, s.as_ref()).hash(&mut h),
         TBlock::Obj(o) => match (o.kind.as_deref(), o.id.as_deref()) {
@@ -632,49 +632,6 @@ impl<'de> Deserialize<'de> for Key<'de> {
             }
         }
         d.deserialize_str(V)
-    }
-}
-
-/// A value parsed through and dropped: everything a `Value` would check
-/// (string escapes and UTF-8, number ranges, nesting depth), nothing built.
-struct Validate;
-
-impl<'de> Deserialize<'de> for Validate {
-    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        struct V;
-        impl<'de> Visitor<'de> for V {
-            type Value = Validate;
-            fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
-                f.write_str("any JSON value")
-            }
-            fn visit_bool<E: serde::de::Error>(self, _: bool) -> Result<Validate, E> {
-                Ok(Validate)
-            }
-            fn visit_i64<E: serde::de::Error>(self, _: i64) -> Result<Validate, E> {
-                Ok(Validate)
-            }
-            fn visit_u64<E: serde::de::Error>(self, _: u64) -> Result<Validate, E> {
-                Ok(Validate)
-            }
-            fn visit_f64<E: serde::de::Error>(self, _: f64) -> Result<Validate, E> {
-                Ok(Validate)
-            }
-            fn visit_str<E: serde::de::Error>(self, _: &str) -> Result<Validate, E> {
-                Ok(Validate)
-            }
-            fn visit_unit<E: serde::de::Error>(self) -> Result<Validate, E> {
-                Ok(Validate)
-            }
-            fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Validate, A::Error> {
-                while seq.next_element::<Validate>()?.is_some() {}
-                Ok(Validate)
-            }
-            fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Validate, A::Error> {
-                while map.next_entry::<Validate, Validate>()?.is_some() {}
-                Ok(Validate)
-            }
-        }
-        d.deserialize_any(V)
     }
 }
 

@@ -827,6 +827,30 @@ fn a_line_that_is_not_utf8_is_left_to_the_value_path() {
     assert!(rec::Rec::typed(1, good.as_bytes()).is_some());
 }
 
+/// A field the reader skips is not decoded on the fast path: what it holds
+/// cannot cost the record. Half an emoji there reads the same on both paths
+/// (the `Value` path repairs it); a number beyond `f64` or nesting deeper
+/// than 128 only the fast path accepts.
+#[test]
+fn what_a_skipped_field_holds_does_not_cost_the_record() {
+    let deep = format!("{}{}", "[".repeat(200), "]".repeat(200));
+    let record = |skipped: &str| {
+        format!(
+            r#"{{"type":"user","uuid":"u1","sessionId":"s1","toolUseResult":{skipped},"message":{{"role":"user","content":"hi"}}}}"#
+        )
+    };
+    let half = record(r#""cut \ud83d""#);
+    assert!(rec::Rec::typed(1, half.as_bytes()).is_some());
+    let path = Path::new("s1.jsonl");
+    assert_eq!(read_with(path, half.as_bytes(), true), read_with(path, half.as_bytes(), false));
+    for odd in [record("1e400"), record(&deep)] {
+        assert!(rec::Rec::typed(1, odd.as_bytes()).is_some(), "{odd:.80}");
+        assert!(crate::read::parse_line(odd.as_bytes()).is_err(), "{odd:.80}");
+        let s = &read_with(path, odd.as_bytes(), true)[0];
+        assert_eq!((s.messages.len(), s.diagnostics.bad_lines), (1, 0));
+    }
+}
+
 /// The cache writes of each response by the lifetime it asked for
 /// (`usage.cache_creation`), counted once per response, whatever the number
 /// of lines it was written over; a log without them says nothing.

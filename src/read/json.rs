@@ -6,13 +6,18 @@
 use memchr::memmem;
 use serde::de::DeserializeOwned;
 
-/// Deserialize one JSONL line. The line is checked as UTF-8 once, whole, and
-/// parsed as text: serde_json's byte parser checks every string it reads with
-/// a call of its own (a fifth of a parse, in many short calls). A line that
-/// is not UTF-8 goes to the byte parser, for its error or, for a type that
-/// skips fields unchecked, its value. Lone surrogates are an error here; the
-/// types that own what they read go through [`parse_json`].
-pub(crate) fn from_json_line<'a, T: serde::Deserialize<'a>>(line: &'a [u8]) -> serde_json::Result<T> {
+/// Deserialize one JSONL line that is UTF-8, borrowing from it; `None` for a
+/// line that is not UTF-8 or not a `T`. The line is checked as UTF-8 once,
+/// whole, and parsed as text: serde_json's byte parser checks every string it
+/// reads with a call of its own (a fifth of a parse, in many short calls),
+/// and skips the fields a type does not read without checking them at all.
+pub(crate) fn from_utf8_line<'a, T: serde::Deserialize<'a>>(line: &'a [u8]) -> Option<T> {
+    serde_json::from_str(std::str::from_utf8(line).ok()?).ok()
+}
+
+/// Deserialize one JSON text: [`from_utf8_line`]'s way when it is UTF-8,
+/// else the byte parser's, for its error. Lone surrogates are an error here.
+fn from_json_line<T: DeserializeOwned>(line: &[u8]) -> serde_json::Result<T> {
     match std::str::from_utf8(line) {
         Ok(text) => serde_json::from_str(text),
         Err(_) => serde_json::from_slice(line),

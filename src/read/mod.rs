@@ -31,7 +31,7 @@ use std::path::Path;
 pub use discover::{Input, InputKind, discover};
 pub use format::{DETECT_RECORDS, detect};
 pub use json::parse_line;
-pub(crate) use json::{from_json_line, parse_document, parse_json, parse_json_str};
+pub(crate) use json::{from_utf8_line, parse_document, parse_json, parse_json_str};
 pub use locations::{Home, Location, Os};
 
 /// Largest token count a reader takes from a log (2^40, about 1.1e12: far above

@@ -177,9 +177,9 @@ pub fn for_each_record(data: &[u8], mut f: impl FnMut(&Record<'_>)) -> (u64, u64
     for (_, line) in crate::read::lines(data) {
         lines += 1;
         // As the reader parses its lines.
-        match crate::read::from_json_line::<Record>(line) {
-            Ok(r) => f(&r),
-            Err(_) => bad += 1,
+        match crate::read::from_utf8_line::<Record>(line) {
+            Some(r) => f(&r),
+            None => bad += 1,
         }
     }
     (lines, bad)
