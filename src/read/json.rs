@@ -10,7 +10,7 @@ use serde::de::DeserializeOwned;
 /// line that is not UTF-8 or not a `T`. The line is checked as UTF-8 once,
 /// whole, and parsed as text: serde_json's byte parser checks every string it
 /// reads with a call of its own (a fifth of a parse, in many short calls),
-/// and skips the fields a type does not read without checking them at all.
+/// and none of the strings in the fields a type skips.
 pub(crate) fn from_utf8_line<'a, T: serde::Deserialize<'a>>(line: &'a [u8]) -> Option<T> {
     serde_json::from_str(std::str::from_utf8(line).ok()?).ok()
 }
