@@ -9,12 +9,14 @@ use std::path::Path;
 use std::process::{Command, Output};
 
 /// A program that counts its runs, keeps its last request and environment, and
-/// answers with the paths the request mentions.
+/// answers with the paths the request mentions. Runs overlap (`concurrency`):
+/// each writes its own file and renames it into place, so the kept request
+/// is one whole request, not two written over each other.
 const PROGRAM: &str = r#"#!/bin/sh
 request=$(cat)
 echo run >> runs.log
-printf '%s' "$request" > last-request.json
-env > last-env.txt
+printf '%s' "$request" > "last-request.json.$$" && mv "last-request.json.$$" last-request.json
+env > "last-env.txt.$$" && mv "last-env.txt.$$" last-env.txt
 echo "PROGRAM-SUMMARY of the compacted messages"
 printf '%s' "$request" | sed -e 's/\\[nrt]/ /g' | grep -oE '[A-Za-z0-9_.-]*(/[A-Za-z0-9_.-]+)+\.[a-z]{1,4}' | sort -u | head -n 40
 "#;
