@@ -485,7 +485,7 @@ impl<'p> Builder<'p> {
                 m.source_line = m.source_line.min(r.line);
                 m.timestamp = m.timestamp.or(r.f.timestamp.0);
             }
-            self.advisors_in(mi, r);
+            self.served_in(mi, r);
             if let Some(call) = self.call_of.get(&mi).and_then(|&ci| self.s.calls.get_mut(ci)) {
                 call.usage = merge_usage(call.usage, usage);
                 call.model = call.model.take().or(model.map(str::to_string));
@@ -513,7 +513,7 @@ impl<'p> Builder<'p> {
         if let Some(id) = response_id {
             self.responses.insert(id.to_string(), mi);
         }
-        self.advisors_in(mi, r);
+        self.served_in(mi, r);
         self.call_of.insert(mi, self.s.calls.len());
         self.s.calls.push(Call {
             message_index: mi,
@@ -600,16 +600,18 @@ impl<'p> Builder<'p> {
         }
     }
 
-    /// Keep the advisor's requests a line of response `mi` lists, and whether
-    /// it ran in fast mode (not for a branch's copy: those are its parent's).
-    fn advisors_in(&mut self, mi: usize, r: &Rec) {
-        if r.msg.as_ref().is_some_and(|m| m.fast) && !self.is_copied(r) {
-            // A response served in fast mode (any of its lines says so).
+    /// Note what a line of response `mi` says of how it was served: the
+    /// advisor's requests it lists, and fast mode (any of its lines says so).
+    /// Not for a branch's copy: those are its parent's.
+    fn served_in(&mut self, mi: usize, r: &Rec) {
+        let Some(msg) = r.msg.as_ref().filter(|_| !self.is_copied(r)) else { return };
+        if msg.fast {
             self.fast.insert(mi);
         }
-        let Some(listed) = r.msg.as_ref().map(|m| &m.advisors).filter(|a| !a.is_empty() && !self.is_copied(r)) else {
+        let listed = &msg.advisors;
+        if listed.is_empty() {
             return;
-        };
+        }
         let kept = self.advisors.entry(mi).or_default();
         if listed.len() > kept.len() {
             kept.clone_from(listed);

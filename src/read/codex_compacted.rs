@@ -107,10 +107,10 @@ impl Reader<'_> {
     /// `summary`. A summary that opens with Codex's summary prefix
     /// ([`SUMMARY_OPENING`]) comes from a version that keeps the person's
     /// newest messages (up to [`USER_MESSAGE_TOKENS`]) as messages, earlier
-    /// summaries left out; any
-    /// other from the first versions, whose one bridge message joins every
-    /// user message of the history, earlier bridges included. Both put the
-    /// initial context (instructions, environment) first.
+    /// summaries left out; any other from the first versions, whose one bridge
+    /// message joins every user message of the history, earlier bridges
+    /// included. Both put the initial context (instructions, environment)
+    /// first.
     fn rebuild(&self, summary: &str) -> Rebuilt {
         let bridge = !starts_with_ci(summary.trim_start(), SUMMARY_OPENING);
         // The history at this point: from where the last compaction before

@@ -53,9 +53,10 @@ fn parse_repaired<T: DeserializeOwned>(text: &[u8], failure: serde_json::Error) 
     }
 }
 
-/// [`parse_json`] of a JSON text held in a string (a tool call's arguments).
+/// [`parse_json`] of a JSON text held in a string (a tool call's arguments):
+/// already UTF-8, so not checked again.
 pub(crate) fn parse_json_str<T: DeserializeOwned>(text: &str) -> serde_json::Result<T> {
-    parse_json(text.as_bytes())
+    serde_json::from_str(text).or_else(|e| parse_repaired(text.as_bytes(), e))
 }
 
 /// Parse one JSONL line, turning failure into a short reason for a diagnostic.
