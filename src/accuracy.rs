@@ -295,6 +295,7 @@ pub(crate) mod tests {
             }),
             timestamp: None,
             response_id: None,
+            fast: false,
         }
     }
 

@@ -576,8 +576,15 @@ mod tests {
             Message::new(Role::Assistant, Origin::Model, vec![Block::text("done"), Block::Other { raw: json!(1) }]),
         ];
         s.calls = vec![
-            Call { message_index: 2, model: None, usage: Some(usage(100, 20)), timestamp: None, response_id: None },
-            Call { message_index: 4, model: None, usage: None, timestamp: None, response_id: None },
+            Call {
+                message_index: 2,
+                model: None,
+                usage: Some(usage(100, 20)),
+                timestamp: None,
+                response_id: None,
+                fast: false,
+            },
+            Call { message_index: 4, model: None, usage: None, timestamp: None, response_id: None, fast: false },
         ];
         s.errors = vec![
             RecordedError { source_line: 3, kind: ApiErrorKind::RateLimit, message: "429".into() },

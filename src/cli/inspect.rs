@@ -598,6 +598,7 @@ mod tests {
             usage: u,
             timestamp: None,
             response_id: None,
+            fast: false,
         };
         let mut a = Session::new("main-session", Format::ClaudeCode, "/logs/a.jsonl");
         a.meta.add_version("2.0.28");

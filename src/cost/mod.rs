@@ -17,6 +17,11 @@
 //!   (agents call in a loop) and is counted in `calls_without_timestamp`;
 //! - with the cache off everything is plain input.
 //!
+//! A call the log says was served in fast mode is billed, baseline and policy
+//! alike, at its family's fast-mode multiple of every price
+//! ([`Family::fast`]); a family with none prices it at the standard rates, and
+//! the cost counts such calls (`fast_at_standard_calls`).
+//!
 //! Outputs are taken as recorded, so the output cost (recorded `usage.output`) is
 //! the same for both; summarizer tokens (LLM summaries) are billed as uncached
 //! input and output at the summarizer's model price.
@@ -264,6 +269,12 @@ pub struct SessionCost {
     /// Calls of no model name priced as their agent's default model.
     #[serde(default)]
     pub agent_model_calls: u64,
+    /// Calls served in fast mode, at their family's fast-mode prices or,
+    /// for `fast_at_standard_calls` of them, at the standard ones.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub fast_calls: u64,
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub fast_at_standard_calls: u64,
     pub calls_without_timestamp: u64,
     pub ttl: Option<CacheTtl>,
     pub baseline: Bill,
@@ -278,6 +289,10 @@ pub struct SessionCost {
     /// pruned or compacted broke the cached prefix (or its summaries cost more).
     pub sheds_tokens_costs_more: bool,
     pub recorded: Option<RecordedCheck>,
+}
+
+fn is_zero(n: &u64) -> bool {
+    *n == 0
 }
 
 /// USD rounded to a millionth of a dollar, so reports are short and stable.
@@ -363,7 +378,11 @@ pub fn session_cost_with(
         out.fallback_calls += u64::from(source == ModelSource::Fallback);
         out.agent_model_calls += u64::from(source == ModelSource::Agent);
         let family = &table.families[fi];
-        let (base_prices, pol_prices) = (family.prices_for(row.tokens_baseline), family.prices_for(row.tokens_policy));
+        let fast = call.is_some_and(|c| c.fast);
+        out.fast_calls += u64::from(fast);
+        out.fast_at_standard_calls += u64::from(fast && family.fast.is_none());
+        let (base_prices, pol_prices) =
+            (&family.prices_at(row.tokens_baseline, fast), &family.prices_at(row.tokens_policy, fast));
         let gap = gap_ms(prev_ts, row);
         if row.timestamp.is_none() {
             out.calls_without_timestamp += 1;
@@ -383,7 +402,7 @@ pub fn session_cost_with(
             out.policy.usd += u.output as f64 * pol_prices.output / 1e6;
             if has_cache_fields(&u) {
                 let rec = Split { uncached: u.uncached_input, cache_read: u.cache_read, cache_write: u.cache_write };
-                let rec_usd = rec.usd(family.prices_for(rec.total()), ttl);
+                let rec_usd = rec.usd(&family.prices_at(rec.total(), fast), ttl);
                 check.calls += 1;
                 check.recorded_usd += rec_usd;
                 check.simulated_usd += base_usd;
@@ -462,6 +481,11 @@ pub struct CostTotals {
     /// Calls of no model name priced as their agent's default model.
     #[serde(default)]
     pub agent_model_calls: u64,
+    /// Calls served in fast mode; of them, priced at the standard rates.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub fast_calls: u64,
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub fast_at_standard_calls: u64,
     pub calls_without_timestamp: u64,
     /// The baseline simulation against recorded usage over every checked call.
     pub recorded: Option<RecordedCheck>,
@@ -478,6 +502,8 @@ impl CostTotals {
         self.sessions_sheds_tokens_costs_more += u64::from(c.sheds_tokens_costs_more);
         self.fallback_calls += c.fallback_calls;
         self.agent_model_calls += c.agent_model_calls;
+        self.fast_calls += c.fast_calls;
+        self.fast_at_standard_calls += c.fast_at_standard_calls;
         self.calls_without_timestamp += c.calls_without_timestamp;
         if let Some(r) = &c.recorded {
             let k = &mut self.check;

@@ -15,6 +15,13 @@
 //!   gives (secondary source). Haiku 5.5 is priced by prompt length: $0.10 / $0.50 up
 //!   to 100K tokens, $0.50 / $2.50 above (release notes of claudit v1.9.2 and
 //!   PromptFuel v1.0.23, and the synaps crate's table, secondary sources).
+//! - Anthropic fast mode (`speed: "fast"`): Claude Code's fast-mode page gives
+//!   $30 / $150 on Opus 4.6 and 4.7 and $10 / $50 on Opus 4.8 (6× and 2× the
+//!   standard $5 / $25), and the platform's fast-mode page says the multiple
+//!   stacks with the cache multipliers; Opus 5's $10 / $50 (2×) is from the
+//!   OpenRouter and Vercel AI Gateway model pages (secondary). Opus 5.5 and
+//!   Fable 5.2 serve fast mode at a multiple no source we read gives: their
+//!   fast calls are priced at the standard rates, and the report says so.
 //! - OpenAI: the model pages of <https://developers.openai.com/api/docs/models>
 //!   (`gpt-5-codex`: $1.25 input, $0.125 cached input, $10 output, the GPT-5 tier)
 //!   and the pricing page <https://developers.openai.com/api/docs/pricing> as
@@ -73,6 +80,11 @@ pub struct Family {
     /// every token of such a request, output included, is billed at them.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub long: Option<LongContext>,
+    /// Fast mode (Anthropic `speed: "fast"`) bills every price of a request,
+    /// cache rates and long-context tier included, at this multiple; `None`:
+    /// not known for this family, and a fast call is priced at the standard rates.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub fast: Option<f64>,
     /// Defined or changed by a prices file.
     pub user: bool,
 }
@@ -92,6 +104,16 @@ impl Family {
         match &self.long {
             Some(l) if prompt > l.above => &l.prices,
             _ => &self.prices,
+        }
+    }
+
+    /// The prices of a request of `prompt` tokens, served in fast mode when
+    /// `fast` (at the standard ones when the family has no fast multiple).
+    pub fn prices_at(&self, prompt: u64, fast: bool) -> Prices {
+        let p = *self.prices_for(prompt);
+        match self.fast.filter(|_| fast) {
+            Some(m) => p.times(m),
+            None => p,
         }
     }
 }
@@ -154,6 +176,17 @@ impl Prices {
         Prices { input, output, cache_write_5m: input, cache_write_1h: input, cache_read: read }
     }
 
+    /// Every price at `m` times itself.
+    fn times(self, m: f64) -> Prices {
+        Prices {
+            input: self.input * m,
+            output: self.output * m,
+            cache_write_5m: self.cache_write_5m * m,
+            cache_write_1h: self.cache_write_1h * m,
+            cache_read: self.cache_read * m,
+        }
+    }
+
     fn all_finite_non_negative(&self) -> bool {
         [self.input, self.output, self.cache_write_5m, self.cache_write_1h, self.cache_read]
             .iter()
@@ -168,8 +201,14 @@ fn fam(name: &str, provider: Provider, patterns: &[&str], prices: Prices) -> Fam
         patterns: patterns.iter().map(|p| normalize_model(p)).collect(),
         prices,
         long: None,
+        fast: None,
         user: false,
     }
+}
+
+/// `f` with its fast-mode multiple.
+fn fast(f: Family, multiple: f64) -> Family {
+    Family { fast: Some(multiple), ..f }
 }
 
 /// `f` with its long-context tier.
@@ -188,13 +227,12 @@ impl PriceTable {
             fam("claude-fable-5-1", Anthropic, &["claude-fable-5-1", "claude-mythos-5-1"], a(10.0, 50.0, 0.25)),
             fam("claude-fable-5", Anthropic, &["claude-fable-5", "claude-mythos-5"], a(10.0, 50.0, 1.0)),
             fam("claude-opus-5-5", Anthropic, &["claude-opus-5-5"], a(4.0, 20.0, 0.20)),
-            // Opus 4.5 through 5: $5 / $6.25 / $10 / $0.50 / $25.
-            fam(
-                "claude-opus-4-5",
-                Anthropic,
-                &["claude-opus-4-5", "claude-opus-4-6", "claude-opus-4-7", "claude-opus-4-8", "claude-opus-5"],
-                a(5.0, 25.0, 0.50),
-            ),
+            // Opus 4.5 through 5: $5 / $6.25 / $10 / $0.50 / $25, in three
+            // families by their fast-mode multiple: none on 4.5, 6× on 4.6
+            // and 4.7 ($30 / $150), 2× on 4.8 and 5 ($10 / $50).
+            fam("claude-opus-4-5", Anthropic, &["claude-opus-4-5"], a(5.0, 25.0, 0.50)),
+            fast(fam("claude-opus-4-6", Anthropic, &["claude-opus-4-6", "claude-opus-4-7"], a(5.0, 25.0, 0.50)), 6.0),
+            fast(fam("claude-opus-4-8", Anthropic, &["claude-opus-4-8", "claude-opus-5"], a(5.0, 25.0, 0.50)), 2.0),
             // Opus 4 / 4.1 / 3: $15 / $18.75 / $30 / $1.50 / $75.
             fam("claude-opus-4", Anthropic, &["claude-opus-4", "claude-3-opus"], a(15.0, 75.0, 1.50)),
             // Sonnet 5 and 5.5 overview pages: $2 / $2.50 / $4 / $0.20 / $10.
@@ -271,6 +309,9 @@ impl PriceTable {
     /// cache_write_5m = 1.25          # optional: anthropic 1.25 × input, else input
     /// cache_write_1h = 2.0           # optional: anthropic 2 × input, else input
     ///
+    /// fast = 2                       # optional: fast mode bills every price at 2×
+    ///                                # (`fast = false` removes a built-in multiple)
+    ///
     /// [families.my-model.long]       # long-context tier: a new one needs above,
     /// above = 128000                 # input and output; an existing one takes
     /// input = 2.0                    # only the keys given; `long = false` in
@@ -315,6 +356,7 @@ impl PriceTable {
                             .collect(),
                         prices,
                         long: None,
+                        fast: None,
                         user: true,
                     };
                     f.apply_to(&mut family).map_err(|e| bad(&e))?;
@@ -453,6 +495,8 @@ struct FamilyFile {
     cache_read: Option<f64>,
     /// The long-context tier: a table ([`LongFile`]), or `false` for none.
     long: Option<toml::Value>,
+    /// The fast-mode multiple, or `false` for none.
+    fast: Option<toml::Value>,
 }
 
 /// `[families.NAME.long]`.
@@ -512,6 +556,18 @@ impl FamilyFile {
             f.provider = p;
         }
         self.keys().apply_to(&mut f.prices);
+        match &self.fast {
+            None => {}
+            Some(toml::Value::Boolean(false)) => f.fast = None,
+            Some(v) => match v.as_float().or_else(|| v.as_integer().map(|i| i as f64)) {
+                Some(m) if m.is_finite() && m > 0.0 => f.fast = Some(m),
+                _ => {
+                    return Err(
+                        "`fast` takes a positive number (the fast-mode multiple of every price) or false".into()
+                    );
+                }
+            },
+        }
         let tier = match &self.long {
             None => return Ok(()),
             Some(toml::Value::Boolean(false)) => {

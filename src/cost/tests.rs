@@ -60,6 +60,7 @@ fn session(models: &[Option<&str>], usage: &[Option<Usage>]) -> Session {
             usage: usage.get(i).copied().flatten(),
             timestamp: None,
             response_id: None,
+            fast: false,
         });
     }
     s
@@ -380,6 +381,11 @@ fn model_names_resolve_to_families() {
     assert_eq!(name("claude-3-7-sonnet-20250219"), Some("claude-sonnet-4"));
     assert_eq!(name("claude-opus-4-1-20250805"), Some("claude-opus-4"));
     assert_eq!(name("claude-opus-4-5-20251101"), Some("claude-opus-4-5"));
+    assert_eq!(name("claude-opus-4-6"), Some("claude-opus-4-6"));
+    assert_eq!(name("claude-opus-4-7"), Some("claude-opus-4-6"));
+    assert_eq!(name("claude-opus-4-8"), Some("claude-opus-4-8"));
+    assert_eq!(name("claude-opus-5"), Some("claude-opus-4-8"));
+    assert_eq!(name("claude-opus-5-20260723"), Some("claude-opus-4-8"));
     assert_eq!(name("claude-opus-5-5"), Some("claude-opus-5-5"));
     assert_eq!(name("anthropic/claude-haiku-4.5"), Some("claude-haiku-4-5"));
     assert_eq!(name("claude-3-5-haiku-20241022"), Some("claude-haiku-3-5"));
@@ -442,6 +448,104 @@ fn a_long_prompt_is_billed_at_the_long_context_tier() {
     let t = trace(vec![row(0, None, (200_000, 0), (200_000, 0))]);
     let c = session_cost(&s, &t, &settings(CacheTtl::FiveMinutes));
     close(c.baseline.usd, (200_000.0 * 1.25 + 1_000.0 * 10.0) / 1e6);
+}
+
+/// A call served in fast mode is billed at its model's fast-mode multiple of
+/// every price, baseline, policy and recorded usage alike: Opus 4.6 and 4.7 at
+/// 6×, Opus 4.8 and 5 at 2×. A model of no known multiple (Opus 5.5) is priced
+/// at the standard rates, and the cost counts such calls.
+#[test]
+fn a_fast_call_is_billed_at_its_models_fast_multiple() {
+    let usage = Usage {
+        uncached_input: 1_000,
+        cache_read: 9_000,
+        cache_write: 0,
+        output: 500,
+        reasoning: 0,
+        provenance: UsageProvenance::Anthropic,
+    };
+    let priced = |model: &str, fast: bool| {
+        let mut s = session(&[Some(model), Some(model)], &[Some(usage), Some(usage)]);
+        s.calls[1].fast = fast;
+        let t = trace(vec![
+            row(0, Some(T0), (10_000, 0), (10_000, 0)),
+            row(1, Some(T0 + MIN), (20_000, 10_000), (8_000, 0)),
+        ]);
+        session_cost(&s, &t, &settings(CacheTtl::FiveMinutes))
+    };
+    // Opus 4.5 to 5 standard: $5 input, $6.25 5m write, $0.50 read, $25 output.
+    let standard = |m: f64| {
+        let first = (10_000.0 * 6.25 + 500.0 * 25.0) / 1e6;
+        let base = first + m * (10_000.0 * 0.50 + 10_000.0 * 6.25 + 500.0 * 25.0) / 1e6;
+        let policy = first + m * (8_000.0 * 6.25 + 500.0 * 25.0) / 1e6;
+        let recorded = (1_000.0 * 5.0 + 9_000.0 * 0.50) / 1e6 * (1.0 + m);
+        (base, policy, recorded)
+    };
+    for (model, family, m) in [
+        ("claude-opus-4-6", "claude-opus-4-6", 6.0),
+        ("claude-opus-4-7", "claude-opus-4-6", 6.0),
+        ("claude-opus-4-8", "claude-opus-4-8", 2.0),
+        ("claude-opus-5", "claude-opus-4-8", 2.0),
+    ] {
+        let c = priced(model, true);
+        assert_eq!((c.family.as_str(), c.fast_calls, c.fast_at_standard_calls), (family, 1, 0), "{model}");
+        let (base, policy, recorded) = standard(m);
+        close(c.baseline.usd, base);
+        close(c.policy.usd, policy);
+        close(c.recorded.as_ref().map_or(0.0, |r| r.recorded_usd), recorded);
+        // The same call at standard speed costs the standard prices.
+        let slow = priced(model, false);
+        assert_eq!((slow.fast_calls, slow.fast_at_standard_calls), (0, 0));
+        close(slow.baseline.usd, standard(1.0).0);
+        assert!(c.saved_usd > slow.saved_usd, "{model}: the policy's saving on the fast call is dearer");
+    }
+    // No multiple known: standard rates, counted.
+    let c = priced("claude-opus-4-5", true);
+    assert_eq!((c.fast_calls, c.fast_at_standard_calls), (1, 1));
+    let five_five = priced("claude-opus-5-5", true);
+    assert_eq!((five_five.fast_calls, five_five.fast_at_standard_calls), (1, 1));
+    assert_eq!(five_five.baseline.usd, priced("claude-opus-5-5", false).baseline.usd);
+    // Totals carry both counts.
+    let mut totals = CostTotals::default();
+    totals.add(&c);
+    totals.add(&priced("claude-opus-5", true));
+    let totals = totals.finish();
+    assert_eq!((totals.fast_calls, totals.fast_at_standard_calls), (2, 1));
+}
+
+/// A prices file sets a family's fast-mode multiple, or removes it.
+#[test]
+fn a_prices_file_sets_the_fast_mode_multiple() {
+    let t = PriceTable::from_toml(
+        r#"
+[families.claude-opus-5-5]
+fast = 2.5
+[families.claude-opus-4-6]
+fast = false
+[families.mine]
+input = 1.0
+output = 4.0
+fast = 3
+"#,
+    )
+    .expect("valid");
+    let f = |m: &str| &t.families[t.find(m).expect(m)];
+    assert_eq!(f("claude-opus-5-5").fast, Some(2.5));
+    assert_eq!(f("claude-opus-4-6").fast, None);
+    assert_eq!(f("claude-opus-5").fast, Some(2.0));
+    let mine = f("mine");
+    assert_eq!(mine.fast, Some(3.0));
+    assert_eq!(mine.prices_at(10, true).output, 12.0);
+    assert_eq!(mine.prices_at(10, true).cache_write_5m, 3.75);
+    assert_eq!(mine.prices_at(10, false).output, 4.0);
+    let err = |s: &str| PriceTable::from_toml(s).expect_err(s).to_string();
+    for bad in ["0", "-2.0", "true", "\"6x\""] {
+        assert_eq!(
+            err(&format!("[families.claude-opus-4-8]\nfast = {bad}\n")),
+            "prices: family `claude-opus-4-8`: `fast` takes a positive number (the fast-mode multiple of every price) or false",
+            "{bad}"
+        );
+    }
 }
 
 #[test]

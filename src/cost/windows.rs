@@ -166,6 +166,7 @@ mod tests {
                 }),
                 timestamp: None,
                 response_id: None,
+                fast: false,
             });
         }
         s

@@ -521,6 +521,7 @@ impl<'p> Builder<'p> {
             usage,
             timestamp: r.f.timestamp.0,
             response_id: response_id.map(str::to_string),
+            fast: false,
         });
     }
 
@@ -640,18 +641,14 @@ not in the calls' usage, not replayed, not priced",
         self.s.diagnostics.warn(self.path, 0, message);
     }
 
-    /// Say that fast-mode responses are priced at standard rates: their
-    /// multiple differs by model and has changed over time.
-    fn report_fast(&mut self) {
-        if self.fast.is_empty() {
-            return;
+    /// Mark the calls of the responses served in fast mode: they are priced
+    /// at their model's fast-mode rates.
+    fn mark_fast(&mut self) {
+        for mi in &self.fast {
+            if let Some(call) = self.call_of.get(mi).and_then(|&ci| self.s.calls.get_mut(ci)) {
+                call.fast = true;
+            }
         }
-        let message = format!(
-            "{} response(s) in fast mode (usage.speed): billed at a multiple of the standard rates, \
-priced here at the standard ones",
-            self.fast.len()
-        );
-        self.s.diagnostics.warn(self.path, 0, message);
     }
 
     fn finish(mut self) -> Session {
@@ -659,7 +656,7 @@ priced here at the standard ones",
         self.finish_pending();
         self.resolve_preserved();
         self.report_advisors();
-        self.report_fast();
+        self.mark_fast();
         self.s
     }
 }

@@ -508,17 +508,20 @@ fn user_turns_the_harness_started_are_injected() {
 }
 
 /// A response served in fast mode is billed at a multiple of the standard
-/// rates that differs by model; the reader says how many there were, once
-/// per response however many lines it spans.
+/// rates: its call says so, once per response however many lines it spans,
+/// and a response at standard speed does not.
 #[test]
-fn fast_mode_responses_are_counted_and_said() {
+fn fast_mode_responses_mark_their_calls() {
     let s = &read_fixture("fast-mode.jsonl")[0];
-    assert_eq!(s.calls.len(), 2);
-    let said: Vec<&str> =
-        s.diagnostics.messages.iter().map(|d| d.message.as_str()).filter(|m| m.contains("fast mode")).collect();
-    assert_eq!(said.len(), 1, "{:?}", s.diagnostics.messages);
-    assert!(said[0].starts_with("1 response(s) in fast mode"), "{}", said[0]);
-    assert!(read_fixture("cache-1h.jsonl")[0].diagnostics.messages.iter().all(|d| !d.message.contains("fast mode")));
+    let fast: Vec<bool> = s.calls.iter().map(|c| c.fast).collect();
+    assert_eq!(fast, [true, false]);
+    assert!(s.diagnostics.messages.is_empty(), "{:?}", s.diagnostics.messages);
+    assert!(read_fixture("cache-1h.jsonl")[0].calls.iter().all(|c| !c.fast));
+    // Both parse paths read it.
+    let path = fixture("fast-mode.jsonl");
+    let data = std::fs::read(&path).unwrap_or_default();
+    let slow: Vec<bool> = read_with(&path, &data, false)[0].calls.iter().map(|c| c.fast).collect();
+    assert_eq!(slow, fast);
 }
 
 /// Claude Code before 2.1.132 cut a failed tool's output inside an emoji and

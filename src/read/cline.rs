@@ -230,6 +230,7 @@ pub fn read_history_bytes(
                     usage: None,
                     timestamp: ts,
                     response_id: None,
+                    fast: false,
                 });
             }
             Some("user") => {

@@ -364,7 +364,14 @@ impl<'a> Reader<'a> {
             UsageOrder::Precedes => self.pending_usage.take(),
             UsageOrder::Follows => None,
         };
-        self.s.calls.push(Call { message_index, model: self.model.clone(), usage, timestamp: ts, response_id: None });
+        self.s.calls.push(Call {
+            message_index,
+            model: self.model.clone(),
+            usage,
+            timestamp: ts,
+            response_id: None,
+            fast: false,
+        });
     }
 
     /// Append a tool result to the open tool-results user message.

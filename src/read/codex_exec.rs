@@ -263,6 +263,7 @@ impl<'a> Reader<'a> {
                     usage: None,
                     timestamp: None,
                     response_id: None,
+                    fast: false,
                 });
             }
             self.chars += out;

@@ -80,6 +80,7 @@ fn session(id: &str, t0: i64, calls: &[&str]) -> Session {
             usage: None,
             timestamp: t,
             response_id: Some((*rid).to_string()),
+            fast: false,
         });
     }
     s

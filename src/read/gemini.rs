@@ -473,7 +473,14 @@ fn gemini_message(s: &mut Session, m: &Value, line: u64, ts: Option<i64>, call: 
     s.messages.push(Message::at(Role::Assistant, Origin::Model, blocks, line, ts));
     let response_id = str_of(m, "id").map(str::to_string);
     if call {
-        s.calls.push(Call { message_index: s.messages.len() - 1, model, usage, timestamp: ts, response_id });
+        s.calls.push(Call {
+            message_index: s.messages.len() - 1,
+            model,
+            usage,
+            timestamp: ts,
+            response_id,
+            fast: false,
+        });
     }
     if !results.is_empty() {
         let rts = calls.last().and_then(|c| c.get("timestamp")).and_then(time::parse_value).or(ts);

@@ -515,7 +515,7 @@ fn read_message(b: &mut Builder, line: u64, v: &Value) {
         let model = str_of(message, "model").or(resp.model).map(str::to_string);
         let ts = b.s.messages[idx].timestamp.or_else(|| record_time(v));
         let id = str_of(message, "id").or(resp.id).map(str::to_string);
-        b.s.calls.push(Call { message_index: idx, model, usage, timestamp: ts, response_id: id });
+        b.s.calls.push(Call { message_index: idx, model, usage, timestamp: ts, response_id: id, fast: false });
     }
 }
 
@@ -629,7 +629,7 @@ fn read_requests(b: &mut Builder, records: &[(u64, Value)]) {
         let f = found.remove(&i);
         let ts = b.s.messages[i].timestamp.or(f.as_ref().and_then(|f| f.ts));
         let (model, usage, id) = f.map_or((None, None, None), |f| (f.model, f.usage, f.id));
-        b.s.calls.push(Call { message_index: i, model, usage, timestamp: ts, response_id: id });
+        b.s.calls.push(Call { message_index: i, model, usage, timestamp: ts, response_id: id, fast: false });
     }
 }
 

@@ -550,7 +550,7 @@ impl Reader {
         }
         let index = self.push(Message { unsent, ..Message::at(Role::Assistant, origin, blocks, line, ts) });
         let response_id = str_of(m, "responseId").map(str::to_string);
-        self.s.calls.push(Call { message_index: index, model, usage, timestamp: ts, response_id });
+        self.s.calls.push(Call { message_index: index, model, usage, timestamp: ts, response_id, fast: false });
     }
 
     /// The index of the first entry (not the header) with id `id`; the index

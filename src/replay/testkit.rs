@@ -55,7 +55,14 @@ impl SessionBuilder {
 
     fn call(&mut self, index: usize) {
         let timestamp = self.session.messages[index].timestamp;
-        self.session.calls.push(Call { message_index: index, model: None, usage: None, timestamp, response_id: None });
+        self.session.calls.push(Call {
+            message_index: index,
+            model: None,
+            usage: None,
+            timestamp,
+            response_id: None,
+            fast: false,
+        });
     }
 
     pub fn human(mut self, text: impl Into<String>) -> Self {

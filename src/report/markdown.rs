@@ -104,6 +104,13 @@ prunes and compacts.\n",
     if let Some(note) = super::terminal::agent_model_note(report) {
         let _ = writeln!(out, "Note: {}.\n", inline(&note, 800));
     }
+    let (fast, standard) = super::terminal::fast_notes(report);
+    if let Some(note) = standard {
+        let _ = writeln!(out, "**Warning:** {}.\n", inline(&note, 800));
+    }
+    if let Some(note) = fast {
+        let _ = writeln!(out, "Note: {}.\n", inline(&note, 800));
+    }
     out.push_str("## Totals per policy\n\n");
     aggregate_table(&mut out, &report.aggregates);
     out.push('\n');

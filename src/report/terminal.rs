@@ -97,6 +97,13 @@ pub fn warnings(report: &Report) -> String {
     if let Some(n) = agent_model_note(report) {
         let _ = writeln!(out, "note: {n}");
     }
+    let (fast, standard) = fast_notes(report);
+    if let Some(w) = standard {
+        let _ = writeln!(out, "warning: {w}");
+    }
+    if let Some(n) = fast {
+        let _ = writeln!(out, "note: {n}");
+    }
     out
 }
 
@@ -139,6 +146,29 @@ pub(super) fn agent_model_note(report: &Report) -> Option<String> {
         thousands(calls),
         agents.into_iter().collect::<Vec<_>>().join(", ")
     ))
+}
+
+/// Calls served in fast mode: a note of those priced at their family's
+/// fast-mode multiple, and a warning of those priced at the standard rates
+/// (no multiple known for their family).
+pub(super) fn fast_notes(report: &Report) -> (Option<String>, Option<String>) {
+    let most = |f: fn(&crate::cost::CostTotals) -> u64| {
+        report.aggregates.iter().filter_map(|a| a.cost.as_ref()).map(f).max().unwrap_or(0)
+    };
+    let standard = most(|c| c.fast_at_standard_calls);
+    let fast = most(|c| c.fast_calls).saturating_sub(standard);
+    (
+        (fast > 0).then(|| {
+            format!("{} call(s) served in fast mode, priced at their model's fast-mode multiple", thousands(fast))
+        }),
+        (standard > 0).then(|| {
+            format!(
+                "{} call(s) served in fast mode priced at the standard rates: no fast-mode multiple is known for \
+their model (`fast = MULTIPLE` in a --prices FILE sets one; docs/cost.md)",
+                thousands(standard)
+            )
+        }),
+    )
 }
 
 /// A token count in K or M when it is a whole number of them.

@@ -886,3 +886,49 @@ fn quality_csv_without_rows_has_the_full_header() {
     assert_eq!(header, with_rows);
     assert!(header.split(',').count() > 20, "{header}");
 }
+
+/// A response served in fast mode is priced at its model's fast-mode multiple
+/// (Opus 5: 2×), and the run says so; a prices file that removes the multiple
+/// prices it at the standard rates, and the run warns of it, under --quiet too.
+#[test]
+fn fast_mode_calls_are_priced_at_their_multiple_and_said() {
+    let dir = tempfile::tempdir().unwrap();
+    let log = "fixtures/claude-code/fast-mode.jsonl";
+    let cost = |out: &Path| {
+        let report: compactor::report::Report =
+            serde_json::from_slice(&std::fs::read(out.join("report.json")).unwrap()).unwrap();
+        report.aggregates[0].cost.clone().unwrap()
+    };
+    let out = dir.path().join("fast");
+    let o = replay(&[log, "--preset", "default"], &out);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let stderr = String::from_utf8_lossy(&o.stderr);
+    assert!(
+        stderr.contains("note: 1 call(s) served in fast mode, priced at their model's fast-mode multiple"),
+        "{stderr}"
+    );
+    assert!(!stderr.contains("at the standard rates"), "{stderr}");
+    let md = std::fs::read_to_string(out.join("report.md")).unwrap();
+    assert!(md.contains("Note: 1 call(s) served in fast mode, priced at their model's fast-mode multiple."), "{md}");
+    let fast = cost(&out);
+    assert_eq!((fast.fast_calls, fast.fast_at_standard_calls), (1, 0));
+
+    let prices = dir.path().join("prices.toml");
+    std::fs::write(&prices, "[families.claude-opus-4-8]\nfast = false\n").unwrap();
+    let out = dir.path().join("standard");
+    let o = replay(&[log, "--preset", "default", "--prices", prices.to_str().unwrap()], &out);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let stderr = String::from_utf8_lossy(&o.stderr);
+    assert!(
+        stderr.contains("warning: 1 call(s) served in fast mode priced at the standard rates: no fast-mode multiple"),
+        "{stderr}"
+    );
+    let standard = cost(&out);
+    assert_eq!((standard.fast_calls, standard.fast_at_standard_calls), (1, 1));
+    // The fast call is the first: its 12,006 prompt tokens, all written to
+    // the cache, and its 48 output tokens (the response's last line) cost
+    // twice as much at 2×.
+    let first = (12_006.0 * 6.25 + 48.0 * 25.0) / 1e6;
+    let diff = fast.baseline.usd - standard.baseline.usd;
+    assert!((diff - first).abs() < 2e-6, "fast costs {diff} more, not {first}");
+}

@@ -148,7 +148,7 @@ impl<'a, 'b> Gen<'a, 'b> {
             }),
         };
         let timestamp = if self.b.u8().is_multiple_of(4) { self.tick() } else { self.s.messages[index].timestamp };
-        self.s.calls.push(Call { message_index: index, model: None, usage, timestamp, response_id: None });
+        self.s.calls.push(Call { message_index: index, model: None, usage, timestamp, response_id: None, fast: false });
     }
 
     fn tool_id(&mut self) -> String {
