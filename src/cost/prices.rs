@@ -23,11 +23,23 @@
 //!   Fable 5.2 serve fast mode at a multiple no source we read gives: their
 //!   fast calls are priced at the standard rates, and the report says so.
 //! - OpenAI: the model pages of <https://developers.openai.com/api/docs/models>
-//!   (`gpt-5-codex`: $1.25 input, $0.125 cached input, $10 output, the GPT-5 tier)
+//!   (`gpt-5-codex`: $1.25 input, $0.125 cached input, $10 output, the GPT-5 tier;
+//!   GPT-5.1 the same; GPT-5.6 Luna $0.20 / $0.02 / $1.20, Terra's $2 input on
+//!   Luna's comparison; GPT-5.6 Sol $4 / $0.40 / $20, a promotion said to run at
+//!   least until 2026-11-21, no later word found; GPT-6 Sol $2 / $0.20 / $10,
+//!   GPT-6.2 Sol $2 / $0.10 / $10, their writes $2.50)
 //!   and the pricing page <https://developers.openai.com/api/docs/pricing> as
-//!   summarized on 2026-11-06 (api-evangelist "OpenAI API Pricing"); GPT-5.4 from
-//!   adk-model's pricing table (secondary). OpenAI caches automatically and charges
-//!   nothing extra to write: a cache write is billed at the input price.
+//!   summarized on 2026-11-06 (api-evangelist "OpenAI API Pricing"); GPT-5.4
+//!   ($2.50 / $0.25 / $15) and 5.4 mini and nano from adk-model's pricing table,
+//!   GPT-5.5 ($5 / $0.50 / $30), 5.2 and 5.3-Codex ($1.75 / $0.175 / $14) from
+//!   third-party tables that quote the model pages (secondary). OpenAI caches
+//!   automatically; the prompt-caching guide bills writes at the input price
+//!   before GPT-5.6 and at 1.25× it from GPT-5.6 on. From GPT-5.4 on, a prompt
+//!   over 272K tokens bills the whole request at 2× input and 1.5× output (the
+//!   GPT-6 Sol page; secondary for 5.4 to 5.6). Fast mode (`service_tier`
+//!   `priority` or `fast`, openai.com's fast-mode page): 2× on GPT-5.1 to 5.4
+//!   (taken as such for GPT-5, at 5.1's prices), 5.6 and GPT-6.2 Sol, 2.5× on
+//!   GPT-5.5; none known for the others.
 //!
 //! - Google: the Gemini API pricing page <https://ai.google.dev/gemini-api/docs/pricing>
 //!   as quoted on 2026-07-04 (factquire's record of `gemini-3-flash-preview`: $0.50,
@@ -176,6 +188,25 @@ impl Prices {
         Prices { input, output, cache_write_5m: input, cache_write_1h: input, cache_read: read }
     }
 
+    /// OpenAI from GPT-5.6 on: writes at 1.25× the input price.
+    fn openai_125(input: f64, output: f64, read: f64) -> Prices {
+        Prices { cache_write_5m: input * 1.25, cache_write_1h: input * 1.25, ..Prices::openai(input, output, read) }
+    }
+
+    /// OpenAI's long-context tier of a family (input, output, cache read,
+    /// and the write multiple `write`): 2× the input and cache rates, 1.5×
+    /// the output.
+    fn openai_long(input: f64, output: f64, read: f64, write: f64) -> Prices {
+        let i = input * 2.0;
+        Prices {
+            input: i,
+            output: output * 1.5,
+            cache_write_5m: i * write,
+            cache_write_1h: i * write,
+            cache_read: read * 2.0,
+        }
+    }
+
     /// Every price at `m` times itself.
     fn times(self, m: f64) -> Prices {
         Prices {
@@ -222,6 +253,8 @@ impl PriceTable {
         use Provider::{Anthropic, Google, Openai};
         let a = Prices::anthropic;
         let o = Prices::openai;
+        let o125 = Prices::openai_125;
+        let o_long = Prices::openai_long;
         let families = vec![
             // platform.claude.com pricing table: Fable / Mythos 5.1 read $0.25 (0.025×), 5 read $1.
             fam("claude-fable-5-1", Anthropic, &["claude-fable-5-1", "claude-mythos-5-1"], a(10.0, 50.0, 0.25)),
@@ -259,11 +292,55 @@ impl PriceTable {
                 &["claude-3-haiku"],
                 Prices { input: 0.25, output: 1.25, cache_write_5m: 0.30, cache_write_1h: 0.50, cache_read: 0.03 },
             ),
-            // OpenAI: cached input is the cache read; writes at the input price.
-            fam("gpt-5", Openai, &["gpt-5", "gpt-5-codex", "gpt-5-1", "gpt-5-1-codex"], o(1.25, 10.0, 0.125)),
+            // OpenAI: cached input is the cache read; writes at the input price
+            // before GPT-5.6, 1.25× it from GPT-5.6 on. From GPT-5.4 on, a
+            // prompt over 272K tokens bills the whole request at 2× input
+            // (cache rates too) and 1.5× output. Fast mode (priority): 2×,
+            // 2.5× on GPT-5.5.
+            long(
+                fast(fam("gpt-6-sol", Openai, &["gpt-6-sol"], o125(2.0, 10.0, 0.20)), 2.0),
+                272_000,
+                o_long(2.0, 10.0, 0.20, 1.25),
+            ),
+            long(
+                fast(fam("gpt-6-2-sol", Openai, &["gpt-6-2-sol"], o125(2.0, 10.0, 0.10)), 2.0),
+                272_000,
+                o_long(2.0, 10.0, 0.10, 1.25),
+            ),
+            long(
+                fast(fam("gpt-5-6-sol", Openai, &["gpt-5-6-sol", "gpt-5-6"], o125(4.0, 20.0, 0.40)), 2.0),
+                272_000,
+                o_long(4.0, 20.0, 0.40, 1.25),
+            ),
+            long(
+                fast(fam("gpt-5-6-terra", Openai, &["gpt-5-6-terra"], o125(2.0, 12.0, 0.20)), 2.0),
+                272_000,
+                o_long(2.0, 12.0, 0.20, 1.25),
+            ),
+            long(
+                fast(fam("gpt-5-6-luna", Openai, &["gpt-5-6-luna"], o125(0.20, 1.20, 0.02)), 2.0),
+                272_000,
+                o_long(0.20, 1.20, 0.02, 1.25),
+            ),
+            long(
+                fast(fam("gpt-5-5", Openai, &["gpt-5-5"], o(5.0, 30.0, 0.50)), 2.5),
+                272_000,
+                o_long(5.0, 30.0, 0.50, 1.0),
+            ),
+            long(
+                fast(fam("gpt-5-4", Openai, &["gpt-5-4"], o(2.50, 15.0, 0.25)), 2.0),
+                272_000,
+                o_long(2.50, 15.0, 0.25, 1.0),
+            ),
+            fast(fam("gpt-5-4-mini", Openai, &["gpt-5-4-mini"], o(0.75, 4.50, 0.075)), 2.0),
+            fam("gpt-5-4-nano", Openai, &["gpt-5-4-nano"], o(0.20, 1.25, 0.02)),
+            fast(fam("gpt-5-2", Openai, &["gpt-5-2", "gpt-5-3"], o(1.75, 14.0, 0.175)), 2.0),
+            fast(
+                fam("gpt-5", Openai, &["gpt-5", "gpt-5-codex", "gpt-5-1", "gpt-5-1-codex"], o(1.25, 10.0, 0.125)),
+                2.0,
+            ),
             fam("gpt-5-mini", Openai, &["gpt-5-mini", "codex-mini", "gpt-5-1-codex-mini"], o(0.25, 2.0, 0.025)),
             fam("gpt-5-nano", Openai, &["gpt-5-nano"], o(0.05, 0.40, 0.005)),
-            fam("gpt-5-4", Openai, &["gpt-5-4"], o(2.50, 15.0, 0.25)),
             fam("gpt-4-1", Openai, &["gpt-4-1"], o(2.0, 8.0, 0.50)),
             fam("gpt-4-1-mini", Openai, &["gpt-4-1-mini"], o(0.40, 1.60, 0.10)),
             fam("gpt-4o", Openai, &["gpt-4o"], o(2.50, 10.0, 1.25)),

@@ -392,6 +392,20 @@ fn model_names_resolve_to_families() {
     assert_eq!(name("gpt-5-codex"), Some("gpt-5"));
     assert_eq!(name("gpt-5-mini-2025-08-07"), Some("gpt-5-mini"));
     assert_eq!(name("gpt-5.1-codex-mini"), Some("gpt-5-mini"));
+    assert_eq!(name("gpt-5.1-codex-max"), Some("gpt-5"));
+    assert_eq!(name("gpt-5.2"), Some("gpt-5-2"));
+    assert_eq!(name("gpt-5.2-codex"), Some("gpt-5-2"));
+    assert_eq!(name("gpt-5.3-codex"), Some("gpt-5-2"));
+    assert_eq!(name("gpt-5.4"), Some("gpt-5-4"));
+    assert_eq!(name("gpt-5.4-mini"), Some("gpt-5-4-mini"));
+    assert_eq!(name("gpt-5.4-nano"), Some("gpt-5-4-nano"));
+    assert_eq!(name("gpt-5.5"), Some("gpt-5-5"));
+    assert_eq!(name("gpt-5.6"), Some("gpt-5-6-sol"));
+    assert_eq!(name("openai/gpt-5.6-sol"), Some("gpt-5-6-sol"));
+    assert_eq!(name("gpt-5.6-terra"), Some("gpt-5-6-terra"));
+    assert_eq!(name("gpt-5.6-luna"), Some("gpt-5-6-luna"));
+    assert_eq!(name("gpt-6-sol"), Some("gpt-6-sol"));
+    assert_eq!(name("gpt-6.2-sol"), Some("gpt-6-2-sol"));
     assert_eq!(name("GPT-4o-mini"), Some("gpt-4o-mini"));
     assert_eq!(name("o3"), Some("o3"));
     assert_eq!(name("foo3"), None);
@@ -511,6 +525,36 @@ fn a_fast_call_is_billed_at_its_models_fast_multiple() {
     totals.add(&priced("claude-opus-5", true));
     let totals = totals.finish();
     assert_eq!((totals.fast_calls, totals.fast_at_standard_calls), (2, 1));
+}
+
+/// OpenAI bills cache writes at the input price before GPT-5.6 and at 1.25×
+/// it from GPT-5.6 on; from GPT-5.4 on, a prompt over 272K tokens bills the
+/// whole request at 2× input and 1.5× output.
+#[test]
+fn openai_cache_writes_and_long_prompts_follow_the_model_generation() {
+    let usage = Usage {
+        uncached_input: 10_000,
+        cache_read: 0,
+        cache_write: 0,
+        output: 1_000,
+        reasoning: 0,
+        provenance: UsageProvenance::OpenAi,
+    };
+    let first = |model: &str, tokens: u64| {
+        let s = session(&[Some(model)], &[Some(usage)]);
+        session_cost(&s, &trace(vec![row(0, Some(T0), (tokens, 0), (tokens, 0))]), &settings(CacheTtl::FiveMinutes))
+    };
+    // The first request writes its whole prompt to the cache.
+    close(first("gpt-5.6-terra", 10_000).baseline.usd, (10_000.0 * 2.0 * 1.25 + 1_000.0 * 12.0) / 1e6);
+    close(first("gpt-5.6", 10_000).baseline.usd, (10_000.0 * 4.0 * 1.25 + 1_000.0 * 20.0) / 1e6);
+    close(first("gpt-5.4", 10_000).baseline.usd, (10_000.0 * 2.50 + 1_000.0 * 15.0) / 1e6);
+    close(first("gpt-5.3-codex", 10_000).baseline.usd, (10_000.0 * 1.75 + 1_000.0 * 14.0) / 1e6);
+    // Over 272K: 2× input, 1.5× output; at 272K itself, the base tier.
+    close(first("gpt-5.5", 300_000).baseline.usd, (300_000.0 * 10.0 + 1_000.0 * 45.0) / 1e6);
+    close(first("gpt-5.5", 272_000).baseline.usd, (272_000.0 * 5.0 + 1_000.0 * 30.0) / 1e6);
+    close(first("gpt-5.6-luna", 300_000).baseline.usd, (300_000.0 * 0.40 * 1.25 + 1_000.0 * 1.80) / 1e6);
+    // No tier before GPT-5.4.
+    close(first("gpt-5.2", 300_000).baseline.usd, (300_000.0 * 1.75 + 1_000.0 * 14.0) / 1e6);
 }
 
 /// A prices file sets a family's fast-mode multiple, or removes it.

@@ -4,7 +4,8 @@
 //! Every line is `{timestamp, type, payload}`. The model-visible history is the
 //! `response_item`s (OpenAI Responses API items); `event_msg`s are a UI/telemetry
 //! stream that duplicates them, except `token_count` (usage), `error`,
-//! `context_compacted` and the turn-boundary events. `turn_context` carries the
+//! `context_compacted`, `thread_settings_applied` (the service tier) and the
+//! turn-boundary events. `turn_context` carries the
 //! model name, `session_meta` the thread id, cwd and CLI version, `compacted` the
 //! agent's own compactions.
 //!
@@ -134,6 +135,9 @@ struct Reader<'a> {
     s: Session,
     has_id: bool,
     model: Option<String>,
+    /// The thread runs at the fast (priority) service tier: its requests
+    /// are billed at a multiple of the standard prices.
+    fast_tier: bool,
     /// The assistant message model-side items are appended to, while open.
     open_assistant: Option<usize>,
     /// The user message tool outputs are appended to, while open.
@@ -187,6 +191,7 @@ impl<'a> Reader<'a> {
             s: Session::new(super::stem_id(path), Format::Codex, path),
             has_id: false,
             model: None,
+            fast_tier: false,
             open_assistant: None,
             open_results: None,
             response_open: false,
@@ -370,7 +375,7 @@ impl<'a> Reader<'a> {
             usage,
             timestamp: ts,
             response_id: None,
-            fast: false,
+            fast: self.fast_tier,
         });
     }
 

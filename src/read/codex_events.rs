@@ -51,6 +51,14 @@ impl Reader<'_> {
                 self.boundary();
                 self.s.diagnostics.skip(&format!("event_msg/{ty}"));
             }
+            // A thread's settings after a change (`/fast`, `/model`…): its
+            // service tier holds for the requests that follow; a snapshot
+            // without one runs at the standard tier.
+            "thread_settings_applied" => {
+                let tier = p.pointer("/thread_settings/service_tier").and_then(Value::as_str);
+                self.fast_tier = matches!(tier, Some("priority" | "fast"));
+                self.s.diagnostics.skip("event_msg/thread_settings_applied");
+            }
             "thread_rolled_back" => {
                 self.boundary();
                 self.s.diagnostics.skip("event_msg/thread_rolled_back");

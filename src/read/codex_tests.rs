@@ -647,3 +647,22 @@ fn rollbacks_one_after_another_each_take_back_the_last_turn_left() {
     assert_eq!(texts.last().map(String::as_str), Some("Three routes: /, /login and /logout."));
     assert_eq!(s.calls.len(), 2);
 }
+
+/// `/fast` puts a thread at the priority service tier, recorded as the
+/// `service_tier` of a `thread_settings_applied` event: the requests after it
+/// are fast until a snapshot without it (or at another tier) says otherwise.
+#[test]
+fn the_service_tier_of_the_threads_settings_marks_its_calls_fast() {
+    let s = fixture("service-tier.jsonl");
+    let fast: Vec<bool> = s.calls.iter().map(|c| c.fast).collect();
+    assert_eq!(fast, [false, true, false]);
+    assert!(s.diagnostics.messages.is_empty(), "{:?}", s.diagnostics.messages);
+    // Either name of the tier, and the standard one.
+    let data = std::fs::read(fixtures_dir().join("codex/service-tier.jsonl")).unwrap();
+    let text = String::from_utf8(data).unwrap();
+    for (tier, want) in [("fast", [false, true, false]), ("default", [false; 3]), ("flex", [false; 3])] {
+        let t = text.replace(r#""service_tier":"priority""#, &format!(r#""service_tier":"{tier}""#));
+        let got: Vec<bool> = read(Path::new("t.jsonl"), t.as_bytes())[0].calls.iter().map(|c| c.fast).collect();
+        assert_eq!(got, want, "{tier}");
+    }
+}
