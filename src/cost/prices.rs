@@ -193,20 +193,6 @@ impl Prices {
         Prices { cache_write_5m: input * 1.25, cache_write_1h: input * 1.25, ..Prices::openai(input, output, read) }
     }
 
-    /// OpenAI's long-context tier of a family (input, output, cache read,
-    /// and the write multiple `write`): 2× the input and cache rates, 1.5×
-    /// the output.
-    fn openai_long(input: f64, output: f64, read: f64, write: f64) -> Prices {
-        let i = input * 2.0;
-        Prices {
-            input: i,
-            output: output * 1.5,
-            cache_write_5m: i * write,
-            cache_write_1h: i * write,
-            cache_read: read * 2.0,
-        }
-    }
-
     /// Every price at `m` times itself.
     fn times(self, m: f64) -> Prices {
         Prices {
@@ -237,6 +223,13 @@ fn fam(name: &str, provider: Provider, patterns: &[&str], prices: Prices) -> Fam
     }
 }
 
+/// `f` with OpenAI's long-context tier: a prompt over 272K tokens bills the
+/// whole request at 2× the input and cache rates and 1.5× the output.
+fn over_272k(f: Family) -> Family {
+    let p = f.prices.times(2.0);
+    long(f, 272_000, Prices { output: p.output * 0.75, ..p })
+}
+
 /// `f` with its fast-mode multiple.
 fn fast(f: Family, multiple: f64) -> Family {
     Family { fast: Some(multiple), ..f }
@@ -254,7 +247,6 @@ impl PriceTable {
         let a = Prices::anthropic;
         let o = Prices::openai;
         let o125 = Prices::openai_125;
-        let o_long = Prices::openai_long;
         let families = vec![
             // platform.claude.com pricing table: Fable / Mythos 5.1 read $0.25 (0.025×), 5 read $1.
             fam("claude-fable-5-1", Anthropic, &["claude-fable-5-1", "claude-mythos-5-1"], a(10.0, 50.0, 0.25)),
@@ -297,41 +289,13 @@ impl PriceTable {
             // prompt over 272K tokens bills the whole request at 2× input
             // (cache rates too) and 1.5× output. Fast mode (priority): 2×,
             // 2.5× on GPT-5.5.
-            long(
-                fast(fam("gpt-6-sol", Openai, &["gpt-6-sol"], o125(2.0, 10.0, 0.20)), 2.0),
-                272_000,
-                o_long(2.0, 10.0, 0.20, 1.25),
-            ),
-            long(
-                fast(fam("gpt-6-2-sol", Openai, &["gpt-6-2-sol"], o125(2.0, 10.0, 0.10)), 2.0),
-                272_000,
-                o_long(2.0, 10.0, 0.10, 1.25),
-            ),
-            long(
-                fast(fam("gpt-5-6-sol", Openai, &["gpt-5-6-sol", "gpt-5-6"], o125(4.0, 20.0, 0.40)), 2.0),
-                272_000,
-                o_long(4.0, 20.0, 0.40, 1.25),
-            ),
-            long(
-                fast(fam("gpt-5-6-terra", Openai, &["gpt-5-6-terra"], o125(2.0, 12.0, 0.20)), 2.0),
-                272_000,
-                o_long(2.0, 12.0, 0.20, 1.25),
-            ),
-            long(
-                fast(fam("gpt-5-6-luna", Openai, &["gpt-5-6-luna"], o125(0.20, 1.20, 0.02)), 2.0),
-                272_000,
-                o_long(0.20, 1.20, 0.02, 1.25),
-            ),
-            long(
-                fast(fam("gpt-5-5", Openai, &["gpt-5-5"], o(5.0, 30.0, 0.50)), 2.5),
-                272_000,
-                o_long(5.0, 30.0, 0.50, 1.0),
-            ),
-            long(
-                fast(fam("gpt-5-4", Openai, &["gpt-5-4"], o(2.50, 15.0, 0.25)), 2.0),
-                272_000,
-                o_long(2.50, 15.0, 0.25, 1.0),
-            ),
+            over_272k(fast(fam("gpt-6-sol", Openai, &["gpt-6-sol"], o125(2.0, 10.0, 0.20)), 2.0)),
+            over_272k(fast(fam("gpt-6-2-sol", Openai, &["gpt-6-2-sol"], o125(2.0, 10.0, 0.10)), 2.0)),
+            over_272k(fast(fam("gpt-5-6-sol", Openai, &["gpt-5-6-sol", "gpt-5-6"], o125(4.0, 20.0, 0.40)), 2.0)),
+            over_272k(fast(fam("gpt-5-6-terra", Openai, &["gpt-5-6-terra"], o125(2.0, 12.0, 0.20)), 2.0)),
+            over_272k(fast(fam("gpt-5-6-luna", Openai, &["gpt-5-6-luna"], o125(0.20, 1.20, 0.02)), 2.0)),
+            over_272k(fast(fam("gpt-5-5", Openai, &["gpt-5-5"], o(5.0, 30.0, 0.50)), 2.5)),
+            over_272k(fast(fam("gpt-5-4", Openai, &["gpt-5-4"], o(2.50, 15.0, 0.25)), 2.0)),
             fast(fam("gpt-5-4-mini", Openai, &["gpt-5-4-mini"], o(0.75, 4.50, 0.075)), 2.0),
             fam("gpt-5-4-nano", Openai, &["gpt-5-4-nano"], o(0.20, 1.25, 0.02)),
             fast(fam("gpt-5-2", Openai, &["gpt-5-2", "gpt-5-3"], o(1.75, 14.0, 0.175)), 2.0),
