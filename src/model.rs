@@ -255,7 +255,8 @@ pub struct Call {
     /// Provider response id when the log has one (Claude `message.id`), used to
     /// dedupe replayed responses across files.
     pub response_id: Option<String>,
-    /// Served in fast mode (Claude `usage.speed: "fast"`): billed at its model's
+    /// Served in fast mode (Claude `usage.speed: "fast"`, Codex's `priority` or
+    /// `fast` service tier): billed at its model's
     /// fast-mode multiple of the standard prices ([`crate::cost::Family::fast`]).
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub fast: bool,

@@ -92,7 +92,8 @@ pub struct Family {
     /// every token of such a request, output included, is billed at them.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub long: Option<LongContext>,
-    /// Fast mode (Anthropic `speed: "fast"`) bills every price of a request,
+    /// Fast mode (Anthropic `speed: "fast"`, OpenAI's `priority` or `fast`
+    /// service tier) bills every price of a request,
     /// cache rates and long-context tier included, at this multiple; `None`:
     /// not known for this family, and a fast call is priced at the standard rates.
     #[serde(default, skip_serializing_if = "Option::is_none")]
