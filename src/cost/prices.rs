@@ -8,8 +8,11 @@
 //!   <https://platform.claude.com/docs/en/about-claude/pricing> (base input, 5m cache
 //!   writes, 1h cache writes, cache hits and refreshes, output) and the per-model
 //!   overview pages (`/docs/en/models/sonnet-5/overview`, `…/sonnet-5-5/overview`,
-//!   which list $2 / $10, 5m write $2.50, 1h write $4, cache read $0.20). Cache
-//!   writes cost 1.25× (5 min) or 2× (1 h) the input price; reads 0.1× on most models.
+//!   which list $2 / $10, 5m write $2.50, 1h write $4, cache read $0.20; Sonnet
+//!   5.5's read is $0.10 since 2026-10-07, its release note). Cache writes cost
+//!   1.25× (5 min) or 2× (1 h) the input price; reads 0.1× on most models. Fable
+//!   and Mythos 5.2 ($8 / $40) are in the release notes of 2026-11-09; their $0.20
+//!   read is from two third-party tables (rightsize v0.10.2, laozhang).
 //!   Opus 5.5 ($4 / $20) is on the official comparison table; its cache rates follow
 //!   the documented multipliers with the 0.05× read the synaps crate's pricing table
 //!   gives (secondary source). Haiku 5.5 is priced by prompt length: $0.10 / $0.50 up
@@ -19,9 +22,10 @@
 //!   $30 / $150 on Opus 4.6 and 4.7 and $10 / $50 on Opus 4.8 (6× and 2× the
 //!   standard $5 / $25), and the platform's fast-mode page says the multiple
 //!   stacks with the cache multipliers; Opus 5's $10 / $50 (2×) is from the
-//!   OpenRouter and Vercel AI Gateway model pages (secondary). Opus 5.5 and
-//!   Fable 5.2 serve fast mode at a multiple no source we read gives: their
-//!   fast calls are priced at the standard rates, and the report says so.
+//!   OpenRouter and Vercel AI Gateway model pages (secondary), Opus 5.5's $8 /
+//!   $40 (2×) from LiteLLM's Opus 5.5 post (secondary). Fable 5.2 serves fast
+//!   mode at a multiple no source we read gives: its fast calls are priced at
+//!   the standard rates, and the report says so.
 //! - OpenAI: the model pages of <https://developers.openai.com/api/docs/models>
 //!   (`gpt-5-codex`: $1.25 input, $0.125 cached input, $10 output, the GPT-5 tier;
 //!   GPT-5.1 the same; GPT-5.6 Luna $0.20 / $0.02 / $1.20, Terra's $2 input on
@@ -46,7 +50,13 @@
 //!   $3, context caching $0.05) and summarized in March 2026 (deploybase: 2.5 Pro
 //!   $1.25 / $10 up to 200K prompt tokens, $2.50 / $15 above; 2.5 Flash $0.30 /
 //!   $2.50), Gemini 3 Pro $2 / $12 and $4 / $18 above 200K (aifreeapi, January 2026),
-//!   2.5 Flash-Lite $0.10 / $0.40; context caching at 0.1× input throughout.
+//!   2.5 Flash-Lite $0.10 / $0.40; context caching at 0.1× input throughout. The
+//!   Flash models after Gemini 3 from third-party copies of that page (all
+//!   secondary): 3.1 Flash-Lite $0.25 / $1.50 (llmgateway, models.dev), 3.5 Flash
+//!   $1.50 / $9 and 3.5 Flash-Lite $0.30 / $2.50 (api-evangelist), 3.6 Flash $1.50
+//!   / $7.50 (connectonion), 3.7 and 3.8 Flash $0.75 / $3.75 (pollinations,
+//!   litellm; 3.8's price until 2026-12-31). Explicit caches' hourly storage is
+//!   not priced.
 //!
 //! Prices change; `compactor … --prices FILE` overrides any of them (see
 //! [`PriceTable::from_toml`]) and the report names the table's families it used.
@@ -250,9 +260,11 @@ impl PriceTable {
         let o125 = Prices::openai_125;
         let families = vec![
             // platform.claude.com pricing table: Fable / Mythos 5.1 read $0.25 (0.025×), 5 read $1.
+            // Fable / Mythos 5.2: $8 / $40, read $0.20 (0.025×).
+            fam("claude-fable-5-2", Anthropic, &["claude-fable-5-2", "claude-mythos-5-2"], a(8.0, 40.0, 0.20)),
             fam("claude-fable-5-1", Anthropic, &["claude-fable-5-1", "claude-mythos-5-1"], a(10.0, 50.0, 0.25)),
             fam("claude-fable-5", Anthropic, &["claude-fable-5", "claude-mythos-5"], a(10.0, 50.0, 1.0)),
-            fam("claude-opus-5-5", Anthropic, &["claude-opus-5-5"], a(4.0, 20.0, 0.20)),
+            fast(fam("claude-opus-5-5", Anthropic, &["claude-opus-5-5"], a(4.0, 20.0, 0.20)), 2.0),
             // Opus 4.5 through 5: $5 / $6.25 / $10 / $0.50 / $25, in three
             // families by their fast-mode multiple: none on 4.5, 6× on 4.6
             // and 4.7 ($30 / $150), 2× on 4.8 and 5 ($10 / $50).
@@ -263,6 +275,8 @@ impl PriceTable {
             fam("claude-opus-4", Anthropic, &["claude-opus-4", "claude-3-opus"], a(15.0, 75.0, 1.50)),
             // Sonnet 5 and 5.5 overview pages: $2 / $2.50 / $4 / $0.20 / $10.
             fam("claude-sonnet-5", Anthropic, &["claude-sonnet-5"], a(2.0, 10.0, 0.20)),
+            // Sonnet 5.5's read went to $0.10 (0.05×) on 2026-10-07.
+            fam("claude-sonnet-5-5", Anthropic, &["claude-sonnet-5-5"], a(2.0, 10.0, 0.10)),
             // Sonnet 3.5 to 4.6: $3 / $3.75 / $6 / $0.30 / $15.
             fam(
                 "claude-sonnet-4",
@@ -322,6 +336,12 @@ impl PriceTable {
                 o(4.0, 18.0, 0.40),
             ),
             fam("gemini-3-flash", Google, &["gemini-3-flash"], o(0.50, 3.0, 0.05)),
+            fam("gemini-3-1-flash-lite", Google, &["gemini-3-1-flash-lite"], o(0.25, 1.50, 0.025)),
+            fam("gemini-3-5-flash", Google, &["gemini-3-5-flash"], o(1.50, 9.0, 0.15)),
+            fam("gemini-3-5-flash-lite", Google, &["gemini-3-5-flash-lite"], o(0.30, 2.50, 0.03)),
+            fam("gemini-3-6-flash", Google, &["gemini-3-6-flash"], o(1.50, 7.50, 0.15)),
+            // 3.8 Flash: $0.75 / $3.75 until 2026-12-31, $1.50 / $7.50 from 2027.
+            fam("gemini-3-7-flash", Google, &["gemini-3-7-flash", "gemini-3-8-flash"], o(0.75, 3.75, 0.075)),
             long(
                 fam("gemini-2-5-pro", Google, &["gemini-2-5-pro"], o(1.25, 10.0, 0.125)),
                 200_000,

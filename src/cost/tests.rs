@@ -387,6 +387,11 @@ fn model_names_resolve_to_families() {
     assert_eq!(name("claude-opus-5"), Some("claude-opus-4-8"));
     assert_eq!(name("claude-opus-5-20260723"), Some("claude-opus-4-8"));
     assert_eq!(name("claude-opus-5-5"), Some("claude-opus-5-5"));
+    assert_eq!(name("claude-fable-5-2"), Some("claude-fable-5-2"));
+    assert_eq!(name("claude-mythos-5-2"), Some("claude-fable-5-2"));
+    assert_eq!(name("claude-fable-5"), Some("claude-fable-5"));
+    assert_eq!(name("claude-sonnet-5-5"), Some("claude-sonnet-5-5"));
+    assert_eq!(name("claude-sonnet-5"), Some("claude-sonnet-5"));
     assert_eq!(name("anthropic/claude-haiku-4.5"), Some("claude-haiku-4-5"));
     assert_eq!(name("claude-3-5-haiku-20241022"), Some("claude-haiku-3-5"));
     assert_eq!(name("gpt-5-codex"), Some("gpt-5"));
@@ -416,6 +421,11 @@ fn model_names_resolve_to_families() {
     assert_eq!(name("gemini-3-pro-preview"), Some("gemini-3-pro"));
     assert_eq!(name("gemini-3.1-pro-preview"), Some("gemini-3-pro"));
     assert_eq!(name("gemini-3-flash-preview"), Some("gemini-3-flash"));
+    assert_eq!(name("gemini-3.1-flash-lite-preview"), Some("gemini-3-1-flash-lite"));
+    assert_eq!(name("gemini-3.5-flash"), Some("gemini-3-5-flash"));
+    assert_eq!(name("gemini-3.5-flash-lite"), Some("gemini-3-5-flash-lite"));
+    assert_eq!(name("gemini-3.6-flash"), Some("gemini-3-6-flash"));
+    assert_eq!(name("gemini-3.8-flash"), Some("gemini-3-7-flash"));
     assert_eq!(name(""), None);
     assert_eq!(name("<synthetic>"), None);
     // Every built-in price is sane and cache reads are never dearer than writes.
@@ -466,7 +476,7 @@ fn a_long_prompt_is_billed_at_the_long_context_tier() {
 
 /// A call served in fast mode is billed at its model's fast-mode multiple of
 /// every price, baseline, policy and recorded usage alike: Opus 4.6 and 4.7 at
-/// 6×, Opus 4.8 and 5 at 2×. A model of no known multiple (Opus 5.5) is priced
+/// 6×, Opus 4.8, 5 and 5.5 at 2×. A model of no known multiple (Fable 5.2) is priced
 /// at the standard rates, and the cost counts such calls.
 #[test]
 fn a_fast_call_is_billed_at_its_models_fast_multiple() {
@@ -516,9 +526,9 @@ fn a_fast_call_is_billed_at_its_models_fast_multiple() {
     // No multiple known: standard rates, counted.
     let c = priced("claude-opus-4-5", true);
     assert_eq!((c.fast_calls, c.fast_at_standard_calls), (1, 1));
-    let five_five = priced("claude-opus-5-5", true);
-    assert_eq!((five_five.fast_calls, five_five.fast_at_standard_calls), (1, 1));
-    assert_eq!(five_five.baseline.usd, priced("claude-opus-5-5", false).baseline.usd);
+    let fable = priced("claude-fable-5-2", true);
+    assert_eq!((fable.fast_calls, fable.fast_at_standard_calls), (1, 1));
+    assert_eq!(fable.baseline.usd, priced("claude-fable-5-2", false).baseline.usd);
     // Totals carry both counts.
     let mut totals = CostTotals::default();
     totals.add(&c);
@@ -562,7 +572,7 @@ fn openai_cache_writes_and_long_prompts_follow_the_model_generation() {
 fn a_prices_file_sets_the_fast_mode_multiple() {
     let t = PriceTable::from_toml(
         r#"
-[families.claude-opus-5-5]
+[families.claude-fable-5-2]
 fast = 2.5
 [families.claude-opus-4-6]
 fast = false
@@ -574,7 +584,7 @@ fast = 3
     )
     .expect("valid");
     let f = |m: &str| &t.families[t.find(m).expect(m)];
-    assert_eq!(f("claude-opus-5-5").fast, Some(2.5));
+    assert_eq!(f("claude-fable-5-2").fast, Some(2.5));
     assert_eq!(f("claude-opus-4-6").fast, None);
     assert_eq!(f("claude-opus-5").fast, Some(2.0));
     let mine = f("mine");
