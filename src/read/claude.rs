@@ -26,7 +26,7 @@ use agents::{agent_file_id, agent_prompts, fill_agent_meta, read_meta_sidecar, s
 pub use agents::{drop_replayed_responses, is_agent_file, is_linked_subagent, link_across_files, owned_response_ids};
 use rec::{RawBlock, Rec};
 use serde_json::Value;
-use tree::{dag_order, sidechain_groups};
+use tree::{dag_order, rewound, sidechain_groups};
 // foldhash rather than SipHash for the maps of uuids, message ids and block
 // hashes a session is built with (keys come from the file, but a map's seed is
 // random per process, as SipHash's is).
@@ -386,9 +386,24 @@ impl<'p> Builder<'p> {
         }
         let view: Vec<&Rec> = unique.iter().map(|&i| &recs[i]).collect();
         let order = dag_order(&view, &mut self.s, self.path);
+        let gone = rewound(&view, is_prompt);
+        let responses: HashSet<&str> = (0..view.len())
+            .filter(|&k| gone[k] && view[k].kind() == "assistant")
+            .filter_map(|k| view[k].msg.as_ref()?.id.as_deref())
+            .collect();
+        let (records, calls) = (gone.iter().filter(|&&g| g).count(), responses.len());
+        drop(responses);
         drop(view);
-        for k in order {
+        for k in order.into_iter().filter(|&k| !gone[k]) {
             self.record(&mut recs[unique[k]]);
+        }
+        if records > 0 {
+            self.s.diagnostics.skip_n("rewound-from record", records as u64);
+            let message = format!(
+                "rewound conversation: the {records} record(s) and {calls} response(s) of the branches it was \
+rewound from are left out (they were sent, but never again part of the context)"
+            );
+            self.s.diagnostics.warn(self.path, 0, message);
         }
     }
 
@@ -665,6 +680,17 @@ not in the calls' usage, not replayed, not priced",
 /// read and keyed under the name it had before).
 fn named_session_id(path: &Path) -> Option<&str> {
     path.file_name()?.to_str()?.strip_suffix(".jsonl").filter(|id| super::is_uuid(id))
+}
+
+/// A prompt of the conversation: a user record a person typed, not a tool's
+/// result, a summary or a harness note.
+fn is_prompt(r: &Rec) -> bool {
+    r.kind() == "user"
+        && !r.f.is_meta.unwrap_or(false)
+        && !r.f.is_compact_summary.unwrap_or(false)
+        && r.f.is_virtual != Some(true)
+        && typed_by_a_person(&r.f)
+        && !r.holds_tool_result()
 }
 
 /// Whether a user record's text was written by a person, as far as Claude

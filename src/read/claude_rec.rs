@@ -378,6 +378,19 @@ impl<'a> Rec<'a> {
     pub fn is_sidechain(&self) -> bool {
         self.f.is_sidechain.unwrap_or(false)
     }
+    /// Whether `message.content` holds a tool result: a user record that
+    /// answers a tool call, not a prompt.
+    pub fn holds_tool_result(&self) -> bool {
+        match self.msg.as_ref().map(|m| &m.content) {
+            Some(Content::Typed(TContent::Blocks(v))) => {
+                v.iter().any(|b| matches!(b, TBlock::Obj(o) if o.kind.as_deref() == Some("tool_result")))
+            }
+            Some(Content::Value(Value::Array(v))) => {
+                v.iter().any(|b| b.get("type").and_then(Value::as_str) == Some("tool_result"))
+            }
+            _ => false,
+        }
+    }
     pub fn carries_usage(&self) -> bool {
         self.msg.as_ref().is_some_and(|m| m.carries_usage)
     }

@@ -139,3 +139,67 @@ pub(super) fn dag_order(recs: &[&Rec], s: &mut Session, path: &Path) -> Vec<usiz
     }
     order
 }
+
+/// Records on the branches a conversation was rewound from. A rewind (`/rewind`,
+/// an edited prompt) appends a new prompt whose parent is an earlier record,
+/// and the prompts written after that record stay in the file; Claude Code
+/// rebuilds the conversation by walking parents from its last record. So on
+/// the path from the last conversation record to its root, a prompt
+/// (`is_prompt`) that has an earlier sibling prompt replaced it: that sibling
+/// and everything below it were never again sent. Siblings that are not both
+/// prompts (a hook's record beside a response) are left as they are.
+pub(super) fn rewound(recs: &[&Rec], is_prompt: impl Fn(&Rec) -> bool) -> Vec<bool> {
+    let n = recs.len();
+    let mut gone = vec![false; n];
+    let parent_uuid = |i: usize| {
+        let r = recs[i];
+        r.f.parent_uuid.as_deref().or(r.f.logical_parent_uuid.as_deref())
+    };
+    // Prompts are few: only a parent with two of them can be a rewind.
+    let prompts: Vec<usize> = (0..n).filter(|&i| recs[i].uuid().is_some() && is_prompt(recs[i])).collect();
+    let mut seen: HashSet<Option<&str>> = HashSet::with_capacity(prompts.len());
+    if prompts.iter().all(|&i| seen.insert(parent_uuid(i))) {
+        return gone;
+    }
+    let mut pos: HashMap<&str, usize> = HashMap::with_capacity(n);
+    for (i, r) in recs.iter().enumerate() {
+        if let Some(u) = r.uuid() {
+            pos.entry(u).or_insert(i);
+        }
+    }
+    let parent_of = |i: usize| parent_uuid(i).and_then(|p| pos.get(p).copied());
+    // Prompts by parent (`None`: a prompt that starts the conversation).
+    let mut by_parent: HashMap<Option<usize>, Vec<usize>> = HashMap::new();
+    for &i in &prompts {
+        by_parent.entry(parent_of(i)).or_default().push(i);
+    }
+    let mut children: Vec<Vec<usize>> = vec![Vec::new(); n];
+    for i in 0..n {
+        if let Some(p) = parent_of(i) {
+            children[p].push(i);
+        }
+    }
+    let Some(leaf) = (0..n).rev().find(|&i| recs[i].uuid().is_some() && matches!(recs[i].kind(), "user" | "assistant"))
+    else {
+        return gone;
+    };
+    let mut on_path = vec![false; n];
+    let mut cur = Some(leaf);
+    while let Some(i) = cur.filter(|&i| !on_path[i]) {
+        on_path[i] = true;
+        cur = parent_of(i);
+    }
+    for &i in prompts.iter().filter(|&&i| on_path[i]) {
+        let siblings = by_parent.get(&parent_of(i)).map_or(&[][..], Vec::as_slice);
+        for &s in siblings.iter().filter(|&&s| s < i && !on_path[s]) {
+            let mut stack = vec![s];
+            while let Some(k) = stack.pop() {
+                if !gone[k] && !on_path[k] {
+                    gone[k] = true;
+                    stack.extend_from_slice(&children[k]);
+                }
+            }
+        }
+    }
+    gone
+}
