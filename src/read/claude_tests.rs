@@ -952,4 +952,12 @@ fn only_sibling_prompts_make_a_rewind() {
     ];
     let (texts, said) = read(&tool);
     assert_eq!((texts.len(), said), (4, false));
+    // A prompt whose parent was never written is no second first prompt.
+    let dangling = [
+        line("u1", None, "user", t("go"), ""),
+        line("a1", Some("u1"), "assistant", serde_json::json!([{"type": "text", "text": "done"}]), "m1"),
+        line("u2", Some("never-written"), "user", t("next"), ""),
+    ];
+    let (texts, said) = read(&dangling);
+    assert_eq!((texts.len(), said), (3, false));
 }

@@ -168,10 +168,12 @@ pub(super) fn rewound(recs: &[&Rec], is_prompt: impl Fn(&Rec) -> bool) -> Vec<bo
         }
     }
     let parent_of = |i: usize| parent_uuid(i).and_then(|p| pos.get(p).copied());
-    // Prompts by parent (`None`: a prompt that starts the conversation).
-    let mut by_parent: HashMap<Option<usize>, Vec<usize>> = HashMap::new();
+    // Prompts by the parent they name (`None`: one that starts the
+    // conversation); a parent named but missing from the file (a record
+    // Claude Code failed to write) makes no sibling of a first prompt.
+    let mut by_parent: HashMap<Option<&str>, Vec<usize>> = HashMap::new();
     for &i in &prompts {
-        by_parent.entry(parent_of(i)).or_default().push(i);
+        by_parent.entry(parent_uuid(i)).or_default().push(i);
     }
     let mut children: Vec<Vec<usize>> = vec![Vec::new(); n];
     for i in 0..n {
@@ -190,7 +192,7 @@ pub(super) fn rewound(recs: &[&Rec], is_prompt: impl Fn(&Rec) -> bool) -> Vec<bo
         cur = parent_of(i);
     }
     for &i in prompts.iter().filter(|&&i| on_path[i]) {
-        let siblings = by_parent.get(&parent_of(i)).map_or(&[][..], Vec::as_slice);
+        let siblings = by_parent.get(&parent_uuid(i)).map_or(&[][..], Vec::as_slice);
         for &s in siblings.iter().filter(|&&s| s < i && !on_path[s]) {
             let mut stack = vec![s];
             while let Some(k) = stack.pop() {
