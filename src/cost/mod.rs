@@ -37,6 +37,8 @@
 mod prices;
 #[cfg(test)]
 mod tests;
+#[cfg(test)]
+mod tier_tests;
 mod windows;
 
 pub use prices::{DEFAULT_FALLBACK, Family, ModelSource, PriceError, PriceTable, Prices, Provider, normalize_model};

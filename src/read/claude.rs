@@ -764,3 +764,7 @@ mod microcompact_tests;
 #[cfg(test)]
 #[path = "claude_system_tests.rs"]
 mod system_tests;
+
+#[cfg(test)]
+#[path = "claude_rewind_tests.rs"]
+mod rewind_tests;

@@ -1,5 +1,5 @@
 //! Record order within a file: which sidechain tree each record belongs to, and
-//! the parent-uuid DAG ordering of a group's records.
+//! the parent-uuid DAG ordering of a group's records, and the branches a rewind left.
 
 use super::rec::Rec;
 use crate::model::Session;
