@@ -74,6 +74,16 @@ pub(super) fn settings(ttl: CacheTtl) -> CostSettings {
     CostSettings { ttl, ..CostSettings::default() }
 }
 
+/// The family a model name resolves to in `t`.
+pub(super) fn family<'t>(t: &'t PriceTable, model: &str) -> &'t Family {
+    &t.families[t.find(model).expect(model)]
+}
+
+/// The error a prices file is refused with.
+pub(super) fn prices_error(toml: &str) -> String {
+    PriceTable::from_toml(toml).expect_err(toml).to_string()
+}
+
 pub(super) fn close(a: f64, b: f64) {
     assert!((a - b).abs() < 1e-9, "{a} != {b}");
 }
@@ -489,7 +499,7 @@ output = 0.8
 "#,
     )
     .expect("valid");
-    let f = |m: &str| &t.families[t.find(m).expect(m)];
+    let f = |m: &str| family(&t, m);
     let s = f("claude-sonnet-4-5");
     assert_eq!((s.prices.input, s.prices.cache_write_5m, s.prices.output), (2.5, 3.75, 15.0));
     let l = f("local-llm-7b");
@@ -498,7 +508,7 @@ output = 0.8
     assert_eq!((l.prices.cache_write_5m, l.prices.cache_write_1h), (0.2, 0.2));
     close(l.prices.cache_read, 0.02);
     assert_eq!(t.families[t.fallback].name, "local");
-    let err = |s: &str| PriceTable::from_toml(s).expect_err(s).to_string();
+    let err = prices_error;
     assert_eq!(err("[families.x]\ninput = 1.0\n"), "prices: family `x`: a new family needs `input` and `output`");
     assert_eq!(err("fallback = \"nope\"\n"), "prices: fallback `nope` is not a family of the table");
     assert!(err("[families.x]\ninput = -1.0\noutput = 1.0\n").contains("non-negative"));
@@ -531,7 +541,7 @@ output = 8.0
 "#,
     )
     .expect("valid");
-    let f = |m: &str| &t.families[t.find(m).expect(m)];
+    let f = |m: &str| family(&t, m);
     let builtin = PriceTable::builtin();
     let base = |m: &str| &builtin.families[builtin.find(m).expect(m)];
     let g3 = f("gemini-3-pro-preview");
@@ -548,7 +558,7 @@ output = 8.0
     // Its cache rates follow the provider's, from its own input price.
     assert_eq!((tier.prices.cache_write_5m, tier.prices.cache_read), (2.0, 0.2));
     assert_eq!(mine.prices_for(32_001).output, 8.0);
-    let err = |s: &str| PriceTable::from_toml(s).expect_err(s).to_string();
+    let err = prices_error;
     assert_eq!(
         err("[families.x]\ninput = 1.0\noutput = 1.0\nlong = { input = 2.0 }\n"),
         "prices: family `x`: a new long-context tier needs `above`, `input` and `output`"

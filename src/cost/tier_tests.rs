@@ -1,7 +1,7 @@
 //! Prices that depend on the call: fast mode's multiple per family, and
 //! OpenAI's cache writes and long prompts by model generation.
 
-use super::tests::{MIN, T0, close, row, session, settings, trace};
+use super::tests::{MIN, T0, close, family, prices_error, row, session, settings, trace};
 use super::*;
 use crate::model::{Usage, UsageProvenance};
 
@@ -114,7 +114,7 @@ fast = 3
 "#,
     )
     .expect("valid");
-    let f = |m: &str| &t.families[t.find(m).expect(m)];
+    let f = |m: &str| family(&t, m);
     assert_eq!(f("claude-fable-5-2").fast, Some(2.5));
     assert_eq!(f("claude-opus-4-6").fast, None);
     assert_eq!(f("claude-opus-5").fast, Some(2.0));
@@ -123,7 +123,7 @@ fast = 3
     assert_eq!(mine.prices_at(10, true).output, 12.0);
     assert_eq!(mine.prices_at(10, true).cache_write_5m, 3.75);
     assert_eq!(mine.prices_at(10, false).output, 4.0);
-    let err = |s: &str| PriceTable::from_toml(s).expect_err(s).to_string();
+    let err = prices_error;
     for bad in ["0", "-2.0", "true", "\"6x\""] {
         assert_eq!(
             err(&format!("[families.claude-opus-4-8]\nfast = {bad}\n")),

@@ -326,8 +326,6 @@ struct Builder<'p> {
     /// Assistant message index → the advisor's requests inside its response
     /// (the longest list its lines carry).
     advisors: HashMap<usize, Vec<rec::Advisor>>,
-    /// Assistant message indexes whose response ran in fast mode.
-    fast: HashSet<usize>,
     /// The tool results microcompacts cleared, and where to find them.
     clearings: Clearings,
     /// What Claude Code sent in place of a tool result (`content-replacement`).
@@ -350,7 +348,6 @@ impl<'p> Builder<'p> {
             error_ids: HashSet::new(),
             copying: true,
             advisors: HashMap::new(),
-            fast: HashSet::new(),
             clearings: Clearings::default(),
             replacements: Replacements::default(),
         }
@@ -387,23 +384,23 @@ impl<'p> Builder<'p> {
         let view: Vec<&Rec> = unique.iter().map(|&i| &recs[i]).collect();
         let order = dag_order(&view, &mut self.s, self.path);
         let gone = rewound(&view, is_prompt);
-        let responses: HashSet<&str> = (0..view.len())
-            .filter(|&k| gone[k] && view[k].kind() == "assistant")
-            .filter_map(|k| view[k].msg.as_ref()?.id.as_deref())
-            .collect();
-        let (records, calls) = (gone.iter().filter(|&&g| g).count(), responses.len());
-        drop(responses);
-        drop(view);
-        for k in order.into_iter().filter(|&k| !gone[k]) {
-            self.record(&mut recs[unique[k]]);
-        }
+        let records = gone.iter().filter(|&&g| g).count();
         if records > 0 {
+            let responses: HashSet<&str> = (0..view.len())
+                .filter(|&k| gone[k] && view[k].kind() == "assistant")
+                .filter_map(|k| view[k].msg.as_ref()?.id.as_deref())
+                .collect();
+            let calls = responses.len();
             self.s.diagnostics.skip_n("rewound-from record", records as u64);
             let message = format!(
                 "rewound conversation: the {records} record(s) and {calls} response(s) of the branches it was \
 rewound from are left out (they were sent, but never again part of the context)"
             );
             self.s.diagnostics.warn(self.path, 0, message);
+        }
+        drop(view);
+        for k in order.into_iter().filter(|&k| !gone[k]) {
+            self.record(&mut recs[unique[k]]);
         }
     }
 
@@ -528,7 +525,6 @@ rewound from are left out (they were sent, but never again part of the context)"
         if let Some(id) = response_id {
             self.responses.insert(id.to_string(), mi);
         }
-        self.served_in(mi, r);
         self.call_of.insert(mi, self.s.calls.len());
         self.s.calls.push(Call {
             message_index: mi,
@@ -538,6 +534,7 @@ rewound from are left out (they were sent, but never again part of the context)"
             response_id: response_id.map(str::to_string),
             fast: false,
         });
+        self.served_in(mi, r);
     }
 
     /// A `<synthetic>` assistant record: an API-error placeholder (recorded as an
@@ -594,6 +591,7 @@ rewound from are left out (they were sent, but never again part of the context)"
     }
 
     fn user(&mut self, r: &mut Rec) {
+        let origin = user_origin(r);
         let content = r.take_content();
         let r = &*r;
         if r.msg.is_none() {
@@ -601,15 +599,8 @@ rewound from are left out (they were sent, but never again part of the context)"
             return;
         }
         let blocks = content.into_blocks();
-        let origin = if r.f.is_compact_summary.unwrap_or(false) {
-            Origin::CompactSummary
-        } else if blocks.iter().any(|b| matches!(b, Block::ToolResult { .. })) {
-            Origin::ToolResult
-        } else if r.f.is_meta.unwrap_or(false) || !typed_by_a_person(&r.f) || is_local_command_output(&blocks) {
-            Origin::Injected
-        } else {
-            Origin::Human
-        };
+        let origin =
+            if origin == Origin::Human && is_local_command_output(&blocks) { Origin::Injected } else { origin };
         let idx = self.push(r, Role::User, origin, blocks);
         if origin == Origin::CompactSummary {
             self.summary_message(r, idx);
@@ -621,8 +612,10 @@ rewound from are left out (they were sent, but never again part of the context)"
     /// Not for a branch's copy: those are its parent's.
     fn served_in(&mut self, mi: usize, r: &Rec) {
         let Some(msg) = r.msg.as_ref().filter(|_| !self.is_copied(r)) else { return };
-        if msg.fast {
-            self.fast.insert(mi);
+        if msg.fast
+            && let Some(call) = self.call_of.get(&mi).and_then(|&ci| self.s.calls.get_mut(ci))
+        {
+            call.fast = true;
         }
         let listed = &msg.advisors;
         if listed.is_empty() {
@@ -656,22 +649,11 @@ not in the calls' usage, not replayed, not priced",
         self.s.diagnostics.warn(self.path, 0, message);
     }
 
-    /// Mark the calls of the responses served in fast mode: they are priced
-    /// at their model's fast-mode rates.
-    fn mark_fast(&mut self) {
-        for mi in &self.fast {
-            if let Some(call) = self.call_of.get(mi).and_then(|&ci| self.s.calls.get_mut(ci)) {
-                call.fast = true;
-            }
-        }
-    }
-
     fn finish(mut self) -> Session {
         self.replace_contents();
         self.finish_pending();
         self.resolve_preserved();
         self.report_advisors();
-        self.mark_fast();
         self.s
     }
 }
@@ -682,15 +664,24 @@ fn named_session_id(path: &Path) -> Option<&str> {
     path.file_name()?.to_str()?.strip_suffix(".jsonl").filter(|id| super::is_uuid(id))
 }
 
+/// Who wrote a user record, as far as its fields and content blocks say (a
+/// local command's output, which only its text shows, aside).
+fn user_origin(r: &Rec) -> Origin {
+    if r.f.is_compact_summary.unwrap_or(false) {
+        Origin::CompactSummary
+    } else if r.holds_tool_result() {
+        Origin::ToolResult
+    } else if r.f.is_meta.unwrap_or(false) || !typed_by_a_person(&r.f) {
+        Origin::Injected
+    } else {
+        Origin::Human
+    }
+}
+
 /// A prompt of the conversation: a user record a person typed, not a tool's
 /// result, a summary or a harness note.
 fn is_prompt(r: &Rec) -> bool {
-    r.kind() == "user"
-        && !r.f.is_meta.unwrap_or(false)
-        && !r.f.is_compact_summary.unwrap_or(false)
-        && r.f.is_virtual != Some(true)
-        && typed_by_a_person(&r.f)
-        && !r.holds_tool_result()
+    r.kind() == "user" && r.f.is_virtual != Some(true) && user_origin(r) == Origin::Human
 }
 
 /// Whether a user record's text was written by a person, as far as Claude
