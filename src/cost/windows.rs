@@ -18,8 +18,16 @@
 //!   5.5 too (openai/codex issue 37137). GPT-4.1 1,047,576: Vercel's AI
 //!   Gateway model page (secondary). GPT-4o 128,000, o3 and o4-mini 200,000:
 //!   the matrixcode-core crate's model table (secondary).
+//! - OpenAI, later: GPT-5.4 to 5.6 take 1,050,000 tokens through the API, but
+//!   pi caps them at 272,000 by default to stay under the API's long-prompt
+//!   price tier, as Codex does; GPT-6 is taken to be capped the same way
+//!   (pi's model catalog, `generate-models.ts`; models.dev's GPT-6 pages give
+//!   the API's 1,050,000).
 //! - Google: Gemini 2.5 Pro and Flash, 1,048,576: the koda-core crate's model
-//!   table (secondary).
+//!   table (secondary). Gemini 2.0 Flash and every Gemini 3 model (3 Pro, 3
+//!   Flash, 3.1 Pro and Flash-Lite, 3.5 to 3.8 Flash) and 4, 1,048,576: their
+//!   model pages in Google's Gemini API and Vertex AI documentation (read
+//!   2026-12-01).
 
 use super::prices::{fragment_in, normalize_model};
 use crate::model::{ResolvedWindow, Session, WindowSource};
@@ -72,7 +80,11 @@ impl WindowTable {
             ("gpt-4o", 128_000),
             ("o3", K200),
             ("o4-mini", K200),
+            ("gpt-6", 272_000),
+            ("gemini-2-0", 1_048_576),
             ("gemini-2-5", 1_048_576),
+            ("gemini-3", 1_048_576),
+            ("gemini-4", 1_048_576),
         ];
         WindowTable { entries: rows.iter().map(|(f, w)| (normalize_model(f), *w, false)).collect() }
     }
@@ -187,6 +199,13 @@ mod tests {
         );
         assert_eq!(t.resolve(&session(&["claude-opus-4-6"], 10)).tokens, 1_000_000);
         assert_eq!(t.resolve(&session(&["anthropic/claude-3.5-sonnet"], 10)).tokens, 200_000);
+        // Every Gemini 3 and 4 model, whatever its version and suffix.
+        for m in ["gemini-3-pro-preview", "gemini-3.1-flash-lite", "gemini-3.8-flash", "gemini-4-argon"] {
+            let r = t.resolve(&session(&[m], 10));
+            assert_eq!((r.tokens, r.source), (1_048_576, WindowSource::Model), "{m}");
+        }
+        assert_eq!(t.find("gemini-30-pro"), None);
+        assert_eq!(t.find("openai/gpt-6.2-sol"), Some(272_000));
         let r = t.resolve(&session(&["my-local-model"], 10));
         assert_eq!((r.tokens, r.source), (DEFAULT_WINDOW, WindowSource::Default));
         // No model named: the agent's default, for an agent that has one.
