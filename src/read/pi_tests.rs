@@ -498,3 +498,35 @@ fn usage_without_a_total_or_a_cache_is_read_as_recorded() {
         of(serde_json::json!({"input": 900, "output": 10, "cacheRead": 600, "cacheWrite": 50, "totalTokens": 960}));
     assert_eq!((u.uncached_input, u.cache_write, inside), (300, 50, true));
 }
+
+/// A later compaction whose kept entries reach back over an earlier one, the
+/// earlier one recorded between a tool call and its result (a compaction a
+/// hook asked for mid-turn): pi renders every entry of the kept range, the
+/// earlier compaction as its summary, so that summary stays in the context.
+#[test]
+fn a_chained_compaction_keeps_an_earlier_summary_inside_its_kept_entries() {
+    let data = br#"{"type":"session","version":3,"id":"s","timestamp":"2026-10-01T10:00:00.000Z","cwd":"/w"}
+{"type":"message","id":"u1","parentId":null,"message":{"role":"user","content":"start"}}
+{"type":"message","id":"a1","parentId":"u1","message":{"role":"assistant","content":[{"type":"toolCall","id":"c1","name":"read","arguments":{"path":"a.rs"}}]}}
+{"type":"message","id":"r1","parentId":"a1","message":{"role":"toolResult","toolCallId":"c1","toolName":"read","content":[{"type":"text","text":"fn a() {}"}]}}
+{"type":"message","id":"a2","parentId":"r1","message":{"role":"assistant","content":[{"type":"toolCall","id":"c2","name":"read","arguments":{"path":"b.rs"}}]}}
+{"type":"compaction","id":"k1","parentId":"a2","summary":"first","firstKeptEntryId":"a1","tokensBefore":900,"fromHook":true}
+{"type":"message","id":"r2","parentId":"k1","message":{"role":"toolResult","toolCallId":"c2","toolName":"read","content":[{"type":"text","text":"fn b() {}"}]}}
+{"type":"message","id":"a3","parentId":"r2","message":{"role":"assistant","content":[{"type":"text","text":"both read"}]}}
+{"type":"compaction","id":"k2","parentId":"a3","summary":"second","firstKeptEntryId":"a2","tokensBefore":800}
+{"type":"message","id":"u2","parentId":"k2","message":{"role":"user","content":"go on"}}
+"#;
+    let s = read(Path::new("t.jsonl"), data).remove(0);
+    let lines: Vec<u64> = s.messages.iter().map(|m| m.source_line).collect();
+    assert_eq!(lines, [2, 3, 4, 5, 6, 7, 8, 9, 10]);
+    let c = &s.recorded_compactions;
+    assert_eq!(c.len(), 2);
+    assert_eq!((c[0].inserted.clone(), c[0].kept.clone()), (4..5, 1..4));
+    assert_eq!(c[0].trigger.as_deref(), Some("extension"));
+    // a2 (the call), the first summary, r2 (its result) and a3.
+    assert_eq!((c[1].inserted.clone(), c[1].kept.clone()), (7..8, 3..7));
+    assert_eq!(s.messages[4].origin, Origin::CompactSummary);
+    assert!(texts(&s.messages[4])[0].contains("<summary>\nfirst\n</summary>"));
+    assert!(texts(&s.messages[7])[0].contains("<summary>\nsecond\n</summary>"));
+    assert!(s.diagnostics.messages.is_empty(), "{:?}", s.diagnostics.messages);
+}
