@@ -39,6 +39,8 @@ mod prices;
 mod tests;
 #[cfg(test)]
 mod tier_tests;
+#[cfg(test)]
+mod vendor_tests;
 mod windows;
 
 pub use prices::{DEFAULT_FALLBACK, Family, ModelSource, PriceError, PriceTable, Prices, Provider, normalize_model};

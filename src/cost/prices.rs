@@ -58,6 +58,30 @@
 //!   litellm; 3.8's price until 2026-12-31). Explicit caches' hourly storage is
 //!   not priced.
 //!
+//! - Open-weight and other vendors' models, as their own APIs price them (read
+//!   2026-12-01; prompt caching is automatic on each, a write billed as input
+//!   unless said): DeepSeek's "Models & Pricing" page
+//!   (<https://api-docs.deepseek.com/quick_start/pricing>): `deepseek-chat` and
+//!   `deepseek-reasoner` (V3.2) $0.28 / hit $0.028 / $0.42. Z.ai's pricing page
+//!   (<https://docs.z.ai/guides/overview/pricing>): GLM-5 $1 / $0.20 / $3.20,
+//!   GLM-4.5 to 4.7 $0.60 / $0.11 / $2.20, GLM-4.5-Air $0.20 / $0.03 / $1.10.
+//!   Moonshot's Kimi, from copies of its price list (secondary: models.dev,
+//!   lava.so's provider page, TeamoRouter's K3 guide): K2 (0711, 0905,
+//!   thinking) $0.60 / $0.15 / $2.50, K2 Turbo $1.15 / $0.15 / $8, K2.5 $0.60 /
+//!   $0.10 / $3, K2.6 $0.95 / $0.16 / $4, K3 $3 / $0.30 / $15. xAI's model pages
+//!   (<https://docs.x.ai/developers/models>): Grok Code Fast 1 $0.20 / $0.02 /
+//!   $1.50; Grok 4.20 $1.25 / $0.20 / $2.50, a prompt of 200K tokens or more
+//!   at twice that; Grok 4.7 $2 / $6 (its $0.50 read and 2× tier from 200K,
+//!   apidog's guide, secondary); Grok 4 (0709) $3 / $0.75 / $15, above 128K
+//!   $6 / $30, and Grok 4 Fast and 4.1 Fast $0.20 / $0.05 / $0.50 (secondary:
+//!   models.dev, wavespeed). MiniMax-M2 $0.30 / $0.03 / $1.20, its writes
+//!   $0.375 (secondary: models.dev). These names match exactly (a provider
+//!   prefix aside) where a vendor sells differently priced variants under
+//!   longer names (`glm-4.7-flash`, `kimi-k2-turbo-preview`, `grok-4.1`): an
+//!   unknown variant is priced as the fallback and said so, never as a
+//!   sibling. Not built in: DeepSeek V4, priced by time of day, and Qwen3
+//!   Coder, priced in four prompt-length tiers; a prices file adds them.
+//!
 //! Prices change; `compactor … --prices FILE` overrides any of them (see
 //! [`PriceTable::from_toml`]) and the report names the table's families it used.
 
@@ -254,7 +278,7 @@ fn long(f: Family, above: u64, prices: Prices) -> Family {
 impl PriceTable {
     /// The built-in table (sources in the module documentation).
     pub fn builtin() -> PriceTable {
-        use Provider::{Anthropic, Google, Openai};
+        use Provider::{Anthropic, Google, Openai, Other};
         let a = Prices::anthropic;
         let o = Prices::openai;
         let o125 = Prices::openai_125;
@@ -349,6 +373,32 @@ impl PriceTable {
             ),
             fam("gemini-2-5-flash", Google, &["gemini-2-5-flash"], o(0.30, 2.50, 0.03)),
             fam("gemini-2-5-flash-lite", Google, &["gemini-2-5-flash-lite"], o(0.10, 0.40, 0.01)),
+            // Other vendors: a cache hit at their cached input price, a write
+            // at the input price. A family with no fragment matches its name
+            // only, so that a differently priced longer name is not taken for it.
+            fam("deepseek-chat", Other, &["deepseek-reasoner", "deepseek-v3-2"], o(0.28, 0.42, 0.028)),
+            fam("glm-5", Other, &[], o(1.0, 3.20, 0.20)),
+            fam("glm-4-7", Other, &[], o(0.60, 2.20, 0.11)),
+            fam("glm-4-6", Other, &[], o(0.60, 2.20, 0.11)),
+            fam("glm-4-5", Other, &[], o(0.60, 2.20, 0.11)),
+            fam("glm-4-5-air", Other, &[], o(0.20, 1.10, 0.03)),
+            fam("kimi-k2", Other, &["kimi-k2-0711", "kimi-k2-0905", "kimi-k2-thinking"], o(0.60, 2.50, 0.15)),
+            fam("kimi-k2-turbo", Other, &["kimi-k2-turbo", "kimi-k2-thinking-turbo"], o(1.15, 8.0, 0.15)),
+            fam("kimi-k2-5", Other, &[], o(0.60, 3.0, 0.10)),
+            fam("kimi-k2-6", Other, &[], o(0.95, 4.0, 0.16)),
+            fam("kimi-k3", Other, &[], o(3.0, 15.0, 0.30)),
+            fam("grok-code-fast-1", Other, &[], o(0.20, 1.50, 0.02)),
+            // xAI bills a prompt of 200K tokens or more (above 128K on Grok 4) at the tier.
+            long(fam("grok-4-20", Other, &["grok-4-20"], o(1.25, 2.50, 0.20)), 199_999, o(2.50, 5.0, 0.40)),
+            long(fam("grok-4-7", Other, &[], o(2.0, 6.0, 0.50)), 199_999, o(4.0, 12.0, 1.0)),
+            long(fam("grok-4", Other, &["grok-4-0709"], o(3.0, 15.0, 0.75)), 128_000, o(6.0, 30.0, 1.50)),
+            fam("grok-4-fast", Other, &["grok-4-fast", "grok-4-1-fast"], o(0.20, 0.50, 0.05)),
+            fam(
+                "minimax-m2",
+                Other,
+                &[],
+                Prices { cache_write_5m: 0.375, cache_write_1h: 0.375, ..o(0.30, 1.20, 0.03) },
+            ),
         ];
         let fallback = families.iter().position(|f| f.name == DEFAULT_FALLBACK).unwrap_or(0);
         PriceTable { families, fallback, fallback_set: false, windows: super::windows::WindowTable::builtin() }

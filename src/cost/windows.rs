@@ -28,6 +28,13 @@
 //!   Flash, 3.1 Pro and Flash-Lite, 3.5 to 3.8 Flash) and 4, 1,048,576: their
 //!   model pages in Google's Gemini API and Vertex AI documentation (read
 //!   2026-12-01).
+//! - Other vendors (read 2026-12-01): DeepSeek V3.2 128K (its pricing page);
+//!   GLM-4.5 128K, GLM-4.6 and 4.7 200K (Z.ai's model pages); Kimi K2 256K
+//!   (262,144 in Moonshot's model list), its first release (0711) 128K, K3
+//!   1,048,576 (secondary: models.dev); Grok Code Fast 1 and Grok 4 256,000,
+//!   Grok 4.20 1,000,000, Grok 4.7 500,000 (xAI's model pages), Grok 4 Fast
+//!   and 4.1 Fast 2,000,000 (secondary); MiniMax-M2 204,800 (secondary). A
+//!   vendor's "128K" is taken as 128,000 where it gives no exact figure.
 
 use super::prices::{fragment_in, normalize_model};
 use crate::model::{ResolvedWindow, Session, WindowSource};
@@ -85,6 +92,22 @@ impl WindowTable {
             ("gemini-2-5", 1_048_576),
             ("gemini-3", 1_048_576),
             ("gemini-4", 1_048_576),
+            ("deepseek-chat", 128_000),
+            ("deepseek-reasoner", 128_000),
+            ("deepseek-v3-2", 128_000),
+            ("glm-4-5", 128_000),
+            ("glm-4-6", K200),
+            ("glm-4-7", K200),
+            ("kimi-k2", 262_144),
+            ("kimi-k2-0711", 131_072),
+            ("kimi-k3", 1_048_576),
+            ("grok-code-fast", 256_000),
+            ("grok-4", 256_000),
+            ("grok-4-fast", 2_000_000),
+            ("grok-4-1-fast", 2_000_000),
+            ("grok-4-20", 1_000_000),
+            ("grok-4-7", 500_000),
+            ("minimax-m2", 204_800),
         ];
         WindowTable { entries: rows.iter().map(|(f, w)| (normalize_model(f), *w, false)).collect() }
     }
@@ -206,6 +229,17 @@ mod tests {
         }
         assert_eq!(t.find("gemini-30-pro"), None);
         assert_eq!(t.find("openai/gpt-6.2-sol"), Some(272_000));
+        // Other vendors, under their own names and OpenRouter's.
+        assert_eq!(t.find("deepseek/deepseek-chat"), Some(128_000));
+        assert_eq!(t.find("z-ai/glm-4.6"), Some(200_000));
+        assert_eq!(t.find("glm-4.5-air"), Some(128_000));
+        assert_eq!(t.find("moonshotai/kimi-k2-0905"), Some(262_144));
+        assert_eq!(t.find("kimi-k2-0711-preview"), Some(131_072));
+        assert_eq!(t.find("x-ai/grok-code-fast-1"), Some(256_000));
+        assert_eq!(t.find("grok-4-1-fast-reasoning"), Some(2_000_000));
+        assert_eq!(t.find("grok-4.20-0309-reasoning"), Some(1_000_000));
+        assert_eq!(t.find("grok-4.7"), Some(500_000));
+        assert_eq!(t.find("grok-40"), None);
         let r = t.resolve(&session(&["my-local-model"], 10));
         assert_eq!((r.tokens, r.source), (DEFAULT_WINDOW, WindowSource::Default));
         // No model named: the agent's default, for an agent that has one.

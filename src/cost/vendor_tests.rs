@@ -1,0 +1,81 @@
+//! Other vendors' families (DeepSeek, Z.ai, Moonshot, xAI, MiniMax): which
+//! names match them, what a call costs at their rates, and xAI's tiers.
+
+use super::tests::{T0, close, family, row, session, settings, trace};
+use super::*;
+use crate::model::{Usage, UsageProvenance};
+
+#[test]
+fn other_vendors_models_resolve_by_name_and_their_variants_do_not() {
+    let t = PriceTable::builtin();
+    let name = |m: &str| t.find(m).map(|i| t.families[i].name.as_str());
+    // Other vendors, under their own names and OpenRouter's; a longer name
+    // of a family matched by name only is unknown, not its sibling's price.
+    assert_eq!(name("deepseek-chat"), Some("deepseek-chat"));
+    assert_eq!(name("deepseek/deepseek-v3.2-exp"), Some("deepseek-chat"));
+    assert_eq!(name("deepseek-reasoner"), Some("deepseek-chat"));
+    assert_eq!(name("deepseek-chat-v3.1"), None);
+    assert_eq!(name("deepseek-v4-flash"), None);
+    assert_eq!(name("z-ai/glm-4.6"), Some("glm-4-6"));
+    assert_eq!(name("GLM-4.5-Air"), Some("glm-4-5-air"));
+    assert_eq!(name("glm-4.7-flash"), None);
+    assert_eq!(name("glm-5"), Some("glm-5"));
+    assert_eq!(name("moonshotai/kimi-k2"), Some("kimi-k2"));
+    assert_eq!(name("kimi-k2-0905-preview"), Some("kimi-k2"));
+    assert_eq!(name("kimi-k2-thinking"), Some("kimi-k2"));
+    assert_eq!(name("kimi-k2-thinking-turbo"), Some("kimi-k2-turbo"));
+    assert_eq!(name("kimi-k2-turbo-preview"), Some("kimi-k2-turbo"));
+    assert_eq!(name("kimi-k2.5"), Some("kimi-k2-5"));
+    assert_eq!(name("moonshot/kimi-k2.6"), Some("kimi-k2-6"));
+    assert_eq!(name("kimi-k2.7-code"), None);
+    assert_eq!(name("kimi-k3"), Some("kimi-k3"));
+    assert_eq!(name("x-ai/grok-code-fast-1"), Some("grok-code-fast-1"));
+    assert_eq!(name("grok-4-0709"), Some("grok-4"));
+    assert_eq!(name("grok-4"), Some("grok-4"));
+    assert_eq!(name("grok-4.1"), None);
+    assert_eq!(name("grok-4-fast-non-reasoning"), Some("grok-4-fast"));
+    assert_eq!(name("x-ai/grok-4.1-fast"), Some("grok-4-fast"));
+    assert_eq!(name("grok-4.20-0309-reasoning"), Some("grok-4-20"));
+    assert_eq!(name("grok-4.7"), Some("grok-4-7"));
+    assert_eq!(name("MiniMax-M2"), Some("minimax-m2"));
+    assert_eq!(name("minimax/minimax-m2.1"), None);
+}
+
+/// A DeepSeek session is priced at DeepSeek's rates, not the fallback's: a
+/// write at the input price, a hit at the cached price.
+#[test]
+fn a_deepseek_session_is_billed_at_deepseeks_rates() {
+    let usage = |output| Usage {
+        uncached_input: 0,
+        cache_read: 0,
+        cache_write: 0,
+        output,
+        reasoning: 0,
+        provenance: UsageProvenance::OpenAi,
+    };
+    let s = session(&[Some("deepseek-chat"), Some("deepseek-chat")], &[Some(usage(1_000)), Some(usage(500))]);
+    let t =
+        trace(vec![row(0, Some(T0), (4_000, 0), (4_000, 0)), row(1, Some(T0 + 1_000), (8_000, 4_000), (6_000, 4_000))]);
+    let c = session_cost(&s, &t, &settings(CacheTtl::FiveMinutes));
+    assert_eq!((c.family.as_str(), c.fallback_calls), ("deepseek-chat", 0));
+    // Baseline: 4,000 × 0.28 + (4,000 × 0.028 + 4,000 × 0.28) + 1,500 × 0.42.
+    close(c.baseline.usd, (4_000.0 * 0.28 + 4_000.0 * 0.028 + 4_000.0 * 0.28 + 1_500.0 * 0.42) / 1e6);
+    // Policy: 4,000 × 0.28 + (4,000 × 0.028 + 2,000 × 0.28) + 1,500 × 0.42.
+    close(c.policy.usd, (4_000.0 * 0.28 + 4_000.0 * 0.028 + 2_000.0 * 0.28 + 1_500.0 * 0.42) / 1e6);
+}
+
+/// xAI bills a prompt that reaches 200K tokens (Grok 4.20, 4.7), or passes
+/// 128K (Grok 4), at twice every price; Grok 4 Fast has no tier we know of.
+#[test]
+fn xai_bills_a_long_prompt_at_its_tier() {
+    let t = PriceTable::builtin();
+    let g420 = family(&t, "grok-4.20-0309-reasoning");
+    assert_eq!(g420.prices_for(199_999).input, 1.25);
+    assert_eq!((g420.prices_for(200_000).input, g420.prices_for(200_000).output), (2.50, 5.0));
+    let g47 = family(&t, "grok-4.7");
+    assert_eq!((g47.prices_for(200_000).cache_read, g47.prices_for(200_000).output), (1.0, 12.0));
+    let g4 = family(&t, "grok-4-0709");
+    assert_eq!(g4.prices_for(128_000).input, 3.0);
+    assert_eq!(g4.prices_for(128_001).input, 6.0);
+    assert_eq!(family(&t, "grok-4-fast").prices_for(1_900_000).input, 0.20);
+}
