@@ -49,6 +49,7 @@ pub use windows::{DEFAULT_WINDOW, LONG_CONTEXT_WINDOW, WindowTable};
 use crate::model::Session;
 use crate::replay::{CallRow, SessionTrace};
 use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
 
 /// How long a cache entry lives after its last use.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -270,6 +271,9 @@ pub struct SessionCost {
     pub model_source: Option<ModelSource>,
     /// Calls priced as the fallback family (no or unknown model name).
     pub fallback_calls: u64,
+    /// Of them, calls per unknown model name ([`unknown_model_key`]).
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub unknown_models: BTreeMap<String, u64>,
     /// Calls of no model name priced as their agent's default model.
     #[serde(default)]
     pub agent_model_calls: u64,
@@ -293,6 +297,32 @@ pub struct SessionCost {
     /// pruned or compacted broke the cached prefix (or its summaries cost more).
     pub sheds_tokens_costs_more: bool,
     pub recorded: Option<RecordedCheck>,
+}
+
+/// Distinct unknown model names kept per session and per total; the calls
+/// of any further name count under [`OTHER_UNKNOWN_MODELS`].
+pub const MAX_UNKNOWN_MODELS: usize = 20;
+/// The key of the calls of unknown names not listed one by one: past
+/// [`MAX_UNKNOWN_MODELS`], or not a plain model name.
+pub const OTHER_UNKNOWN_MODELS: &str = "(other names)";
+
+/// How an unknown model name is listed: as recorded (trimmed) when it is a
+/// plain name (ASCII letters, digits and `-._:/`, at most 64 bytes), else
+/// [`OTHER_UNKNOWN_MODELS`], so that markup or a whole line a log put in a
+/// model field is never carried along. (Whoever prints one still screens it
+/// for secrets.)
+pub fn unknown_model_key(name: &str) -> String {
+    let name = name.trim();
+    let plain = !name.is_empty()
+        && name.len() <= 64
+        && name.bytes().all(|b| b.is_ascii_alphanumeric() || b"-._:/".contains(&b));
+    if plain { name.to_string() } else { OTHER_UNKNOWN_MODELS.to_string() }
+}
+
+fn count_unknown(map: &mut BTreeMap<String, u64>, key: String, calls: u64) {
+    let key =
+        if map.len() >= MAX_UNKNOWN_MODELS && !map.contains_key(&key) { OTHER_UNKNOWN_MODELS.to_string() } else { key };
+    *map.entry(key).or_insert(0) += calls;
 }
 
 fn is_zero(n: &u64) -> bool {
@@ -380,6 +410,9 @@ pub fn session_cost_with(
         family_calls[fi] += 1;
         sources.push(source);
         out.fallback_calls += u64::from(source == ModelSource::Fallback);
+        if let Some(m) = call.and_then(|c| c.model.as_deref()).filter(|_| source == ModelSource::Fallback) {
+            count_unknown(&mut out.unknown_models, unknown_model_key(m), 1);
+        }
         out.agent_model_calls += u64::from(source == ModelSource::Agent);
         let family = &table.families[fi];
         let fast = call.is_some_and(|c| c.fast);
@@ -482,6 +515,9 @@ pub struct CostTotals {
     /// Sessions where the policy sheds tokens but costs more.
     pub sessions_sheds_tokens_costs_more: u64,
     pub fallback_calls: u64,
+    /// Of them, calls per unknown model name ([`unknown_model_key`]).
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub unknown_models: BTreeMap<String, u64>,
     /// Calls of no model name priced as their agent's default model.
     #[serde(default)]
     pub agent_model_calls: u64,
@@ -505,6 +541,9 @@ impl CostTotals {
         self.summarizer_usd += c.summarizer_usd;
         self.sessions_sheds_tokens_costs_more += u64::from(c.sheds_tokens_costs_more);
         self.fallback_calls += c.fallback_calls;
+        for (m, n) in &c.unknown_models {
+            count_unknown(&mut self.unknown_models, m.clone(), *n);
+        }
         self.agent_model_calls += c.agent_model_calls;
         self.fast_calls += c.fast_calls;
         self.fast_at_standard_calls += c.fast_at_standard_calls;

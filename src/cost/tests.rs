@@ -753,3 +753,19 @@ fn the_default_preset_costs_what_the_agent_paid_far_from_the_window() {
     assert!(prunes > 0);
     assert!(c.sheds_tokens_costs_more && c.policy.usd > c.baseline.usd, "{c:?}");
 }
+
+/// Unknown model names are counted per name, at most
+/// `MAX_UNKNOWN_MODELS` of them; the calls of further names, and of names
+/// that are no plain model name, count under one key, so the sum is kept.
+#[test]
+fn unknown_model_names_are_counted_within_a_bound() {
+    let names: Vec<String> = (0..30).map(|i| format!("mystery-{i:02}")).chain(["<b>\n".to_string()]).collect();
+    let s = session(&names.iter().map(|n| Some(n.as_str())).collect::<Vec<_>>(), &[]);
+    let rows = (0..names.len()).map(|i| row(i, None, (1_000, 0), (1_000, 0))).collect();
+    let c = session_cost(&s, &trace(rows), &settings(CacheTtl::FiveMinutes));
+    assert_eq!(c.fallback_calls, 31);
+    assert_eq!(c.unknown_models.len(), MAX_UNKNOWN_MODELS + 1);
+    assert_eq!(c.unknown_models.get("mystery-00"), Some(&1));
+    assert_eq!(c.unknown_models.get(OTHER_UNKNOWN_MODELS), Some(&11));
+    assert_eq!(c.unknown_models.values().sum::<u64>(), 31);
+}

@@ -114,14 +114,45 @@ pub(super) fn fallback_note(report: &Report) -> Option<String> {
     if model.model_override.is_some() {
         return None;
     }
-    let calls = report.aggregates.iter().filter_map(|a| a.cost.as_ref()).map(|c| c.fallback_calls).max()?;
-    (calls > 0).then(|| {
+    let cost = report.aggregates.iter().filter_map(|a| a.cost.as_ref()).max_by_key(|c| c.fallback_calls)?;
+    (cost.fallback_calls > 0).then(|| {
         format!(
-            "{} call(s) of a model no price family matches, or of none named, priced as `{}` (--prices FILE prices them; docs/cost.md)",
-            thousands(calls),
-            model.fallback_family
+            "{} call(s) of a model no price family matches, or of none named, priced as `{}`{} (--prices FILE prices them; docs/cost.md)",
+            thousands(cost.fallback_calls),
+            model.fallback_family,
+            unknown_models(&cost.unknown_models),
         )
     })
+}
+
+/// The unknown model names of the most calls, most first: "; unknown: `a`
+/// (12 calls), `b` (3 calls), others". A name a secret pattern matches is
+/// not shown.
+fn unknown_models(models: &std::collections::BTreeMap<String, u64>) -> String {
+    const SHOWN: usize = 5;
+    let mut named: Vec<(&str, u64)> = Vec::new();
+    let mut hidden = false;
+    for (m, &n) in models {
+        let plain =
+            m != crate::cost::OTHER_UNKNOWN_MODELS && matches!(crate::redact::redact(m), std::borrow::Cow::Borrowed(_));
+        if plain {
+            named.push((m, n));
+        } else {
+            hidden = true;
+        }
+    }
+    // Most calls first; at equal counts, by name (the map's order).
+    named.sort_by_key(|&(_, n)| std::cmp::Reverse(n));
+    let mut list: Vec<String> =
+        named.iter().take(SHOWN).map(|(m, n)| format!("`{m}` ({} call{})", thousands(*n), plural(*n))).collect();
+    if named.len() > SHOWN || hidden {
+        list.push("others".to_string());
+    }
+    if list.is_empty() { String::new() } else { format!("; unknown: {}", list.join(", ")) }
+}
+
+fn plural(n: u64) -> &'static str {
+    if n == 1 { "" } else { "s" }
 }
 
 /// Calls of logs that name no model were priced as their agent's default

@@ -13,6 +13,7 @@ mod cli_explain;
 mod cli_inspect;
 mod cli_llm;
 mod cli_llm_fallbacks;
+mod cli_prices;
 mod cli_probe;
 mod cli_prompt_file;
 mod cli_replay;

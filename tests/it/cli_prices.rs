@@ -1,0 +1,125 @@
+//! How a run prices calls and says so: fast mode at its multiple, and the
+//! names of the models no price family matches, listed in the warning.
+
+#![allow(clippy::unwrap_used, clippy::expect_used)] // test code: a panic is the failure report
+
+use assert_cmd::cargo::cargo_bin_cmd;
+use std::path::Path;
+
+fn replay(args: &[&str], out: &Path) -> std::process::Output {
+    cargo_bin_cmd!("compactor")
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .arg("replay")
+        .args(args)
+        .arg("--out")
+        .arg(out)
+        .arg("--quiet")
+        .output()
+        .unwrap()
+}
+
+fn cost(out: &Path) -> compactor::cost::CostTotals {
+    let report: compactor::report::Report =
+        serde_json::from_slice(&std::fs::read(out.join("report.json")).unwrap()).unwrap();
+    report.aggregates[0].cost.clone().unwrap()
+}
+
+/// The fallback warning names the unknown models, most calls first, so that
+/// a prices file can be written for them; a model field holding a secret or
+/// markup is counted, never shown.
+#[test]
+fn the_fallback_warning_names_the_unknown_models() {
+    let dir = tempfile::tempdir().unwrap();
+    let log = dir.path().join("chat.jsonl");
+    let turn = |model: &str| {
+        format!(
+            "{{\"role\": \"user\", \"content\": \"go on\"}}\n{{\"role\": \"assistant\", \"content\": \"done\", \"model\": \"{model}\", \"usage\": {{\"prompt_tokens\": 900, \"completion_tokens\": 20}}}}\n"
+        )
+    };
+    // A Google API key's shape: short enough to be listed, screened when printed.
+    let secret = "AIzaSyD4x9Qm2Lk7Vb3Nc8Wr1Tz6Hy5Jp0Fg2Ks";
+    let mut text = String::from("{\"role\": \"system\", \"content\": \"You code.\"}\n");
+    for m in ["deepseek-v4-flash", "deepseek-v4-flash", "glm-4.7-flash", secret, "<b>x</b>", "z-ai/glm-4.6"] {
+        text.push_str(&turn(m));
+    }
+    std::fs::write(&log, text).unwrap();
+    let out = dir.path().join("out");
+    let o = replay(&[log.to_str().unwrap(), "--preset", "default"], &out);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let stderr = String::from_utf8_lossy(&o.stderr);
+    let expect = "warning: 5 call(s) of a model no price family matches, or of none named, priced as \
+                  `claude-sonnet-4`; unknown: `deepseek-v4-flash` (2 calls), `glm-4.7-flash` (1 call), others \
+                  (--prices FILE prices them; docs/cost.md)";
+    assert!(stderr.contains(expect), "{stderr}");
+    let md = std::fs::read_to_string(out.join("report.md")).unwrap();
+    assert!(md.contains("unknown: 'deepseek-v4-flash' (2 calls), 'glm-4.7-flash' (1 call), others"), "{md}");
+    for text in [&*stderr, &md] {
+        assert!(!text.contains("AIza") && !text.contains("<b>"), "{text}");
+    }
+    // report.json counts the calls of each name; the odd ones under one key.
+    let c = cost(&out);
+    assert_eq!(c.fallback_calls, 5);
+    let names: Vec<(&str, u64)> = c.unknown_models.iter().map(|(m, n)| (m.as_str(), *n)).collect();
+    assert!(names.contains(&("deepseek-v4-flash", 2)) && names.contains(&("glm-4.7-flash", 1)), "{names:?}");
+    assert!(names.contains(&(compactor::cost::OTHER_UNKNOWN_MODELS, 1)), "{names:?}");
+    assert_eq!(names.iter().map(|(_, n)| n).sum::<u64>(), 5);
+
+    // A prices file that prices them silences the warning.
+    let prices = dir.path().join("prices.toml");
+    std::fs::write(
+        &prices,
+        "fallback = \"claude-sonnet-4\"\n[families.deepseek-v4-flash]\ninput = 0.30\noutput = 1.20\n\
+         [families.glm-4-7-flash]\ninput = 0.07\noutput = 0.40\n[families.mine]\ninput = 1\noutput = 2\nmatch = [\"aizasyd4x9qm2lk7vb3nc8wr1tz6hy5jp0fg2ks\", \"b>\"]\n",
+    )
+    .unwrap();
+    let out = dir.path().join("priced");
+    let o = replay(&[log.to_str().unwrap(), "--preset", "default", "--prices", prices.to_str().unwrap()], &out);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    assert!(
+        !String::from_utf8_lossy(&o.stderr).contains("no price family matches"),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    assert_eq!(cost(&out).fallback_calls, 0);
+}
+
+/// A response served in fast mode is priced at its model's fast-mode multiple
+/// (Opus 5: 2×), and the run says so; a prices file that removes the multiple
+/// prices it at the standard rates, and the run warns of it, under --quiet too.
+#[test]
+fn fast_mode_calls_are_priced_at_their_multiple_and_said() {
+    let dir = tempfile::tempdir().unwrap();
+    let log = "fixtures/claude-code/fast-mode.jsonl";
+    let out = dir.path().join("fast");
+    let o = replay(&[log, "--preset", "default"], &out);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let stderr = String::from_utf8_lossy(&o.stderr);
+    assert!(
+        stderr.contains("note: 1 call(s) served in fast mode, priced at their model's fast-mode multiple"),
+        "{stderr}"
+    );
+    assert!(!stderr.contains("at the standard rates"), "{stderr}");
+    let md = std::fs::read_to_string(out.join("report.md")).unwrap();
+    assert!(md.contains("Note: 1 call(s) served in fast mode, priced at their model's fast-mode multiple."), "{md}");
+    let fast = cost(&out);
+    assert_eq!((fast.fast_calls, fast.fast_at_standard_calls), (1, 0));
+
+    let prices = dir.path().join("prices.toml");
+    std::fs::write(&prices, "[families.claude-opus-4-8]\nfast = false\n").unwrap();
+    let out = dir.path().join("standard");
+    let o = replay(&[log, "--preset", "default", "--prices", prices.to_str().unwrap()], &out);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let stderr = String::from_utf8_lossy(&o.stderr);
+    assert!(
+        stderr.contains("warning: 1 call(s) served in fast mode priced at the standard rates: no fast-mode multiple"),
+        "{stderr}"
+    );
+    let standard = cost(&out);
+    assert_eq!((standard.fast_calls, standard.fast_at_standard_calls), (1, 1));
+    // The fast call is the first: its 12,006 prompt tokens, all written to
+    // the cache, and its 48 output tokens (the response's last line) cost
+    // twice as much at 2×.
+    let first = (12_006.0 * 6.25 + 48.0 * 25.0) / 1e6;
+    let diff = fast.baseline.usd - standard.baseline.usd;
+    assert!((diff - first).abs() < 2e-6, "fast costs {diff} more, not {first}");
+}
