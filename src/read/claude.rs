@@ -749,6 +749,10 @@ mod tests;
 mod context_tests;
 
 #[cfg(test)]
+#[path = "claude_typed_tests.rs"]
+mod typed_tests;
+
+#[cfg(test)]
 #[path = "claude_microcompact_tests.rs"]
 mod microcompact_tests;
 
