@@ -21,6 +21,7 @@ pub mod generic;
 mod json;
 pub mod locations;
 mod openclaw_db;
+mod openclaw_store;
 pub mod pi;
 pub mod threads;
 pub mod time;
@@ -144,7 +145,8 @@ pub fn read_regular_file(path: &Path) -> std::io::Result<Vec<u8>> {
 }
 
 /// Read an in-memory log. `path` is used for diagnostics and session ids only,
-/// but for a SQLite database (OpenClaw's), which is read from its file.
+/// but for a SQLite database (OpenClaw's), which is read from its file, and
+/// for the OpenClaw session store beside a transcript file (its window).
 pub fn read_bytes(path: &Path, data: &[u8], format: Option<Format>) -> Result<Vec<Session>, Diagnostic> {
     let format = match format.or_else(|| detect(data)) {
         Some(f) => f,

@@ -80,7 +80,9 @@ impl LogFormat for Pi {
         if data.starts_with(super::openclaw_db::MAGIC) {
             return super::openclaw_db::read_file(path);
         }
-        read(path, data)
+        let mut sessions = read(path, data);
+        super::openclaw_store::apply_windows(path, &mut sessions);
+        sessions
     }
     /// An OpenClaw agent database under another name.
     fn detect_torn(&self, head: &[u8]) -> bool {
@@ -103,7 +105,7 @@ impl LogFormat for Pi {
     /// OpenClaw's session store (keys to session files), its checkpoints
     /// (copies of a session at a point) and trajectories (another format).
     fn is_sidecar(&self, name: &str) -> bool {
-        name == "sessions.json"
+        name == super::openclaw_store::STORE
             || (name.contains(".checkpoint.") && name.ends_with(".jsonl"))
             || name.ends_with(".trajectory.jsonl")
             || name.ends_with(".trajectory-path.json")

@@ -38,7 +38,10 @@ fn lay_out(home: &Path, claude: &Path, codex: &Path, pi: &Path, openclaw: &Path,
     let sessions = openclaw.join("agents/main/sessions");
     put(&sessions.join("0198.jsonl"), "pi/v3-tree.jsonl");
     // The store, a checkpoint (a copy of the session) and a trajectory: no session.
-    put_text(&sessions.join("sessions.json"), "{}");
+    put_text(
+        &sessions.join("sessions.json"),
+        r#"{"agent:main:main": {"sessionId": "0198", "updatedAt": 1751364000000, "contextTokens": 150000}}"#,
+    );
     put(&sessions.join("0198.checkpoint.4c2e.jsonl"), "pi/v3-tree.jsonl");
     put_text(&sessions.join("0198.trajectory.jsonl"), "{\"kind\":\"step\"}\n");
     let project = gemini.join("tmp/auth-svc");
@@ -208,4 +211,43 @@ fn an_openclaw_database_is_found_where_openclaw_keeps_it() {
     let names: Vec<String> =
         std::fs::read_dir(&agent).unwrap().map(|e| e.unwrap().file_name().to_string_lossy().into_owned()).collect();
     assert_eq!(names.len(), 2, "nothing written beside the database: {names:?}");
+}
+
+/// An OpenClaw session found where OpenClaw keeps it runs at the window its
+/// session store records for it (`contextTokens`), reported as the log's own;
+/// the pi session beside it, with no store, at its model's or the default.
+#[test]
+fn an_openclaw_session_runs_at_the_window_its_store_records() {
+    let home = tempfile::tempdir().unwrap();
+    let h = home.path();
+    let cline = h.join(".config/Code/User/globalStorage/saoudrizwan.claude-dev");
+    lay_out(
+        h,
+        &h.join(".claude"),
+        &h.join(".codex"),
+        &h.join(".pi/agent/sessions"),
+        &h.join(".openclaw"),
+        &h.join(".gemini"),
+        &cline,
+    );
+    let out = h.join("out");
+    let o = cargo_bin_cmd!("compactor")
+        .env_clear()
+        .env("HOME", h)
+        .args(["replay", "--preset", "default", "--no-quality", "--quiet", "--out"])
+        .arg(&out)
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(0), "{}", String::from_utf8_lossy(&o.stderr));
+    let mut r = csv::Reader::from_path(out.join("sessions.csv")).unwrap();
+    let h: Vec<String> = r.headers().unwrap().iter().map(String::from).collect();
+    let col = |c: &str| h.iter().position(|x| x == c).unwrap();
+    let (src, w, ws) = (col("source_path"), col("context_window"), col("window_source"));
+    let rows: Vec<(String, String, String)> =
+        r.records().map(|x| x.unwrap()).map(|x| (x[src].to_string(), x[w].to_string(), x[ws].to_string())).collect();
+    let openclaw: Vec<_> = rows.iter().filter(|r| r.0.contains(".openclaw")).collect();
+    assert!(!openclaw.is_empty(), "{rows:#?}");
+    assert!(openclaw.iter().all(|r| r.1 == "150000" && r.2 == "log"), "{openclaw:#?}");
+    let pi: Vec<_> = rows.iter().filter(|r| r.0.contains(".pi/")).collect();
+    assert!(!pi.is_empty() && pi.iter().all(|r| r.2 != "log"), "{pi:#?}");
 }
