@@ -47,7 +47,7 @@ pub struct Page<'a> {
 const STYLE: &str = "body{font-family:system-ui,-apple-system,'Segoe UI',sans-serif;margin:24px;color:#222}\
 h1{font-size:1.5em}h2{font-size:1.2em;margin-top:2em;border-bottom:1px solid #ddd}h3{font-size:1em;margin-bottom:4px}\
 table{border-collapse:collapse;margin:8px 0;font-size:0.9em}td,th{border:1px solid #ddd;padding:3px 8px;text-align:right}\
-th:first-child,td:first-child{text-align:left}th{background:#f4f4f4}.note{color:#666;font-size:0.9em}\
+th:first-child,td:first-child{text-align:left}th{background:#f4f4f4}.note{color:#666;font-size:0.9em}.warn{color:#8a3b00}\
 .chart{margin:8px 0 20px 0}.legend span{margin-right:14px;font-size:0.85em}.sw{display:inline-block;width:12px;height:3px;vertical-align:middle;margin-right:4px}\
 .meta{color:#666;font-size:0.85em;word-break:break-all}svg text{font-family:inherit}\
 .chart svg{width:100%;height:auto;max-height:420px}";
@@ -127,6 +127,14 @@ fn run_summary(r: &Report) -> Markup {
                 are priced as " code { (cm.fallback_family) } "."
             }
             "\n"
+        }
+        // What the printed summary and report.md warn of, in their words.
+        @for line in super::terminal::warnings(r).lines() {
+            @if let Some(w) = line.strip_prefix("warning: ") {
+                p class="warn" { strong { "Warning: " } (w) } "\n"
+            } @else {
+                p class="note" { (line.strip_prefix("note: ").unwrap_or(line)) } "\n"
+            }
         }
     }
 }

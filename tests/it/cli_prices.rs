@@ -54,9 +54,16 @@ fn the_fallback_warning_names_the_unknown_models() {
     assert!(stderr.contains(expect), "{stderr}");
     let md = std::fs::read_to_string(out.join("report.md")).unwrap();
     assert!(md.contains("unknown: 'deepseek-v4-flash' (2 calls), 'glm-4.7-flash' (1 call), others"), "{md}");
+    let html = std::fs::read_to_string(out.join("report.html")).unwrap();
+    assert!(
+        html.contains("<strong>Warning: </strong>5 call(s) of a model no price family matches")
+            && html.contains("unknown: `deepseek-v4-flash` (2 calls), `glm-4.7-flash` (1 call), others"),
+        "{html}"
+    );
     for text in [&*stderr, &md] {
         assert!(!text.contains("AIza") && !text.contains("<b>"), "{text}");
     }
+    assert!(!html.contains("AIza") && !html.contains("x</b>"), "{html}");
     // report.json counts the calls of each name; the odd ones under one key.
     let c = cost(&out);
     assert_eq!(c.fallback_calls, 5);
