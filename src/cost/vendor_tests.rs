@@ -8,37 +8,40 @@ use crate::model::{Usage, UsageProvenance};
 #[test]
 fn other_vendors_models_resolve_by_name_and_their_variants_do_not() {
     let t = PriceTable::builtin();
-    let name = |m: &str| t.find(m).map(|i| t.families[i].name.as_str());
-    // Other vendors, under their own names and OpenRouter's; a longer name
-    // of a family matched by name only is unknown, not its sibling's price.
-    assert_eq!(name("deepseek-chat"), Some("deepseek-chat"));
-    assert_eq!(name("deepseek/deepseek-v3.2-exp"), Some("deepseek-chat"));
-    assert_eq!(name("deepseek-reasoner"), Some("deepseek-chat"));
-    assert_eq!(name("deepseek-chat-v3.1"), None);
-    assert_eq!(name("deepseek-v4-flash"), None);
-    assert_eq!(name("z-ai/glm-4.6"), Some("glm-4-6"));
-    assert_eq!(name("GLM-4.5-Air"), Some("glm-4-5-air"));
-    assert_eq!(name("glm-4.7-flash"), None);
-    assert_eq!(name("glm-5"), Some("glm-5"));
-    assert_eq!(name("moonshotai/kimi-k2"), Some("kimi-k2"));
-    assert_eq!(name("kimi-k2-0905-preview"), Some("kimi-k2"));
-    assert_eq!(name("kimi-k2-thinking"), Some("kimi-k2"));
-    assert_eq!(name("kimi-k2-thinking-turbo"), Some("kimi-k2-turbo"));
-    assert_eq!(name("kimi-k2-turbo-preview"), Some("kimi-k2-turbo"));
-    assert_eq!(name("kimi-k2.5"), Some("kimi-k2-5"));
-    assert_eq!(name("moonshot/kimi-k2.6"), Some("kimi-k2-6"));
-    assert_eq!(name("kimi-k2.7-code"), None);
-    assert_eq!(name("kimi-k3"), Some("kimi-k3"));
-    assert_eq!(name("x-ai/grok-code-fast-1"), Some("grok-code-fast-1"));
-    assert_eq!(name("grok-4-0709"), Some("grok-4"));
-    assert_eq!(name("grok-4"), Some("grok-4"));
-    assert_eq!(name("grok-4.1"), None);
-    assert_eq!(name("grok-4-fast-non-reasoning"), Some("grok-4-fast"));
-    assert_eq!(name("x-ai/grok-4.1-fast"), Some("grok-4-fast"));
-    assert_eq!(name("grok-4.20-0309-reasoning"), Some("grok-4-20"));
-    assert_eq!(name("grok-4.7"), Some("grok-4-7"));
-    assert_eq!(name("MiniMax-M2"), Some("minimax-m2"));
-    assert_eq!(name("minimax/minimax-m2.1"), None);
+    // Under their own names and OpenRouter's; a longer name of a family
+    // matched by name only is unknown, not its sibling's price.
+    for (model, family) in [
+        ("deepseek-chat", Some("deepseek-chat")),
+        ("deepseek/deepseek-v3.2-exp", Some("deepseek-chat")),
+        ("deepseek-reasoner", Some("deepseek-chat")),
+        ("deepseek-chat-v3.1", None),
+        ("deepseek-v4-flash", None),
+        ("z-ai/glm-4.6", Some("glm-4-6")),
+        ("GLM-4.5-Air", Some("glm-4-5-air")),
+        ("glm-4.7-flash", None),
+        ("glm-5", Some("glm-5")),
+        ("moonshotai/kimi-k2", Some("kimi-k2")),
+        ("kimi-k2-0905-preview", Some("kimi-k2")),
+        ("kimi-k2-thinking", Some("kimi-k2")),
+        ("kimi-k2-thinking-turbo", Some("kimi-k2-turbo")),
+        ("kimi-k2-turbo-preview", Some("kimi-k2-turbo")),
+        ("kimi-k2.5", Some("kimi-k2-5")),
+        ("moonshot/kimi-k2.6", Some("kimi-k2-6")),
+        ("kimi-k2.7-code", None),
+        ("kimi-k3", Some("kimi-k3")),
+        ("x-ai/grok-code-fast-1", Some("grok-code-fast-1")),
+        ("grok-4-0709", Some("grok-4")),
+        ("grok-4", Some("grok-4")),
+        ("grok-4.1", None),
+        ("grok-4-fast-non-reasoning", Some("grok-4-fast")),
+        ("x-ai/grok-4.1-fast", Some("grok-4-fast")),
+        ("grok-4.20-0309-reasoning", Some("grok-4-20")),
+        ("grok-4.7", Some("grok-4-7")),
+        ("MiniMax-M2", Some("minimax-m2")),
+        ("minimax/minimax-m2.1", None),
+    ] {
+        assert_eq!(t.find(model).map(|i| t.families[i].name.as_str()), family, "{model}");
+    }
 }
 
 /// A DeepSeek session is priced at DeepSeek's rates, not the fallback's: a

@@ -3,21 +3,10 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used)] // test code: a panic is the failure report
 
+use crate::cli_replay::replay;
 use assert_cmd::cargo::cargo_bin_cmd;
 use predicates::prelude::*;
 use std::path::Path;
-
-fn replay(args: &[&str], out: &Path) -> std::process::Output {
-    cargo_bin_cmd!("compactor")
-        .current_dir(env!("CARGO_MANIFEST_DIR"))
-        .arg("replay")
-        .args(args)
-        .arg("--out")
-        .arg(out)
-        .arg("--quiet")
-        .output()
-        .unwrap()
-}
 
 fn cost(out: &Path) -> compactor::cost::CostTotals {
     let report: compactor::report::Report =

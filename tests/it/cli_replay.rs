@@ -8,7 +8,7 @@ use assert_cmd::cargo::cargo_bin_cmd;
 use predicates::prelude::*;
 use std::path::{Path, PathBuf};
 
-fn replay(args: &[&str], out: &Path) -> std::process::Output {
+pub(crate) fn replay(args: &[&str], out: &Path) -> std::process::Output {
     cargo_bin_cmd!("compactor")
         .current_dir(env!("CARGO_MANIFEST_DIR"))
         .arg("replay")

@@ -54,6 +54,20 @@ fn lay_out(home: &Path, claude: &Path, codex: &Path, pi: &Path, openclaw: &Path,
     }
 }
 
+/// Each agent's sessions in its default places under `home` (Linux).
+fn lay_out_at_home(h: &Path) {
+    let cline = h.join(".config/Code/User/globalStorage/saoudrizwan.claude-dev");
+    lay_out(
+        h,
+        &h.join(".claude"),
+        &h.join(".codex"),
+        &h.join(".pi/agent/sessions"),
+        &h.join(".openclaw"),
+        &h.join(".gemini"),
+        &cline,
+    );
+}
+
 /// `compactor inspect --json` with no path, in a clean environment.
 fn inspect(home: &Path, vars: &[(&str, &Path)]) -> (serde_json::Value, String) {
     let mut cmd = cargo_bin_cmd!("compactor");
@@ -89,16 +103,7 @@ fn expected() -> std::collections::BTreeMap<String, usize> {
 fn every_agent_is_found_where_it_keeps_its_logs() {
     let home = tempfile::tempdir().unwrap();
     let h = home.path();
-    let cline = h.join(".config/Code/User/globalStorage/saoudrizwan.claude-dev");
-    lay_out(
-        h,
-        &h.join(".claude"),
-        &h.join(".codex"),
-        &h.join(".pi/agent/sessions"),
-        &h.join(".openclaw"),
-        &h.join(".gemini"),
-        &cline,
-    );
+    lay_out_at_home(h);
     let (json, stderr) = inspect(h, &[]);
     let (by, paths) = found(&json);
     assert_eq!(by, expected(), "{paths:#?}");
@@ -220,16 +225,7 @@ fn an_openclaw_database_is_found_where_openclaw_keeps_it() {
 fn an_openclaw_session_runs_at_the_window_its_store_records() {
     let home = tempfile::tempdir().unwrap();
     let h = home.path();
-    let cline = h.join(".config/Code/User/globalStorage/saoudrizwan.claude-dev");
-    lay_out(
-        h,
-        &h.join(".claude"),
-        &h.join(".codex"),
-        &h.join(".pi/agent/sessions"),
-        &h.join(".openclaw"),
-        &h.join(".gemini"),
-        &cline,
-    );
+    lay_out_at_home(h);
     let out = h.join("out");
     let o = cargo_bin_cmd!("compactor")
         .env_clear()
