@@ -299,9 +299,12 @@ pub struct SessionCost {
     pub recorded: Option<RecordedCheck>,
 }
 
-/// Distinct unknown model names kept per session and per total; the calls
-/// of any further name count under [`OTHER_UNKNOWN_MODELS`].
+/// Distinct unknown model names a session keeps, and a total once finished
+/// (those of the most calls); the calls of any further name count under
+/// [`OTHER_UNKNOWN_MODELS`].
 pub const MAX_UNKNOWN_MODELS: usize = 20;
+/// Distinct names a total gathers before it keeps those of the most calls.
+const GATHERED_UNKNOWN_MODELS: usize = 1_000;
 /// The key of the calls of unknown names not listed one by one: past
 /// [`MAX_UNKNOWN_MODELS`], or not a plain model name.
 pub const OTHER_UNKNOWN_MODELS: &str = "(other names)";
@@ -319,10 +322,24 @@ pub fn unknown_model_key(name: &str) -> String {
     if plain { name.to_string() } else { OTHER_UNKNOWN_MODELS.to_string() }
 }
 
-fn count_unknown(map: &mut BTreeMap<String, u64>, key: String, calls: u64) {
-    let key =
-        if map.len() >= MAX_UNKNOWN_MODELS && !map.contains_key(&key) { OTHER_UNKNOWN_MODELS.to_string() } else { key };
+/// Add `calls` to `key`, or to [`OTHER_UNKNOWN_MODELS`] once `map` holds `cap` names.
+fn count_unknown(map: &mut BTreeMap<String, u64>, key: String, calls: u64, cap: usize) {
+    let key = if map.len() >= cap && !map.contains_key(&key) { OTHER_UNKNOWN_MODELS.to_string() } else { key };
     *map.entry(key).or_insert(0) += calls;
+}
+
+/// Keep the [`MAX_UNKNOWN_MODELS`] names of the most calls (at equal counts
+/// the first by name); the others' calls count under [`OTHER_UNKNOWN_MODELS`].
+fn keep_most_called(map: &mut BTreeMap<String, u64>) {
+    let other = map.remove(OTHER_UNKNOWN_MODELS).unwrap_or(0);
+    let mut named: Vec<(String, u64)> = std::mem::take(map).into_iter().collect();
+    named.sort_by(|a, b| b.1.cmp(&a.1).then_with(|| a.0.cmp(&b.0)));
+    let rest: u64 = named.iter().skip(MAX_UNKNOWN_MODELS).map(|(_, n)| n).sum();
+    named.truncate(MAX_UNKNOWN_MODELS);
+    map.extend(named);
+    if other + rest > 0 {
+        map.insert(OTHER_UNKNOWN_MODELS.to_string(), other + rest);
+    }
 }
 
 fn is_zero(n: &u64) -> bool {
@@ -411,7 +428,7 @@ pub fn session_cost_with(
         sources.push(source);
         out.fallback_calls += u64::from(source == ModelSource::Fallback);
         if let Some(m) = call.and_then(|c| c.model.as_deref()).filter(|_| source == ModelSource::Fallback) {
-            count_unknown(&mut out.unknown_models, unknown_model_key(m), 1);
+            count_unknown(&mut out.unknown_models, unknown_model_key(m), 1, MAX_UNKNOWN_MODELS);
         }
         out.agent_model_calls += u64::from(source == ModelSource::Agent);
         let family = &table.families[fi];
@@ -542,7 +559,7 @@ impl CostTotals {
         self.sessions_sheds_tokens_costs_more += u64::from(c.sheds_tokens_costs_more);
         self.fallback_calls += c.fallback_calls;
         for (m, n) in &c.unknown_models {
-            count_unknown(&mut self.unknown_models, m.clone(), *n);
+            count_unknown(&mut self.unknown_models, m.clone(), *n, GATHERED_UNKNOWN_MODELS);
         }
         self.agent_model_calls += c.agent_model_calls;
         self.fast_calls += c.fast_calls;
@@ -563,6 +580,7 @@ impl CostTotals {
 
     /// Totals and percentages once every session is added.
     pub fn finish(mut self) -> CostTotals {
+        keep_most_called(&mut self.unknown_models);
         let saved = self.baseline.usd - self.policy.usd - self.summarizer_usd;
         self.saved_pct = pct(saved, self.baseline.usd);
         self.saved_usd = round_usd(saved);

@@ -769,3 +769,32 @@ fn unknown_model_names_are_counted_within_a_bound() {
     assert_eq!(c.unknown_models.get(OTHER_UNKNOWN_MODELS), Some(&11));
     assert_eq!(c.unknown_models.values().sum::<u64>(), 31);
 }
+
+/// A total keeps the unknown names of the most calls across its sessions,
+/// not the first it met: a name seen late in many sessions is listed.
+#[test]
+fn a_total_keeps_the_unknown_names_of_the_most_calls() {
+    let mut totals = CostTotals::default();
+    for i in 0..25 {
+        let mut c = SessionCost::default();
+        c.unknown_models.insert(format!("rare-{i:02}"), 1);
+        c.unknown_models.insert(OTHER_UNKNOWN_MODELS.to_string(), 2);
+        c.fallback_calls = 3;
+        totals.add(&c);
+    }
+    for _ in 0..3 {
+        let mut c = SessionCost::default();
+        c.unknown_models.insert("late-and-common".to_string(), 10);
+        c.fallback_calls = 10;
+        totals.add(&c);
+    }
+    let t = totals.finish();
+    assert_eq!(t.unknown_models.len(), MAX_UNKNOWN_MODELS + 1);
+    assert_eq!(t.unknown_models.get("late-and-common"), Some(&30));
+    // The 19 first rare names by name are kept; the other 6 and every
+    // session's own others are counted together.
+    assert_eq!(t.unknown_models.get("rare-18"), Some(&1));
+    assert_eq!(t.unknown_models.get("rare-19"), None);
+    assert_eq!(t.unknown_models.get(OTHER_UNKNOWN_MODELS), Some(&(6 + 25 * 2)));
+    assert_eq!(t.unknown_models.values().sum::<u64>(), t.fallback_calls);
+}
