@@ -38,7 +38,9 @@ pub fn apply_windows(path: &Path, sessions: &mut [Session]) {
     let (Some(dir), Some(file)) = (path.parent(), path.file_name().and_then(|n| n.to_str())) else {
         return;
     };
-    if dir.as_os_str().is_empty() || !path.is_file() {
+    // A log read from standard input has no folder. A compressed transcript
+    // is read under its name before compression, which the store knows.
+    if dir.as_os_str().is_empty() {
         return;
     }
     let store = dir.join(STORE);

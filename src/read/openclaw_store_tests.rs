@@ -61,3 +61,18 @@ fn a_missing_or_broken_store_is_no_window_and_a_broken_one_is_said() {
     assert_eq!(said.len(), 1, "{:?}", s.diagnostics.messages);
     assert!(said[0].message.contains("not a JSON object of sessions"), "{}", said[0].message);
 }
+
+/// A transcript kept compressed (`abc.jsonl.zst`) is found in the store
+/// under the name it had before compression.
+#[test]
+fn a_compressed_transcript_takes_its_window_too() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("sessions.json"), r#"{"k": {"sessionId": "abc", "contextTokens": 90000}}"#).unwrap();
+    let plain = std::fs::read(transcript(dir.path(), "plain.jsonl", "abc")).unwrap();
+    let path = dir.path().join("abc.jsonl.zst");
+    let packed = ruzstd::encoding::compress_to_vec(&plain[..], ruzstd::encoding::CompressionLevel::Fastest);
+    std::fs::write(&path, packed).unwrap();
+    let input = crate::read::discover::Input { path: path.clone(), kind: crate::read::discover::InputKind::File };
+    let s = crate::read::read_input(&input, None).unwrap().remove(0);
+    assert_eq!((s.meta.context_window, s.source_path.as_path()), (Some(90_000), path.as_path()));
+}
