@@ -99,7 +99,8 @@ pub struct CompletionsArgs {
 #[derive(Debug, Args, Clone)]
 pub struct InputArgs {
     /// Session files, directories, globs, or - for stdin. Default: where each agent keeps
-    /// its logs (Claude Code, Codex, pi, OpenClaw, Gemini CLI, Cline; docs/discovery.md).
+    /// its logs (Claude Code, Codex, pi, OpenClaw, Gemini CLI, Cline, Roo Code, Kilo Code;
+    /// docs/discovery.md).
     pub paths: Vec<PathBuf>,
     /// Force a log format instead of detecting it: claude-code, codex, codex-exec, pi,
     /// gemini, cline, generic. When replaying, a file that yields no call under it

@@ -86,16 +86,27 @@ impl LogFormat for Cline {
     }
     /// The extension's `tasks` in the global storage of VS Code (and of the
     /// editors built on it) on this OS, the remote server's, and the
-    /// standalone Cline's under `~/.cline/data` (`$CLINE_DIR/data`).
+    /// standalone Cline's under `~/.cline/data` (`$CLINE_DIR/data`); the
+    /// same for its forks Roo Code and Kilo Code, whose task folders are
+    /// Cline's (VS Code names an extension's storage by its id, lower-case).
     fn default_locations(&self, home: &Home) -> Vec<Location> {
-        const EXTENSION: &str = "User/globalStorage/saoudrizwan.claude-dev/tasks";
+        const EXTENSIONS: [(&str, &str); 3] = [
+            ("Cline", "saoudrizwan.claude-dev"),
+            ("Roo Code", "rooveterinaryinc.roo-cline"),
+            ("Kilo Code", "kilocode.kilo-code"),
+        ];
         let config = home.app_config();
-        let mut out: Vec<Location> = ["Code", "Code - Insiders", "VSCodium", "Cursor", "Windsurf"]
-            .iter()
-            .map(|editor| Location::new("Cline", config.join(editor).join(EXTENSION)))
-            .collect();
-        out.push(Location::new("Cline", home.join(".vscode-server/data").join(EXTENSION)));
-        out.push(Location::new("Cline", home.var_or("CLINE_DIR", ".cline").join("data/tasks")));
+        let mut out = Vec::new();
+        for (agent, id) in EXTENSIONS {
+            let tasks = format!("User/globalStorage/{id}/tasks");
+            for editor in ["Code", "Code - Insiders", "VSCodium", "Cursor", "Windsurf"] {
+                out.push(Location::new(agent, config.join(editor).join(&tasks)));
+            }
+            out.push(Location::new(agent, home.join(".vscode-server/data").join(&tasks)));
+            if agent == "Cline" {
+                out.push(Location::new(agent, home.var_or("CLINE_DIR", ".cline").join("data/tasks")));
+            }
+        }
         out
     }
 }

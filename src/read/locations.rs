@@ -168,7 +168,7 @@ mod tests {
         // Every agent has a place on every OS.
         for os in [Os::Linux, Os::MacOs, Os::Windows] {
             let agents: Vec<&str> = all(&Home::new("/h", os)).iter().map(|l| l.agent).collect();
-            for a in ["Claude Code", "Codex CLI", "pi", "OpenClaw", "Gemini CLI", "Cline"] {
+            for a in ["Claude Code", "Codex CLI", "pi", "OpenClaw", "Gemini CLI", "Cline", "Roo Code", "Kilo Code"] {
                 assert!(agents.contains(&a), "{os:?}: {a}");
             }
         }

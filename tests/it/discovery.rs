@@ -126,13 +126,14 @@ fn every_agent_is_found_where_it_keeps_its_logs() {
     // A missing place of an agent found elsewhere is not listed (-v lists
     // every place): the agent is not said to have nothing.
     assert!(!stderr.contains("~/.codex/archived_sessions") && !stderr.contains("~/.cline/data/tasks"), "{stderr}");
-    assert!(!stderr.contains("nothing where"), "{stderr}");
+    // Only the agents laid out nowhere (Cline's forks) are said to have nothing.
+    assert!(stderr.contains("  nothing where Roo Code, Kilo Code keep theirs"), "{stderr}");
     // Agents with no place at all are named, on one line.
     let only_claude = tempfile::tempdir().unwrap();
     put(&only_claude.path().join(".claude/projects/p1/s.jsonl"), "claude-code/compaction.jsonl");
     let (_, stderr) = inspect(only_claude.path(), &[]);
     let line = stderr.lines().find(|l| l.contains("nothing where")).unwrap_or_default();
-    assert!(line.contains("Codex CLI, pi, OpenClaw, Gemini CLI, Cline keep theirs"), "{stderr}");
+    assert!(line.contains("Codex CLI, pi, OpenClaw, Gemini CLI, Cline, Roo Code, Kilo Code keep theirs"), "{stderr}");
     assert!(!line.contains("Claude Code"), "{stderr}");
     // --quiet says nothing of it.
     let o = cargo_bin_cmd!("compactor").env_clear().env("HOME", h).args(["inspect", "--quiet"]).output().unwrap();
@@ -246,4 +247,30 @@ fn an_openclaw_session_runs_at_the_window_its_store_records() {
     assert!(openclaw.iter().all(|r| r.1 == "150000" && r.2 == "log"), "{openclaw:#?}");
     let pi: Vec<_> = rows.iter().filter(|r| r.0.contains(".pi/")).collect();
     assert!(!pi.is_empty() && pi.iter().all(|r| r.2 != "log"), "{pi:#?}");
+}
+
+/// Roo Code's and Kilo Code's tasks, Cline's folders under their own
+/// extension ids, are found in every editor's storage and read as Cline's.
+#[test]
+fn roo_code_and_kilo_code_tasks_are_found_where_their_editors_keep_them() {
+    let home = tempfile::tempdir().unwrap();
+    let h = home.path();
+    let storage = h.join(".config/Cursor/User/globalStorage");
+    for (id, task) in [("rooveterinaryinc.roo-cline", "1740000000000"), ("kilocode.kilo-code", "1750000000000")] {
+        for f in ["api_conversation_history.json", "task_metadata.json", "ui_messages.json"] {
+            put(&storage.join(id).join("tasks").join(task).join(f), &format!("cline/1730000000000/{f}"));
+        }
+    }
+    let (json, stderr) = inspect(h, &[]);
+    let (by, paths) = found(&json);
+    assert_eq!(by.get("cline"), Some(&2), "{paths:#?}");
+    for row in [
+        "Roo Code     ~/.config/Cursor/User/globalStorage/rooveterinaryinc.roo-cline/tasks",
+        "Kilo Code    ~/.config/Cursor/User/globalStorage/kilocode.kilo-code/tasks",
+    ] {
+        let line = stderr.lines().find(|l| l.contains(row)).unwrap_or_default();
+        assert!(line.ends_with("1 session file(s)"), "no `{row}` with its session in:\n{stderr}");
+    }
+    let line = stderr.lines().find(|l| l.contains("nothing where")).unwrap_or_default();
+    assert!(!line.contains("Roo Code") && !line.contains("Kilo Code") && line.contains("Cline"), "{stderr}");
 }
