@@ -186,16 +186,21 @@ fn a_prefix_broken_by_pruning_costs_more_although_it_sheds_tokens() {
     assert!(!c.sheds_tokens_costs_more);
 }
 
-#[test]
-fn outputs_summaries_and_models_are_priced() {
-    let usage = |output| Usage {
+/// A call's recorded usage of `output` tokens and nothing else.
+pub(super) fn output_only(output: u64) -> Usage {
+    Usage {
         uncached_input: 0,
         cache_read: 0,
         cache_write: 0,
         output,
         reasoning: 0,
         provenance: UsageProvenance::OpenAi,
-    };
+    }
+}
+
+#[test]
+fn outputs_summaries_and_models_are_priced() {
+    let usage = output_only;
     // gpt-5: input $1.25, cached $0.125, output $10; writes at the input price.
     let s = session(&[Some("gpt-5-codex"), Some("gpt-5-codex")], &[Some(usage(1_000)), Some(usage(500))]);
     let mut t = trace(vec![row(0, None, (4_000, 0), (4_000, 0)), row(1, None, (8_000, 4_000), (6_000, 4_000))]);

@@ -1,9 +1,8 @@
 //! Other vendors' families (DeepSeek, Z.ai, Moonshot, xAI, MiniMax): which
 //! names match them, what a call costs at their rates, and xAI's tiers.
 
-use super::tests::{T0, close, family, row, session, settings, trace};
+use super::tests::{T0, close, family, output_only, row, session, settings, trace};
 use super::*;
-use crate::model::{Usage, UsageProvenance};
 
 #[test]
 fn other_vendors_models_resolve_by_name_and_their_variants_do_not() {
@@ -48,15 +47,8 @@ fn other_vendors_models_resolve_by_name_and_their_variants_do_not() {
 /// write at the input price, a hit at the cached price.
 #[test]
 fn a_deepseek_session_is_billed_at_deepseeks_rates() {
-    let usage = |output| Usage {
-        uncached_input: 0,
-        cache_read: 0,
-        cache_write: 0,
-        output,
-        reasoning: 0,
-        provenance: UsageProvenance::OpenAi,
-    };
-    let s = session(&[Some("deepseek-chat"), Some("deepseek-chat")], &[Some(usage(1_000)), Some(usage(500))]);
+    let s =
+        session(&[Some("deepseek-chat"), Some("deepseek-chat")], &[Some(output_only(1_000)), Some(output_only(500))]);
     let t =
         trace(vec![row(0, Some(T0), (4_000, 0), (4_000, 0)), row(1, Some(T0 + 1_000), (8_000, 4_000), (6_000, 4_000))]);
     let c = session_cost(&s, &t, &settings(CacheTtl::FiveMinutes));

@@ -76,8 +76,8 @@ fn read_store(store: &Path) -> Windows {
         Ok(_) => {}
         Err(_) => return problem("the session store cannot be read"),
     }
-    let Ok(data) = std::fs::read(store) else { return problem("the session store cannot be read") };
-    match serde_json::from_slice::<Value>(super::strip_bom(&data)) {
+    let Ok(data) = super::read_regular_file(store) else { return problem("the session store cannot be read") };
+    match super::parse_document::<Value>(super::strip_bom(&data)) {
         Ok(Value::Object(entries)) => windows_of(&entries),
         Ok(_) | Err(_) => problem("the session store is not a JSON object of sessions"),
     }

@@ -28,7 +28,8 @@ fn each_transcript_takes_the_window_its_store_entry_records() {
       "agent:main:main": {"sessionId": "abc", "updatedAt": 1, "contextTokens": 100000, "totalTokens": 5000},
       "agent:main:telegram:group:-100:topic:7": {"sessionId": "def", "sessionFile": "/home/u/.openclaw/agents/main/sessions/def-topic-7.jsonl", "contextTokens": 64000},
       "agent:main:cron": {"sessionId": "nowin", "contextTokens": 0},
-      "agent:main:odd": {"sessionId": "big", "contextTokens": 1e30}
+      "agent:main:odd": {"sessionId": "big", "contextTokens": 1e30},
+      "agent:main:cut": {"sessionId": "cut", "label": "half an emoji \ud83d", "contextTokens": 32000}
     }"#;
     std::fs::write(dir.path().join("sessions.json"), store).unwrap();
     let window = |file: &str, id: &str| read(&transcript(dir.path(), file, id))[0].meta.context_window;
@@ -36,6 +37,8 @@ fn each_transcript_takes_the_window_its_store_entry_records() {
     assert_eq!(window("def-topic-7.jsonl", "def"), Some(64_000));
     assert_eq!(window("nowin.jsonl", "nowin"), None);
     assert_eq!(window("big.jsonl", "big"), None);
+    // A label cut inside an emoji (a lone surrogate) costs nothing.
+    assert_eq!(window("cut.jsonl", "cut"), Some(32_000));
     assert_eq!(window("other.jsonl", "other"), None);
 }
 

@@ -129,11 +129,11 @@ fn run_summary(r: &Report) -> Markup {
             "\n"
         }
         // What the printed summary and report.md warn of, in their words.
-        @for line in super::terminal::warnings(r).lines() {
-            @if let Some(w) = line.strip_prefix("warning: ") {
-                p class="warn" { strong { "Warning: " } (w) } "\n"
+        @for (warning, text) in super::terminal::notices(r) {
+            @if warning {
+                p class="warn" { strong { "Warning: " } (text) } "\n"
             } @else {
-                p class="note" { (line.strip_prefix("note: ").unwrap_or(line)) } "\n"
+                p class="note" { (text) } "\n"
             }
         }
     }

@@ -83,27 +83,30 @@ fn run_line(report: &Report) -> String {
     out
 }
 
-/// What must be said even under `-q` (on stderr): policies whose trigger
-/// lies above every session's window.
+/// What must be said even under `-q` (on stderr), a line each: the
+/// [`notices`], `warning: ` or `note: ` before each.
 pub fn warnings(report: &Report) -> String {
     let mut out = String::new();
-    for w in super::trigger_above_window(report) {
-        let sentence = w.sentence(&w.policy, &thousands(w.trigger), &thousands(w.window));
-        let _ = writeln!(out, "warning: {sentence}");
+    for (warning, text) in notices(report) {
+        let _ = writeln!(out, "{}: {text}", if warning { "warning" } else { "note" });
     }
-    if let Some(w) = fallback_note(report) {
-        let _ = writeln!(out, "warning: {w}");
-    }
-    if let Some(n) = agent_model_note(report) {
-        let _ = writeln!(out, "note: {n}");
-    }
+    out
+}
+
+/// What a run says of its numbers besides them, in order, each a warning
+/// (`true`) or a note: policies whose trigger lies above every session's
+/// window, calls priced as the fallback or as their agent's default model,
+/// fast calls and how they were priced.
+pub fn notices(report: &Report) -> Vec<(bool, String)> {
+    let mut out: Vec<(bool, String)> = super::trigger_above_window(report)
+        .into_iter()
+        .map(|w| (true, w.sentence(&w.policy, &thousands(w.trigger), &thousands(w.window))))
+        .collect();
+    out.extend(fallback_note(report).map(|w| (true, w)));
+    out.extend(agent_model_note(report).map(|n| (false, n)));
     let (fast, standard) = fast_notes(report);
-    if let Some(w) = standard {
-        let _ = writeln!(out, "warning: {w}");
-    }
-    if let Some(n) = fast {
-        let _ = writeln!(out, "note: {n}");
-    }
+    out.extend(standard.map(|w| (true, w)));
+    out.extend(fast.map(|n| (false, n)));
     out
 }
 
