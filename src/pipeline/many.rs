@@ -6,13 +6,14 @@
 
 use crate::model::Session;
 use crate::policy::Policy;
+use crate::policy::SummarizerKind;
 use crate::quality::QualityPlan;
 use crate::quality::SessionQuality;
 use crate::replay::{
     ReplayContext, ReplayError, ReplayOptions, Resolver, SessionFacts, SessionTrace, count_message_tokens,
     replay_session,
 };
-use crate::summarize::Summarizer;
+use crate::summarize::{Extractive, Summarizer};
 use crate::text::atoms::SessionLens;
 use crate::tokens::Estimator;
 use rayon::prelude::*;
@@ -160,10 +161,19 @@ impl<'p> Prepared<'p> {
             traces.push(replay_session(s, policy, &ctx));
         }
         let counts: Vec<Option<&[u64]>> = (0..self.policies.len()).map(|pi| cache[self.group[pi]].as_deref()).collect();
+        let meter = Some(options.meter.counter());
+        // The recorded compactions' extractive rows, written by the replays'
+        // extractive summarizer when one is bound (its reads serve again).
+        let written = quality.and_then(|plan| {
+            let extractive = (0..self.policies.len())
+                .find(|&i| self.policies[i].compact.summarizer == SummarizerKind::Extractive && bound[i].is_some())
+                .and_then(|i| bound[i].as_deref())
+                .filter(|b| b.name() == Extractive.name());
+            plan.recorded_written(s, &lens, extractive, meter)
+        });
         drop(bound);
-        let (quality, recorded) = quality
-            .map(|plan| plan.evaluate_with(s, lens, &traces, &counts, Some(options.meter.counter())))
-            .unwrap_or_default();
+        let (quality, recorded) =
+            quality.map(|plan| plan.evaluate_with(s, lens, &traces, &counts, meter, written)).unwrap_or_default();
         SessionResults {
             session_id: s.id.clone(),
             name: s.display_name(),

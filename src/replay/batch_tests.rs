@@ -146,3 +146,44 @@ fn three_scaled_presets() -> Vec<Policy> {
         })
         .collect()
 }
+
+/// The recorded compactions' `extractive@budget` rows are written by the
+/// extractive summarizer the replays bound to the session (its reads of the
+/// messages serve again), and equal what a fresh one writes.
+#[test]
+fn recorded_rows_written_by_the_replays_extractive_summarizer_equal_a_fresh_ones() {
+    use crate::model::{CompactionKind, Origin, RecordedCompaction};
+    use crate::pipeline::Prepared;
+    use crate::quality::{QualityPlan, SessionAtoms, evaluate_recorded};
+    // A long session whose agent compacted at message 60: its summary
+    // message is inserted there.
+    let mut s = long_session(80);
+    let mut summary = s.messages[60].clone();
+    summary.origin = Origin::CompactSummary;
+    s.messages.insert(60, summary);
+    s.recorded_compactions.push(RecordedCompaction {
+        kind: CompactionKind::ClaudeBoundary,
+        source_line: 0,
+        inserted: 60..61,
+        kept: 60..60,
+        head: 0..0,
+        tokens_before: None,
+        trigger: None,
+    });
+    assert!(s.has_own_compactions());
+    let mut policy = three_scaled_presets().remove(1);
+    policy.compact.summarizer = crate::summarize::SummarizerKind::Extractive;
+    let policies = [policy];
+    let plan = QualityPlan::new(&policies, &BuiltinResolver);
+    let options = ReplayOptions::default();
+    let r = Prepared::new(&policies, &BuiltinResolver).replay_scored(&s, options, Some(&plan));
+    let compactions = r.traces[0].as_ref().unwrap().metrics.compactions;
+    assert!(compactions > 0, "the policy compacts, so its summarizer read messages");
+    let reused = r.recorded.expect("the log records compactions");
+    let fresh = evaluate_recorded(&s, &SessionAtoms::from_session(&s), options.meter.counter()).unwrap();
+    let rows = |q: &crate::quality::RecordedQuality| -> Vec<String> {
+        q.events.iter().flat_map(|e| &e.rows).map(|r| serde_json::to_string(r).unwrap()).collect()
+    };
+    assert!(reused.events.iter().any(|e| e.rows.iter().any(|r| r.summarizer == "extractive@budget")));
+    assert_eq!(rows(&reused), rows(&fresh));
+}

@@ -6,6 +6,9 @@ use crate::quality::recorded::{REF_EXTRACTIVE_BUDGET, REF_LLM_BUDGET, evaluate_r
 use crate::summarize::{Extractive, SummarizerKind};
 use crate::text::atoms::SessionLens;
 
+/// The written rows' summaries at a session's recorded compactions, by row name.
+pub type Written = Vec<(&'static str, Vec<Option<String>>)>;
+
 /// Reference names in report order, after [`CANDIDATE_POLICY`].
 pub const REFERENCES: [&str; 4] = [REF_TRUNCATE, REF_MASKING, REF_MASKING_BUDGET, REF_ORACLE];
 
@@ -67,14 +70,45 @@ impl QualityPlan {
         traces: &[Result<SessionTrace, ReplayError>],
         counts: &[Option<&[u64]>],
     ) -> Vec<Option<SessionQuality>> {
-        self.evaluate_with(session, SessionLens::of(session), traces, counts, None).0
+        self.evaluate_with(session, SessionLens::of(session), traces, counts, None, None).0
+    }
+
+    /// The summaries the written rows of the recorded compactions
+    /// (`extractive@budget`, and `llm@budget` with an LLM summarizer) hold,
+    /// by row name, one per scorable compaction; `None` when the log records
+    /// none or no `meter` sizes them. `extractive` is the extractive
+    /// summarizer the replays bound to this session, when one did: its reads
+    /// of the messages serve again. Called before the index takes the lens's
+    /// atoms.
+    pub fn recorded_written<'l>(
+        &self,
+        session: &Session,
+        lens: &'l SessionLens<'l>,
+        extractive: Option<&dyn Summarizer>,
+        meter: Option<&dyn Estimator>,
+    ) -> Option<Written> {
+        let m = meter.filter(|_| session.has_own_compactions())?;
+        let fresh = Extractive;
+        let own;
+        let extractive = match extractive {
+            Some(e) => e,
+            None => {
+                own = fresh.for_session(lens);
+                own.as_deref().unwrap_or(&Extractive)
+            }
+        };
+        let extractive = recorded_summaries(session, extractive, m);
+        let llm = self.recorded_llm.as_ref().map(|llm| (REF_LLM_BUDGET, recorded_summaries(session, llm.as_ref(), m)));
+        Some(std::iter::once((REF_EXTRACTIVE_BUDGET, extractive)).chain(llm).collect())
     }
 
     /// [`QualityPlan::evaluate_counted`] reading the messages' atoms from the
     /// session's `lens` (shared with the summarizers of the replays, done by
     /// now): the index takes each message's atoms out of it as it goes. With
     /// `meter`, the compactions the log records are scored too, once, sized
-    /// with it ([`evaluate_recorded`](crate::quality::evaluate_recorded)).
+    /// with it ([`evaluate_recorded`](crate::quality::evaluate_recorded)),
+    /// their written rows' summaries being `written`
+    /// ([`QualityPlan::recorded_written`]; made here when not given).
     pub fn evaluate_with<'s>(
         &self,
         session: &'s Session,
@@ -82,6 +116,7 @@ impl QualityPlan {
         traces: &[Result<SessionTrace, ReplayError>],
         counts: &[Option<&[u64]>],
         meter: Option<&dyn Estimator>,
+        written: Option<Written>,
     ) -> (Vec<Option<SessionQuality>>, Option<crate::quality::RecordedQuality>) {
         let recorded_asked = meter.is_some() && session.has_own_compactions();
         if !recorded_asked
@@ -90,17 +125,7 @@ impl QualityPlan {
             // Nothing to score: skip the atom extraction.
             return (traces.iter().map(|t| t.as_ref().ok().map(|t| self.empty(session, t))).collect(), None);
         }
-        // The recorded compactions' extractive summaries read the lens
-        // before the index takes its atoms.
-        let written = meter.filter(|_| recorded_asked).map(|m| {
-            let extractive = match Extractive.for_session(&lens) {
-                Some(bound) => recorded_summaries(session, bound.as_ref(), m),
-                None => recorded_summaries(session, &Extractive, m),
-            };
-            let llm =
-                self.recorded_llm.as_ref().map(|llm| (REF_LLM_BUDGET, recorded_summaries(session, llm.as_ref(), m)));
-            std::iter::once((REF_EXTRACTIVE_BUDGET, extractive)).chain(llm).collect::<Vec<_>>()
-        });
+        let written = written.or_else(|| self.recorded_written(session, &lens, None, meter));
         let mut atoms = SessionAtoms::from_lens_draining(session, lens);
         let recorded = meter.and_then(|m| evaluate_recorded_with(session, &atoms, m, &written.unwrap_or_default()));
         let compacting = traces.iter().filter(|t| t.as_ref().is_ok_and(|t| !t.compactions.is_empty())).count();
