@@ -19,6 +19,9 @@ pub enum CompactionKind {
     /// Cline: a new `conversationHistoryDeletedRange`, the messages it sends
     /// no more (a truncation, or the history a `summarize_task` summary replaced).
     ClineDeletedRange,
+    /// Roo Code: a condense summary (`isSummary`, `condenseId`) and the history
+    /// elements tagged with its id (`condenseParent`), which it sends no more.
+    RooCondense,
     /// Anything else a reader recognizes as the agent replacing its history.
     Other,
 }

@@ -31,6 +31,8 @@
 //!   maps to `uncached_input`. Requests that failed without tokens (followed by
 //!   `api_req_failed`) are not paired. Requests and messages left unpaired, counts
 //!   that disagree and inferred splits are reported.
+//! - Roo Code's condense summaries and truncation markers (its history tags) are
+//!   read by `roo_condense`: no model call, and each summary a compaction.
 //! - `stats.records` = elements of the history array; `stats.usage_records` = the
 //!   larger of (history messages with `metrics.tokens`, `api_req_started` records
 //!   carrying tokens): both files describe the same requests.
@@ -129,10 +131,6 @@ fn is_cline_message(m: &Value) -> bool {
     })
 }
 
-/// The fields Roo Code adds to a history message it condensed or truncated
-/// away, or to the summary and marker that replace them.
-const ROO_TAGS: [&str; 4] = ["condenseParent", "truncationParent", "isSummary", "isTruncationMarker"];
-
 /// Read a task folder. Errors only when the history file cannot be read.
 pub fn read_task_dir(dir: &Path) -> Result<Vec<Session>, Diagnostic> {
     let history = dir.join(HISTORY);
@@ -185,17 +183,6 @@ pub fn read_history_bytes(
         return vec![s];
     };
     s.stats.records = history.len() as u64;
-    // Roo Code (a Cline fork) keeps the messages it condensed or truncated
-    // away, tagged; its folders otherwise look like Cline's.
-    let tagged = history.iter().filter(|m| ROO_TAGS.iter().any(|k| m.get(*k).is_some())).count();
-    if tagged > 0 {
-        let why = format!(
-            "{tagged} message(s) carry Roo Code's condense or truncation tags: Roo Code's format is read as \
-             Cline's, so the messages it stopped sending are counted as sent"
-        );
-        s.diagnostics.warn(path, 0, why);
-    }
-
     let ui = match ui_messages {
         Some(bytes) => match super::parse_json::<Value>(super::strip_bom(bytes)) {
             Ok(Value::Array(items)) => Some(items),
@@ -213,11 +200,28 @@ pub fn read_history_bytes(
     let mut assistants: Vec<AssistantUsage> = Vec::new();
     let mut metrics_records = 0u64;
     let mut map = cline_range::HistoryMap::default();
+    // Roo Code's condense summaries and truncation markers, by element.
+    let mut roo: Vec<roo_condense::Tags> = Vec::with_capacity(history.len());
     for (i, m) in history.iter().enumerate() {
         map.start.push(s.messages.len());
         let line = i as u64 + 1;
         let ts = m.get("ts").and_then(time::parse_value);
         let content = m.get("content").unwrap_or(&Value::Null);
+        let tags = roo_condense::Tags::of(m);
+        let role = match str_of(m, "role") {
+            Some("assistant") => Some(Role::Assistant),
+            Some("user") => Some(Role::User),
+            _ => None,
+        };
+        if let Some(role) = role.filter(|_| tags.inserted()) {
+            // Written by Roo Code, not by a model call of the task.
+            prev_uses.clear();
+            let blocks = generic::parse_content(content);
+            s.messages.push(Message::at(role, roo_condense::origin(&tags), blocks, line, ts));
+            roo.push(tags);
+            continue;
+        }
+        roo.push(tags);
         match str_of(m, "role") {
             Some("assistant") => {
                 let blocks = generic::parse_content(content);
@@ -267,6 +271,7 @@ pub fn read_history_bytes(
     map.start.push(s.messages.len());
     let marks = ui.as_deref().map(cline_range::Marks::of);
     cline_range::apply(&mut s, path, &map, marks.as_ref());
+    roo_condense::apply(&mut s, path, &map.start, &roo);
 
     let paired = attribute_usage(&assistants, &requests);
     for (call, (usage, req_ts)) in s.calls.iter_mut().zip(&paired.calls) {
@@ -738,6 +743,9 @@ mod cline_context;
 #[path = "cline_cache.rs"]
 mod cline_cache;
 
+#[path = "roo_condense.rs"]
+mod roo_condense;
+
 #[cfg(test)]
 #[path = "cline_tests.rs"]
 mod tests;
@@ -749,3 +757,7 @@ mod range_tests;
 #[cfg(test)]
 #[path = "cline_context_tests.rs"]
 mod context_tests;
+
+#[cfg(test)]
+#[path = "roo_condense_tests.rs"]
+mod roo_tests;

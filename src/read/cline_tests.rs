@@ -360,14 +360,3 @@ fn a_provider_that_counts_the_cache_in_its_input_is_said_to() {
     assert_eq!(warned_of(&s), 1);
     assert!(warned(&s, "Cline's `xai` provider reports"));
 }
-
-/// Roo Code's folders look like Cline's, but keep what they stopped sending.
-#[test]
-fn roo_code_s_tagged_messages_are_said_to_be_counted_as_sent() {
-    let user = serde_json::json!({"role": "user", "content": "<task>go</task>", "condenseParent": "c1"});
-    let summary = serde_json::json!({"role": "user", "content": "summary", "isSummary": true, "condenseId": "c1"});
-    let s = read_pair(&[user, turn(2000, None), summary, turn(4000, None)], &[]);
-    assert!(warned(&s, "2 message(s) carry Roo Code's condense or truncation tags"), "{:?}", s.diagnostics.messages);
-    let plain = serde_json::json!({"role": "user", "content": "<task>go</task>"});
-    assert!(!warned(&read_pair(&[plain, turn(2000, None)], &[]), "Roo Code"));
-}

@@ -1,0 +1,198 @@
+//! Roo Code's condense summaries read as the compactions they are, in each
+//! version's shape, and its other insertions kept out of the model calls.
+
+use super::*;
+use crate::model::CompactionKind;
+use pretty_assertions::assert_eq;
+use serde_json::{Value, json};
+use std::ops::Range;
+
+fn read(history: &[Value], ui: &[Value]) -> Session {
+    let history = serde_json::to_vec(history).unwrap();
+    let ui = serde_json::to_vec(ui).unwrap();
+    read_history_bytes(Path::new("/t/roo-task"), &history, Some(&ui), None).remove(0)
+}
+
+fn warned(s: &Session, text: &str) -> bool {
+    s.diagnostics.messages.iter().any(|d| d.message.contains(text))
+}
+
+fn user(text: &str, parent: Option<&str>) -> Value {
+    let mut m = json!({"role": "user", "content": [{"type": "text", "text": text}]});
+    if let Some(p) = parent {
+        m["condenseParent"] = json!(p);
+    }
+    m
+}
+
+fn assistant(text: &str, parent: Option<&str>) -> Value {
+    let mut m = json!({"role": "assistant", "content": [{"type": "text", "text": text}]});
+    if let Some(p) = parent {
+        m["condenseParent"] = json!(p);
+    }
+    m
+}
+
+fn summary(role: &str, id: Option<&str>, parent: Option<&str>) -> Value {
+    let mut m = json!({"role": role, "content": "## Conversation Summary\nedited src/lib.rs", "isSummary": true});
+    if let Some(id) = id {
+        m["condenseId"] = json!(id);
+    }
+    if let Some(p) = parent {
+        m["condenseParent"] = json!(p);
+    }
+    m
+}
+
+/// (head, kept, inserted) of each recorded compaction.
+fn shapes(s: &Session) -> Vec<(Range<usize>, Range<usize>, Range<usize>)> {
+    assert!(s.recorded_compactions.iter().all(|c| c.kind == CompactionKind::RooCondense));
+    s.recorded_compactions.iter().map(|c| (c.head.clone(), c.kept.clone(), c.inserted.clone())).collect()
+}
+
+fn api_req(tokens_in: u64) -> Value {
+    let text = json!({"tokensIn": tokens_in, "tokensOut": 5, "cacheWrites": 0, "cacheReads": 0});
+    json!({"type": "say", "say": "api_req_started", "text": text.to_string()})
+}
+
+/// The fresh-start model (current Roo Code): every element so far tagged,
+/// the summary appended as a user element; a second condense tags what
+/// came after the first summary, the summary included.
+#[test]
+fn fresh_start_summaries_replace_everything_before_them() {
+    let c1 = Some("c1");
+    let c2 = Some("c2");
+    let history = [
+        user("<task>fix the bug</task>", c1),
+        assistant("reading", c1),
+        user("file body", c1),
+        summary("user", c1, c2),
+        assistant("editing", c2),
+        user("done editing", c2),
+        summary("user", c2, None),
+        assistant("all done", None),
+    ];
+    let s = read(&history, &[]);
+    assert_eq!(shapes(&s), [(0..0, 3..3, 3..4), (0..0, 6..6, 6..7)]);
+    assert_eq!(s.messages[3].origin, Origin::CompactSummary);
+    assert_eq!(s.messages[6].origin, Origin::CompactSummary);
+    // The summaries are no model call: three assistant responses, three calls.
+    assert_eq!(s.calls.iter().map(|c| c.message_index).collect::<Vec<_>>(), [1, 4, 7]);
+    assert!(!warned(&s, "Roo Code"), "{:?}", s.diagnostics.messages);
+}
+
+/// The first non-destructive version: the first exchange and the last three
+/// elements stay, the summary (an assistant element) goes before the three.
+#[test]
+fn a_summary_before_the_kept_elements_keeps_the_first_one_as_head() {
+    let c1 = Some("c1");
+    let history = [
+        user("<task>fix the bug</task>", None),
+        assistant("reading", c1),
+        user("file body", c1),
+        summary("assistant", c1, None),
+        assistant("editing", None),
+        user("done editing", None),
+        assistant("all done", None),
+    ];
+    let s = read(&history, &[api_req(100), api_req(200), api_req(300)]);
+    assert_eq!(shapes(&s), [(0..1, 3..3, 3..4)]);
+    // Each response takes its own request: the summary takes none.
+    let calls: Vec<(usize, u64)> =
+        s.calls.iter().map(|c| (c.message_index, c.usage.map_or(0, |u| u.uncached_input))).collect();
+    assert_eq!(calls, [(1, 100), (4, 200), (6, 300)]);
+}
+
+/// A fork that keeps every earlier summary visible: the last run kept is
+/// recorded, and the earlier summary it still sent is said to count as dropped.
+#[test]
+fn kept_summaries_apart_from_each_other_are_reported() {
+    let history = [
+        user("<task>a</task>", Some("c1")),
+        summary("user", Some("c1"), None),
+        user("b", Some("c2")),
+        summary("user", Some("c2"), None),
+        user("c", Some("c3")),
+        summary("user", Some("c3"), None),
+    ];
+    let s = read(&history, &[]);
+    assert_eq!(shapes(&s), [(0..0, 1..1, 1..2), (0..0, 1..2, 3..4), (0..0, 3..4, 5..6)]);
+    assert!(warned(&s, "1 message(s) Roo Code still sent after a condense lie apart"), "{:?}", s.diagnostics.messages);
+}
+
+/// A truncation marker is no call and no compaction (its time is not
+/// recorded); a summary without an id is text Roo Code sent. Both are said.
+#[test]
+fn truncation_markers_and_summaries_without_an_id_are_read_as_text_and_said() {
+    let mut marker = assistant("[Sliding window truncation: 2 messages hidden to reduce context]", None);
+    marker["isTruncationMarker"] = json!(true);
+    marker["truncationId"] = json!("t1");
+    let mut hidden_a = assistant("reading", None);
+    hidden_a["truncationParent"] = json!("t1");
+    let mut hidden_u = user("file body", None);
+    hidden_u["truncationParent"] = json!("t1");
+    let history = [
+        user("<task>fix</task>", None),
+        marker,
+        hidden_a,
+        hidden_u,
+        summary("assistant", None, None),
+        assistant("done", None),
+    ];
+    let s = read(&history, &[]);
+    assert!(s.recorded_compactions.is_empty());
+    assert_eq!(s.messages[1].origin, Origin::Injected);
+    assert_eq!(s.messages[4].origin, Origin::Injected);
+    assert_eq!(s.calls.iter().map(|c| c.message_index).collect::<Vec<_>>(), [2, 5]);
+    assert!(warned(&s, "1 sliding-window truncation(s) by Roo Code are not read as compactions"));
+    assert!(warned(&s, "the 2 message(s) they hid are counted as sent"));
+    assert!(warned(&s, "1 condense summary(ies) without a condenseId"));
+}
+
+/// Plain Cline histories carry none of this and are read as before.
+#[test]
+fn a_history_without_roo_tags_has_no_roo_compaction_or_notice() {
+    let s = read(&[user("<task>go</task>", None), assistant("ok", None)], &[]);
+    assert!(s.recorded_compactions.is_empty());
+    assert!(!warned(&s, "Roo Code"));
+}
+
+/// Each condense is scored like any agent's compaction: P is what its
+/// summary replaced (the first summary, for the second), F what came after.
+#[test]
+fn roo_condenses_are_scored_as_recorded_compactions() {
+    use crate::quality::{RecordedStatus, SessionAtoms, evaluate_recorded};
+    let history = [
+        user("<task>fix the bug in src/parser.rs</task>", Some("c1")),
+        assistant("reading src/parser.rs", Some("c1")),
+        user("fn parse() {}", Some("c1")),
+        summary("user", Some("c1"), Some("c2")),
+        assistant("editing src/parser.rs and src/lexer.rs", Some("c2")),
+        user("done editing", Some("c2")),
+        summary("user", Some("c2"), None),
+        assistant("checking src/lexer.rs again", None),
+    ];
+    let s = read(&history, &[]);
+    let q = evaluate_recorded(&s, &SessionAtoms::from_session(&s), &crate::tokens::Chars4).unwrap();
+    assert_eq!(q.agent, "cline");
+    let got: Vec<(RecordedStatus, bool, u32)> =
+        q.events.iter().map(|e| (e.status, e.chained, e.replaced_messages)).collect();
+    assert_eq!(got, [(RecordedStatus::Scored, false, 3), (RecordedStatus::Scored, true, 2)]);
+}
+
+/// The bundled Roo Code task: two fresh-start condenses, each recorded and
+/// scored, and every response paired with its own request (the summaries
+/// and the UI's condense notices take none).
+#[test]
+fn the_bundled_roo_code_task_records_its_two_condenses() {
+    use crate::quality::{RecordedStatus, SessionAtoms, evaluate_recorded};
+    let dir = crate::testing::fixtures_dir().join("cline/1730000600000");
+    let s = read_task_dir(&dir).unwrap().remove(0);
+    assert_eq!(shapes(&s), [(0..0, 6..6, 6..7), (0..0, 11..11, 11..12)]);
+    let ins: Vec<u64> = s.calls.iter().map(|c| c.usage.map_or(0, |u| u.uncached_input)).collect();
+    assert_eq!(ins, [3200, 3500, 1400, 1700, 1300, 1500]);
+    assert!(s.diagnostics.messages.is_empty(), "{:?}", s.diagnostics.messages);
+    let q = evaluate_recorded(&s, &SessionAtoms::from_session(&s), &crate::tokens::Chars4).unwrap();
+    assert!(q.events.iter().all(|e| e.status == RecordedStatus::Scored));
+    assert_eq!(q.events.iter().map(|e| e.chained).collect::<Vec<_>>(), [false, true]);
+}
