@@ -22,8 +22,19 @@ pub enum CompactionKind {
     /// Roo Code: a condense summary (`isSummary`, `condenseId`) and the history
     /// elements tagged with its id (`condenseParent`), which it sends no more.
     RooCondense,
+    /// Roo Code: a sliding-window truncation (`isTruncationMarker`, its
+    /// `truncationId` on the elements it hides), timed by its UI message.
+    RooTruncation,
     /// Anything else a reader recognizes as the agent replacing its history.
     Other,
+}
+
+impl CompactionKind {
+    /// A kind that may drop history with no summary in its place (a plain
+    /// truncation): scored with an empty summary, not as unreadable.
+    pub fn may_truncate(self) -> bool {
+        matches!(self, CompactionKind::ClineDeletedRange | CompactionKind::RooTruncation)
+    }
 }
 
 /// A compaction the agent itself performed, as recorded in the log.

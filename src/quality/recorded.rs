@@ -321,7 +321,7 @@ fn point_of(
         detail: None,
     };
     // A truncation writes no summary: scored with none, it shows what it lost.
-    if summaries.is_empty() && c.kind != CompactionKind::ClineDeletedRange {
+    if summaries.is_empty() && !c.kind.may_truncate() {
         event.status = RecordedStatus::Unreadable;
         return (event, None);
     }

@@ -200,14 +200,20 @@ pub fn read_history_bytes(
     let mut assistants: Vec<AssistantUsage> = Vec::new();
     let mut metrics_records = 0u64;
     let mut map = cline_range::HistoryMap::default();
-    // Roo Code's condense summaries and truncation markers, by element.
+    // Roo Code's condense summaries and truncation markers, by element, and
+    // its truncations' markers held until the element written after them.
     let mut roo: Vec<roo_condense::Tags> = Vec::with_capacity(history.len());
+    let times = ui.as_deref().map(roo_condense::Times::of).unwrap_or_default();
+    let mut markers = roo_condense::Markers::default();
     for (i, m) in history.iter().enumerate() {
-        map.start.push(s.messages.len());
         let line = i as u64 + 1;
         let ts = m.get("ts").and_then(time::parse_value);
-        let content = m.get("content").unwrap_or(&Value::Null);
         let tags = roo_condense::Tags::of(m);
+        if let Some(t) = ts.filter(|_| !tags.marker) {
+            markers.place(Some(t), i, &mut s.messages);
+        }
+        map.start.push(s.messages.len());
+        let content = m.get("content").unwrap_or(&Value::Null);
         let role = match str_of(m, "role") {
             Some("assistant") => Some(Role::Assistant),
             Some("user") => Some(Role::User),
@@ -217,7 +223,8 @@ pub fn read_history_bytes(
             // Written by Roo Code, not by a model call of the task.
             prev_uses.clear();
             let blocks = generic::parse_content(content);
-            s.messages.push(Message::at(role, roo_condense::origin(&tags), blocks, line, ts));
+            let message = Message::at(role, roo_condense::origin(&tags), blocks, line, ts);
+            s.messages.extend(markers.hold(&tags, &times, line, message));
             roo.push(tags);
             continue;
         }
@@ -268,10 +275,11 @@ pub fn read_history_bytes(
         }
     }
 
+    markers.place(None, history.len(), &mut s.messages);
     map.start.push(s.messages.len());
     let marks = ui.as_deref().map(cline_range::Marks::of);
     cline_range::apply(&mut s, path, &map, marks.as_ref());
-    roo_condense::apply(&mut s, path, &map.start, &roo);
+    roo_condense::apply(&mut s, path, &map.start, &roo, &markers);
 
     let paired = attribute_usage(&assistants, &requests);
     for (call, (usage, req_ts)) in s.calls.iter_mut().zip(&paired.calls) {

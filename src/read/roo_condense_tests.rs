@@ -44,10 +44,29 @@ fn summary(role: &str, id: Option<&str>, parent: Option<&str>) -> Value {
     m
 }
 
-/// (head, kept, inserted) of each recorded compaction.
+/// (head, kept, inserted) of each recorded compaction, all condenses.
 fn shapes(s: &Session) -> Vec<(Range<usize>, Range<usize>, Range<usize>)> {
     assert!(s.recorded_compactions.iter().all(|c| c.kind == CompactionKind::RooCondense));
     s.recorded_compactions.iter().map(|c| (c.head.clone(), c.kept.clone(), c.inserted.clone())).collect()
+}
+
+const T0: i64 = 1_730_000_000_000;
+
+fn at(mut m: Value, ts: i64) -> Value {
+    m["ts"] = json!(T0 + ts);
+    m
+}
+
+fn marker(id: &str) -> Value {
+    let mut m = assistant("[Sliding window truncation: 2 messages hidden to reduce context]", None);
+    m["isTruncationMarker"] = json!(true);
+    m["truncationId"] = json!(id);
+    m
+}
+
+fn truncated(mut m: Value, id: &str) -> Value {
+    m["truncationParent"] = json!(id);
+    m
 }
 
 fn api_req(tokens_in: u64) -> Value {
@@ -117,25 +136,55 @@ fn kept_summaries_apart_from_each_other_are_reported() {
     ];
     let s = read(&history, &[]);
     assert_eq!(shapes(&s), [(0..0, 1..1, 1..2), (0..0, 1..2, 3..4), (0..0, 3..4, 5..6)]);
-    assert!(warned(&s, "1 message(s) Roo Code still sent after a condense lie apart"), "{:?}", s.diagnostics.messages);
+    assert!(
+        warned(&s, "1 message(s) Roo Code still sent after a condense or truncation lie apart"),
+        "{:?}",
+        s.diagnostics.messages
+    );
 }
 
-/// A truncation marker is no call and no compaction (its time is not
-/// recorded); a summary without an id is text Roo Code sent. Both are said.
+/// A truncation timed by its UI message takes effect where it happened:
+/// its marker (stored after the first element) is placed before the first
+/// element written after it, the first exchange and the elements it did not
+/// hide are kept, and it is scored with no summary.
 #[test]
-fn truncation_markers_and_summaries_without_an_id_are_read_as_text_and_said() {
-    let mut marker = assistant("[Sliding window truncation: 2 messages hidden to reduce context]", None);
-    marker["isTruncationMarker"] = json!(true);
-    marker["truncationId"] = json!("t1");
-    let mut hidden_a = assistant("reading", None);
-    hidden_a["truncationParent"] = json!("t1");
-    let mut hidden_u = user("file body", None);
-    hidden_u["truncationParent"] = json!("t1");
+fn a_timed_truncation_is_a_compaction_where_it_happened() {
+    use crate::quality::{RecordedStatus, SessionAtoms, evaluate_recorded};
+    let history = [
+        at(user("<task>fix src/app.rs</task>", None), 0),
+        at(marker("t1"), 2999),
+        at(truncated(assistant("reading src/app.rs", None), "t1"), 1000),
+        at(truncated(user("fn main() {}", None), "t1"), 2000),
+        at(assistant("editing src/app.rs", None), 3000),
+        at(user("edited", None), 4000),
+        at(assistant("checking src/app.rs", None), 6000),
+    ];
+    let info = json!({"truncationId": "t1", "messagesRemoved": 2, "prevContextTokens": 900, "newContextTokens": 400});
+    let ui = [json!({"ts": T0 + 5000, "type": "say", "say": "sliding_window_truncation", "contextTruncation": info})];
+    let s = read(&history, &ui);
+    let got: Vec<_> = s
+        .recorded_compactions
+        .iter()
+        .map(|c| (c.kind, c.head.clone(), c.kept.clone(), c.inserted.clone(), c.tokens_before, c.source_line))
+        .collect();
+    assert_eq!(got, [(CompactionKind::RooTruncation, 0..1, 3..5, 5..6, Some(900), 2)]);
+    assert!(s.messages[5].text().starts_with("[Sliding window truncation"));
+    assert_eq!(s.calls.iter().map(|c| c.message_index).collect::<Vec<_>>(), [1, 3, 6]);
+    assert!(!warned(&s, "Roo Code"), "{:?}", s.diagnostics.messages);
+    let q = evaluate_recorded(&s, &SessionAtoms::from_session(&s), &crate::tokens::Chars4).unwrap();
+    let e = &q.events[0];
+    assert_eq!((e.status, e.replaced_messages, e.kept_messages), (RecordedStatus::Scored, 2, 3));
+}
+
+/// A truncation marker no UI message times is no call and no compaction; a
+/// summary without an id is text Roo Code sent. Both are said.
+#[test]
+fn untimed_truncation_markers_and_summaries_without_an_id_are_read_as_text_and_said() {
     let history = [
         user("<task>fix</task>", None),
-        marker,
-        hidden_a,
-        hidden_u,
+        marker("t1"),
+        truncated(assistant("reading", None), "t1"),
+        truncated(user("file body", None), "t1"),
         summary("assistant", None, None),
         assistant("done", None),
     ];
@@ -195,4 +244,20 @@ fn the_bundled_roo_code_task_records_its_two_condenses() {
     let q = evaluate_recorded(&s, &SessionAtoms::from_session(&s), &crate::tokens::Chars4).unwrap();
     assert!(q.events.iter().all(|e| e.status == RecordedStatus::Scored));
     assert_eq!(q.events.iter().map(|e| e.chained).collect::<Vec<_>>(), [false, true]);
+}
+
+/// The bundled Roo Code task with a sliding-window truncation: timed by its
+/// UI message, it takes effect after the edit's result, and every response
+/// keeps its own request.
+#[test]
+fn the_bundled_roo_code_truncation_takes_effect_when_its_ui_message_says() {
+    let dir = crate::testing::fixtures_dir().join("cline/1730000700000");
+    let s = read_task_dir(&dir).unwrap().remove(0);
+    let got: Vec<_> =
+        s.recorded_compactions.iter().map(|c| (c.kind, c.head.clone(), c.kept.clone(), c.inserted.clone())).collect();
+    // Task and environment (0, 1), hidden read (2, 3), kept edit (4, 5), marker (6).
+    assert_eq!(got, [(CompactionKind::RooTruncation, 0..2, 4..6, 6..7)]);
+    let ins: Vec<u64> = s.calls.iter().map(|c| c.usage.map_or(0, |u| u.uncached_input)).collect();
+    assert_eq!(ins, [2100, 2900, 2300, 2500, 2600]);
+    assert!(s.diagnostics.messages.is_empty(), "{:?}", s.diagnostics.messages);
 }

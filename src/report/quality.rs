@@ -13,7 +13,6 @@
 use super::Report;
 use super::markdown::{cell, thousands};
 use crate::metrics::{self, view};
-use crate::model::CompactionKind;
 use crate::quality::QualityScore;
 use crate::quality::{
     CANDIDATE_POLICY, CANDIDATE_RECORDED, QualityAggregate, QualityStats, REF_EXTRACTIVE_BUDGET, REF_LLM_BUDGET,
@@ -265,11 +264,8 @@ pub fn recorded_section(out: &mut String, report: &Report) {
 ",
     );
     let llm = report.recorded_aggregates.iter().any(|a| a.candidate(REF_LLM_BUDGET).is_some());
-    let truncations = report
-        .recorded
-        .iter()
-        .flat_map(|q| &q.events)
-        .any(|e| e.kind == CompactionKind::ClineDeletedRange && e.summary.is_empty());
+    let truncations =
+        report.recorded.iter().flat_map(|q| &q.events).any(|e| e.kind.may_truncate() && e.summary.is_empty());
     let _ = write!(
         out,
         "Compactions the logs record, with the summary the agent's model wrote (`recorded`), scored like \
