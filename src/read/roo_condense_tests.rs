@@ -261,3 +261,73 @@ fn the_bundled_roo_code_truncation_takes_effect_when_its_ui_message_says() {
     assert_eq!(ins, [2100, 2900, 2300, 2500, 2600]);
     assert!(s.diagnostics.messages.is_empty(), "{:?}", s.diagnostics.messages);
 }
+
+/// One history element of a random Roo Code log: role, kind (0 plain,
+/// 1 summary, 2 marker), its id, its condense and truncation parents (ids
+/// 0..4, or none), its time.
+type Element = (bool, u8, u8, Option<u8>, Option<u8>, Option<u16>);
+
+fn element((assistant_role, kind, id, cp, tp, ts): Element) -> Value {
+    let mut m = if assistant_role { assistant("a", None) } else { user("u", None) };
+    match kind % 3 {
+        1 => {
+            m["isSummary"] = json!(true);
+            m["condenseId"] = json!(format!("c{}", id % 4));
+        }
+        2 => {
+            m["isTruncationMarker"] = json!(true);
+            m["truncationId"] = json!(format!("t{}", id % 4));
+        }
+        _ => {}
+    }
+    if let Some(p) = cp {
+        m["condenseParent"] = json!(format!("c{}", p % 4));
+    }
+    if let Some(p) = tp {
+        m["truncationParent"] = json!(format!("t{}", p % 4));
+    }
+    if let Some(t) = ts {
+        m["ts"] = json!(T0 + i64::from(t));
+    }
+    m
+}
+
+proptest::proptest! {
+    #![proptest_config(proptest::prelude::ProptestConfig { cases: 256, ..Default::default() })]
+
+    /// Whatever the tags and times (ids repeated, parents with no summary,
+    /// markers timed before their own element), reading never panics, every
+    /// message is kept, and every compaction is well formed: its head, kept
+    /// and inserted messages in order, within the session, and each call a
+    /// model's message.
+    #[test]
+    fn any_roo_tags_give_well_formed_compactions(
+        elements in proptest::collection::vec(
+            proptest::prelude::any::<(bool, u8, u8, Option<u8>, Option<u8>, Option<u16>)>(), 0..24),
+        truncations in proptest::collection::vec((0u8..4, proptest::prelude::any::<u16>()), 0..4),
+    ) {
+        let history: Vec<Value> = elements.iter().copied().map(element).collect();
+        let ui: Vec<Value> = truncations
+            .iter()
+            .map(|&(id, t)| {
+                let info = json!({"truncationId": format!("t{id}"), "prevContextTokens": 10});
+                json!({"ts": T0 + i64::from(t), "type": "say", "say": "sliding_window_truncation", "contextTruncation": info})
+            })
+            .collect();
+        let s = read(&history, &ui);
+        let n = s.messages.len();
+        let markers = elements.iter().filter(|e| e.1 % 3 == 2).count();
+        let others = elements.len() - markers;
+        // Every element is at least one message, markers exactly one.
+        proptest::prop_assert!(n >= others + markers, "{n} messages of {} elements", elements.len());
+        for c in &s.recorded_compactions {
+            proptest::prop_assert!(c.head.start <= c.head.end && c.head.end <= c.kept.start.max(c.head.end));
+            proptest::prop_assert!(c.kept.start <= c.kept.end && c.kept.end <= c.inserted.start);
+            proptest::prop_assert!(c.inserted.start <= c.inserted.end && c.inserted.end <= n);
+        }
+        for call in &s.calls {
+            let m = &s.messages[call.message_index];
+            proptest::prop_assert!(m.role == crate::model::Role::Assistant && m.origin == Origin::Model);
+        }
+    }
+}
