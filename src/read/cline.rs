@@ -279,7 +279,7 @@ pub fn read_history_bytes(
     map.start.push(s.messages.len());
     let marks = ui.as_deref().map(cline_range::Marks::of);
     cline_range::apply(&mut s, path, &map, marks.as_ref());
-    roo_condense::apply(&mut s, path, &map.start, &roo, &markers);
+    roo_condense::apply(&mut s, path, &map.start, &roo, &markers, &times);
 
     let paired = attribute_usage(&assistants, &requests);
     for (call, (usage, req_ts)) in s.calls.iter_mut().zip(&paired.calls) {

@@ -66,24 +66,42 @@ impl Tags {
     }
 }
 
-/// When each truncation happened, from the UI messages Roo Code wrote then
-/// (`sliding_window_truncation`), by `truncationId`: (time, tokens before).
+/// What Roo Code's UI messages say of its compactions: when each truncation
+/// happened (`sliding_window_truncation`), with the tokens before it, by
+/// `truncationId`; and the tokens before each condense (`condense_context`,
+/// by `condenseId`, which newer versions write).
 #[derive(Default)]
-pub(super) struct Times(HashMap<String, (i64, Option<u64>)>);
+pub(super) struct Times {
+    truncations: HashMap<String, (i64, Option<u64>)>,
+    condenses: HashMap<String, u64>,
+}
 
 impl Times {
     pub fn of(ui: &[Value]) -> Times {
-        let mut out = HashMap::new();
-        for m in ui.iter().filter(|m| str_of(m, "say") == Some("sliding_window_truncation")) {
-            let info = m.get("contextTruncation");
-            let id = info.and_then(|i| str_of(i, "truncationId"));
-            let ts = m.get("ts").and_then(time::parse_value);
-            if let (Some(id), Some(ts)) = (id, ts) {
-                let before = info.and_then(|i| i.get("prevContextTokens")).map(|v| u64_of(Some(v)));
-                out.entry(id.to_string()).or_insert((ts, before));
+        let mut out = Times::default();
+        for m in ui {
+            match str_of(m, "say") {
+                Some("sliding_window_truncation") => {
+                    let info = m.get("contextTruncation");
+                    let id = info.and_then(|i| str_of(i, "truncationId"));
+                    let ts = m.get("ts").and_then(time::parse_value);
+                    if let (Some(id), Some(ts)) = (id, ts) {
+                        let before = info.and_then(|i| i.get("prevContextTokens")).map(|v| u64_of(Some(v)));
+                        out.truncations.entry(id.to_string()).or_insert((ts, before));
+                    }
+                }
+                Some("condense_context") => {
+                    let info = m.get("contextCondense");
+                    let id = info.and_then(|i| str_of(i, "condenseId"));
+                    let before = info.and_then(|i| i.get("prevContextTokens")).map(|v| u64_of(Some(v)));
+                    if let (Some(id), Some(before)) = (id, before.filter(|&b| b > 0)) {
+                        out.condenses.entry(id.to_string()).or_insert(before);
+                    }
+                }
+                _ => {}
             }
         }
-        Times(out)
+        out
     }
 }
 
@@ -119,7 +137,7 @@ impl Markers {
     /// truncation happened; gives it back otherwise.
     pub fn hold(&mut self, tags: &Tags, times: &Times, line: u64, message: Message) -> Option<Message> {
         let Some((id, &(at, tokens_before))) =
-            tags.truncation_id.as_deref().and_then(|id| Some((id, times.0.get(id)?))).filter(|_| tags.marker)
+            tags.truncation_id.as_deref().and_then(|id| Some((id, times.truncations.get(id)?))).filter(|_| tags.marker)
         else {
             return Some(message);
         };
@@ -151,12 +169,12 @@ impl Markers {
 }
 
 /// Record the compaction each condense summary and each placed truncation
-/// made. `start[e]` is where the messages of history element `e` start
+/// made, with the tokens before it that `times` gives. `start[e]` is where the messages of history element `e` start
 /// (`tags.len() + 1` entries; a placed marker's message is the last of the
 /// element before the one it precedes, and belongs to no element); the
 /// summaries' messages already have their origin (`CompactSummary` when they
 /// carry a `condenseId`).
-pub(super) fn apply(s: &mut Session, path: &Path, start: &[usize], tags: &[Tags], markers: &Markers) {
+pub(super) fn apply(s: &mut Session, path: &Path, start: &[usize], tags: &[Tags], markers: &Markers, times: &Times) {
     if !tags.iter().any(Tags::any) {
         return;
     }
@@ -188,7 +206,7 @@ pub(super) fn apply(s: &mut Session, path: &Path, start: &[usize], tags: &[Tags]
                 id,
                 kind: CompactionKind::RooCondense,
                 line: e as u64 + 1,
-                tokens_before: None,
+                tokens_before: times.condenses.get(id).copied(),
             });
         }
     }

@@ -238,6 +238,9 @@ fn the_bundled_roo_code_task_records_its_two_condenses() {
     let dir = crate::testing::fixtures_dir().join("cline/1730000600000");
     let s = read_task_dir(&dir).unwrap().remove(0);
     assert_eq!(shapes(&s), [(0..0, 6..6, 6..7), (0..0, 11..11, 11..12)]);
+    // The UI's condense notices name their summaries, with the tokens before.
+    let before: Vec<Option<u64>> = s.recorded_compactions.iter().map(|c| c.tokens_before).collect();
+    assert_eq!(before, [Some(3600), Some(1800)]);
     let ins: Vec<u64> = s.calls.iter().map(|c| c.usage.map_or(0, |u| u.uncached_input)).collect();
     assert_eq!(ins, [3200, 3500, 1400, 1700, 1300, 1500]);
     assert!(s.diagnostics.messages.is_empty(), "{:?}", s.diagnostics.messages);
