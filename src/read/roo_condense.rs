@@ -1,5 +1,5 @@
-//! Roo Code's own context management, read back from the tags it leaves in a
-//! Cline-shaped history: condense summaries become recorded compactions.
+//! Roo Code's own context management, read back from the tags it leaves in its
+//! history: condense summaries and timed truncations become recorded compactions.
 //!
 //! Roo Code never deletes what it condenses. It appends the summary as a history
 //! element (`isSummary`, with a fresh `condenseId`) and tags the messages the
