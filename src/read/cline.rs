@@ -210,7 +210,7 @@ pub fn read_history_bytes(
         let ts = m.get("ts").and_then(time::parse_value);
         let tags = roo_condense::Tags::of(m);
         if let Some(t) = ts.filter(|_| !tags.marker) {
-            markers.place(Some(t), i, &mut s.messages);
+            markers.place(Some(t), &mut s.messages);
         }
         map.start.push(s.messages.len());
         let content = m.get("content").unwrap_or(&Value::Null);
@@ -224,7 +224,7 @@ pub fn read_history_bytes(
             prev_uses.clear();
             let blocks = generic::parse_content(content);
             let message = Message::at(role, roo_condense::origin(&tags), blocks, line, ts);
-            s.messages.extend(markers.hold(&tags, &times, line, message));
+            s.messages.extend(markers.hold(i, &tags, &times, message));
             roo.push(tags);
             continue;
         }
@@ -275,7 +275,7 @@ pub fn read_history_bytes(
         }
     }
 
-    markers.place(None, history.len(), &mut s.messages);
+    markers.place(None, &mut s.messages);
     map.start.push(s.messages.len());
     let marks = ui.as_deref().map(cline_range::Marks::of);
     cline_range::apply(&mut s, path, &map, marks.as_ref());

@@ -23,7 +23,7 @@ use crate::model::{CompactionKind, Message, Origin, RecordedCompaction, Session}
 use crate::read::generic::{str_of, u64_of};
 use crate::read::time;
 use serde_json::Value;
-use std::collections::{HashMap, HashSet};
+use std::collections::{BTreeMap, HashMap, HashSet};
 use std::ops::Range;
 use std::path::Path;
 
@@ -115,40 +115,39 @@ pub(super) struct Markers {
 
 struct Held {
     id: String,
+    /// The marker's history element (its tags).
+    element: usize,
     at: i64,
     tokens_before: Option<u64>,
-    line: u64,
     message: Message,
 }
 
 /// A marker placed where its truncation took effect.
 struct Placed {
     id: String,
+    /// The marker's history element (its tags).
+    element: usize,
     /// Its message's index.
     message: usize,
-    /// History elements written before it.
-    elements: usize,
     tokens_before: Option<u64>,
-    line: u64,
 }
 
 impl Markers {
-    /// Hold `message`, the marker of `tags`, when `times` says when its
-    /// truncation happened; gives it back otherwise.
-    pub fn hold(&mut self, tags: &Tags, times: &Times, line: u64, message: Message) -> Option<Message> {
+    /// Hold `message`, the marker of history element `element` (`tags`),
+    /// when `times` says when its truncation happened; gives it back otherwise.
+    pub fn hold(&mut self, element: usize, tags: &Tags, times: &Times, message: Message) -> Option<Message> {
         let Some((id, &(at, tokens_before))) =
             tags.truncation_id.as_deref().and_then(|id| Some((id, times.truncations.get(id)?))).filter(|_| tags.marker)
         else {
             return Some(message);
         };
-        self.held.push(Held { id: id.to_string(), at, tokens_before, line, message });
+        self.held.push(Held { id: id.to_string(), element, at, tokens_before, message });
         None
     }
 
     /// Place the held markers of truncations made before an element written
     /// at `ts` (all of them when `None`: the history's end), before it.
-    /// `elements` history elements precede it.
-    pub fn place(&mut self, ts: Option<i64>, elements: usize, messages: &mut Vec<Message>) {
+    pub fn place(&mut self, ts: Option<i64>, messages: &mut Vec<Message>) {
         let due = |h: &Held| ts.is_none_or(|t| h.at < t);
         if !self.held.iter().any(due) {
             return;
@@ -158,22 +157,86 @@ impl Markers {
         for h in now {
             self.placed.push(Placed {
                 id: h.id,
+                element: h.element,
                 message: messages.len(),
-                elements,
                 tokens_before: h.tokens_before,
-                line: h.line,
             });
             messages.push(h.message);
         }
     }
 }
 
+/// The messages hidden so far: as runs (adjacent ones merged) and counted
+/// by position, so that each compaction's context is found in O(log n).
+struct Hidden {
+    runs: BTreeMap<usize, usize>,
+    /// A Fenwick tree of hidden messages by their run's first message.
+    counts: Vec<u64>,
+}
+
+impl Hidden {
+    fn new(messages: usize) -> Hidden {
+        Hidden { runs: BTreeMap::new(), counts: vec![0; messages + 1] }
+    }
+
+    /// Hide `r` (each unit once; units do not overlap).
+    fn hide(&mut self, r: Range<usize>) {
+        let mut i = r.start + 1;
+        while i < self.counts.len() {
+            self.counts[i] += r.len() as u64;
+            i += i & i.wrapping_neg();
+        }
+        let (mut from, mut to) = (r.start, r.end);
+        if let Some((&s, &e)) = self.runs.range(..from).next_back()
+            && e == from
+        {
+            self.runs.remove(&s);
+            from = s;
+        }
+        if let Some(e) = self.runs.remove(&to) {
+            to = e;
+        }
+        self.runs.insert(from, to);
+    }
+
+    /// Hidden messages before `at` (a unit lies wholly before it or not).
+    fn before(&self, at: usize) -> u64 {
+        let mut i = at.min(self.counts.len() - 1);
+        let mut n = 0;
+        while i > 0 {
+            n += self.counts[i];
+            i -= i & i.wrapping_neg();
+        }
+        n
+    }
+
+    /// What the agent still sent of the messages before `at`: the run from
+    /// the first message (head), the last run (kept, when not the head), and
+    /// how many messages lie between them.
+    fn sent_before(&self, at: usize) -> (Range<usize>, Option<Range<usize>>, usize) {
+        let head = 0..self.runs.keys().next().map_or(at, |&s| s.min(at));
+        let last = match self.runs.range(..at).next_back() {
+            None => 0..at,
+            Some((&s, &e)) if e >= at => self.runs.range(..s).next_back().map_or(0, |(_, &e)| e)..s,
+            Some((_, &e)) => e..at,
+        };
+        let sent = at.saturating_sub(self.before(at) as usize);
+        if last.start == 0 || last.is_empty() {
+            return (head.clone(), None, sent.saturating_sub(head.len()));
+        }
+        let between = sent.saturating_sub(head.len() + last.len());
+        (head, Some(last), between)
+    }
+}
+
 /// Record the compaction each condense summary and each placed truncation
-/// made, with the tokens before it that `times` gives. `start[e]` is where the messages of history element `e` start
-/// (`tags.len() + 1` entries; a placed marker's message is the last of the
-/// element before the one it precedes, and belongs to no element); the
-/// summaries' messages already have their origin (`CompactSummary` when they
-/// carry a `condenseId`).
+/// made, with the tokens before it that `times` gives. `start[e]` is where
+/// the messages of history element `e` start (`tags.len() + 1` entries; a
+/// placed marker's message is the last of the element before the one it
+/// precedes, and counts as its own element's); the summaries' messages
+/// already have their origin (`CompactSummary` when they carry a
+/// `condenseId`). Each message is hidden once, by the first compaction
+/// whose id its element's tags name: O(n log n) for the session.
 pub(super) fn apply(s: &mut Session, path: &Path, start: &[usize], tags: &[Tags], markers: &Markers, times: &Times) {
     if !tags.iter().any(Tags::any) {
         return;
@@ -186,11 +249,9 @@ pub(super) fn apply(s: &mut Session, path: &Path, start: &[usize], tags: &[Tags]
         }
         r
     };
-    // Every event in the order it happened: (inserted messages, elements
-    // before it, its own id, kind, source line, tokens before).
+    // Every compaction in the order it happened.
     struct Event<'t> {
         inserted: Range<usize>,
-        elements: usize,
         id: &'t str,
         kind: CompactionKind,
         line: u64,
@@ -199,60 +260,55 @@ pub(super) fn apply(s: &mut Session, path: &Path, start: &[usize], tags: &[Tags]
     let mut events: Vec<Event<'_>> = Vec::new();
     for (e, t) in tags.iter().enumerate() {
         if let Some(id) = t.condense_id.as_deref().filter(|_| t.summary) {
-            let inserted = messages(e);
-            events.push(Event {
-                inserted,
-                elements: e,
-                id,
-                kind: CompactionKind::RooCondense,
-                line: e as u64 + 1,
-                tokens_before: times.condenses.get(id).copied(),
-            });
+            let tokens_before = times.condenses.get(id).copied();
+            let kind = CompactionKind::RooCondense;
+            events.push(Event { inserted: messages(e), id, kind, line: e as u64 + 1, tokens_before });
         }
     }
     for p in &markers.placed {
         events.push(Event {
             inserted: p.message..p.message + 1,
-            elements: p.elements,
             id: &p.id,
             kind: CompactionKind::RooTruncation,
-            line: p.line,
+            line: p.element as u64 + 1,
             tokens_before: p.tokens_before,
         });
     }
     events.sort_by_key(|ev| (ev.inserted.start, ev.inserted.end));
-    let (mut summaries, mut truncations): (HashSet<&str>, HashSet<&str>) = Default::default();
-    let mut split = 0usize;
-    for ev in &events {
-        match ev.kind {
-            CompactionKind::RooCondense => summaries.insert(ev.id),
-            _ => truncations.insert(ev.id),
-        };
-        // What the agent sent after it, among the elements before it.
-        let hidden = |j: usize| {
-            tags[j].condense_parent.as_deref().is_some_and(|p| summaries.contains(p))
-                || tags[j].truncation_parent.as_deref().is_some_and(|p| truncations.contains(p))
-        };
-        let mut sent: Vec<Range<usize>> = Vec::new();
-        for r in (0..ev.elements).filter(|&j| !hidden(j)).map(messages).filter(|r| !r.is_empty()) {
-            match sent.last_mut() {
-                Some(last) if last.end == r.start => last.end = r.end,
-                _ => sent.push(r),
-            }
+    // The first compaction of each id, and the messages each one hides:
+    // those of the elements (and placed markers) whose tags name it.
+    let (mut condensed, mut truncated): (HashMap<&str, usize>, HashMap<&str, usize>) = Default::default();
+    for (q, ev) in events.iter().enumerate() {
+        let ids = if ev.kind == CompactionKind::RooCondense { &mut condensed } else { &mut truncated };
+        ids.entry(ev.id).or_insert(q);
+    }
+    let hidden_by = |t: &Tags| {
+        let c = t.condense_parent.as_deref().and_then(|p| condensed.get(p));
+        let tr = t.truncation_parent.as_deref().and_then(|p| truncated.get(p));
+        c.into_iter().chain(tr).min().copied()
+    };
+    let mut hides: Vec<Vec<Range<usize>>> = vec![Vec::new(); events.len()];
+    let units = (0..tags.len())
+        .map(|e| (e, messages(e)))
+        .chain(markers.placed.iter().map(|p| (p.element, p.message..p.message + 1)));
+    for (e, r) in units.filter(|(_, r)| !r.is_empty()) {
+        if let Some(q) = tags.get(e).and_then(hidden_by) {
+            hides[q].push(r);
         }
-        let head = match sent.first() {
-            Some(r) if r.start == 0 => sent.remove(0),
-            _ => 0..0,
-        };
+    }
+    let mut hidden = Hidden::new(s.messages.len());
+    let mut split = 0usize;
+    for (ev, hides) in events.iter().zip(hides) {
+        hides.into_iter().for_each(|r| hidden.hide(r));
         // Kept: one run of messages. More runs (a fork that keeps every
         // earlier summary) keep the last; the others count as dropped.
-        let kept = sent.pop().unwrap_or(ev.inserted.start..ev.inserted.start);
-        split += sent.iter().map(Range::len).sum::<usize>();
+        let (head, kept, between) = hidden.sent_before(ev.inserted.start);
+        split += between;
         s.recorded_compactions.push(RecordedCompaction {
             kind: ev.kind,
             source_line: ev.line,
             inserted: ev.inserted.clone(),
-            kept,
+            kept: kept.unwrap_or(ev.inserted.start..ev.inserted.start),
             head,
             tokens_before: ev.tokens_before,
             trigger: None,
@@ -276,15 +332,15 @@ pub(super) fn apply(s: &mut Session, path: &Path, start: &[usize], tags: &[Tags]
     }
     let untimed: Vec<&Tags> = tags
         .iter()
-        .filter(|t| t.marker && t.truncation_id.as_deref().is_none_or(|id| !truncations.contains(id)))
+        .filter(|t| t.marker && t.truncation_id.as_deref().is_none_or(|id| !truncated.contains_key(id)))
         .collect();
     if !untimed.is_empty() {
         let ids: HashSet<&str> = untimed.iter().filter_map(|t| t.truncation_id.as_deref()).collect();
         let hid = tags.iter().filter(|t| t.truncation_parent.as_deref().is_some_and(|p| ids.contains(p))).count();
-        let markers_untimed = untimed.len();
         let why = format!(
-            "{markers_untimed} sliding-window truncation(s) by Roo Code are not read as compactions (no UI \
-             message says when they happened): the {hid} message(s) they hid are counted as sent"
+            "{} sliding-window truncation(s) by Roo Code are not read as compactions (no UI message says when \
+             they happened): the {hid} message(s) they hid are counted as sent",
+            untimed.len()
         );
         s.diagnostics.warn(path, 0, why);
     }

@@ -332,5 +332,27 @@ proptest::proptest! {
             let m = &s.messages[call.message_index];
             proptest::prop_assert!(m.role == crate::model::Role::Assistant && m.origin == Origin::Model);
         }
+        // Each compaction keeps what a plain rescan of the tags gives: the
+        // messages before it whose element no compaction up to it hides.
+        let tag = |m: &crate::model::Message| elements.get(m.source_line as usize - 1).copied();
+        let id = |c: &crate::model::RecordedCompaction| {
+            tag(&s.messages[c.inserted.start]).map(|e| (c.kind == CompactionKind::RooCondense, e.2 % 4))
+        };
+        for (q, c) in s.recorded_compactions.iter().enumerate() {
+            let ids: Vec<(bool, u8)> = s.recorded_compactions[..=q].iter().filter_map(id).collect();
+            let hidden = |e: Element| {
+                e.3.is_some_and(|p| ids.contains(&(true, p % 4))) || e.4.is_some_and(|p| ids.contains(&(false, p % 4)))
+            };
+            let mut runs: Vec<Range<usize>> = Vec::new();
+            for m in (0..c.inserted.start).filter(|&m| !tag(&s.messages[m]).is_some_and(hidden)) {
+                match runs.last_mut() {
+                    Some(r) if r.end == m => r.end = m + 1,
+                    _ => runs.push(m..m + 1),
+                }
+            }
+            let head = if runs.first().is_some_and(|r| r.start == 0) { runs.remove(0) } else { 0..0 };
+            let kept = runs.pop().unwrap_or(c.inserted.start..c.inserted.start);
+            proptest::prop_assert_eq!((&c.head, &c.kept), (&head, &kept), "compaction {}", q);
+        }
     }
 }

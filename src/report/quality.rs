@@ -281,7 +281,7 @@ the row says over how many compactions when that is not all), "
             ""
         },
         if truncations {
-            "A truncation writes no summary (Cline's deleted range): it is scored with an empty one, so \
+            "A truncation writes no summary (Cline's deleted range, Roo Code's sliding window): it is scored with an empty one, so \
 `recorded` says what it kept. "
         } else {
             ""
