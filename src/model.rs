@@ -425,6 +425,11 @@ pub struct SessionMeta {
     /// `usage.cache_creation`): the cache TTL the agent used.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub cache_writes_by_ttl: Option<(u64, u64)>,
+    /// The agent that wrote the log, where its format is written by several
+    /// (`roo-code`, `kilo-code`: both write Cline's task folders); `None`
+    /// when the format names it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub agent: Option<String>,
 }
 
 /// The context window of a session's model, and where it was learnt.

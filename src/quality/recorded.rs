@@ -106,7 +106,9 @@ pub struct RecordedEvent {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct RecordedQuality {
     pub session_id: String,
-    /// The log format's name (`claude-code`, `codex`, `pi`…).
+    /// The agent that wrote the log: its format's name (`claude-code`,
+    /// `codex`, `pi`…), or the agent the reader recognised where a format is
+    /// written by several (`roo-code`, `kilo-code` for Cline's).
     pub agent: String,
     /// The agent version the log names (the first, when several).
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -169,7 +171,7 @@ pub fn evaluate_recorded_with(
         .collect();
     Some(RecordedQuality {
         session_id: session.id.clone(),
-        agent: session.format.name().to_string(),
+        agent: session.meta.agent.clone().unwrap_or_else(|| session.format.name().to_string()),
         version: session.meta.versions.first().cloned(),
         events,
     })

@@ -1,7 +1,8 @@
 //! Reader for Cline / Roo Code task folders (log-formats.md §4):
 //! `api_conversation_history.json` (Anthropic `MessageParam[]` with Cline extras),
-//! `ui_messages.json` (UI events, the source of per-request usage) and the
-//! optional `task_metadata.json` (models used).
+//! `ui_messages.json` (UI events, the source of per-request usage), the
+//! optional `task_metadata.json` (models used) and Roo Code's
+//! `history_item.json` (workspace, title), read by `cline_task`.
 //!
 //! - Content blocks are parsed as Anthropic blocks (shared with the generic reader).
 //! - Tool results: Cline's native-tool-call mode answers an assistant's `tool_use`
@@ -42,7 +43,7 @@ use super::generic::{self, MAX_ERROR_LEN, str_of, u64_of};
 use super::locations::{Home, Location};
 use super::{errors, time};
 use crate::model::{
-    Block, Call, Diagnostic, Format, Message, Origin, RecordedError, Role, Session, Severity, Usage, UsageProvenance,
+    Block, Call, Diagnostic, Format, Message, Origin, RecordedError, Role, Session, Usage, UsageProvenance,
 };
 use crate::num::thousands;
 use serde_json::Value;
@@ -82,9 +83,10 @@ impl LogFormat for Cline {
     fn read_folder(&self, dir: &Path) -> Result<Vec<Session>, Diagnostic> {
         read_task_dir(dir)
     }
-    /// A task's UI log and metadata (read with its history), the task index.
+    /// A task's UI log and metadata (read with its history, as is Roo Code's
+    /// `history_item.json`), the task index.
     fn is_sidecar(&self, name: &str) -> bool {
-        matches!(name, "ui_messages.json" | "task_metadata.json" | "taskHistory.json")
+        matches!(name, "ui_messages.json" | "task_metadata.json" | "taskHistory.json" | cline_task::HISTORY_ITEM)
     }
     /// The extension's `tasks` in the global storage of VS Code (and of the
     /// editors built on it) on this OS, the remote server's, and the
@@ -129,35 +131,6 @@ fn is_cline_message(m: &Value) -> bool {
             || t.starts_with("<environment_details>")
             || (t.starts_with('[') && t.lines().next().is_some_and(|l| l.trim_end().ends_with("] Result:")))
     })
-}
-
-/// Read a task folder. Errors only when the history file cannot be read.
-pub fn read_task_dir(dir: &Path) -> Result<Vec<Session>, Diagnostic> {
-    let history = dir.join(HISTORY);
-    let data = super::read_regular_file(&history).map_err(|e| Diagnostic {
-        severity: Severity::Error,
-        path: history.clone(),
-        line: 0,
-        message: format!("cannot read: {e}"),
-    })?;
-    let ui = super::read_regular_file(&dir.join("ui_messages.json")).ok();
-    let context = super::read_regular_file(&dir.join("context_history.json")).ok();
-    let mut sessions = read_history_bytes(dir, &data, ui.as_deref(), context.as_deref());
-    if let Ok(meta) = super::read_regular_file(&dir.join("task_metadata.json"))
-        && let Ok(meta) = super::parse_json::<Value>(&meta)
-    {
-        let usage = meta.get("model_usage").and_then(Value::as_array).map(Vec::as_slice).unwrap_or_default();
-        for s in &mut sessions {
-            for u in usage {
-                if let Some(m) = str_of(u, "model_id") {
-                    s.meta.add_model(m);
-                }
-            }
-            let providers = usage.iter().filter_map(|u| str_of(u, "model_provider_id"));
-            cline_cache::warn_cache_in_input(s, dir, providers);
-        }
-    }
-    Ok(sessions)
 }
 
 /// Read a history file's bytes, with the task's `ui_messages.json` and
@@ -279,6 +252,10 @@ pub fn read_history_bytes(
     map.start.push(s.messages.len());
     let marks = ui.as_deref().map(cline_range::Marks::of);
     cline_range::apply(&mut s, path, &map, marks.as_ref());
+    if roo.iter().any(roo_condense::Tags::any) {
+        // Cline writes none of these tags: Roo Code (or a fork of it) wrote them.
+        s.meta.agent = Some("roo-code".to_string());
+    }
     roo_condense::apply(&mut s, path, &map.start, &roo, &markers, &times);
 
     let paired = attribute_usage(&assistants, &requests);
@@ -734,12 +711,17 @@ fn text_origin(b: &Block) -> Origin {
     }
 }
 
-/// The working directory Cline states in its environment details.
+/// The working directory Cline or Roo Code states in its environment details.
 fn cwd_of(b: &Block) -> Option<String> {
     let Block::Text { text } = b else { return None };
-    let start = text.find("# Current Working Directory (")? + "# Current Working Directory (".len();
-    let end = text[start..].find(')')?;
-    Some(text[start..start + end].to_string())
+    // Cline writes `# Current Working Directory (DIR) Files`; Roo Code,
+    // `# Current Workspace Directory (DIR) Files`. DIR may hold `)`.
+    let rest = ["# Current Working Directory (", "# Current Workspace Directory ("]
+        .iter()
+        .find_map(|h| text.find(h).map(|i| &text[i + h.len()..]))?;
+    let line = rest.lines().next()?;
+    let dir = line.trim_end().strip_suffix(") Files").or_else(|| line.rfind(')').map(|i| &line[..i]))?;
+    (!dir.trim().is_empty()).then(|| dir.to_string())
 }
 
 #[path = "cline_range.rs"]
@@ -750,6 +732,14 @@ mod cline_context;
 
 #[path = "cline_cache.rs"]
 mod cline_cache;
+
+#[path = "cline_task.rs"]
+mod cline_task;
+pub use cline_task::read_task_dir;
+
+#[cfg(test)]
+#[path = "cline_task_tests.rs"]
+mod task_tests;
 
 #[path = "roo_condense.rs"]
 mod roo_condense;

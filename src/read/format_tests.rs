@@ -55,9 +55,15 @@ fn discovery_asks_the_registry_for_session_folders_and_sidecars() {
     let side = dir.path().join("sidecars");
     std::fs::create_dir_all(side.join("tool-results")).unwrap();
     std::fs::write(side.join("tool-results/out.jsonl"), "{}").unwrap();
-    for name in
-        ["sessions-index.json", "history.jsonl", "ui_messages.json", "sessions.json", "logs.json", "a.meta.json"]
-    {
+    for name in [
+        "sessions-index.json",
+        "history.jsonl",
+        "ui_messages.json",
+        "sessions.json",
+        "logs.json",
+        "a.meta.json",
+        "history_item.json",
+    ] {
         assert!(is_sidecar(name), "{name}");
         std::fs::write(side.join(name), "{}").unwrap();
     }

@@ -58,7 +58,8 @@ impl Tags {
         self.summary || self.marker
     }
 
-    fn any(&self) -> bool {
+    /// Any Roo Code tag: a summary, a marker, or an element one hid.
+    pub fn any(&self) -> bool {
         self.inserted()
             || self.condense_id.is_some()
             || self.condense_parent.is_some()

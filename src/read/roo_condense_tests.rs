@@ -223,7 +223,8 @@ fn roo_condenses_are_scored_as_recorded_compactions() {
     ];
     let s = read(&history, &[]);
     let q = evaluate_recorded(&s, &SessionAtoms::from_session(&s), &crate::tokens::Chars4).unwrap();
-    assert_eq!(q.agent, "cline");
+    // Cline writes no such tags: its agent is Roo Code, not the format's.
+    assert_eq!(q.agent, "roo-code");
     let got: Vec<(RecordedStatus, bool, u32)> =
         q.events.iter().map(|e| (e.status, e.chained, e.replaced_messages)).collect();
     assert_eq!(got, [(RecordedStatus::Scored, false, 3), (RecordedStatus::Scored, true, 2)]);
