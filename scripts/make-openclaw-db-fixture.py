@@ -1,7 +1,9 @@
 #!/usr/bin/env python3
 """Build fixtures/pi/openclaw/agents/main/agent/openclaw-agent.sqlite: an OpenClaw
 2026.9 agent database (schema 23: `transcript_events` with `event_json` or a
-zstd-compressed `event_zstd`), holding two pi sessions. Needs the `zstd` tool.
+zstd-compressed `event_zstd`), holding two pi sessions, and its session store
+(`session_nodes`, each key's current session with its entry as JSON: the first
+session's records the context window it ran under). Needs the `zstd` tool.
 
     python3 scripts/make-openclaw-db-fixture.py
 """
@@ -20,6 +22,9 @@ CREATE TABLE transcript_events (
   event_zstd BLOB, event_utf8_bytes INTEGER, navigation_json TEXT,
   PRIMARY KEY (session_id, seq),
   FOREIGN KEY (session_id) REFERENCES session_windows(session_id) ON DELETE CASCADE) STRICT;
+CREATE TABLE session_nodes (
+  session_key TEXT NOT NULL PRIMARY KEY, current_session_id TEXT NOT NULL, entry_json TEXT NOT NULL,
+  entry_valid INTEGER NOT NULL DEFAULT 0, updated_at INTEGER NOT NULL) STRICT;
 """
 
 
@@ -117,6 +122,13 @@ def main():
             else:
                 db.execute("INSERT INTO transcript_events VALUES (?, ?, ?, ?, NULL, NULL, NULL)",
                            (sid, seq, text, seq))
+    # The store: session A ran under a configured cap of 160K; B's entry records no window.
+    for key, sid, window in [("agent:main:main", A, 160000), ("agent:main:cron:digest", B, None)]:
+        entry = {"sessionId": sid, "updatedAt": 1758358830000}
+        if window:
+            entry["contextTokens"] = window
+        db.execute("INSERT INTO session_nodes VALUES (?, ?, ?, 1, ?)",
+                   (key, sid, json.dumps(entry, separators=(",", ":")), 1758358830000))
     db.execute("PRAGMA user_version = 23")
     db.commit()
     db.execute("VACUUM")

@@ -9,9 +9,16 @@
 //! is the session's N-th entry. The database is opened read-only and never
 //! written: `immutable` when no write-ahead log is beside it, else read with
 //! that log, which holds the latest writes.
+//!
+//! The database holds the session store too: table `session_nodes`, one row
+//! per session key with its current session (`current_session_id`) and its
+//! entry as JSON (`entry_json`), whose `contextTokens` is the window the
+//! session last ran under, as `sessions.json` records it beside JSONL
+//! transcripts ([`super::openclaw_store`]).
 
 use crate::model::{Diagnostic, Session, Severity};
 use rusqlite::{Connection, OpenFlags};
+use std::collections::{HashMap, HashSet};
 use std::io::Read;
 use std::path::{Path, PathBuf};
 
@@ -60,6 +67,7 @@ fn read_db(path: &Path) -> Result<Vec<Session>, Diagnostic> {
     } else {
         "SELECT session_id, event_json, NULL, NULL FROM transcript_events ORDER BY session_id, seq"
     };
+    let windows = store_windows(&conn);
     let mut sessions = Vec::new();
     let mut stream: Option<Stream> = None;
     let mut stmt = conn.prepare(sql).map_err(|e| fail(format!("cannot read transcript_events: {e}")))?;
@@ -73,7 +81,7 @@ fn read_db(path: &Path) -> Result<Vec<Session>, Diagnostic> {
         let id: String = row.get::<_, Option<String>>(0).ok().flatten().unwrap_or_default();
         // One session's entries at a time: a large database is never held whole.
         if stream.as_ref().is_none_or(|s| s.id != id) {
-            sessions.extend(stream.take().map(|s| s.read(&path)).into_iter().flatten());
+            sessions.extend(stream.take().map(|s| s.read(&path, &windows)).into_iter().flatten());
         }
         let s = stream.get_or_insert_with(|| Stream { id, data: Vec::new(), entries: 0, problems: Vec::new() });
         s.entries += 1;
@@ -97,7 +105,7 @@ fn read_db(path: &Path) -> Result<Vec<Session>, Diagnostic> {
         }
         s.data.push(b'\n');
     }
-    sessions.extend(stream.map(|s| s.read(&path)).into_iter().flatten());
+    sessions.extend(stream.map(|s| s.read(&path, &windows)).into_iter().flatten());
     Ok(sessions)
 }
 
@@ -110,19 +118,86 @@ struct Stream {
 }
 
 impl Stream {
-    fn read(self, path: &Path) -> Vec<Session> {
+    fn read(self, path: &Path, windows: &StoreWindows) -> Vec<Session> {
         let mut sessions = super::pi::read(path, &self.data);
         for s in &mut sessions {
             // Without a header naming it, the session is the row's.
             if s.id == super::stem_id(path) && !self.id.is_empty() {
                 s.id.clone_from(&self.id);
             }
+            windows.apply(s, path, &self.id);
             for (entry, why) in &self.problems {
                 s.diagnostics.bad_line(path, *entry, format!("session {}: {why}", self.id));
             }
         }
         sessions
     }
+}
+
+/// What the database's session store says of each current session's
+/// window, by session id.
+#[derive(Default)]
+struct StoreWindows {
+    by_id: HashMap<String, u64>,
+    /// Sessions whose store entry is not JSON.
+    unreadable: HashSet<String>,
+    /// Why the store could not be read at all.
+    problem: Option<String>,
+}
+
+impl StoreWindows {
+    /// Give `s` (read from the rows of `row_id`) the window the store
+    /// records for it, unless its log records one; say why when the store
+    /// could not tell.
+    fn apply(&self, s: &mut Session, path: &Path, row_id: &str) {
+        if s.meta.context_window.is_some() {
+            return;
+        }
+        let ids = [s.id.as_str(), row_id];
+        if let Some(&w) = ids.iter().find_map(|id| self.by_id.get(*id)) {
+            s.meta.context_window = Some(w);
+        } else if let Some(why) = &self.problem {
+            s.diagnostics.warn(path, 0, format!("{why}: the context window it records was not read"));
+        } else if ids.iter().any(|id| self.unreadable.contains(*id)) {
+            let why = "its entry in session_nodes is not JSON: the context window it records was not read";
+            s.diagnostics.warn(path, 0, why);
+        }
+    }
+}
+
+/// The windows `session_nodes` records (`entry_json.contextTokens` of each
+/// row's current session). A database without that table (older schemas,
+/// a copy of the transcripts alone) records none.
+fn store_windows(conn: &Connection) -> StoreWindows {
+    let mut out = StoreWindows::default();
+    let has = table_columns(conn, "session_nodes").unwrap_or_default();
+    if !["current_session_id", "entry_json"].iter().all(|c| has.iter().any(|k| k == c)) {
+        return out;
+    }
+    let read = || -> rusqlite::Result<Vec<(Option<String>, Option<String>)>> {
+        let mut stmt = conn.prepare("SELECT current_session_id, entry_json FROM session_nodes")?;
+        let rows = stmt.query_map([], |r| Ok((r.get(0).ok().flatten(), r.get(1).ok().flatten())))?;
+        rows.collect()
+    };
+    match read() {
+        Ok(rows) => {
+            for (id, entry) in rows {
+                let Some(id) = id.filter(|id| !id.is_empty()) else { continue };
+                match entry.as_deref().map(serde_json::from_str::<serde_json::Value>) {
+                    Some(Ok(v)) => {
+                        if let Some(w) = super::openclaw_store::window_of(&v) {
+                            out.by_id.insert(id, w);
+                        }
+                    }
+                    Some(Err(_)) | None => {
+                        out.unreadable.insert(id);
+                    }
+                }
+            }
+        }
+        Err(e) => out.problem = Some(format!("the session store (session_nodes) cannot be read ({e})")),
+    }
+    out
 }
 
 /// Open read-only, writing nothing beside the file: `immutable` (no locks,
@@ -151,8 +226,13 @@ fn uri_path(path: &Path) -> String {
 
 /// The columns of `transcript_events` (none when there is no such table).
 fn columns(conn: &Connection) -> rusqlite::Result<Vec<String>> {
-    let mut stmt = conn.prepare("SELECT name FROM pragma_table_info('transcript_events')")?;
-    let names = stmt.query_map([], |r| r.get::<_, String>(0))?;
+    table_columns(conn, "transcript_events")
+}
+
+/// The columns of `table` (none when there is no such table).
+fn table_columns(conn: &Connection, table: &str) -> rusqlite::Result<Vec<String>> {
+    let mut stmt = conn.prepare("SELECT name FROM pragma_table_info(?1)")?;
+    let names = stmt.query_map([table], |r| r.get::<_, String>(0))?;
     names.collect()
 }
 

@@ -15,7 +15,8 @@ fn names(dir: &Path) -> Vec<String> {
 }
 
 /// The fixture database (scripts/make-openclaw-db-fixture.py): two sessions,
-/// one with a compaction, one with an entry stored as a zstd frame.
+/// one with a compaction and a window in the store, one with an entry stored
+/// as a zstd frame.
 #[test]
 fn an_agent_database_holds_pi_sessions() {
     let before = names(&agent_dir());
@@ -30,6 +31,9 @@ fn an_agent_database_holds_pi_sessions() {
         assert_eq!(s.meta.cwd.as_deref(), Some("/srv/payments"));
     }
     // The compressed entry: the tool result, whole.
+    // The window the database's store records for the first session; none for the other.
+    let windows: Vec<Option<u64>> = sessions.iter().map(|s| s.meta.context_window).collect();
+    assert_eq!(windows, [None, Some(160_000)]);
     let b = &sessions[0];
     assert_eq!((b.messages.len(), b.calls.len()), (4, 2));
     assert_eq!(b.messages[2].origin, Origin::ToolResult);
@@ -179,4 +183,47 @@ fn a_database_given_as_a_file_is_read_as_in_its_folder() {
     let torn = crate::read::read_bytes(&copy, &data[..100], None).unwrap();
     assert_eq!(torn.len(), 1);
     assert!(torn[0].diagnostics.messages[0].message.starts_with("cannot"), "{:?}", torn[0].diagnostics.messages);
+}
+
+/// The session store inside the database (`session_nodes`): each row's
+/// current session takes the window its entry records, unless its log
+/// records one; an entry that is not JSON is said on its session; a
+/// window out of bounds, or another key's, is not taken.
+#[test]
+fn the_store_in_the_database_gives_each_current_session_its_window() {
+    let tmp = tempfile::tempdir().unwrap();
+    let header = |id: &str| format!(r#"{{"type":"session","version":3,"id":"{id}","cwd":"/w"}}"#);
+    let (h1, h2, h3, h4) = (header("s1"), header("s2"), header("s3"), header("s4"));
+    database(
+        tmp.path(),
+        OLD,
+        &[
+            ("s1", 1, Some(&h1), None, None),
+            ("s2", 1, Some(&h2), None, None),
+            ("s3", 1, Some(&h3), None, None),
+            ("s4", 1, Some(&h4), None, None),
+        ],
+    );
+    let db = Connection::open(tmp.path().join(DB)).unwrap();
+    db.execute_batch(
+        "CREATE TABLE session_nodes (session_key TEXT NOT NULL PRIMARY KEY, current_session_id TEXT NOT NULL, \
+         entry_json TEXT NOT NULL, updated_at INTEGER NOT NULL);",
+    )
+    .unwrap();
+    let rows = [
+        ("agent:main:a", "s1", r#"{"sessionId":"s1","contextTokens":128000,"updatedAt":5}"#),
+        ("agent:main:b", "s2", "{not json"),
+        ("agent:main:c", "s3", r#"{"sessionId":"s3","contextTokens":0}"#),
+        ("agent:main:d", "gone", r#"{"sessionId":"gone","contextTokens":64000}"#),
+    ];
+    for (key, id, entry) in rows {
+        db.execute("INSERT INTO session_nodes VALUES (?1, ?2, ?3, 0)", [key, id, entry]).unwrap();
+    }
+    drop(db);
+    let sessions = read_dir(tmp.path()).unwrap();
+    let got: Vec<(&str, Option<u64>, usize)> =
+        sessions.iter().map(|s| (s.id.as_str(), s.meta.context_window, s.diagnostics.messages.len())).collect();
+    assert_eq!(got, [("s1", Some(128_000), 0), ("s2", None, 1), ("s3", None, 0), ("s4", None, 0)]);
+    let said = &sessions[1].diagnostics.messages[0].message;
+    assert_eq!(said, "its entry in session_nodes is not JSON: the context window it records was not read");
 }

@@ -87,9 +87,7 @@ fn read_store(store: &Path) -> Windows {
 fn windows_of(entries: &serde_json::Map<String, Value>) -> Windows {
     let mut by_file = HashMap::new();
     for entry in entries.values() {
-        let Some(w) = entry.get("contextTokens").and_then(Value::as_u64).filter(|&w| w > 0 && w <= MAX_WINDOW) else {
-            continue;
-        };
+        let Some(w) = window_of(entry) else { continue };
         let file = entry.get("sessionFile").and_then(Value::as_str).and_then(|f| f.rsplit(['/', '\\']).next());
         let id = entry.get("sessionId").and_then(Value::as_str).map(|id| format!("{id}.jsonl"));
         for name in file.map(str::to_string).into_iter().chain(id).filter(|n| !n.is_empty()) {
@@ -97,6 +95,12 @@ fn windows_of(entries: &serde_json::Map<String, Value>) -> Windows {
         }
     }
     Windows { by_file, problem: None }
+}
+
+/// The window a session entry records (`contextTokens`), when believable.
+/// The database's store (`session_nodes.entry_json`) holds the same entries.
+pub(super) fn window_of(entry: &Value) -> Option<u64> {
+    entry.get("contextTokens").and_then(Value::as_u64).filter(|&w| w > 0 && w <= MAX_WINDOW)
 }
 
 #[cfg(test)]
