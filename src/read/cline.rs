@@ -94,26 +94,39 @@ impl LogFormat for Cline {
     /// same for its forks Roo Code and Kilo Code, whose task folders are
     /// Cline's (VS Code names an extension's storage by its id, lower-case).
     fn default_locations(&self, home: &Home) -> Vec<Location> {
-        const EXTENSIONS: [(&str, &str); 3] = [
-            ("Cline", "saoudrizwan.claude-dev"),
-            ("Roo Code", "rooveterinaryinc.roo-cline"),
-            ("Kilo Code", "kilocode.kilo-code"),
-        ];
         let config = home.app_config();
         let mut out = Vec::new();
-        for (agent, id) in EXTENSIONS {
+        for &Extension { agent, id, standalone, .. } in &EXTENSIONS {
             let tasks = format!("User/globalStorage/{id}/tasks");
             for editor in ["Code", "Code - Insiders", "VSCodium", "Cursor", "Windsurf"] {
                 out.push(Location::new(agent, config.join(editor).join(&tasks)));
             }
             out.push(Location::new(agent, home.join(".vscode-server/data").join(&tasks)));
-            if agent == "Cline" {
-                out.push(Location::new(agent, home.var_or("CLINE_DIR", ".cline").join("data/tasks")));
+            if let Some((var, default)) = standalone {
+                out.push(Location::new(agent, home.var_or(var, default).join("data/tasks")));
             }
         }
         out
     }
 }
+
+/// An extension that writes Cline's task folders.
+struct Extension {
+    /// As discovery lists its locations.
+    agent: &'static str,
+    /// Its id, which names its storage folder in VS Code (lower-case).
+    id: &'static str,
+    /// The agent outputs name (`SessionMeta::agent`); none for Cline, the format's own.
+    label: Option<&'static str>,
+    /// The standalone app's home: its variable and default under the home folder.
+    standalone: Option<(&'static str, &'static str)>,
+}
+
+const EXTENSIONS: [Extension; 3] = [
+    Extension { agent: "Cline", id: "saoudrizwan.claude-dev", label: None, standalone: Some(("CLINE_DIR", ".cline")) },
+    Extension { agent: "Roo Code", id: "rooveterinaryinc.roo-cline", label: Some("roo-code"), standalone: None },
+    Extension { agent: "Kilo Code", id: "kilocode.kilo-code", label: Some("kilo-code"), standalone: None },
+];
 
 /// The file that makes a folder a Cline task.
 const HISTORY: &str = "api_conversation_history.json";

@@ -2,15 +2,11 @@
 //! which agent wrote it (Roo Code and Kilo Code write Cline's folders too).
 
 use super::cline_cache;
-use super::{HISTORY, read_history_bytes};
+use super::{EXTENSIONS, HISTORY, read_history_bytes};
 use crate::model::{Diagnostic, Session, Severity};
 use crate::read::generic::str_of;
 use serde_json::Value;
 use std::path::Path;
-
-/// The extension ids of Cline's forks in VS Code's storage paths, with the
-/// agent each names (Cline's own id names the format's agent).
-const FORKS: [(&str, &str); 2] = [("rooveterinaryinc.roo-cline", "roo-code"), ("kilocode.kilo-code", "kilo-code")];
 
 /// Roo Code's record of a task, beside its history (newer versions).
 pub(super) const HISTORY_ITEM: &str = "history_item.json";
@@ -73,10 +69,7 @@ pub fn read_task_dir(dir: &Path) -> Result<Vec<Session>, Diagnostic> {
 fn agent_of(dir: &Path, has_history_item: bool) -> Option<Option<&'static str>> {
     let by_storage = dir.ancestors().filter_map(Path::file_name).find_map(|name| {
         let name = name.to_string_lossy().to_ascii_lowercase();
-        if name == "saoudrizwan.claude-dev" {
-            return Some(None);
-        }
-        FORKS.iter().find(|(id, _)| name == *id).map(|(_, agent)| Some(*agent))
+        EXTENSIONS.iter().find(|e| name == e.id).map(|e| e.label)
     });
     by_storage.or(has_history_item.then_some(Some("roo-code")))
 }

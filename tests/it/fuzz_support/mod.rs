@@ -21,10 +21,12 @@
 
 #![allow(dead_code, clippy::unwrap_used, clippy::expect_used)]
 
+mod palette;
 pub mod replay;
 
 use compactor::model::{Format, Session};
 use compactor::read::{self, Batch};
+use palette::{KEYS, RAW_SNIPPETS, number_palette, string_palette, value_palette};
 use serde_json::{Map, Value};
 use std::path::{Path, PathBuf};
 
@@ -169,163 +171,7 @@ impl<'a> Bytes<'a> {
     }
 }
 
-/// Strings real and hostile logs put where text, ids, paths and timestamps go.
-fn string_palette(b: &mut Bytes) -> String {
-    let big = |n: usize, c: &str| c.repeat(n);
-    match b.u8() % 32 {
-        0 => String::new(),
-        1 => big(64 * 1024, "a"),
-        2 => big(300 * 1024, "A"),
-        3 => format!("{CANARY} sk-ant-api03-{CANARY}"),
-        4 => "../../../../etc/passwd".to_string(),
-        5 => "\0".to_string(),
-        6 => "a\0b\0\0".to_string(),
-        7 => "\u{202E}\u{FEFF}\u{200B}é\u{0301}🦀\u{10FFFF}\u{FFFD}".to_string(),
-        8 => big(20_000, "🦀é中"),
-        9 => "<environment_details>\n# Current Working Directory (".to_string(),
-        10 => "[read_file for 'x'] Result:".to_string(),
-        11 => "API Error: prompt is too long: 300000 tokens > 200000 maximum".to_string(),
-        12 => "data:image/png;base64,".to_string() + &big(10_000, "QUFB"),
-        13 => "data:".to_string(),
-        14 => "2025-13-45T99:99:99+99:99".to_string(),
-        15 => "2025-09-25T01:22:20.0000000000000000000000000000083Z".to_string(),
-        16 => "99999999999999999999999".to_string(),
-        17 => "-1".to_string(),
-        18 => "{\"output\":\"x\",\"metadata\":{\"exit_code\":-9223372036854775808}}".to_string(),
-        19 => "Exit code: -99999999999999999999\nOutput:\n".to_string(),
-        20 => "failed in sandbox, exit code: ".to_string(),
-        21 => big(5000, "["),
-        22 => "\\".to_string(),
-        23 => "C:\\Windows\\System32\\".to_string(),
-        24 => "%s%n%x{}{{}}".to_string(),
-        25 => "agent-".to_string(),
-        26 => "\r\n\r\n".to_string(),
-        27 => format!("<local-command-stdout>{CANARY}"),
-        28 => "Another language model started to solve this problem".to_string(),
-        29 => big(3000, "\n"),
-        30 => "x".to_string(),
-        _ => format!("id-{}", b.u8() % 4),
-    }
-}
-
-fn number_palette(b: &mut Bytes) -> Value {
-    match b.u8() % 12 {
-        0 => Value::from(0),
-        1 => Value::from(-1),
-        2 => Value::from(u64::MAX),
-        3 => Value::from(i64::MIN),
-        4 => Value::from(i64::MAX),
-        5 => serde_json::Number::from_f64(1e308).map_or(Value::Null, Value::Number),
-        6 => serde_json::Number::from_f64(-1e308).map_or(Value::Null, Value::Number),
-        7 => serde_json::Number::from_f64(0.5).map_or(Value::Null, Value::Number),
-        8 => Value::from(u64::MAX / 2),
-        9 => Value::from(1u64 << 53),
-        10 => Value::from(4_294_967_296u64),
-        _ => Value::from(u64::from(b.u8())),
-    }
-}
-
-fn value_palette(b: &mut Bytes) -> Value {
-    match b.u8() % 10 {
-        0 => Value::Null,
-        1 => Value::Bool(true),
-        2 => Value::Bool(false),
-        3 | 4 => Value::String(string_palette(b)),
-        5 | 6 => number_palette(b),
-        7 => Value::Array(Vec::new()),
-        8 => Value::Object(Map::new()),
-        _ => Value::Array(vec![Value::Null, Value::from(1), Value::String(String::new())]),
-    }
-}
-
-/// Keys the readers look at, to add where they are absent.
-const KEYS: &[&str] = &[
-    "type",
-    "role",
-    "content",
-    "text",
-    "uuid",
-    "parentUuid",
-    "logicalParentUuid",
-    "sessionId",
-    "isSidechain",
-    "agentId",
-    "message",
-    "id",
-    "parentId",
-    "payload",
-    "tool_use_id",
-    "call_id",
-    "toolCallId",
-    "firstKeptEntryId",
-    "firstKeptEntryIndex",
-    "replacement_history",
-    "usage",
-    "tokens",
-    "timestamp",
-    "subtype",
-    "compactMetadata",
-    "isCompactSummary",
-    "isApiErrorMessage",
-    "model",
-    "messages",
-    "request",
-    "response",
-    "choices",
-    "tool_calls",
-    "function_call",
-    "arguments",
-    "input",
-    "output",
-    "result",
-    "toolCalls",
-    "status",
-    "item",
-    "thread_id",
-    "info",
-    "last_token_usage",
-    "total_token_usage",
-    "stopReason",
-    "version",
-    "summary",
-    "leafUuid",
-    "source",
-    "data",
-    "image_url",
-    "metrics",
-    "say",
-    "ask",
-    "conversationHistoryIndex",
-    "conversationHistoryDeletedRange",
-    "iterations",
-    "microcompactMetadata",
-    "compactedToolIds",
-    "tokensSaved",
-];
-
-/// Tokens worth planting as raw text inside a line.
-const RAW_SNIPPETS: &[&[u8]] = &[
-    b"\"\\ud800\"",
-    b"{",
-    b"}",
-    b"[",
-    b"]",
-    b"\"",
-    b"\\",
-    b"1e999999",
-    b"-",
-    b",",
-    b":",
-    b"\xff\xfe",
-    b"\xc3",
-    b"\x00",
-    b"\r",
-    b"\xef\xbb\xbf",
-    b"null",
-    b"NaN",
-    b"\"\\u0000\"",
-];
-
+/// One step of a path into a JSON value.
 #[derive(Debug, Clone)]
 enum Seg {
     Key(String),
