@@ -71,8 +71,12 @@
 //!   $0.10 / $3, K2.6 $0.95 / $0.16 / $4, K3 $3 / $0.30 / $15. xAI's model pages
 //!   (<https://docs.x.ai/developers/models>): Grok Code Fast 1 $0.20 / $0.02 /
 //!   $1.50; Grok 4.20 $1.25 / $0.20 / $2.50, a prompt of 200K tokens or more
-//!   at twice that; Grok 4.7 $2 / $6 (its $0.50 read and 2× tier from 200K,
-//!   apidog's guide, secondary); Grok 4 (0709) $3 / $0.75 / $15, above 128K
+//!   at twice that; Grok 4.7 and 4.6 $2 / $6 (their $0.50 read and 2× tier
+//!   from 200K, apidog's guide and LiteLLM's notice of 4.7, "same price as
+//!   Grok 4.6", secondary), Grok 4.5 the same and Grok 4.3 $1.25 / $0.20 /
+//!   $2.50 with 4.20's tier (secondary: APIYI's model pages, apidog's 4.3
+//!   guide, Venice's list, which prices 4.5 to 4.7 alike and 4.3 as 4.20);
+//!   Grok 4 (0709) $3 / $0.75 / $15, above 128K
 //!   $6 / $30, and Grok 4 Fast and 4.1 Fast $0.20 / $0.05 / $0.50 (secondary:
 //!   models.dev, wavespeed). MiniMax-M2 $0.30 / $0.03 / $1.20, its writes
 //!   $0.375 (secondary: models.dev). These names match exactly (a provider
@@ -391,6 +395,9 @@ impl PriceTable {
             // xAI bills a prompt of 200K tokens or more (above 128K on Grok 4) at the tier.
             long(fam("grok-4-20", Other, &["grok-4-20"], o(1.25, 2.50, 0.20)), 199_999, o(2.50, 5.0, 0.40)),
             long(fam("grok-4-7", Other, &[], o(2.0, 6.0, 0.50)), 199_999, o(4.0, 12.0, 1.0)),
+            long(fam("grok-4-6", Other, &[], o(2.0, 6.0, 0.50)), 199_999, o(4.0, 12.0, 1.0)),
+            long(fam("grok-4-5", Other, &[], o(2.0, 6.0, 0.50)), 199_999, o(4.0, 12.0, 1.0)),
+            long(fam("grok-4-3", Other, &[], o(1.25, 2.50, 0.20)), 199_999, o(2.50, 5.0, 0.40)),
             long(fam("grok-4", Other, &["grok-4-0709"], o(3.0, 15.0, 0.75)), 128_000, o(6.0, 30.0, 1.50)),
             fam("grok-4-fast", Other, &["grok-4-fast", "grok-4-1-fast"], o(0.20, 0.50, 0.05)),
             fam(

@@ -36,6 +36,9 @@ fn other_vendors_models_resolve_by_name_and_their_variants_do_not() {
         ("x-ai/grok-4.1-fast", Some("grok-4-fast")),
         ("grok-4.20-0309-reasoning", Some("grok-4-20")),
         ("grok-4.7", Some("grok-4-7")),
+        ("grok-4.6", Some("grok-4-6")),
+        ("x-ai/grok-4.5", Some("grok-4-5")),
+        ("grok-4.3", Some("grok-4-3")),
         ("MiniMax-M2", Some("minimax-m2")),
         ("minimax/minimax-m2.1", None),
     ] {
@@ -59,7 +62,7 @@ fn a_deepseek_session_is_billed_at_deepseeks_rates() {
     close(c.policy.usd, (4_000.0 * 0.28 + 4_000.0 * 0.028 + 2_000.0 * 0.28 + 1_500.0 * 0.42) / 1e6);
 }
 
-/// xAI bills a prompt that reaches 200K tokens (Grok 4.20, 4.7), or passes
+/// xAI bills a prompt that reaches 200K tokens (Grok 4.20, 4.3 to 4.7), or passes
 /// 128K (Grok 4), at twice every price; Grok 4 Fast has no tier we know of.
 #[test]
 fn xai_bills_a_long_prompt_at_its_tier() {
@@ -67,8 +70,13 @@ fn xai_bills_a_long_prompt_at_its_tier() {
     let g420 = family(&t, "grok-4.20-0309-reasoning");
     assert_eq!(g420.prices_for(199_999).input, 1.25);
     assert_eq!((g420.prices_for(200_000).input, g420.prices_for(200_000).output), (2.50, 5.0));
-    let g47 = family(&t, "grok-4.7");
-    assert_eq!((g47.prices_for(200_000).cache_read, g47.prices_for(200_000).output), (1.0, 12.0));
+    for model in ["grok-4.7", "grok-4.6", "grok-4.5"] {
+        let g = family(&t, model);
+        assert_eq!((g.prices_for(199_999).input, g.prices_for(199_999).output), (2.0, 6.0), "{model}");
+        assert_eq!((g.prices_for(200_000).cache_read, g.prices_for(200_000).output), (1.0, 12.0), "{model}");
+    }
+    let g43 = family(&t, "grok-4.3");
+    assert_eq!((g43.prices_for(199_999).cache_read, g43.prices_for(200_000).input), (0.20, 2.50));
     let g4 = family(&t, "grok-4-0709");
     assert_eq!(g4.prices_for(128_000).input, 3.0);
     assert_eq!(g4.prices_for(128_001).input, 6.0);

@@ -32,7 +32,8 @@
 //!   GLM-4.5 128K, GLM-4.6 and 4.7 200K (Z.ai's model pages); Kimi K2 256K
 //!   (262,144 in Moonshot's model list), its first release (0711) 128K, K3
 //!   1,048,576 (secondary: models.dev); Grok Code Fast 1 and Grok 4 256,000,
-//!   Grok 4.20 1,000,000, Grok 4.7 500,000 (xAI's model pages), Grok 4 Fast
+//!   Grok 4.20 1,000,000, Grok 4.7 and 4.6 500,000 (xAI's model pages), Grok
+//!   4.5 500,000 and 4.3 1,000,000 (secondary: APIYI's model pages), Grok 4 Fast
 //!   and 4.1 Fast 2,000,000 (secondary); MiniMax-M2 204,800 (secondary). A
 //!   vendor's "128K" is taken as 128,000 where it gives no exact figure.
 
@@ -107,6 +108,9 @@ impl WindowTable {
             ("grok-4-1-fast", 2_000_000),
             ("grok-4-20", 1_000_000),
             ("grok-4-7", 500_000),
+            ("grok-4-6", 500_000),
+            ("grok-4-5", 500_000),
+            ("grok-4-3", 1_000_000),
             ("minimax-m2", 204_800),
         ];
         WindowTable { entries: rows.iter().map(|(f, w)| (normalize_model(f), *w, false)).collect() }
@@ -239,6 +243,10 @@ mod tests {
         assert_eq!(t.find("grok-4-1-fast-reasoning"), Some(2_000_000));
         assert_eq!(t.find("grok-4.20-0309-reasoning"), Some(1_000_000));
         assert_eq!(t.find("grok-4.7"), Some(500_000));
+        // Not Grok 4's 256K, whose name they start with.
+        assert_eq!(t.find("grok-4.6"), Some(500_000));
+        assert_eq!(t.find("xai/grok-4.5"), Some(500_000));
+        assert_eq!(t.find("grok-4.3"), Some(1_000_000));
         assert_eq!(t.find("grok-40"), None);
         let r = t.resolve(&session(&["my-local-model"], 10));
         assert_eq!((r.tokens, r.source), (DEFAULT_WINDOW, WindowSource::Default));
