@@ -56,6 +56,10 @@ pub struct SessionReport {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub name: Option<String>,
     pub format: Format,
+    /// The agent that wrote the log where its format is written by several
+    /// (`roo-code`, `kilo-code` for Cline's).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub agent: Option<String>,
     pub source_path: PathBuf,
     pub versions: Vec<String>,
     pub models: Vec<String>,
@@ -406,6 +410,7 @@ pub fn inspect_session(s: &Session) -> (SessionReport, AccuracyAccumulator) {
         id: s.id.clone(),
         name: s.display_name(),
         format: s.format,
+        agent: s.meta.agent.clone(),
         source_path: utf8_path(&s.source_path),
         versions: s.meta.versions.clone(),
         models: s.meta.models.clone(),

@@ -179,6 +179,25 @@ fn cline_metrics_task_reports_its_real_prompt_size() {
     assert_eq!((with_split.cache_read, with_split.cache_write), (9_500 + 10_140, 9_500 + 640 + 410));
 }
 
+/// A Roo Code task is read in Cline's format and named as Roo Code's; a Cline
+/// task has no agent beyond its format.
+#[test]
+fn a_roo_code_task_is_named_as_its_agents() {
+    let report = json_report(cargo_bin_cmd!("compactor").current_dir(env!("CARGO_MANIFEST_DIR")).args([
+        "inspect",
+        "--json",
+        "--quiet",
+        "fixtures/cline/1730000000000",
+        "fixtures/cline/1730000700000",
+    ]));
+    let agent = |id: &str| {
+        let s = report.sessions.iter().find(|s| s.id == id).unwrap();
+        (s.format.name(), s.agent.clone())
+    };
+    assert_eq!(agent("1730000000000"), ("cline", None));
+    assert_eq!(agent("1730000700000"), ("cline", Some("roo-code".to_string())));
+}
+
 /// The human report over every bundled fixture (all formats and pitfalls), and the
 /// warnings it prints: a change in what the readers see shows up in review.
 #[test]
