@@ -68,7 +68,10 @@
 //!   Moonshot's Kimi, from copies of its price list (secondary: models.dev,
 //!   lava.so's provider page, TeamoRouter's K3 guide): K2 (0711, 0905,
 //!   thinking) $0.60 / $0.15 / $2.50, K2 Turbo $1.15 / $0.15 / $8, K2.5 $0.60 /
-//!   $0.10 / $3, K2.6 $0.95 / $0.16 / $4, K3 $3 / $0.30 / $15. xAI's model pages
+//!   $0.10 / $3, K2.6 $0.95 / $0.16 / $4, K3 $3 / $0.30 / $15; K2.7 Code
+//!   $0.95 / $0.19 / $4 (apidog's guide, secondary), K3.1 Pro $2 / $0.20 /
+//!   $10 and its Highspeed $4 / $0.20 / $20, cache writes at the input price
+//!   (APIYI's relay of Moonshot's prices, secondary). xAI's model pages
 //!   (<https://docs.x.ai/developers/models>): Grok Code Fast 1 $0.20 / $0.02 /
 //!   $1.50; Grok 4.20 $1.25 / $0.20 / $2.50, a prompt of 200K tokens or more
 //!   at twice that; Grok 4.7 and 4.6 $2 / $6 (their $0.50 read and 2× tier
@@ -391,6 +394,9 @@ impl PriceTable {
             fam("kimi-k2-5", Other, &[], o(0.60, 3.0, 0.10)),
             fam("kimi-k2-6", Other, &[], o(0.95, 4.0, 0.16)),
             fam("kimi-k3", Other, &[], o(3.0, 15.0, 0.30)),
+            fam("kimi-k2-7-code", Other, &[], o(0.95, 4.0, 0.19)),
+            fam("kimi-k3-1-pro", Other, &[], o(2.0, 10.0, 0.20)),
+            fam("kimi-k3-1-pro-highspeed", Other, &[], o(4.0, 20.0, 0.20)),
             fam("grok-code-fast-1", Other, &[], o(0.20, 1.50, 0.02)),
             // xAI bills a prompt of 200K tokens or more (above 128K on Grok 4) at the tier.
             long(fam("grok-4-20", Other, &["grok-4-20"], o(1.25, 2.50, 0.20)), 199_999, o(2.50, 5.0, 0.40)),

@@ -26,7 +26,10 @@ fn other_vendors_models_resolve_by_name_and_their_variants_do_not() {
         ("kimi-k2-turbo-preview", Some("kimi-k2-turbo")),
         ("kimi-k2.5", Some("kimi-k2-5")),
         ("moonshot/kimi-k2.6", Some("kimi-k2-6")),
-        ("kimi-k2.7-code", None),
+        ("kimi-k2.7-code", Some("kimi-k2-7-code")),
+        ("kimi-k2.7-code-highspeed", None),
+        ("moonshot/kimi-k3.1-pro", Some("kimi-k3-1-pro")),
+        ("kimi-k3.1-pro-highspeed", Some("kimi-k3-1-pro-highspeed")),
         ("kimi-k3", Some("kimi-k3")),
         ("x-ai/grok-code-fast-1", Some("grok-code-fast-1")),
         ("grok-4-0709", Some("grok-4")),
@@ -81,4 +84,17 @@ fn xai_bills_a_long_prompt_at_its_tier() {
     assert_eq!(g4.prices_for(128_000).input, 3.0);
     assert_eq!(g4.prices_for(128_001).input, 6.0);
     assert_eq!(family(&t, "grok-4-fast").prices_for(1_900_000).input, 0.20);
+}
+
+/// Moonshot's newer models at their own rates, not K2's or K3's.
+#[test]
+fn kimi_k2_7_code_and_k3_1_pro_have_their_own_prices() {
+    let t = PriceTable::builtin();
+    let rates = |m: &str| {
+        let p = family(&t, m).prices_for(1_000);
+        (p.input, p.cache_read, p.output, p.cache_write_5m)
+    };
+    assert_eq!(rates("kimi-k2.7-code"), (0.95, 0.19, 4.0, 0.95));
+    assert_eq!(rates("kimi-k3.1-pro"), (2.0, 0.20, 10.0, 2.0));
+    assert_eq!(rates("kimi-k3.1-pro-highspeed"), (4.0, 0.20, 20.0, 4.0));
 }
