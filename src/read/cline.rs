@@ -124,9 +124,12 @@ struct Extension {
 
 const EXTENSIONS: [Extension; 3] = [
     Extension { agent: "Cline", id: "saoudrizwan.claude-dev", label: None, standalone: Some(("CLINE_DIR", ".cline")) },
-    Extension { agent: "Roo Code", id: "rooveterinaryinc.roo-cline", label: Some("roo-code"), standalone: None },
+    Extension { agent: "Roo Code", id: "rooveterinaryinc.roo-cline", label: Some(ROO_CODE), standalone: None },
     Extension { agent: "Kilo Code", id: "kilocode.kilo-code", label: Some("kilo-code"), standalone: None },
 ];
+
+/// Roo Code as outputs name it (`SessionMeta::agent`).
+const ROO_CODE: &str = "roo-code";
 
 /// The file that makes a folder a Cline task.
 const HISTORY: &str = "api_conversation_history.json";
@@ -265,10 +268,6 @@ pub fn read_history_bytes(
     map.start.push(s.messages.len());
     let marks = ui.as_deref().map(cline_range::Marks::of);
     cline_range::apply(&mut s, path, &map, marks.as_ref());
-    if roo.iter().any(roo_condense::Tags::any) {
-        // Cline writes none of these tags: Roo Code (or a fork of it) wrote them.
-        s.meta.agent = Some("roo-code".to_string());
-    }
     roo_condense::apply(&mut s, path, &map.start, &roo, &markers, &times);
 
     let paired = attribute_usage(&assistants, &requests);

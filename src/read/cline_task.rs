@@ -2,9 +2,10 @@
 //! which agent wrote it (Roo Code and Kilo Code write Cline's folders too).
 
 use super::cline_cache;
-use super::{EXTENSIONS, HISTORY, read_history_bytes};
+use super::{EXTENSIONS, HISTORY, ROO_CODE, read_history_bytes};
 use crate::model::{Diagnostic, Session, Severity};
 use crate::read::generic::str_of;
+use crate::read::{parse_json, read_regular_file, strip_bom};
 use serde_json::Value;
 use std::path::Path;
 
@@ -18,17 +19,17 @@ pub(super) const HISTORY_ITEM: &str = "history_item.json";
 /// which is the task's working directory, and its title).
 pub fn read_task_dir(dir: &Path) -> Result<Vec<Session>, Diagnostic> {
     let history = dir.join(HISTORY);
-    let data = super::super::read_regular_file(&history).map_err(|e| Diagnostic {
+    let data = read_regular_file(&history).map_err(|e| Diagnostic {
         severity: Severity::Error,
         path: history.clone(),
         line: 0,
         message: format!("cannot read: {e}"),
     })?;
-    let read = |name: &str| super::super::read_regular_file(&dir.join(name)).ok();
+    let read = |name: &str| read_regular_file(&dir.join(name)).ok();
     let (ui, context) = (read("ui_messages.json"), read("context_history.json"));
     let mut sessions = read_history_bytes(dir, &data, ui.as_deref(), context.as_deref());
     if let Some(meta) = read("task_metadata.json")
-        && let Ok(meta) = super::super::parse_json::<Value>(&meta)
+        && let Ok(meta) = parse_json::<Value>(&meta)
     {
         let usage = meta.get("model_usage").and_then(Value::as_array).map(Vec::as_slice).unwrap_or_default();
         for s in &mut sessions {
@@ -43,7 +44,7 @@ pub fn read_task_dir(dir: &Path) -> Result<Vec<Session>, Diagnostic> {
     }
     let item = read(HISTORY_ITEM);
     let agent = agent_of(dir, item.is_some());
-    let item = item.map(|bytes| super::super::parse_json::<Value>(super::super::strip_bom(&bytes)));
+    let item = item.map(|bytes| parse_json::<Value>(strip_bom(&bytes)));
     for s in &mut sessions {
         if let Some(agent) = agent {
             s.meta.agent = agent.map(str::to_string);
@@ -71,7 +72,7 @@ fn agent_of(dir: &Path, has_history_item: bool) -> Option<Option<&'static str>> 
         let name = name.to_string_lossy().to_ascii_lowercase();
         EXTENSIONS.iter().find(|e| name == e.id).map(|e| e.label)
     });
-    by_storage.or(has_history_item.then_some(Some("roo-code")))
+    by_storage.or(has_history_item.then_some(Some(ROO_CODE)))
 }
 
 /// What Roo Code's `history_item.json` adds: the workspace (the task's

@@ -58,8 +58,7 @@ impl Tags {
         self.summary || self.marker
     }
 
-    /// Any Roo Code tag: a summary, a marker, or an element one hid.
-    pub fn any(&self) -> bool {
+    fn any(&self) -> bool {
         self.inserted()
             || self.condense_id.is_some()
             || self.condense_parent.is_some()
@@ -242,6 +241,8 @@ pub(super) fn apply(s: &mut Session, path: &Path, start: &[usize], tags: &[Tags]
     if !tags.iter().any(Tags::any) {
         return;
     }
+    // Cline writes none of these tags: Roo Code (or a fork of it) wrote them.
+    s.meta.agent = Some(super::ROO_CODE.to_string());
     let marker_messages: HashSet<usize> = markers.placed.iter().map(|p| p.message).collect();
     let messages = |e: usize| {
         let mut r = start.get(e).copied().unwrap_or(0)..start.get(e + 1).copied().unwrap_or(0);

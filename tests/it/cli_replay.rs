@@ -398,17 +398,17 @@ fn auto_windows_come_from_the_log_then_the_model_then_the_default() {
             data = compactor::read::compressed::decompress(&data, 1 << 30).unwrap();
         }
         let text = String::from_utf8_lossy(&data);
-        let recorded: Option<u64> = text
-            .split("\"model_context_window\":")
-            .skip(1)
-            .filter_map(|t| t.split(|c: char| !c.is_ascii_digit()).next()?.parse().ok())
-            .max();
+        // The numbers the text holds after `"key":`.
+        let numbers = |key: &str| -> Vec<u64> {
+            let pat = format!("\"{key}\":");
+            text.split(pat.as_str())
+                .skip(1)
+                .filter_map(|t| t.split(|c: char| !c.is_ascii_digit()).next()?.parse().ok())
+                .collect()
+        };
+        let recorded = numbers("model_context_window").into_iter().max();
         // An OpenClaw database holds its session store, whose entries record windows too.
-        let stored: Vec<u64> = text
-            .split("\"contextTokens\":")
-            .skip(1)
-            .filter_map(|t| t.split(|c: char| !c.is_ascii_digit()).next()?.parse().ok())
-            .collect();
+        let stored = numbers("contextTokens");
         match source.as_str() {
             "log" => assert!(Some(*window) == recorded || stored.contains(window), "{src}: {window}"),
             "model" => {
