@@ -22,6 +22,11 @@
 //! ([`Family::fast`]); a family with none prices it at the standard rates, and
 //! the cost counts such calls (`fast_at_standard_calls`).
 //!
+//! A family priced by time of day ([`Family::off_peak`]: DeepSeek's) bills
+//! each call, and each summary, at the prices of the hour its timestamp falls
+//! in; a call of no timestamp at the listed (peak) prices, an upper bound, and
+//! the cost counts both kinds (`off_peak_calls`, `untimed_peak_calls`).
+//!
 //! Outputs are taken as recorded, so the output cost (recorded `usage.output`) is
 //! the same for both; summarizer tokens (LLM summaries) are billed as uncached
 //! input and output at the summarizer's model price.
@@ -34,6 +39,7 @@
 //! Not modelled: minimum cacheable sizes (1–4K tokens), cache breakpoints older
 //! than the previous request, long-context price tiers, batch discounts.
 
+mod off_peak;
 mod prices;
 #[cfg(test)]
 mod tests;
@@ -43,6 +49,7 @@ mod tier_tests;
 mod vendor_tests;
 mod windows;
 
+pub use off_peak::OffPeak;
 pub use prices::{DEFAULT_FALLBACK, Family, ModelSource, PriceError, PriceTable, Prices, Provider, normalize_model};
 pub use windows::{DEFAULT_WINDOW, LONG_CONTEXT_WINDOW, WindowTable};
 
@@ -283,6 +290,12 @@ pub struct SessionCost {
     pub fast_calls: u64,
     #[serde(default, skip_serializing_if = "is_zero")]
     pub fast_at_standard_calls: u64,
+    /// Calls of a family priced by time of day ([`OffPeak`]) billed at its
+    /// off-peak prices, and those of no timestamp billed at its listed ones.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub off_peak_calls: u64,
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub untimed_peak_calls: u64,
     pub calls_without_timestamp: u64,
     pub ttl: Option<CacheTtl>,
     pub baseline: Bill,
@@ -435,8 +448,15 @@ pub fn session_cost_with(
         let fast = call.is_some_and(|c| c.fast);
         out.fast_calls += u64::from(fast);
         out.fast_at_standard_calls += u64::from(fast && family.fast.is_none());
+        if let Some(o) = &family.off_peak {
+            match row.timestamp {
+                Some(t) => out.off_peak_calls += u64::from(!o.is_peak(t)),
+                None => out.untimed_peak_calls += 1,
+            }
+        }
+        let at = row.timestamp;
         let (base_prices, pol_prices) =
-            (&family.prices_at(row.tokens_baseline, fast), &family.prices_at(row.tokens_policy, fast));
+            (&family.prices_when(row.tokens_baseline, fast, at), &family.prices_when(row.tokens_policy, fast, at));
         let gap = gap_ms(prev_ts, row);
         if row.timestamp.is_none() {
             out.calls_without_timestamp += 1;
@@ -456,7 +476,7 @@ pub fn session_cost_with(
             out.policy.usd += u.output as f64 * pol_prices.output / 1e6;
             if has_cache_fields(&u) {
                 let rec = Split { uncached: u.uncached_input, cache_read: u.cache_read, cache_write: u.cache_write };
-                let rec_usd = rec.usd(&family.prices_at(rec.total(), fast), ttl);
+                let rec_usd = rec.usd(&family.prices_when(rec.total(), fast, at), ttl);
                 check.calls += 1;
                 check.recorded_usd += rec_usd;
                 check.simulated_usd += base_usd;
@@ -476,7 +496,9 @@ pub fn session_cost_with(
     let summ_family = models.summarizer.filter(|&i| i < table.families.len()).unwrap_or(session_family);
     for c in &trace.compactions {
         let u = &c.summarizer_usage;
-        let sp = table.families[summ_family].prices_for(u.input_tokens);
+        // At the hour of the call it was made at.
+        let at = trace.calls.iter().find(|r| r.call == c.call).and_then(|r| r.timestamp);
+        let sp = table.families[summ_family].prices_when(u.input_tokens, false, at);
         out.summarizer_usd += (u.input_tokens as f64 * sp.input + u.output_tokens as f64 * sp.output) / 1e6;
     }
     out.family = table.families[session_family].name.clone();
@@ -543,6 +565,12 @@ pub struct CostTotals {
     pub fast_calls: u64,
     #[serde(default, skip_serializing_if = "is_zero")]
     pub fast_at_standard_calls: u64,
+    /// Calls billed at off-peak prices; calls of a family priced by time of
+    /// day with no timestamp, billed at its listed ones.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub off_peak_calls: u64,
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub untimed_peak_calls: u64,
     pub calls_without_timestamp: u64,
     /// The baseline simulation against recorded usage over every checked call.
     pub recorded: Option<RecordedCheck>,
@@ -564,6 +592,8 @@ impl CostTotals {
         self.agent_model_calls += c.agent_model_calls;
         self.fast_calls += c.fast_calls;
         self.fast_at_standard_calls += c.fast_at_standard_calls;
+        self.off_peak_calls += c.off_peak_calls;
+        self.untimed_peak_calls += c.untimed_peak_calls;
         self.calls_without_timestamp += c.calls_without_timestamp;
         if let Some(r) = &c.recorded {
             let k = &mut self.check;

@@ -62,7 +62,13 @@
 //!   2026-12-01; prompt caching is automatic on each, a write billed as input
 //!   unless said): DeepSeek's "Models & Pricing" page
 //!   (<https://api-docs.deepseek.com/quick_start/pricing>): `deepseek-chat` and
-//!   `deepseek-reasoner` (V3.2) $0.28 / hit $0.028 / $0.42. Z.ai's pricing page
+//!   `deepseek-reasoner` (V3.2) $0.28 / hit $0.028 / $0.42; as read 2026-11-15,
+//!   `deepseek-flash` (V4.1 Flash, which also serves and bills the retired
+//!   `deepseek-v4-flash` names) $0.30 / $0.006 / $1.20 and `deepseek-v4-pro`
+//!   $1.32 / $0.044 / $3.96 at peak, half of that off-peak; peak hours are
+//!   01:00–04:00 and 06:00–10:00 UTC, Monday to Friday (the weekdays from
+//!   secondary sources that quote the page: apidog's V4.1 Flash pricing guide,
+//!   the cmd-usage crate's `is_peak`; others say daily). Z.ai's pricing page
 //!   (<https://docs.z.ai/guides/overview/pricing>): GLM-5 $1 / $0.20 / $3.20,
 //!   GLM-4.5 to 4.7 $0.60 / $0.11 / $2.20, GLM-4.5-Air $0.20 / $0.03 / $1.10.
 //!   Moonshot's Kimi, from copies of its price list (secondary: models.dev,
@@ -86,12 +92,13 @@
 //!   prefix aside) where a vendor sells differently priced variants under
 //!   longer names (`glm-4.7-flash`, `kimi-k2-turbo-preview`, `grok-4.1`): an
 //!   unknown variant is priced as the fallback and said so, never as a
-//!   sibling. Not built in: DeepSeek V4, priced by time of day, and Qwen3
-//!   Coder, priced in four prompt-length tiers; a prices file adds them.
+//!   sibling. Not built in: Qwen3 Coder, priced in four prompt-length tiers;
+//!   a prices file adds it.
 //!
 //! Prices change; `compactor … --prices FILE` overrides any of them (see
 //! [`PriceTable::from_toml`]) and the report names the table's families it used.
 
+use super::off_peak::OffPeak;
 use serde::{Deserialize, Serialize};
 
 /// USD per million tokens.
@@ -139,6 +146,10 @@ pub struct Family {
     /// not known for this family, and a fast call is priced at the standard rates.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub fast: Option<f64>,
+    /// Billed at a share of these prices outside peak hours (by each call's
+    /// timestamp); `None`: the same price at any hour.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub off_peak: Option<OffPeak>,
     /// Defined or changed by a prices file.
     pub user: bool,
 }
@@ -168,6 +179,17 @@ impl Family {
         match self.fast.filter(|_| fast) {
             Some(m) => p.times(m),
             None => p,
+        }
+    }
+
+    /// [`Family::prices_at`] for a request sent at `at_ms` (milliseconds since
+    /// the Unix epoch): at the off-peak share outside the family's peak hours,
+    /// at the listed prices at peak or when the time is unknown.
+    pub fn prices_when(&self, prompt: u64, fast: bool, at_ms: Option<i64>) -> Prices {
+        let p = self.prices_at(prompt, fast);
+        match &self.off_peak {
+            Some(o) if o.multiple(at_ms) != 1.0 => p.times(o.multiple(at_ms)),
+            _ => p,
         }
     }
 }
@@ -261,6 +283,7 @@ fn fam(name: &str, provider: Provider, patterns: &[&str], prices: Prices) -> Fam
         prices,
         long: None,
         fast: None,
+        off_peak: None,
         user: false,
     }
 }
@@ -275,6 +298,11 @@ fn over_272k(f: Family) -> Family {
 /// `f` with its fast-mode multiple.
 fn fast(f: Family, multiple: f64) -> Family {
     Family { fast: Some(multiple), ..f }
+}
+
+/// `f` billed at half price outside DeepSeek's peak hours.
+fn deepseek_hours(f: Family) -> Family {
+    Family { off_peak: Some(OffPeak::deepseek()), ..f }
 }
 
 /// `f` with its long-context tier.
@@ -384,6 +412,14 @@ impl PriceTable {
             // at the input price. A family with no fragment matches its name
             // only, so that a differently priced longer name is not taken for it.
             fam("deepseek-chat", Other, &["deepseek-reasoner", "deepseek-v3-2"], o(0.28, 0.42, 0.028)),
+            // Listed at peak; the retired V4 Flash names are served and billed as Flash.
+            deepseek_hours(fam(
+                "deepseek-flash",
+                Other,
+                &["deepseek-flash", "deepseek-v4-flash"],
+                o(0.30, 1.20, 0.006),
+            )),
+            deepseek_hours(fam("deepseek-v4-pro", Other, &["deepseek-v4-pro"], o(1.32, 3.96, 0.044))),
             fam("glm-5", Other, &[], o(1.0, 3.20, 0.20)),
             fam("glm-4-7", Other, &[], o(0.60, 2.20, 0.11)),
             fam("glm-4-6", Other, &[], o(0.60, 2.20, 0.11)),
@@ -437,6 +473,11 @@ impl PriceTable {
     /// fast = 2                       # optional: fast mode bills every price at 2×
     ///                                # (`fast = false` removes a built-in multiple)
     ///
+    /// [families.my-model.off_peak]   # prices by time of day (`off_peak = false`
+    /// share = 0.5                    # removes it): off-peak at half the listed prices
+    /// peak_utc = ["01:00-04:00", "06:00-10:00"]   # peak windows, UTC
+    /// weekends_off_peak = true       # Saturdays and Sundays off-peak all day
+    ///
     /// [families.my-model.long]       # long-context tier: a new one needs above,
     /// above = 128000                 # input and output; an existing one takes
     /// input = 2.0                    # only the keys given; `long = false` in
@@ -482,6 +523,7 @@ impl PriceTable {
                         prices,
                         long: None,
                         fast: None,
+                        off_peak: None,
                         user: true,
                     };
                     f.apply_to(&mut family).map_err(|e| bad(&e))?;
@@ -622,6 +664,8 @@ struct FamilyFile {
     long: Option<toml::Value>,
     /// The fast-mode multiple, or `false` for none.
     fast: Option<toml::Value>,
+    /// Prices by time of day: a table (`off_peak::OffPeakFile`), or `false` for none.
+    off_peak: Option<toml::Value>,
 }
 
 /// `[families.NAME.long]`.
@@ -692,6 +736,16 @@ impl FamilyFile {
                     );
                 }
             },
+        }
+        match &self.off_peak {
+            None => {}
+            Some(toml::Value::Boolean(false)) => f.off_peak = None,
+            Some(toml::Value::Table(t)) => {
+                let file = super::off_peak::OffPeakFile::deserialize(t.clone())
+                    .map_err(|e| format!("`off_peak`: {}", e.message()))?;
+                f.off_peak = Some(file.apply_to(f.off_peak.take())?);
+            }
+            Some(_) => return Err("`off_peak` takes a table (share, peak_utc, weekends_off_peak) or false".into()),
         }
         let tier = match &self.long {
             None => return Ok(()),

@@ -28,7 +28,8 @@
 //!   Flash, 3.1 Pro and Flash-Lite, 3.5 to 3.8 Flash) and 4, 1,048,576: their
 //!   model pages in Google's Gemini API and Vertex AI documentation (read
 //!   2026-12-01).
-//! - Other vendors (read 2026-12-01): DeepSeek V3.2 128K (its pricing page);
+//! - Other vendors (read 2026-12-01): DeepSeek V3.2 128K, and V4 Pro and V4.1
+//!   Flash 1M, taken as 1,000,000 (its pricing page, read 2026-12-02);
 //!   GLM-4.5 128K, GLM-4.6 and 4.7 200K (Z.ai's model pages); Kimi K2 256K
 //!   (262,144 in Moonshot's model list), its first release (0711) 128K, K3
 //!   1,048,576 (secondary: models.dev); Grok Code Fast 1 and Grok 4 256,000,
@@ -96,6 +97,8 @@ impl WindowTable {
             ("deepseek-chat", 128_000),
             ("deepseek-reasoner", 128_000),
             ("deepseek-v3-2", 128_000),
+            ("deepseek-flash", 1_000_000),
+            ("deepseek-v4", 1_000_000),
             ("glm-4-5", 128_000),
             ("glm-4-6", K200),
             ("glm-4-7", K200),

@@ -111,6 +111,13 @@ prunes and compacts.\n",
     if let Some(note) = fast {
         let _ = writeln!(out, "Note: {}.\n", inline(&note, 800));
     }
+    let (off_peak, untimed) = super::terminal::off_peak_notes(report);
+    if let Some(note) = untimed {
+        let _ = writeln!(out, "**Warning:** {}.\n", inline(&note, 800));
+    }
+    if let Some(note) = off_peak {
+        let _ = writeln!(out, "Note: {}.\n", inline(&note, 800));
+    }
     out.push_str("## Totals per policy\n\n");
     aggregate_table(&mut out, &report.aggregates);
     out.push('\n');

@@ -107,6 +107,9 @@ pub fn notices(report: &Report) -> Vec<(bool, String)> {
     let (fast, standard) = fast_notes(report);
     out.extend(standard.map(|w| (true, w)));
     out.extend(fast.map(|n| (false, n)));
+    let (off_peak, untimed) = off_peak_notes(report);
+    out.extend(untimed.map(|w| (true, w)));
+    out.extend(off_peak.map(|n| (false, n)));
     out
 }
 
@@ -200,6 +203,31 @@ pub(super) fn fast_notes(report: &Report) -> (Option<String>, Option<String>) {
                 "{} call(s) served in fast mode priced at the standard rates: no fast-mode multiple is known for \
 their model (`fast = MULTIPLE` in a --prices FILE sets one; docs/cost.md)",
                 thousands(standard)
+            )
+        }),
+    )
+}
+
+/// Calls of a model priced by time of day: a note of those billed at its
+/// off-peak prices, and a warning of those of no timestamp, billed at its
+/// listed (peak) prices.
+pub(super) fn off_peak_notes(report: &Report) -> (Option<String>, Option<String>) {
+    let most = |f: fn(&crate::cost::CostTotals) -> u64| {
+        report.aggregates.iter().filter_map(|a| a.cost.as_ref()).map(f).max().unwrap_or(0)
+    };
+    let (off_peak, untimed) = (most(|c| c.off_peak_calls), most(|c| c.untimed_peak_calls));
+    (
+        (off_peak > 0).then(|| {
+            format!(
+                "{} call(s) of a model priced by time of day sent off-peak, priced at its off-peak rates",
+                thousands(off_peak)
+            )
+        }),
+        (untimed > 0).then(|| {
+            format!(
+                "{} call(s) of a model priced by time of day have no timestamp: priced at its peak rates, an upper \
+bound (docs/cost.md)",
+                thousands(untimed)
             )
         }),
     )

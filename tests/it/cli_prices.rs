@@ -1,5 +1,6 @@
 //! How a run prices calls and says so: `--model`, fast mode at its multiple,
-//! the names of the models no price family matches, and the corpus's bill.
+//! DeepSeek's hours, the names of the models no price family matches, and the
+//! corpus's bill.
 
 #![allow(clippy::unwrap_used, clippy::expect_used)] // test code: a panic is the failure report
 
@@ -29,7 +30,7 @@ fn the_fallback_warning_names_the_unknown_models() {
     // A Google API key's shape: short enough to be listed, screened when printed.
     let secret = "AIzaSyD4x9Qm2Lk7Vb3Nc8Wr1Tz6Hy5Jp0Fg2Ks";
     let mut text = String::from("{\"role\": \"system\", \"content\": \"You code.\"}\n");
-    for m in ["deepseek-v4-flash", "deepseek-v4-flash", "glm-4.7-flash", secret, "<b>x</b>", "z-ai/glm-4.6"] {
+    for m in ["qwen3-coder-plus", "qwen3-coder-plus", "glm-4.7-flash", secret, "<b>x</b>", "z-ai/glm-4.6"] {
         text.push_str(&turn(m));
     }
     std::fs::write(&log, text).unwrap();
@@ -38,15 +39,15 @@ fn the_fallback_warning_names_the_unknown_models() {
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
     let stderr = String::from_utf8_lossy(&o.stderr);
     let expect = "warning: 5 call(s) of a model no price family matches, or of none named, priced as \
-                  `claude-sonnet-4`; unknown: `deepseek-v4-flash` (2 calls), `glm-4.7-flash` (1 call), others \
+                  `claude-sonnet-4`; unknown: `qwen3-coder-plus` (2 calls), `glm-4.7-flash` (1 call), others \
                   (--prices FILE prices them; docs/cost.md)";
     assert!(stderr.contains(expect), "{stderr}");
     let md = std::fs::read_to_string(out.join("report.md")).unwrap();
-    assert!(md.contains("unknown: 'deepseek-v4-flash' (2 calls), 'glm-4.7-flash' (1 call), others"), "{md}");
+    assert!(md.contains("unknown: 'qwen3-coder-plus' (2 calls), 'glm-4.7-flash' (1 call), others"), "{md}");
     let html = std::fs::read_to_string(out.join("report.html")).unwrap();
     assert!(
         html.contains("<strong>Warning: </strong>5 call(s) of a model no price family matches")
-            && html.contains("unknown: `deepseek-v4-flash` (2 calls), `glm-4.7-flash` (1 call), others"),
+            && html.contains("unknown: `qwen3-coder-plus` (2 calls), `glm-4.7-flash` (1 call), others"),
         "{html}"
     );
     for text in [&*stderr, &md] {
@@ -57,7 +58,7 @@ fn the_fallback_warning_names_the_unknown_models() {
     let c = cost(&out);
     assert_eq!(c.fallback_calls, 5);
     let names: Vec<(&str, u64)> = c.unknown_models.iter().map(|(m, n)| (m.as_str(), *n)).collect();
-    assert!(names.contains(&("deepseek-v4-flash", 2)) && names.contains(&("glm-4.7-flash", 1)), "{names:?}");
+    assert!(names.contains(&("qwen3-coder-plus", 2)) && names.contains(&("glm-4.7-flash", 1)), "{names:?}");
     assert!(names.contains(&(compactor::cost::OTHER_UNKNOWN_MODELS, 1)), "{names:?}");
     assert_eq!(names.iter().map(|(_, n)| n).sum::<u64>(), 5);
 
@@ -65,7 +66,7 @@ fn the_fallback_warning_names_the_unknown_models() {
     let prices = dir.path().join("prices.toml");
     std::fs::write(
         &prices,
-        "fallback = \"claude-sonnet-4\"\n[families.deepseek-v4-flash]\ninput = 0.30\noutput = 1.20\n\
+        "fallback = \"claude-sonnet-4\"\n[families.qwen3-coder-plus]\ninput = 0.30\noutput = 1.20\n\
          [families.glm-4-7-flash]\ninput = 0.07\noutput = 0.40\n[families.mine]\ninput = 1\noutput = 2\nmatch = [\"aizasyd4x9qm2lk7vb3nc8wr1tz6hy5jp0fg2ks\", \"b>\"]\n",
     )
     .unwrap();
@@ -119,6 +120,49 @@ fn fast_mode_calls_are_priced_at_their_multiple_and_said() {
     let first = (12_006.0 * 6.25 + 48.0 * 25.0) / 1e6;
     let diff = fast.baseline.usd - standard.baseline.usd;
     assert!((diff - first).abs() < 2e-6, "fast costs {diff} more, not {first}");
+}
+
+/// A DeepSeek call is billed at half price off-peak, by its timestamp, and at
+/// the listed (peak) price when it has none; the run says how many of each.
+#[test]
+fn deepseek_calls_are_priced_by_the_hour_they_were_sent() {
+    let dir = tempfile::tempdir().unwrap();
+    let log = dir.path().join("chat.jsonl");
+    // Monday 2026-11-30: 02:00 UTC is peak, 12:00 off-peak; the last call has no time.
+    let turn = |time: Option<&str>| {
+        let ts = time.map(|t| format!(", \"timestamp\": \"2026-11-30T{t}:00Z\"")).unwrap_or_default();
+        format!(
+            "{{\"role\": \"user\", \"content\": \"go on\"{ts}}}\n{{\"role\": \"assistant\", \"content\": \"done\", \"model\": \"deepseek-flash\", \"usage\": {{\"prompt_tokens\": 1000, \"completion_tokens\": 100}}{ts}}}\n"
+        )
+    };
+    let text: String = [Some("02:00"), Some("12:00"), Some("12:01"), None].into_iter().map(turn).collect();
+    std::fs::write(&log, text).unwrap();
+    let out = dir.path().join("out");
+    let o = replay(&[log.to_str().unwrap(), "--preset", "default", "--cache-ttl", "off"], &out);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let stderr = String::from_utf8_lossy(&o.stderr);
+    assert!(
+        stderr.contains("note: 2 call(s) of a model priced by time of day sent off-peak, priced at its off-peak rates"),
+        "{stderr}"
+    );
+    assert!(
+        stderr.contains("warning: 1 call(s) of a model priced by time of day have no timestamp: priced at its peak"),
+        "{stderr}"
+    );
+    let md = std::fs::read_to_string(out.join("report.md")).unwrap();
+    assert!(md.contains("Note: 2 call(s) of a model priced by time of day sent off-peak"), "{md}");
+    let c = cost(&out);
+    assert_eq!((c.off_peak_calls, c.untimed_peak_calls, c.fallback_calls), (2, 1, 0));
+    // Each request is the history so far (a growing prompt): price it from the
+    // tokens the replay measured, at the multiple of its hour.
+    let calls = std::fs::read_to_string(out.join("calls.csv")).unwrap();
+    let head: Vec<&str> = calls.lines().next().unwrap().split(',').collect();
+    let col = head.iter().position(|h| *h == "tokens_baseline").expect("tokens_baseline column");
+    let tokens: Vec<f64> = calls.lines().skip(1).map(|l| l.split(',').nth(col).unwrap().parse().unwrap()).collect();
+    assert_eq!(tokens.len(), 4, "{calls}");
+    let share = [1.0, 0.5, 0.5, 1.0];
+    let expect: f64 = tokens.iter().zip(share).map(|(t, m)| (t * 0.30 + 100.0 * 1.20) * m).sum::<f64>() / 1e6;
+    assert!((c.baseline.usd - expect).abs() < 2e-6, "baseline {} against {expect}", c.baseline.usd);
 }
 
 /// A `--model` that names no price family would price every call as the
