@@ -41,6 +41,7 @@
 
 mod off_peak;
 mod prices;
+mod prices_file;
 #[cfg(test)]
 mod tests;
 #[cfg(test)]

@@ -140,6 +140,11 @@ pub struct Family {
     /// every token of such a request, output included, is billed at them.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub long: Option<LongContext>,
+    /// Further tiers above `long`, thresholds ascending (Alibaba's Qwen
+    /// models bill four prompt lengths): a request is billed at the last
+    /// tier whose threshold its prompt passes.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub more_tiers: Vec<LongContext>,
     /// Fast mode (Anthropic `speed: "fast"`, OpenAI's `priority` or `fast`
     /// service tier) bills every price of a request,
     /// cache rates and long-context tier included, at this multiple; `None`:
@@ -167,7 +172,9 @@ impl Family {
     /// The prices of a request of `prompt` tokens.
     pub fn prices_for(&self, prompt: u64) -> &Prices {
         match &self.long {
-            Some(l) if prompt > l.above => &l.prices,
+            Some(l) if prompt > l.above => {
+                self.more_tiers.iter().rev().find(|t| prompt > t.above).map_or(&l.prices, |t| &t.prices)
+            }
             _ => &self.prices,
         }
     }
@@ -243,12 +250,12 @@ pub const DEFAULT_FALLBACK: &str = "claude-sonnet-4";
 
 impl Prices {
     /// Anthropic's documented multipliers on an input price.
-    fn anthropic(input: f64, output: f64, read: f64) -> Prices {
+    pub(super) fn anthropic(input: f64, output: f64, read: f64) -> Prices {
         Prices { input, output, cache_write_5m: input * 1.25, cache_write_1h: input * 2.0, cache_read: read }
     }
 
     /// No write premium: writes are billed as input.
-    fn openai(input: f64, output: f64, read: f64) -> Prices {
+    pub(super) fn openai(input: f64, output: f64, read: f64) -> Prices {
         Prices { input, output, cache_write_5m: input, cache_write_1h: input, cache_read: read }
     }
 
@@ -268,7 +275,7 @@ impl Prices {
         }
     }
 
-    fn all_finite_non_negative(&self) -> bool {
+    pub(super) fn all_finite_non_negative(&self) -> bool {
         [self.input, self.output, self.cache_write_5m, self.cache_write_1h, self.cache_read]
             .iter()
             .all(|p| p.is_finite() && *p >= 0.0)
@@ -282,6 +289,7 @@ fn fam(name: &str, provider: Provider, patterns: &[&str], prices: Prices) -> Fam
         patterns: patterns.iter().map(|p| normalize_model(p)).collect(),
         prices,
         long: None,
+        more_tiers: Vec::new(),
         fast: None,
         off_peak: None,
         user: false,
@@ -453,100 +461,6 @@ impl PriceTable {
         PriceTable { families, fallback, fallback_set: false, windows: super::windows::WindowTable::builtin() }
     }
 
-    /// The built-in table with a prices file applied:
-    ///
-    /// ```toml
-    /// fallback = "claude-sonnet-4"   # family for unknown models (optional)
-    ///
-    /// [families.claude-sonnet-4]     # change a built-in family: only the keys given
-    /// input = 2.5
-    ///
-    /// [families.my-model]            # add one: input and output required
-    /// provider = "openai"            # default cache multipliers (anthropic | openai)
-    /// match = ["my-model", "my-model-large"]   # name fragments (default: the name)
-    /// input = 1.0
-    /// output = 4.0
-    /// cache_read = 0.1               # optional: 0.1 × input
-    /// cache_write_5m = 1.25          # optional: anthropic 1.25 × input, else input
-    /// cache_write_1h = 2.0           # optional: anthropic 2 × input, else input
-    ///
-    /// fast = 2                       # optional: fast mode bills every price at 2×
-    ///                                # (`fast = false` removes a built-in multiple)
-    ///
-    /// [families.my-model.off_peak]   # prices by time of day (`off_peak = false`
-    /// share = 0.5                    # removes it): off-peak at half the listed prices
-    /// peak_utc = ["01:00-04:00", "06:00-10:00"]   # peak windows, UTC
-    /// weekends_off_peak = true       # Saturdays and Sundays off-peak all day
-    ///
-    /// [families.my-model.long]       # long-context tier: a new one needs above,
-    /// above = 128000                 # input and output; an existing one takes
-    /// input = 2.0                    # only the keys given; `long = false` in
-    /// output = 8.0                   # [families.NAME] removes it
-    ///
-    /// [windows]                      # context windows for `context_window = "auto"`
-    /// "my-model" = 32000             # name fragment = tokens (wins over built-in ones)
-    /// ```
-    ///
-    /// Every price is USD per million tokens. A model name matches a family when a
-    /// fragment occurs in it between `-` boundaries after [`normalize_model`]; the
-    /// longest fragment wins, and families from the file are tried first.
-    pub fn from_toml(text: &str) -> Result<PriceTable, PriceError> {
-        let file: PricesFile = toml::from_str(text).map_err(|e| PriceError::Toml(e.to_string()))?;
-        let mut table = PriceTable::builtin();
-        for (name, f) in file.families {
-            let bad = |reason: &str| PriceError::Family { family: name.clone(), reason: reason.to_string() };
-            let family = match table.families.iter().position(|x| x.name == name) {
-                Some(i) => {
-                    let mut old = table.families.remove(i);
-                    f.apply_to(&mut old).map_err(|e| bad(&e))?;
-                    if let Some(m) = &f.patterns {
-                        old.patterns = m.iter().map(|p| normalize_model(p)).collect();
-                    }
-                    old
-                }
-                None => {
-                    let (Some(input), Some(output)) = (f.input, f.output) else {
-                        return Err(bad("a new family needs `input` and `output`"));
-                    };
-                    let provider = f.provider.unwrap_or(Provider::Anthropic);
-                    let prices = new_prices(provider, input, output);
-                    let mut family = Family {
-                        name: name.clone(),
-                        provider,
-                        patterns: f
-                            .patterns
-                            .clone()
-                            .unwrap_or_else(|| vec![name.clone()])
-                            .iter()
-                            .map(|p| normalize_model(p))
-                            .collect(),
-                        prices,
-                        long: None,
-                        fast: None,
-                        off_peak: None,
-                        user: true,
-                    };
-                    f.apply_to(&mut family).map_err(|e| bad(&e))?;
-                    family
-                }
-            };
-            if !family.prices.all_finite_non_negative() {
-                return Err(bad("prices must be non-negative numbers"));
-            }
-            if family.patterns.iter().any(|p| p.is_empty()) {
-                return Err(bad("`match` fragments must not be empty"));
-            }
-            // File families first: they win over built-in ones at resolution.
-            table.families.insert(0, Family { user: true, ..family });
-        }
-        table.windows = table.windows.with_overrides(&file.windows).map_err(PriceError::Toml)?;
-        table.fallback_set = file.fallback.is_some();
-        let fallback_name = file.fallback.unwrap_or_else(|| DEFAULT_FALLBACK.to_string());
-        table.fallback =
-            table.families.iter().position(|f| f.name == fallback_name).ok_or(PriceError::Fallback(fallback_name))?;
-        Ok(table)
-    }
-
     /// The family of a model name: an exact family name, else the longest matching
     /// fragment (file families first), else `None`.
     pub fn find(&self, model: &str) -> Option<usize> {
@@ -636,152 +550,4 @@ pub(super) fn fragment_in(name: &str, pat: &str) -> bool {
         }
     }
     false
-}
-
-#[derive(Debug, Deserialize)]
-#[serde(deny_unknown_fields)]
-struct PricesFile {
-    fallback: Option<String>,
-    #[serde(default)]
-    families: std::collections::BTreeMap<String, FamilyFile>,
-    /// Model-name fragment → context window in tokens.
-    #[serde(default)]
-    windows: std::collections::BTreeMap<String, u64>,
-}
-
-#[derive(Debug, Deserialize)]
-#[serde(deny_unknown_fields)]
-struct FamilyFile {
-    provider: Option<Provider>,
-    #[serde(rename = "match")]
-    patterns: Option<Vec<String>>,
-    input: Option<f64>,
-    output: Option<f64>,
-    cache_write_5m: Option<f64>,
-    cache_write_1h: Option<f64>,
-    cache_read: Option<f64>,
-    /// The long-context tier: a table ([`LongFile`]), or `false` for none.
-    long: Option<toml::Value>,
-    /// The fast-mode multiple, or `false` for none.
-    fast: Option<toml::Value>,
-    /// Prices by time of day: a table (`off_peak::OffPeakFile`), or `false` for none.
-    off_peak: Option<toml::Value>,
-}
-
-/// `[families.NAME.long]`.
-#[derive(Debug, Deserialize)]
-#[serde(deny_unknown_fields)]
-struct LongFile {
-    above: Option<u64>,
-    input: Option<f64>,
-    output: Option<f64>,
-    cache_write_5m: Option<f64>,
-    cache_write_1h: Option<f64>,
-    cache_read: Option<f64>,
-}
-
-/// Prices as a prices file gives them: each one optional.
-struct PriceKeys {
-    input: Option<f64>,
-    output: Option<f64>,
-    cache_write_5m: Option<f64>,
-    cache_write_1h: Option<f64>,
-    cache_read: Option<f64>,
-}
-
-impl FamilyFile {
-    fn keys(&self) -> PriceKeys {
-        let Self { input, output, cache_write_5m, cache_write_1h, cache_read, .. } = *self;
-        PriceKeys { input, output, cache_write_5m, cache_write_1h, cache_read }
-    }
-}
-
-impl LongFile {
-    fn keys(&self) -> PriceKeys {
-        let Self { input, output, cache_write_5m, cache_write_1h, cache_read, .. } = *self;
-        PriceKeys { input, output, cache_write_5m, cache_write_1h, cache_read }
-    }
-}
-
-impl PriceKeys {
-    fn apply_to(&self, p: &mut Prices) {
-        for (v, to) in [
-            (self.input, &mut p.input),
-            (self.output, &mut p.output),
-            (self.cache_write_5m, &mut p.cache_write_5m),
-            (self.cache_write_1h, &mut p.cache_write_1h),
-            (self.cache_read, &mut p.cache_read),
-        ] {
-            if let Some(v) = v {
-                *to = v;
-            }
-        }
-    }
-}
-
-impl FamilyFile {
-    fn apply_to(&self, f: &mut Family) -> Result<(), String> {
-        if let Some(p) = self.provider {
-            f.provider = p;
-        }
-        self.keys().apply_to(&mut f.prices);
-        match &self.fast {
-            None => {}
-            Some(toml::Value::Boolean(false)) => f.fast = None,
-            Some(v) => match v.as_float().or_else(|| v.as_integer().map(|i| i as f64)) {
-                Some(m) if m.is_finite() && m > 0.0 => f.fast = Some(m),
-                _ => {
-                    return Err(
-                        "`fast` takes a positive number (the fast-mode multiple of every price) or false".into()
-                    );
-                }
-            },
-        }
-        match &self.off_peak {
-            None => {}
-            Some(toml::Value::Boolean(false)) => f.off_peak = None,
-            Some(toml::Value::Table(t)) => {
-                let file = super::off_peak::OffPeakFile::deserialize(t.clone())
-                    .map_err(|e| format!("`off_peak`: {}", e.message()))?;
-                f.off_peak = Some(file.apply_to(f.off_peak.take())?);
-            }
-            Some(_) => return Err("`off_peak` takes a table (share, peak_utc, weekends_off_peak) or false".into()),
-        }
-        let tier = match &self.long {
-            None => return Ok(()),
-            Some(toml::Value::Boolean(false)) => {
-                f.long = None;
-                return Ok(());
-            }
-            Some(toml::Value::Table(t)) => {
-                LongFile::deserialize(t.clone()).map_err(|e| format!("`long`: {}", e.message()))?
-            }
-            Some(_) => return Err("`long` takes a table (above, input, output, …) or false".to_string()),
-        };
-        let mut long = match (f.long, tier.above, tier.input, tier.output) {
-            (Some(t), ..) => t,
-            (None, Some(above), Some(input), Some(output)) => {
-                LongContext { above, prices: new_prices(f.provider, input, output) }
-            }
-            (None, ..) => return Err("a new long-context tier needs `above`, `input` and `output`".to_string()),
-        };
-        if let Some(a) = tier.above {
-            long.above = a;
-        }
-        tier.keys().apply_to(&mut long.prices);
-        if !long.prices.all_finite_non_negative() {
-            return Err("long-context prices must be non-negative numbers".to_string());
-        }
-        f.long = Some(long);
-        Ok(())
-    }
-}
-
-/// A new family's (or tier's) prices: cache rates from `input` as its
-/// provider bills them.
-fn new_prices(provider: Provider, input: f64, output: f64) -> Prices {
-    match provider {
-        Provider::Anthropic => Prices::anthropic(input, output, input * 0.1),
-        Provider::Openai | Provider::Google | Provider::Other => Prices::openai(input, output, input * 0.1),
-    }
 }

@@ -1,5 +1,6 @@
-//! Prices that depend on the call: fast mode's multiple per family, and
-//! OpenAI's cache writes and long prompts by model generation.
+//! Prices that depend on the call: fast mode's multiple per family, OpenAI's
+//! cache writes and long prompts by model generation, and several prompt-length
+//! tiers from a prices file.
 
 use super::tests::{MIN, T0, close, family, prices_error, row, session, settings, trace};
 use super::*;
@@ -131,4 +132,65 @@ fast = 3
             "{bad}"
         );
     }
+}
+
+/// A prices file gives a family several prompt-length tiers (Qwen3 Coder's
+/// four): each request is billed at the last tier its prompt passes, and
+/// tiers out of order, or an array tier short of a key, are errors naming
+/// the tier.
+#[test]
+fn a_prices_file_sets_several_prompt_length_tiers() {
+    let t = PriceTable::from_toml(
+        r#"
+        [families.qwen3-coder-plus]
+        provider = "other"
+        input = 1.0
+        output = 5.0
+        [[families.qwen3-coder-plus.long]]
+        above = 32000
+        input = 1.8
+        output = 9.0
+        [[families.qwen3-coder-plus.long]]
+        above = 128000
+        input = 3.0
+        output = 15.0
+        cache_read = 0.6
+        [[families.qwen3-coder-plus.long]]
+        above = 256000
+        input = 6.0
+        output = 60.0
+        "#,
+    )
+    .expect("valid tiers");
+    let q = family(&t, "qwen3-coder-plus-2025-09-23");
+    let at = |prompt: u64| {
+        let p = q.prices_for(prompt);
+        (p.input, p.output)
+    };
+    assert_eq!(at(32_000), (1.0, 5.0));
+    assert_eq!(at(32_001), (1.8, 9.0));
+    assert_eq!(at(128_000), (1.8, 9.0));
+    assert_eq!(at(128_001), (3.0, 15.0));
+    assert_eq!(at(256_001), (6.0, 60.0));
+    // A tier's cache rates follow its input unless given.
+    assert_eq!(q.prices_for(200_000).cache_read, 0.6);
+    close(q.prices_for(300_000).cache_read, 0.6);
+    // Tiers are given in order; `long = false` drops a family's tiers.
+    let t = PriceTable::from_toml(
+        "[families.q]\ninput = 1.0\noutput = 5.0\n[[families.q.long]]\nabove = 10\ninput = 2.0\noutput = 6.0\n\
+         [[families.q.long]]\nabove = 20\ninput = 3.0\noutput = 7.0\n",
+    )
+    .expect("two tiers");
+    assert_eq!(family(&t, "q").prices_for(21).input, 3.0);
+    let e = prices_error(
+        "[families.q]\ninput = 1.0\noutput = 5.0\n[[families.q.long]]\nabove = 20\ninput = 2.0\noutput = 6.0\n\
+         [[families.q.long]]\nabove = 10\ninput = 3.0\noutput = 7.0\n",
+    );
+    assert!(e.contains("`q`") && e.contains("must ascend") && e.contains("above = 10"), "{e}");
+    let e = prices_error("[families.q]\ninput = 1.0\noutput = 5.0\n[[families.q.long]]\nabove = 20\ninput = 2.0\n");
+    assert!(e.contains("`long` tier 1") && e.contains("needs `above`, `input` and `output`"), "{e}");
+    let e = prices_error("[families.gemini-2-5-pro]\nlong = 3");
+    assert!(e.contains("an array of them"), "{e}");
+    let t = PriceTable::from_toml("[families.gemini-2-5-pro]\nlong = false").expect("no tier");
+    assert_eq!(family(&t, "gemini-2.5-pro").prices_for(900_000).input, 1.25);
 }

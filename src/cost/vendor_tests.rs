@@ -188,4 +188,6 @@ fn the_documented_prices_file_is_valid() {
     let mine = family(&t, "my-model");
     assert_eq!(mine.off_peak.as_ref().map(|o| o.share), Some(0.5));
     assert_eq!(family(&t, "deepseek-flash").off_peak.as_ref().map(|o| o.weekends_off_peak), Some(false));
+    let qwen = family(&t, "qwen3-coder-plus");
+    assert_eq!((qwen.prices_for(32_001).input, qwen.prices_for(128_001).output), (1.8, 15.0));
 }
