@@ -37,7 +37,7 @@
 //! estimator accuracy) and in total, and the share of the prompt read from cache.
 //!
 //! Not modelled: minimum cacheable sizes (1–4K tokens), cache breakpoints older
-//! than the previous request, long-context price tiers, batch discounts.
+//! than the previous request, batch discounts.
 
 mod off_peak;
 mod prices;

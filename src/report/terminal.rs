@@ -189,11 +189,8 @@ pub(super) fn agent_model_note(report: &Report) -> Option<String> {
 /// fast-mode multiple, and a warning of those priced at the standard rates
 /// (no multiple known for their family).
 pub(super) fn fast_notes(report: &Report) -> (Option<String>, Option<String>) {
-    let most = |f: fn(&crate::cost::CostTotals) -> u64| {
-        report.aggregates.iter().filter_map(|a| a.cost.as_ref()).map(f).max().unwrap_or(0)
-    };
-    let standard = most(|c| c.fast_at_standard_calls);
-    let fast = most(|c| c.fast_calls).saturating_sub(standard);
+    let standard = most_calls(report, |c| c.fast_at_standard_calls);
+    let fast = most_calls(report, |c| c.fast_calls).saturating_sub(standard);
     (
         (fast > 0).then(|| {
             format!("{} call(s) served in fast mode, priced at their model's fast-mode multiple", thousands(fast))
@@ -212,10 +209,7 @@ their model (`fast = MULTIPLE` in a --prices FILE sets one; docs/cost.md)",
 /// off-peak prices, and a warning of those of no timestamp, billed at its
 /// listed (peak) prices.
 pub(super) fn off_peak_notes(report: &Report) -> (Option<String>, Option<String>) {
-    let most = |f: fn(&crate::cost::CostTotals) -> u64| {
-        report.aggregates.iter().filter_map(|a| a.cost.as_ref()).map(f).max().unwrap_or(0)
-    };
-    let (off_peak, untimed) = (most(|c| c.off_peak_calls), most(|c| c.untimed_peak_calls));
+    let (off_peak, untimed) = (most_calls(report, |c| c.off_peak_calls), most_calls(report, |c| c.untimed_peak_calls));
     (
         (off_peak > 0).then(|| {
             format!(
@@ -231,6 +225,11 @@ bound (docs/cost.md)",
             )
         }),
     )
+}
+
+/// The most calls any policy counts of a kind (every policy prices the same calls).
+fn most_calls(report: &Report, f: fn(&crate::cost::CostTotals) -> u64) -> u64 {
+    report.aggregates.iter().filter_map(|a| a.cost.as_ref()).map(f).max().unwrap_or(0)
 }
 
 /// A token count in K or M when it is a whole number of them.

@@ -151,6 +151,11 @@ fn deepseek_calls_are_priced_by_the_hour_they_were_sent() {
     );
     let md = std::fs::read_to_string(out.join("report.md")).unwrap();
     assert!(md.contains("Note: 2 call(s) of a model priced by time of day sent off-peak"), "{md}");
+    let html = std::fs::read_to_string(out.join("report.html")).unwrap();
+    assert!(
+        html.contains("<strong>Warning: </strong>1 call(s) of a model priced by time of day have no timestamp"),
+        "{html}"
+    );
     let c = cost(&out);
     assert_eq!((c.off_peak_calls, c.untimed_peak_calls, c.fallback_calls), (2, 1, 0));
     // Each request is the history so far (a growing prompt): price it from the
