@@ -24,8 +24,11 @@
 //!
 //! A family priced by time of day ([`Family::off_peak`]: DeepSeek's) bills
 //! each call, and each summary, at the prices of the hour its timestamp falls
-//! in; a call of no timestamp at the listed (peak) prices, an upper bound, and
-//! the cost counts both kinds (`off_peak_calls`, `untimed_peak_calls`).
+//! in; one whose prices changed on a date ([`Family::earlier`]: o3's cut,
+//! DeepSeek's names served by a new model) at the prices in effect when it was
+//! sent. A call of no timestamp is billed at the current listed (peak) prices,
+//! and the cost counts each kind (`off_peak_calls`, `earlier_price_calls`,
+//! `untimed_listed_calls`).
 //!
 //! Outputs are taken as recorded, so the output cost (recorded `usage.output`) is
 //! the same for both; summarizer tokens (LLM summaries) are billed as uncached
@@ -39,6 +42,8 @@
 //! Not modelled: minimum cacheable sizes (1–4K tokens), cache breakpoints older
 //! than the previous request, batch discounts.
 
+#[cfg(test)]
+mod dated_tests;
 mod off_peak;
 mod prices;
 mod prices_file;
@@ -51,7 +56,9 @@ mod vendor_tests;
 mod windows;
 
 pub use off_peak::OffPeak;
-pub use prices::{DEFAULT_FALLBACK, Family, ModelSource, PriceError, PriceTable, Prices, Provider, normalize_model};
+pub use prices::{
+    DEFAULT_FALLBACK, Earlier, Family, ModelSource, PriceError, PriceTable, Prices, Provider, normalize_model,
+};
 pub use windows::{DEFAULT_WINDOW, LONG_CONTEXT_WINDOW, WindowTable};
 
 use crate::model::Session;
@@ -292,11 +299,15 @@ pub struct SessionCost {
     #[serde(default, skip_serializing_if = "is_zero")]
     pub fast_at_standard_calls: u64,
     /// Calls of a family priced by time of day ([`OffPeak`]) billed at its
-    /// off-peak prices, and those of no timestamp billed at its listed ones.
+    /// off-peak prices; calls sent before a date of a family's earlier prices
+    /// ([`Family::earlier`]), billed at them; and calls of either kind of
+    /// family of no timestamp, billed at its current listed prices.
     #[serde(default, skip_serializing_if = "is_zero")]
     pub off_peak_calls: u64,
     #[serde(default, skip_serializing_if = "is_zero")]
-    pub untimed_peak_calls: u64,
+    pub earlier_price_calls: u64,
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub untimed_listed_calls: u64,
     pub calls_without_timestamp: u64,
     pub ttl: Option<CacheTtl>,
     pub baseline: Bill,
@@ -449,10 +460,11 @@ pub fn session_cost_with(
         let fast = call.is_some_and(|c| c.fast);
         out.fast_calls += u64::from(fast);
         out.fast_at_standard_calls += u64::from(fast && family.fast.is_none());
-        if let Some(o) = &family.off_peak {
+        if family.timed() {
             match row.timestamp {
-                Some(t) => out.off_peak_calls += u64::from(!o.is_peak(t)),
-                None => out.untimed_peak_calls += 1,
+                Some(_) if family.earlier_at(row.timestamp).is_some() => out.earlier_price_calls += 1,
+                Some(t) => out.off_peak_calls += u64::from(family.off_peak.as_ref().is_some_and(|o| !o.is_peak(t))),
+                None => out.untimed_listed_calls += 1,
             }
         }
         let at = row.timestamp;
@@ -566,12 +578,15 @@ pub struct CostTotals {
     pub fast_calls: u64,
     #[serde(default, skip_serializing_if = "is_zero")]
     pub fast_at_standard_calls: u64,
-    /// Calls billed at off-peak prices; calls of a family priced by time of
-    /// day with no timestamp, billed at its listed ones.
+    /// Calls billed at off-peak prices, at a family's earlier prices, and
+    /// calls of a family priced by hour or date with no timestamp, billed at
+    /// its current listed ones (as in [`SessionCost`]).
     #[serde(default, skip_serializing_if = "is_zero")]
     pub off_peak_calls: u64,
     #[serde(default, skip_serializing_if = "is_zero")]
-    pub untimed_peak_calls: u64,
+    pub earlier_price_calls: u64,
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub untimed_listed_calls: u64,
     pub calls_without_timestamp: u64,
     /// The baseline simulation against recorded usage over every checked call.
     pub recorded: Option<RecordedCheck>,
@@ -594,7 +609,8 @@ impl CostTotals {
         self.fast_calls += c.fast_calls;
         self.fast_at_standard_calls += c.fast_at_standard_calls;
         self.off_peak_calls += c.off_peak_calls;
-        self.untimed_peak_calls += c.untimed_peak_calls;
+        self.earlier_price_calls += c.earlier_price_calls;
+        self.untimed_listed_calls += c.untimed_listed_calls;
         self.calls_without_timestamp += c.calls_without_timestamp;
         if let Some(r) = &c.recorded {
             let k = &mut self.check;

@@ -43,7 +43,8 @@
 //!   GPT-6 Sol page; secondary for 5.4 to 5.6). Fast mode (`service_tier`
 //!   `priority` or `fast`, openai.com's fast-mode page): 2× on GPT-5.1 to 5.4
 //!   (taken as such for GPT-5, at 5.1's prices), 5.6 and GPT-6.2 Sol, 2.5× on
-//!   GPT-5.5; none known for the others.
+//!   GPT-5.5; none known for the others. o3 at $10 / $2.50 / $40 until its
+//!   80 % cut of 2025-06-10 (secondary: aitoolrate's o3 guide, oreate's).
 //!
 //! - Google: the Gemini API pricing page <https://ai.google.dev/gemini-api/docs/pricing>
 //!   as quoted on 2026-07-04 (factquire's record of `gemini-3-flash-preview`: $0.50,
@@ -61,8 +62,15 @@
 //! - Open-weight and other vendors' models, as their own APIs price them (read
 //!   2026-12-01; prompt caching is automatic on each, a write billed as input
 //!   unless said): DeepSeek's "Models & Pricing" page
-//!   (<https://api-docs.deepseek.com/quick_start/pricing>): `deepseek-chat` and
-//!   `deepseek-reasoner` (V3.2) $0.28 / hit $0.028 / $0.42; as read 2026-11-15,
+//!   (<https://api-docs.deepseek.com/quick_start/pricing>): V3.2 (`deepseek-v3.2`,
+//!   and `deepseek-chat` and `deepseek-reasoner` until V4's launch on
+//!   2026-04-24) $0.28 / hit $0.028 / $0.42; V4 Flash, which those two names
+//!   served from then until their retirement on 2026-07-24, and
+//!   `deepseek-v4-flash`, $0.14 / $0.0028 / $0.28, V4 Pro $0.435 / $0.003625 /
+//!   $0.87 (its launch discount, made permanent on 2026-05-22), both flat
+//!   until the hours below began on 2026-08-16 (the page as quoted on
+//!   2026-07-04 by factquire; chatforest's and APIYI's migration guides, China
+//!   Business News via 5iter, secondary); as read 2026-11-15,
 //!   `deepseek-flash` (V4.1 Flash, which also serves and bills the retired
 //!   `deepseek-v4-flash` names) $0.30 / $0.006 / $1.20 and `deepseek-v4-pro`
 //!   $1.32 / $0.044 / $3.96 at peak, half of that off-peak; peak hours are
@@ -155,8 +163,23 @@ pub struct Family {
     /// timestamp); `None`: the same price at any hour.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub off_peak: Option<OffPeak>,
+    /// The prices this family's names were billed at before a date, dates
+    /// ascending: a call sent before one is billed at that period's prices
+    /// (flat: no long-context tier, no off-peak hours; a fast multiple
+    /// applies), a later call at the current ones.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub earlier: Vec<Earlier>,
     /// Defined or changed by a prices file.
     pub user: bool,
+}
+
+/// Prices a family billed until a date: before a price cut, or while its
+/// model name was served by another model.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct Earlier {
+    /// Calls sent before this instant (milliseconds since the Unix epoch, UTC).
+    pub until_ms: i64,
+    pub prices: Prices,
 }
 
 /// A family's long-context tier.
@@ -189,10 +212,29 @@ impl Family {
         }
     }
 
+    /// The earlier period a call sent at `at_ms` falls in ([`Family::earlier`]);
+    /// `None` for the current prices, and when the time is unknown.
+    pub fn earlier_at(&self, at_ms: Option<i64>) -> Option<&Earlier> {
+        let t = at_ms?;
+        self.earlier.iter().find(|e| t < e.until_ms)
+    }
+
+    /// Does a call's price depend on when it was sent (hours or dates)?
+    pub fn timed(&self) -> bool {
+        self.off_peak.is_some() || !self.earlier.is_empty()
+    }
+
     /// [`Family::prices_at`] for a request sent at `at_ms` (milliseconds since
-    /// the Unix epoch): at the off-peak share outside the family's peak hours,
-    /// at the listed prices at peak or when the time is unknown.
+    /// the Unix epoch): at the prices of the earlier period it falls in, if
+    /// any; else at the off-peak share outside the family's peak hours, at
+    /// the listed prices at peak or when the time is unknown.
     pub fn prices_when(&self, prompt: u64, fast: bool, at_ms: Option<i64>) -> Prices {
+        if let Some(e) = self.earlier_at(at_ms) {
+            return match self.fast.filter(|_| fast) {
+                Some(m) => e.prices.times(m),
+                None => e.prices,
+            };
+        }
         let p = self.prices_at(prompt, fast);
         match &self.off_peak {
             Some(o) if o.multiple(at_ms) != 1.0 => p.times(o.multiple(at_ms)),
@@ -292,8 +334,18 @@ fn fam(name: &str, provider: Provider, patterns: &[&str], prices: Prices) -> Fam
         more_tiers: Vec::new(),
         fast: None,
         off_peak: None,
+        earlier: Vec::new(),
         user: false,
     }
+}
+
+/// `f` billed at `prices` for calls sent before `until` (`YYYY-MM-DD`, the
+/// day's start in UTC), added in date order.
+fn until(f: Family, until: &str, prices: Prices) -> Family {
+    let until_ms = crate::read::time::parse_iso(&format!("{until}T00:00:00Z")).unwrap_or(i64::MIN);
+    let mut earlier = f.earlier.clone();
+    earlier.push(Earlier { until_ms, prices });
+    Family { earlier, ..f }
 }
 
 /// `f` with OpenAI's long-context tier: a prompt over 272K tokens bills the
@@ -391,7 +443,8 @@ impl PriceTable {
             fam("gpt-4-1-mini", Openai, &["gpt-4-1-mini"], o(0.40, 1.60, 0.10)),
             fam("gpt-4o", Openai, &["gpt-4o"], o(2.50, 10.0, 1.25)),
             fam("gpt-4o-mini", Openai, &["gpt-4o-mini"], o(0.15, 0.60, 0.075)),
-            fam("o3", Openai, &["o3"], o(2.0, 8.0, 0.50)),
+            // $10 / $40 until OpenAI's cut of 2025-06-10.
+            until(fam("o3", Openai, &["o3"], o(2.0, 8.0, 0.50)), "2025-06-10", o(10.0, 40.0, 2.50)),
             fam("o4-mini", Openai, &["o4-mini"], o(1.10, 4.40, 0.275)),
             // Google: implicit caching bills a cache hit at the context caching
             // price and nothing extra to write (storage of explicit caches,
@@ -419,15 +472,31 @@ impl PriceTable {
             // Other vendors: a cache hit at their cached input price, a write
             // at the input price. A family with no fragment matches its name
             // only, so that a differently priced longer name is not taken for it.
-            fam("deepseek-chat", Other, &["deepseek-reasoner", "deepseek-v3-2"], o(0.28, 0.42, 0.028)),
-            // Listed at peak; the retired V4 Flash names are served and billed as Flash.
-            deepseek_hours(fam(
-                "deepseek-flash",
-                Other,
-                &["deepseek-flash", "deepseek-v4-flash"],
-                o(0.30, 1.20, 0.006),
-            )),
-            deepseek_hours(fam("deepseek-v4-pro", Other, &["deepseek-v4-pro"], o(1.32, 3.96, 0.044))),
+            // The two names served V3.2 until V4's launch, then V4 Flash
+            // until they were retired (2026-07-24).
+            until(
+                fam("deepseek-chat", Other, &["deepseek-reasoner"], o(0.14, 0.28, 0.0028)),
+                "2026-04-24",
+                o(0.28, 0.42, 0.028),
+            ),
+            fam("deepseek-v3-2", Other, &["deepseek-v3-2"], o(0.28, 0.42, 0.028)),
+            // Listed at peak; the retired V4 Flash names are served and billed
+            // as Flash. Flat V4 prices before the hours began.
+            until(
+                deepseek_hours(fam(
+                    "deepseek-flash",
+                    Other,
+                    &["deepseek-flash", "deepseek-v4-flash"],
+                    o(0.30, 1.20, 0.006),
+                )),
+                "2026-08-16",
+                o(0.14, 0.28, 0.0028),
+            ),
+            until(
+                deepseek_hours(fam("deepseek-v4-pro", Other, &["deepseek-v4-pro"], o(1.32, 3.96, 0.044))),
+                "2026-08-16",
+                o(0.435, 0.87, 0.003625),
+            ),
             fam("glm-5", Other, &[], o(1.0, 3.20, 0.20)),
             fam("glm-4-7", Other, &[], o(0.60, 2.20, 0.11)),
             fam("glm-4-6", Other, &[], o(0.60, 2.20, 0.11)),

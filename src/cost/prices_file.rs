@@ -1,8 +1,11 @@
 //! The `--prices FILE` TOML: how it changes the built-in families or adds its
-//! own (prices, long-context tiers, fast mode, prices by time of day) and windows.
+//! own (prices, long-context tiers, fast mode, prices by time of day or by date)
+//! and windows.
 
 use super::off_peak::OffPeakFile;
-use super::prices::{DEFAULT_FALLBACK, Family, LongContext, PriceError, PriceTable, Prices, Provider, normalize_model};
+use super::prices::{
+    DEFAULT_FALLBACK, Earlier, Family, LongContext, PriceError, PriceTable, Prices, Provider, normalize_model,
+};
 use serde::Deserialize;
 
 impl PriceTable {
@@ -35,6 +38,12 @@ impl PriceTable {
     /// above = 128000                 # input and output; an existing one takes
     /// input = 2.0                    # only the keys given; `long = false` in
     /// output = 8.0                   # [families.NAME] removes it
+    ///
+    /// [[families.my-model.earlier]]  # prices before a date (a price cut): each
+    /// until = "2026-05-01"           # period needs until (a date, or a time such
+    /// input = 2.0                    # as "2026-05-01T09:00:00Z") and input and
+    /// output = 8.0                   # output, dates ascending; they replace the
+    ///                                # family's periods (`earlier = false`: none)
     ///
     /// [[families.other-model.long]]  # or several tiers, thresholds ascending,
     /// above = 32000                  # each with above, input and output: they
@@ -83,6 +92,7 @@ impl PriceTable {
                         more_tiers: Vec::new(),
                         fast: None,
                         off_peak: None,
+                        earlier: Vec::new(),
                         user: true,
                     };
                     f.apply_to(&mut family).map_err(|e| bad(&e))?;
@@ -135,6 +145,22 @@ struct FamilyFile {
     fast: Option<toml::Value>,
     /// Prices by time of day: a table (`off_peak::OffPeakFile`), or `false` for none.
     off_peak: Option<toml::Value>,
+    /// Prices before dates: an array of tables ([`EarlierFile`]), or `false` for none.
+    earlier: Option<toml::Value>,
+}
+
+/// `[[families.NAME.earlier]]`.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct EarlierFile {
+    /// A date (`2026-05-01`, the day's start in UTC) or a time with its offset,
+    /// as a string or a TOML date.
+    until: toml::Value,
+    input: f64,
+    output: f64,
+    cache_write_5m: Option<f64>,
+    cache_write_1h: Option<f64>,
+    cache_read: Option<f64>,
 }
 
 /// `[families.NAME.long]`.
@@ -215,6 +241,16 @@ impl FamilyFile {
             }
             Some(_) => return Err("`off_peak` takes a table (share, peak_utc, weekends_off_peak) or false".into()),
         }
+        match &self.earlier {
+            None => {}
+            Some(toml::Value::Boolean(false)) => f.earlier = Vec::new(),
+            Some(toml::Value::Array(periods)) => set_earlier(f, periods)?,
+            Some(_) => {
+                return Err("`earlier` takes an array of tables ([[families.NAME.earlier]]: until, input, output) \
+or false"
+                    .into());
+            }
+        }
         let tier = match &self.long {
             None => return Ok(()),
             Some(toml::Value::Boolean(false)) => {
@@ -268,6 +304,57 @@ fn set_tiers(f: &mut Family, tiers: &[toml::Value]) -> Result<(), String> {
     let mut new = new.into_iter();
     (f.long, f.more_tiers) = (new.next(), new.collect());
     ascending(f)
+}
+
+/// `[[families.NAME.earlier]]`: every earlier period of a family, in place
+/// of the ones it had.
+fn set_earlier(f: &mut Family, periods: &[toml::Value]) -> Result<(), String> {
+    let mut new: Vec<Earlier> = Vec::with_capacity(periods.len());
+    for (i, p) in periods.iter().enumerate() {
+        let which = || format!("`earlier` period {}", i + 1);
+        let p = EarlierFile::deserialize(p.clone()).map_err(|e| format!("{}: {}", which(), e.message()))?;
+        let until_ms = until_ms(&p.until).ok_or_else(|| {
+            format!(
+                "{}: `until` takes a date like \"2026-05-01\" or a time like \"2026-05-01T09:00:00Z\", not `{}`",
+                which(),
+                p.until.to_string().escape_debug()
+            )
+        })?;
+        let mut prices = new_prices(f.provider, p.input, p.output);
+        let keys = PriceKeys {
+            input: None,
+            output: None,
+            cache_write_5m: p.cache_write_5m,
+            cache_write_1h: p.cache_write_1h,
+            cache_read: p.cache_read,
+        };
+        keys.apply_to(&mut prices);
+        if !prices.all_finite_non_negative() {
+            return Err(format!("{}: prices must be non-negative numbers", which()));
+        }
+        if let Some(last) = new.last()
+            && last.until_ms >= until_ms
+        {
+            return Err(format!("{}: `until` dates must ascend", which()));
+        }
+        new.push(Earlier { until_ms, prices });
+    }
+    f.earlier = new;
+    Ok(())
+}
+
+/// An `until` of a prices file in milliseconds since the Unix epoch: a date
+/// (the day's start in UTC) or a time with its offset (`Z` when none).
+fn until_ms(v: &toml::Value) -> Option<i64> {
+    let text = match v {
+        toml::Value::String(s) => s.trim().to_string(),
+        toml::Value::Datetime(d) => d.to_string(),
+        _ => return None,
+    };
+    match text.len() {
+        10 => crate::read::time::parse_iso(&format!("{text}T00:00:00Z")),
+        _ => crate::read::time::parse_iso(&text),
+    }
 }
 
 /// A family's tiers must have ascending thresholds, or a longer prompt

@@ -12,7 +12,7 @@ fn other_vendors_models_resolve_by_name_and_their_variants_do_not() {
     // matched by name only is unknown, not its sibling's price.
     for (model, family) in [
         ("deepseek-chat", Some("deepseek-chat")),
-        ("deepseek/deepseek-v3.2-exp", Some("deepseek-chat")),
+        ("deepseek/deepseek-v3.2-exp", Some("deepseek-v3-2")),
         ("deepseek-reasoner", Some("deepseek-chat")),
         ("deepseek-chat-v3.1", None),
         ("deepseek-v4-flash", Some("deepseek-flash")),
@@ -127,11 +127,11 @@ fn a_deepseek_call_is_billed_at_the_prices_of_its_hour() {
     let peak = 10_000.0 * 0.30 + 1_000.0 * 1.20;
     close(c.baseline.usd, (2.0 * peak + 2.0 * peak / 2.0) / 1e6);
     close(c.policy.usd, c.baseline.usd);
-    assert_eq!((c.off_peak_calls, c.untimed_peak_calls), (2, 1));
-    // A family with one price at every hour counts neither.
-    let s = session(&vec![Some("deepseek-chat"); n], &vec![Some(output_only(1_000)); n]);
+    assert_eq!((c.off_peak_calls, c.untimed_listed_calls), (2, 1));
+    // A family with one price at every hour and date counts neither.
+    let s = session(&vec![Some("glm-5"); n], &vec![Some(output_only(1_000)); n]);
     let c = session_cost(&s, &t, &settings(CacheTtl::Off));
-    assert_eq!((c.off_peak_calls, c.untimed_peak_calls), (0, 0));
+    assert_eq!((c.off_peak_calls, c.untimed_listed_calls), (0, 0));
 }
 
 /// A prices file gives a family a schedule, changes a built-in one key by
@@ -187,6 +187,7 @@ fn the_documented_prices_file_is_valid() {
     let t = PriceTable::from_toml(&doc[start..end]).expect("the documented prices file");
     let mine = family(&t, "my-model");
     assert_eq!(mine.off_peak.as_ref().map(|o| o.share), Some(0.5));
+    assert_eq!(mine.earlier.iter().map(|e| (e.prices.input, e.prices.output)).collect::<Vec<_>>(), [(0.4, 1.6)]);
     assert_eq!(family(&t, "deepseek-flash").off_peak.as_ref().map(|o| o.weekends_off_peak), Some(false));
     let qwen = family(&t, "qwen3-coder-plus");
     assert_eq!((qwen.prices_for(32_001).input, qwen.prices_for(128_001).output), (1.8, 15.0));

@@ -205,22 +205,37 @@ their model (`fast = MULTIPLE` in a --prices FILE sets one; docs/cost.md)",
     )
 }
 
-/// Calls of a model priced by time of day: a note of those billed at its
-/// off-peak prices, and a warning of those of no timestamp, billed at its
-/// listed (peak) prices.
+/// Calls of a model priced by time of day or by date: a note of those billed
+/// at its off-peak prices and of those billed at the prices of an earlier
+/// date, and a warning of those of no timestamp, billed at its current listed
+/// (peak) prices.
 pub(super) fn off_peak_notes(report: &Report) -> (Option<String>, Option<String>) {
-    let (off_peak, untimed) = (most_calls(report, |c| c.off_peak_calls), most_calls(report, |c| c.untimed_peak_calls));
-    (
+    let off_peak = most_calls(report, |c| c.off_peak_calls);
+    let earlier = most_calls(report, |c| c.earlier_price_calls);
+    let untimed = most_calls(report, |c| c.untimed_listed_calls);
+    let notes: Vec<String> = [
         (off_peak > 0).then(|| {
             format!(
                 "{} call(s) of a model priced by time of day sent off-peak, priced at its off-peak rates",
                 thousands(off_peak)
             )
         }),
+        (earlier > 0).then(|| {
+            format!(
+                "{} call(s) sent before a price change of their model, priced at the rates of their date",
+                thousands(earlier)
+            )
+        }),
+    ]
+    .into_iter()
+    .flatten()
+    .collect();
+    (
+        (!notes.is_empty()).then(|| notes.join("; ")),
         (untimed > 0).then(|| {
             format!(
-                "{} call(s) of a model priced by time of day have no timestamp: priced at its peak rates, an upper \
-bound (docs/cost.md)",
+                "{} call(s) of a model priced by time of day or by date have no timestamp: priced at its current \
+listed (peak) rates (docs/cost.md)",
                 thousands(untimed)
             )
         }),

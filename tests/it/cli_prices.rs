@@ -146,18 +146,23 @@ fn deepseek_calls_are_priced_by_the_hour_they_were_sent() {
         "{stderr}"
     );
     assert!(
-        stderr.contains("warning: 1 call(s) of a model priced by time of day have no timestamp: priced at its peak"),
+        stderr.contains(
+            "warning: 1 call(s) of a model priced by time of day or by date have no timestamp: priced at its current \
+listed (peak) rates"
+        ),
         "{stderr}"
     );
     let md = std::fs::read_to_string(out.join("report.md")).unwrap();
     assert!(md.contains("Note: 2 call(s) of a model priced by time of day sent off-peak"), "{md}");
     let html = std::fs::read_to_string(out.join("report.html")).unwrap();
     assert!(
-        html.contains("<strong>Warning: </strong>1 call(s) of a model priced by time of day have no timestamp"),
+        html.contains(
+            "<strong>Warning: </strong>1 call(s) of a model priced by time of day or by date have no timestamp"
+        ),
         "{html}"
     );
     let c = cost(&out);
-    assert_eq!((c.off_peak_calls, c.untimed_peak_calls, c.fallback_calls), (2, 1, 0));
+    assert_eq!((c.off_peak_calls, c.untimed_listed_calls, c.fallback_calls), (2, 1, 0));
     // Each request is the history so far (a growing prompt): price it from the
     // tokens the replay measured, at the multiple of its hour.
     let calls = std::fs::read_to_string(out.join("calls.csv")).unwrap();
@@ -167,6 +172,42 @@ fn deepseek_calls_are_priced_by_the_hour_they_were_sent() {
     assert_eq!(tokens.len(), 4, "{calls}");
     let share = [1.0, 0.5, 0.5, 1.0];
     let expect: f64 = tokens.iter().zip(share).map(|(t, m)| (t * 0.30 + 100.0 * 1.20) * m).sum::<f64>() / 1e6;
+    assert!((c.baseline.usd - expect).abs() < 2e-6, "baseline {} against {expect}", c.baseline.usd);
+}
+
+/// An o3 call is billed at the prices o3 had on the day it was sent: before
+/// OpenAI's cut of 2025-06-10 at $10 / $40, after it at $2 / $8; the run
+/// says how many calls it billed at an earlier date's prices.
+#[test]
+fn calls_are_priced_at_the_rates_of_the_day_they_were_sent() {
+    let dir = tempfile::tempdir().unwrap();
+    let log = dir.path().join("chat.jsonl");
+    let turn = |day: &str| {
+        let ts = format!(", \"timestamp\": \"{day}T12:00:00Z\"");
+        format!(
+            "{{\"role\": \"user\", \"content\": \"go on\"{ts}}}\n{{\"role\": \"assistant\", \"content\": \"done\", \"model\": \"o3\", \"usage\": {{\"prompt_tokens\": 1000, \"completion_tokens\": 100}}{ts}}}\n"
+        )
+    };
+    let text: String = ["2025-06-08", "2025-06-09", "2025-06-10"].into_iter().map(turn).collect();
+    std::fs::write(&log, text).unwrap();
+    let out = dir.path().join("out");
+    let o = replay(&[log.to_str().unwrap(), "--preset", "default", "--cache-ttl", "off"], &out);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let stderr = String::from_utf8_lossy(&o.stderr);
+    let note = "2 call(s) sent before a price change of their model, priced at the rates of their date";
+    assert!(stderr.contains(&format!("note: {note}")), "{stderr}");
+    assert!(!stderr.contains("no timestamp"), "{stderr}");
+    let md = std::fs::read_to_string(out.join("report.md")).unwrap();
+    assert!(md.contains(&format!("Note: {note}")), "{md}");
+    let c = cost(&out);
+    assert_eq!((c.earlier_price_calls, c.untimed_listed_calls, c.fallback_calls), (2, 0, 0));
+    let calls = std::fs::read_to_string(out.join("calls.csv")).unwrap();
+    let head: Vec<&str> = calls.lines().next().unwrap().split(',').collect();
+    let col = head.iter().position(|h| *h == "tokens_baseline").expect("tokens_baseline column");
+    let tokens: Vec<f64> = calls.lines().skip(1).map(|l| l.split(',').nth(col).unwrap().parse().unwrap()).collect();
+    assert_eq!(tokens.len(), 3, "{calls}");
+    let rates = [(10.0, 40.0), (10.0, 40.0), (2.0, 8.0)];
+    let expect: f64 = tokens.iter().zip(rates).map(|(t, (i, o))| t * i + 100.0 * o).sum::<f64>() / 1e6;
     assert!((c.baseline.usd - expect).abs() < 2e-6, "baseline {} against {expect}", c.baseline.usd);
 }
 
