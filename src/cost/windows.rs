@@ -29,7 +29,9 @@
 //!   model pages in Google's Gemini API and Vertex AI documentation (read
 //!   2026-12-01).
 //! - Other vendors (read 2026-12-01): DeepSeek V3.2 128K, and V4 Pro and V4.1
-//!   Flash 1M, taken as 1,000,000 (its pricing page, read 2026-12-02);
+//!   Flash 1M, taken as 1,000,000 (its pricing page, read 2026-12-02), as for
+//!   `deepseek-chat` and `deepseek-reasoner` used from 2026-04-24 on, when they
+//!   served V4 Flash (sources in `prices.rs`);
 //!   GLM-4.5 128K, GLM-4.6 and 4.7 200K (Z.ai's model pages); Kimi K2 256K
 //!   (262,144 in Moonshot's model list), its first release (0711) 128K, K3
 //!   1,048,576 (secondary: models.dev); Grok Code Fast 1 and Grok 4 256,000,
@@ -52,6 +54,10 @@ pub const LONG_CONTEXT_WINDOW: u64 = 1_000_000;
 pub struct WindowTable {
     /// (normalized fragment, window, from the prices file).
     entries: Vec<(String, u64, bool)>,
+    /// A built-in fragment's window from a date on (ms since the Unix epoch,
+    /// UTC), for a name served by a new model: (fragment, from, window).
+    #[serde(default)]
+    since: Vec<(String, i64, u64)>,
 }
 
 impl Default for WindowTable {
@@ -116,7 +122,11 @@ impl WindowTable {
             ("grok-4-3", 1_000_000),
             ("minimax-m2", 204_800),
         ];
-        WindowTable { entries: rows.iter().map(|(f, w)| (normalize_model(f), *w, false)).collect() }
+        // deepseek-chat and deepseek-reasoner served V4 Flash from V4's launch.
+        let v4 = crate::read::time::parse_iso("2026-04-24T00:00:00Z").unwrap_or(i64::MAX);
+        let since =
+            ["deepseek-chat", "deepseek-reasoner"].iter().map(|f| (normalize_model(f), v4, 1_000_000)).collect();
+        WindowTable { entries: rows.iter().map(|(f, w)| (normalize_model(f), *w, false)).collect(), since }
     }
 
     /// The built-in table with the prices file's `[windows]` (fragment → tokens)
@@ -136,15 +146,28 @@ impl WindowTable {
     /// The window of a model name: the longest matching fragment, the
     /// prices file's first.
     pub fn find(&self, model: &str) -> Option<u64> {
+        self.find_at(model, None)
+    }
+
+    /// [`WindowTable::find`] for a model used at `at` (ms since the Unix
+    /// epoch): a built-in fragment's later window once its date has come, and
+    /// at no known time its latest, as a call of no time is priced at its
+    /// model's current prices.
+    pub fn find_at(&self, model: &str, at: Option<i64>) -> Option<u64> {
         let norm = normalize_model(model);
         let best = |user: bool| {
-            self.entries
-                .iter()
-                .filter(|(f, _, u)| *u == user && fragment_in(&norm, f))
-                .max_by_key(|(f, _, _)| f.len())
-                .map(|(_, w, _)| *w)
+            self.entries.iter().filter(|(f, _, u)| *u == user && fragment_in(&norm, f)).max_by_key(|(f, _, _)| f.len())
         };
-        best(true).or_else(|| best(false))
+        if let Some((_, w, _)) = best(true) {
+            return Some(*w);
+        }
+        let (fragment, w, _) = best(false)?;
+        let later = self
+            .since
+            .iter()
+            .filter(|(f, from, _)| f == fragment && at.is_none_or(|t| t >= *from))
+            .max_by_key(|(_, from, _)| *from);
+        Some(later.map_or(*w, |(_, _, w)| *w))
     }
 
     /// The window of a session: what its log recorded, else its model's (the
@@ -166,7 +189,17 @@ impl WindowTable {
         // Most calls; at a tie the first seen.
         let model = counts.iter().max_by_key(|(_, (n, first))| (*n, std::cmp::Reverse(*first))).map(|(m, _)| *m);
         let max_prompt = s.calls.iter().filter_map(|c| c.usage.map(|u| u.prompt_tokens())).max().unwrap_or(0);
-        match model.and_then(|m| self.find(m).map(|w| (m, w))) {
+        // When the model was used: its first timed call, else the session's.
+        let first_time = |m: &str| {
+            let timed = |c: &&crate::model::Call| c.timestamp.is_some();
+            s.calls
+                .iter()
+                .filter(timed)
+                .find(|c| c.model.as_deref() == Some(m))
+                .or_else(|| s.calls.iter().find(timed))
+                .and_then(|c| c.timestamp)
+        };
+        match model.and_then(|m| self.find_at(m, first_time(m)).map(|w| (m, w))) {
             Some((m, w)) if w < LONG_CONTEXT_WINDOW && max_prompt > w && normalize_model(m).starts_with("claude") => {
                 ResolvedWindow { tokens: LONG_CONTEXT_WINDOW, source: WindowSource::LongContext, model: Some(m.into()) }
             }
@@ -237,7 +270,7 @@ mod tests {
         assert_eq!(t.find("gemini-30-pro"), None);
         assert_eq!(t.find("openai/gpt-6.2-sol"), Some(272_000));
         // Other vendors, under their own names and OpenRouter's.
-        assert_eq!(t.find("deepseek/deepseek-chat"), Some(128_000));
+        assert_eq!(t.find("deepseek/deepseek-v3.2"), Some(128_000));
         assert_eq!(t.find("z-ai/glm-4.6"), Some(200_000));
         assert_eq!(t.find("glm-4.5-air"), Some(128_000));
         assert_eq!(t.find("moonshotai/kimi-k2-0905"), Some(262_144));
@@ -264,6 +297,31 @@ mod tests {
         let mut s = Session::new("s", crate::model::Format::Codex, "s.jsonl");
         s.meta.models.push("my-local-model".into());
         assert_eq!(t.resolve(&s).source, WindowSource::Default);
+    }
+
+    /// deepseek-chat had V3.2's 128K until it served V4 Flash (1M), from
+    /// 2026-04-24: a session's window is its model's when it was used.
+    #[test]
+    fn a_name_served_by_a_new_model_has_the_window_of_its_date() {
+        let t = WindowTable::builtin();
+        let at = |iso: &str| crate::read::time::parse_iso(iso);
+        let timed = |model: &str, iso: &str| {
+            let mut s = session(&[model, model], 10);
+            for c in &mut s.calls {
+                c.timestamp = at(iso);
+            }
+            t.resolve(&s).tokens
+        };
+        assert_eq!(timed("deepseek-chat", "2026-04-23T23:59:59Z"), 128_000);
+        assert_eq!(timed("deepseek/deepseek-reasoner", "2026-04-24T00:00:00Z"), 1_000_000);
+        assert_eq!(timed("deepseek-v3.2", "2026-06-01T00:00:00Z"), 128_000);
+        // No time: the latest, as for its price.
+        assert_eq!(t.resolve(&session(&["deepseek-chat"], 10)).tokens, 1_000_000);
+        assert_eq!(t.find_at("deepseek-chat", at("2025-12-01T00:00:00Z")), Some(128_000));
+        // A prices file's window wins at any date.
+        let file = BTreeMap::from([("deepseek-chat".to_string(), 64_000u64)]);
+        let t = WindowTable::builtin().with_overrides(&file).expect("valid windows");
+        assert_eq!(t.find_at("deepseek-chat", at("2026-06-01T00:00:00Z")), Some(64_000));
     }
 
     #[test]
