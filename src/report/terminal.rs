@@ -235,7 +235,7 @@ pub(super) fn off_peak_notes(report: &Report) -> (Option<String>, Option<String>
         (untimed > 0).then(|| {
             format!(
                 "{} call(s) of a model priced by time of day or by date have no timestamp: priced at its current \
-listed (peak) rates (docs/cost.md)",
+rates, at peak where priced by the hour (docs/cost.md)",
                 thousands(untimed)
             )
         }),
