@@ -33,6 +33,10 @@ fn built_in_families_bill_the_prices_of_the_calls_date() {
     assert_eq!(rates(&t, "deepseek-v4-pro", Some("2026-06-01T12:00:00Z")), (0.435, 0.87));
     assert_eq!(rates(&t, "deepseek-v4-flash", Some("2026-11-30T03:00:00Z")), (0.30, 1.20));
     assert_eq!(rates(&t, "deepseek-v4-flash", Some("2026-11-30T12:00:00Z")), (0.15, 0.60));
+    // A change announced for a later date: Gemini 3.8 Flash's promotion ends with 2026.
+    assert_eq!(rates(&t, "gemini-3.8-flash-preview", Some("2026-12-31T23:59:59Z")), (0.75, 3.75));
+    assert_eq!(rates(&t, "gemini-3.8-flash", Some("2027-01-01T00:00:00Z")), (1.50, 7.50));
+    assert_eq!(rates(&t, "gemini-3.7-flash", Some("2027-06-01T00:00:00Z")), (0.75, 3.75));
 }
 
 /// Each call of a session at its own date's prices, its summaries too; the

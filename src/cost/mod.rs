@@ -26,7 +26,7 @@
 //! each call, and each summary, at the prices of the hour its timestamp falls
 //! in; one whose prices changed on a date ([`Family::earlier`]: o3's cut,
 //! DeepSeek's names served by a new model) at the prices in effect when it was
-//! sent. A call of no timestamp is billed at the current listed (peak) prices,
+//! sent. A call of no timestamp is billed at the latest listed (peak) prices,
 //! and the cost counts each kind (`off_peak_calls`, `earlier_price_calls`,
 //! `untimed_listed_calls`).
 //!
@@ -301,7 +301,7 @@ pub struct SessionCost {
     /// Calls of a family priced by time of day ([`OffPeak`]) billed at its
     /// off-peak prices; calls sent before a date of a family's earlier prices
     /// ([`Family::earlier`]), billed at them; and calls of either kind of
-    /// family of no timestamp, billed at its current listed prices.
+    /// family of no timestamp, billed at its latest listed prices.
     #[serde(default, skip_serializing_if = "is_zero")]
     pub off_peak_calls: u64,
     #[serde(default, skip_serializing_if = "is_zero")]
@@ -580,7 +580,7 @@ pub struct CostTotals {
     pub fast_at_standard_calls: u64,
     /// Calls billed at off-peak prices, at a family's earlier prices, and
     /// calls of a family priced by hour or date with no timestamp, billed at
-    /// its current listed ones (as in [`SessionCost`]).
+    /// its latest listed ones (as in [`SessionCost`]).
     #[serde(default, skip_serializing_if = "is_zero")]
     pub off_peak_calls: u64,
     #[serde(default, skip_serializing_if = "is_zero")]

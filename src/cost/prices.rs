@@ -56,8 +56,9 @@
 //!   secondary): 3.1 Flash-Lite $0.25 / $1.50 (llmgateway, models.dev), 3.5 Flash
 //!   $1.50 / $9 and 3.5 Flash-Lite $0.30 / $2.50 (api-evangelist), 3.6 Flash $1.50
 //!   / $7.50 (connectonion), 3.7 and 3.8 Flash $0.75 / $3.75 (pollinations,
-//!   litellm; 3.8's price until 2026-12-31). Explicit caches' hourly storage is
-//!   not priced.
+//!   litellm; 3.8's price until 2026-12-31, then $1.50 / $7.50, its cache
+//!   read taken as a tenth of input as for the other Flash models). Explicit
+//!   caches' hourly storage is not priced.
 //!
 //! - Open-weight and other vendors' models, as their own APIs price them (read
 //!   2026-12-01; prompt caching is automatic on each, a write billed as input
@@ -166,7 +167,7 @@ pub struct Family {
     /// The prices this family's names were billed at before a date, dates
     /// ascending: a call sent before one is billed at that period's prices
     /// (flat: no long-context tier, no off-peak hours; a fast multiple
-    /// applies), a later call at the current ones.
+    /// applies), a later call (or one of no time) at the latest ones.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub earlier: Vec<Earlier>,
     /// Defined or changed by a prices file.
@@ -213,7 +214,7 @@ impl Family {
     }
 
     /// The earlier period a call sent at `at_ms` falls in ([`Family::earlier`]);
-    /// `None` for the current prices, and when the time is unknown.
+    /// `None` for the latest prices, and when the time is unknown.
     pub fn earlier_at(&self, at_ms: Option<i64>) -> Option<&Earlier> {
         let t = at_ms?;
         self.earlier.iter().find(|e| t < e.until_ms)
@@ -460,8 +461,13 @@ impl PriceTable {
             fam("gemini-3-5-flash", Google, &["gemini-3-5-flash"], o(1.50, 9.0, 0.15)),
             fam("gemini-3-5-flash-lite", Google, &["gemini-3-5-flash-lite"], o(0.30, 2.50, 0.03)),
             fam("gemini-3-6-flash", Google, &["gemini-3-6-flash"], o(1.50, 7.50, 0.15)),
-            // 3.8 Flash: $0.75 / $3.75 until 2026-12-31, $1.50 / $7.50 from 2027.
-            fam("gemini-3-7-flash", Google, &["gemini-3-7-flash", "gemini-3-8-flash"], o(0.75, 3.75, 0.075)),
+            fam("gemini-3-7-flash", Google, &["gemini-3-7-flash"], o(0.75, 3.75, 0.075)),
+            // 3.8 Flash: 3.7's prices until 2026-12-31, $1.50 / $7.50 from 2027.
+            until(
+                fam("gemini-3-8-flash", Google, &["gemini-3-8-flash"], o(1.50, 7.50, 0.15)),
+                "2027-01-01",
+                o(0.75, 3.75, 0.075),
+            ),
             long(
                 fam("gemini-2-5-pro", Google, &["gemini-2-5-pro"], o(1.25, 10.0, 0.125)),
                 200_000,

@@ -440,7 +440,7 @@ fn model_names_resolve_to_families() {
     assert_eq!(name("gemini-3.5-flash"), Some("gemini-3-5-flash"));
     assert_eq!(name("gemini-3.5-flash-lite"), Some("gemini-3-5-flash-lite"));
     assert_eq!(name("gemini-3.6-flash"), Some("gemini-3-6-flash"));
-    assert_eq!(name("gemini-3.8-flash"), Some("gemini-3-7-flash"));
+    assert_eq!(name("gemini-3.8-flash"), Some("gemini-3-8-flash"));
     assert_eq!(name(""), None);
     assert_eq!(name("<synthetic>"), None);
     // Every built-in price is sane and cache reads are never dearer than writes.

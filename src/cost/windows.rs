@@ -152,7 +152,7 @@ impl WindowTable {
     /// [`WindowTable::find`] for a model used at `at` (ms since the Unix
     /// epoch): a built-in fragment's later window once its date has come, and
     /// at no known time its latest, as a call of no time is priced at its
-    /// model's current prices.
+    /// model's latest prices.
     pub fn find_at(&self, model: &str, at: Option<i64>) -> Option<u64> {
         let norm = normalize_model(model);
         let best = |user: bool| {

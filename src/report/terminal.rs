@@ -207,7 +207,7 @@ their model (`fast = MULTIPLE` in a --prices FILE sets one; docs/cost.md)",
 
 /// Calls of a model priced by time of day or by date: a note of those billed
 /// at its off-peak prices and of those billed at the prices of an earlier
-/// date, and a warning of those of no timestamp, billed at its current listed
+/// date, and a warning of those of no timestamp, billed at its latest listed
 /// (peak) prices.
 pub(super) fn off_peak_notes(report: &Report) -> (Option<String>, Option<String>) {
     let off_peak = most_calls(report, |c| c.off_peak_calls);
@@ -234,7 +234,7 @@ pub(super) fn off_peak_notes(report: &Report) -> (Option<String>, Option<String>
         (!notes.is_empty()).then(|| notes.join("; ")),
         (untimed > 0).then(|| {
             format!(
-                "{} call(s) of a model priced by time of day or by date have no timestamp: priced at its current \
+                "{} call(s) of a model priced by time of day or by date have no timestamp: priced at its latest \
 rates, at peak where priced by the hour (docs/cost.md)",
                 thousands(untimed)
             )

@@ -147,7 +147,7 @@ fn deepseek_calls_are_priced_by_the_hour_they_were_sent() {
     );
     assert!(
         stderr.contains(
-            "warning: 1 call(s) of a model priced by time of day or by date have no timestamp: priced at its current \
+            "warning: 1 call(s) of a model priced by time of day or by date have no timestamp: priced at its latest \
 rates, at peak where priced by the hour"
         ),
         "{stderr}"
