@@ -33,6 +33,17 @@ fn built_in_families_bill_the_prices_of_the_calls_date() {
     assert_eq!(rates(&t, "deepseek-v4-pro", Some("2026-06-01T12:00:00Z")), (0.435, 0.87));
     assert_eq!(rates(&t, "deepseek-v4-flash", Some("2026-11-30T03:00:00Z")), (0.30, 1.20));
     assert_eq!(rates(&t, "deepseek-v4-flash", Some("2026-11-30T12:00:00Z")), (0.15, 0.60));
+    // 2025: V3 and R1 priced apart, half and a quarter at night (16:30–00:30
+    // UTC, every day), V3's launch promotion, then V3.1 for both names.
+    assert_eq!(rates(&t, "deepseek-chat", Some("2025-02-01T12:00:00Z")), (0.14, 0.28));
+    assert_eq!(rates(&t, "deepseek-reasoner", Some("2025-02-01T12:00:00Z")), (0.55, 2.19));
+    assert_eq!(rates(&t, "deepseek-chat", Some("2025-03-01T16:29:00Z")), (0.27, 1.10));
+    assert_eq!(rates(&t, "deepseek-chat", Some("2025-03-01T16:30:00Z")), (0.135, 0.55));
+    assert_eq!(rates(&t, "deepseek-reasoner", Some("2025-03-02T00:29:00Z")), (0.1375, 0.5475));
+    assert_eq!(rates(&t, "deepseek-reasoner", Some("2025-03-02T00:30:00Z")), (0.55, 2.19));
+    assert_eq!(rates(&t, "deepseek-chat", Some("2025-09-05T15:59:59Z")), (0.27, 1.10));
+    assert_eq!(rates(&t, "deepseek-reasoner", Some("2025-09-05T20:00:00Z")), (0.56, 1.68));
+    assert_eq!(rates(&t, "deepseek-chat", Some("2025-10-01T20:00:00Z")), (0.28, 0.42));
     // A change announced for a later date: Gemini 3.8 Flash's promotion ends with 2026.
     assert_eq!(rates(&t, "gemini-3.8-flash-preview", Some("2026-12-31T23:59:59Z")), (0.75, 3.75));
     assert_eq!(rates(&t, "gemini-3.8-flash", Some("2027-01-01T00:00:00Z")), (1.50, 7.50));
@@ -58,7 +69,14 @@ fn a_session_across_a_price_change_bills_each_call_at_its_date() {
     assert_eq!((c.earlier_price_calls, c.off_peak_calls, c.untimed_listed_calls), (1, 0, 1));
     let mut totals = CostTotals::default();
     totals.add(&c);
-    assert_eq!((totals.earlier_price_calls, totals.untimed_listed_calls), (1, 1));
+    // A call in an earlier period of its own hours counts as both.
+    let s = session(&[Some("deepseek-reasoner")], &[Some(output_only(2_000))]);
+    let t = trace(vec![row(0, Some(at("2025-03-03T20:00:00Z")), (10_000, 0), (10_000, 0))]);
+    let c = session_cost(&s, &t, &settings(CacheTtl::Off));
+    close(c.baseline.usd, (10_000.0 * 0.1375 + 2_000.0 * 0.5475) / 1e6);
+    assert_eq!((c.earlier_price_calls, c.off_peak_calls, c.untimed_listed_calls), (1, 1, 0));
+    totals.add(&c);
+    assert_eq!((totals.earlier_price_calls, totals.off_peak_calls, totals.untimed_listed_calls), (2, 1, 1));
 }
 
 /// A prices file gives a family earlier prices (a date or a time, a TOML
@@ -81,6 +99,7 @@ fn a_prices_file_sets_replaces_and_removes_earlier_prices() {
         until = 2026-03-01T12:00:00Z
         input = 2.0
         output = 8.0
+        off_peak = { share = 0.5, peak_utc = ["00:00-12:00"] }
 
         [[families.deepseek-chat.earlier]]
         until = "2026-05-01T09:00:00+08:00"
@@ -97,6 +116,8 @@ fn a_prices_file_sets_replaces_and_removes_earlier_prices() {
     // An earlier period's cache rates default from its input, as a family's do.
     close(family(&t, "my-model").prices_when(1_000, false, Some(at("2026-02-01T00:00:00Z"))).cache_read, 0.2);
     assert_eq!(rates(&t, "my-model", Some("2026-03-01T11:59:59Z")), (2.0, 8.0));
+    // That period's own hours: half price from noon.
+    assert_eq!(rates(&t, "my-model", Some("2026-02-27T12:00:00Z")), (1.0, 4.0));
     assert_eq!(rates(&t, "my-model", Some("2026-03-01T12:00:00Z")), (1.0, 4.0));
     assert_eq!(family(&t, "my-model").prices_when(1_000, true, Some(at("2025-06-01T00:00:00Z"))).output, 24.0);
     // The file's periods replace the built-in ones: 09:00 in UTC+8 is 01:00 UTC.
@@ -121,6 +142,10 @@ fn a_prices_file_sets_replaces_and_removes_earlier_prices() {
     assert!(e.contains("o3") && e.contains("output"), "{e}");
     let e = prices_error("[[families.o3.earlier]]\nuntil = \"2026-01-01\"\ninput = -1.0\noutput = 1.0");
     assert!(e.contains("non-negative"), "{e}");
+    let e = prices_error(
+        "[[families.o3.earlier]]\nuntil = \"2026-01-01\"\ninput = 1.0\noutput = 1.0\noff_peak = { share = 0.5 }",
+    );
+    assert!(e.contains("period 1") && e.contains("needs `share` and `peak_utc`"), "{e}");
     let e = prices_error("[families.o3]\nearlier = 3");
     assert!(e.contains("`earlier` takes an array"), "{e}");
 }

@@ -461,9 +461,12 @@ pub fn session_cost_with(
         out.fast_calls += u64::from(fast);
         out.fast_at_standard_calls += u64::from(fast && family.fast.is_none());
         if family.timed() {
+            let earlier = family.earlier_at(row.timestamp);
+            out.earlier_price_calls += u64::from(earlier.is_some());
+            // The hours of the period the call falls in.
+            let hours = earlier.map_or(family.off_peak.as_ref(), |e| e.off_peak.as_ref());
             match row.timestamp {
-                Some(_) if family.earlier_at(row.timestamp).is_some() => out.earlier_price_calls += 1,
-                Some(t) => out.off_peak_calls += u64::from(family.off_peak.as_ref().is_some_and(|o| !o.is_peak(t))),
+                Some(t) => out.off_peak_calls += u64::from(hours.is_some_and(|o| !o.is_peak(t))),
                 None => out.untimed_listed_calls += 1,
             }
         }

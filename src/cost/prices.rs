@@ -64,8 +64,15 @@
 //!   2026-12-01; prompt caching is automatic on each, a write billed as input
 //!   unless said): DeepSeek's "Models & Pricing" page
 //!   (<https://api-docs.deepseek.com/quick_start/pricing>): V3.2 (`deepseek-v3.2`,
-//!   and `deepseek-chat` and `deepseek-reasoner` until V4's launch on
-//!   2026-04-24) $0.28 / hit $0.028 / $0.42; V4 Flash, which those two names
+//!   and `deepseek-chat` and `deepseek-reasoner` from 2025-09-29 until V4's
+//!   launch on 2026-04-24) $0.28 / hit $0.028 / $0.42; before it, as the page
+//!   stood in 2025, V3.1 (both names from 16:00 UTC on 2025-09-05) $0.56 /
+//!   $0.07 / $1.68, and until then `deepseek-chat` (V3) $0.27 / $0.07 / $1.10
+//!   and `deepseek-reasoner` (R1) $0.55 / $0.14 / $2.19, both at $0.135 /
+//!   $0.035 / $0.55 from 16:30 to 00:30 UTC (from 2025-02-26 16:30 UTC: the
+//!   discount's announcement, techgethub and huxiu via coolwj, secondary), V3
+//!   at $0.14 / $0.014 / $0.28 until its launch promotion ended at 16:00 UTC
+//!   on 2025-02-08 (secondary: deploybase's table); V4 Flash, which those two names
 //!   served from then until their retirement on 2026-07-24, and
 //!   `deepseek-v4-flash`, $0.14 / $0.0028 / $0.28, V4 Pro $0.435 / $0.003625 /
 //!   $0.87 (its launch discount, made permanent on 2026-05-22), both flat
@@ -166,8 +173,9 @@ pub struct Family {
     pub off_peak: Option<OffPeak>,
     /// The prices this family's names were billed at before a date, dates
     /// ascending: a call sent before one is billed at that period's prices
-    /// (flat: no long-context tier, no off-peak hours; a fast multiple
-    /// applies), a later call (or one of no time) at the latest ones.
+    /// (no long-context tier; its own off-peak hours if any, not the
+    /// family's; a fast multiple applies), a later call (or one of no time)
+    /// at the latest ones.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub earlier: Vec<Earlier>,
     /// Defined or changed by a prices file.
@@ -176,11 +184,15 @@ pub struct Family {
 
 /// Prices a family billed until a date: before a price cut, or while its
 /// model name was served by another model.
-#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Earlier {
     /// Calls sent before this instant (milliseconds since the Unix epoch, UTC).
     pub until_ms: i64,
     pub prices: Prices,
+    /// The period's own hours, if it billed by the hour (DeepSeek's night
+    /// discount of 2025).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub off_peak: Option<OffPeak>,
 }
 
 /// A family's long-context tier.
@@ -231,10 +243,8 @@ impl Family {
     /// the listed prices at peak or when the time is unknown.
     pub fn prices_when(&self, prompt: u64, fast: bool, at_ms: Option<i64>) -> Prices {
         if let Some(e) = self.earlier_at(at_ms) {
-            return match self.fast.filter(|_| fast) {
-                Some(m) => e.prices.times(m),
-                None => e.prices,
-            };
+            let hours = e.off_peak.as_ref().map_or(1.0, |o| o.multiple(at_ms));
+            return e.prices.times(self.fast.filter(|_| fast).unwrap_or(1.0) * hours);
         }
         let p = self.prices_at(prompt, fast);
         match &self.off_peak {
@@ -341,12 +351,33 @@ fn fam(name: &str, provider: Provider, patterns: &[&str], prices: Prices) -> Fam
 }
 
 /// `f` billed at `prices` for calls sent before `until` (`YYYY-MM-DD`, the
-/// day's start in UTC), added in date order.
+/// day's start in UTC, or an RFC 3339 time), added in date order.
 fn until(f: Family, until: &str, prices: Prices) -> Family {
-    let until_ms = crate::read::time::parse_iso(&format!("{until}T00:00:00Z")).unwrap_or(i64::MIN);
+    until_hours(f, until, prices, None)
+}
+
+/// [`until`] for a period billed by the hour.
+fn until_hours(f: Family, until: &str, prices: Prices, off_peak: Option<OffPeak>) -> Family {
+    let time = if until.len() == 10 { format!("{until}T00:00:00Z") } else { until.to_string() };
+    let until_ms = crate::read::time::parse_iso(&time).unwrap_or(i64::MIN);
     let mut earlier = f.earlier.clone();
-    earlier.push(Earlier { until_ms, prices });
+    earlier.push(Earlier { until_ms, prices, off_peak });
     Family { earlier, ..f }
+}
+
+/// DeepSeek's prices of `deepseek-chat` (`reasoner: false`) or
+/// `deepseek-reasoner` from V3's launch to V3.2's, each period in order: the
+/// night discount (16:30–00:30 UTC, every day) took off half of V3's prices and
+/// three quarters of R1's.
+fn deepseek_2025(f: Family, reasoner: bool) -> Family {
+    let o = Prices::openai;
+    let night = |share: f64| OffPeak { share, peak_utc: vec![(30, 990)], weekends_off_peak: false };
+    let (before, share) = if reasoner { (o(0.55, 2.19, 0.14), 0.25) } else { (o(0.27, 1.10, 0.07), 0.5) };
+    let f = if reasoner { f } else { until(f, "2025-02-08T16:00:00Z", o(0.14, 0.28, 0.014)) };
+    let f = until(f, "2025-02-26T16:30:00Z", before);
+    let f = until_hours(f, "2025-09-05T16:00:00Z", before, Some(night(share)));
+    let f = until(f, "2025-09-29", o(0.56, 1.68, 0.07));
+    until(f, "2026-04-24", o(0.28, 0.42, 0.028))
 }
 
 /// `f` with OpenAI's long-context tier: a prompt over 272K tokens bills the
@@ -478,13 +509,10 @@ impl PriceTable {
             // Other vendors: a cache hit at their cached input price, a write
             // at the input price. A family with no fragment matches its name
             // only, so that a differently priced longer name is not taken for it.
-            // The two names served V3.2 until V4's launch, then V4 Flash
-            // until they were retired (2026-07-24).
-            until(
-                fam("deepseek-chat", Other, &["deepseek-reasoner"], o(0.14, 0.28, 0.0028)),
-                "2026-04-24",
-                o(0.28, 0.42, 0.028),
-            ),
+            // The two names served V3 and R1, V3.1, V3.2, then V4 Flash
+            // from V4's launch until they were retired (2026-07-24).
+            deepseek_2025(fam("deepseek-chat", Other, &[], o(0.14, 0.28, 0.0028)), false),
+            deepseek_2025(fam("deepseek-reasoner", Other, &[], o(0.14, 0.28, 0.0028)), true),
             fam("deepseek-v3-2", Other, &["deepseek-v3-2"], o(0.28, 0.42, 0.028)),
             // Listed at peak; the retired V4 Flash names are served and billed
             // as Flash. Flat V4 prices before the hours began.

@@ -43,7 +43,8 @@ impl PriceTable {
     /// until = "2026-05-01"           # period needs until (a date, or a time such
     /// input = 2.0                    # as "2026-05-01T09:00:00Z") and input and
     /// output = 8.0                   # output, dates ascending; they replace the
-    ///                                # family's periods (`earlier = false`: none)
+    ///                                # family's periods (`earlier = false`: none);
+    ///                                # `off_peak = { share, peak_utc }`: its hours
     ///
     /// [[families.other-model.long]]  # or several tiers, thresholds ascending,
     /// above = 32000                  # each with above, input and output: they
@@ -161,6 +162,8 @@ struct EarlierFile {
     cache_write_5m: Option<f64>,
     cache_write_1h: Option<f64>,
     cache_read: Option<f64>,
+    /// The period's own hours (share and peak_utc).
+    off_peak: Option<OffPeakFile>,
 }
 
 /// `[families.NAME.long]`.
@@ -337,7 +340,11 @@ fn set_earlier(f: &mut Family, periods: &[toml::Value]) -> Result<(), String> {
         {
             return Err(format!("{}: `until` dates must ascend", which()));
         }
-        new.push(Earlier { until_ms, prices });
+        let off_peak = match p.off_peak {
+            Some(o) => Some(o.apply_to(None).map_err(|e| format!("{}: {e}", which()))?),
+            None => None,
+        };
+        new.push(Earlier { until_ms, prices, off_peak });
     }
     f.earlier = new;
     Ok(())

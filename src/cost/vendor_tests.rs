@@ -2,7 +2,7 @@
 //! names match them, what a call costs at their rates, xAI's tiers and
 //! DeepSeek's hours.
 
-use super::tests::{T0, close, family, output_only, prices_error, row, session, settings, trace};
+use super::tests::{close, family, output_only, prices_error, row, session, settings, trace};
 use super::*;
 
 #[test]
@@ -13,7 +13,7 @@ fn other_vendors_models_resolve_by_name_and_their_variants_do_not() {
     for (model, family) in [
         ("deepseek-chat", Some("deepseek-chat")),
         ("deepseek/deepseek-v3.2-exp", Some("deepseek-v3-2")),
-        ("deepseek-reasoner", Some("deepseek-chat")),
+        ("deepseek-reasoner", Some("deepseek-reasoner")),
         ("deepseek-chat-v3.1", None),
         ("deepseek-v4-flash", Some("deepseek-flash")),
         ("deepseek/deepseek-v4-flash-vision-exp", Some("deepseek-flash")),
@@ -59,10 +59,12 @@ fn other_vendors_models_resolve_by_name_and_their_variants_do_not() {
 fn a_deepseek_session_is_billed_at_deepseeks_rates() {
     let s =
         session(&[Some("deepseek-chat"), Some("deepseek-chat")], &[Some(output_only(1_000)), Some(output_only(500))]);
+    // In V3.2's time (2026-01-05 12:00 UTC).
+    let t0 = crate::read::time::parse_iso("2026-01-05T12:00:00Z").unwrap_or_default();
     let t =
-        trace(vec![row(0, Some(T0), (4_000, 0), (4_000, 0)), row(1, Some(T0 + 1_000), (8_000, 4_000), (6_000, 4_000))]);
+        trace(vec![row(0, Some(t0), (4_000, 0), (4_000, 0)), row(1, Some(t0 + 1_000), (8_000, 4_000), (6_000, 4_000))]);
     let c = session_cost(&s, &t, &settings(CacheTtl::FiveMinutes));
-    assert_eq!((c.family.as_str(), c.fallback_calls), ("deepseek-chat", 0));
+    assert_eq!((c.family.as_str(), c.fallback_calls, c.earlier_price_calls), ("deepseek-chat", 0, 2));
     // Baseline: 4,000 × 0.28 + (4,000 × 0.028 + 4,000 × 0.28) + 1,500 × 0.42.
     close(c.baseline.usd, (4_000.0 * 0.28 + 4_000.0 * 0.028 + 4_000.0 * 0.28 + 1_500.0 * 0.42) / 1e6);
     // Policy: 4,000 × 0.28 + (4,000 × 0.028 + 2,000 × 0.28) + 1,500 × 0.42.
