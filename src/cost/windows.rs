@@ -31,7 +31,10 @@
 //! - Other vendors (read 2026-12-01): DeepSeek V3.2 128K, and V4 Pro and V4.1
 //!   Flash 1M, taken as 1,000,000 (its pricing page, read 2026-12-02), as for
 //!   `deepseek-chat` and `deepseek-reasoner` used from 2026-04-24 on, when they
-//!   served V4 Flash (sources in `prices.rs`);
+//!   served V4 Flash (sources in `prices.rs`); the two names had V3.1's and
+//!   V3.2's 128K from V3.1's launch on 2025-08-21, and V3's and R1's 64K
+//!   before (the 2025 pricing page; techgethub's report of the night
+//!   discount, secondary);
 //!   GLM-4.5 128K, GLM-4.6 and 4.7 200K (Z.ai's model pages); Kimi K2 256K
 //!   (262,144 in Moonshot's model list), its first release (0711) 128K, K3
 //!   1,048,576 (secondary: models.dev); Grok Code Fast 1 and Grok 4 256,000,
@@ -100,8 +103,8 @@ impl WindowTable {
             ("gemini-2-5", 1_048_576),
             ("gemini-3", 1_048_576),
             ("gemini-4", 1_048_576),
-            ("deepseek-chat", 128_000),
-            ("deepseek-reasoner", 128_000),
+            ("deepseek-chat", 64_000),
+            ("deepseek-reasoner", 64_000),
             ("deepseek-v3-2", 128_000),
             ("deepseek-flash", 1_000_000),
             ("deepseek-v4", 1_000_000),
@@ -122,10 +125,15 @@ impl WindowTable {
             ("grok-4-3", 1_000_000),
             ("minimax-m2", 204_800),
         ];
-        // deepseek-chat and deepseek-reasoner served V4 Flash from V4's launch.
-        let v4 = crate::read::time::parse_iso("2026-04-24T00:00:00Z").unwrap_or(i64::MAX);
-        let since =
-            ["deepseek-chat", "deepseek-reasoner"].iter().map(|f| (normalize_model(f), v4, 1_000_000)).collect();
+        // deepseek-chat and deepseek-reasoner served V3 and R1 (64K), V3.1
+        // and V3.2 (128K) from V3.1's launch, and V4 Flash from V4's.
+        let date = |d: &str| crate::read::time::parse_iso(&format!("{d}T00:00:00Z")).unwrap_or(i64::MAX);
+        let since = ["deepseek-chat", "deepseek-reasoner"]
+            .iter()
+            .flat_map(|f| {
+                [(normalize_model(f), date("2025-08-21"), 128_000), (normalize_model(f), date("2026-04-24"), 1_000_000)]
+            })
+            .collect();
         WindowTable { entries: rows.iter().map(|(f, w)| (normalize_model(f), *w, false)).collect(), since }
     }
 
@@ -313,6 +321,8 @@ mod tests {
             t.resolve(&s).tokens
         };
         assert_eq!(timed("deepseek-chat", "2026-04-23T23:59:59Z"), 128_000);
+        assert_eq!(timed("deepseek-reasoner", "2025-08-20T23:59:59Z"), 64_000);
+        assert_eq!(timed("deepseek-chat", "2025-08-21T00:00:00Z"), 128_000);
         assert_eq!(timed("deepseek/deepseek-reasoner", "2026-04-24T00:00:00Z"), 1_000_000);
         assert_eq!(timed("deepseek-v3.2", "2026-06-01T00:00:00Z"), 128_000);
         // No time: the latest, as for its price.
