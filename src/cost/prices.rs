@@ -358,11 +358,10 @@ fn until(f: Family, until: &str, prices: Prices) -> Family {
 
 /// [`until`] for a period billed by the hour.
 fn until_hours(f: Family, until: &str, prices: Prices, off_peak: Option<OffPeak>) -> Family {
-    let time = if until.len() == 10 { format!("{until}T00:00:00Z") } else { until.to_string() };
-    let until_ms = crate::read::time::parse_iso(&time).unwrap_or(i64::MIN);
-    let mut earlier = f.earlier.clone();
-    earlier.push(Earlier { until_ms, prices, off_peak });
-    Family { earlier, ..f }
+    let until_ms = crate::read::time::parse_day_or_iso(until).unwrap_or(i64::MIN);
+    let mut f = f;
+    f.earlier.push(Earlier { until_ms, prices, off_peak });
+    f
 }
 
 /// DeepSeek's prices of `deepseek-chat` (`reasoner: false`) or

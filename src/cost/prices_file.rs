@@ -353,14 +353,10 @@ fn set_earlier(f: &mut Family, periods: &[toml::Value]) -> Result<(), String> {
 /// An `until` of a prices file in milliseconds since the Unix epoch: a date
 /// (the day's start in UTC) or a time with its offset (`Z` when none).
 fn until_ms(v: &toml::Value) -> Option<i64> {
-    let text = match v {
-        toml::Value::String(s) => s.trim().to_string(),
-        toml::Value::Datetime(d) => d.to_string(),
-        _ => return None,
-    };
-    match text.len() {
-        10 => crate::read::time::parse_iso(&format!("{text}T00:00:00Z")),
-        _ => crate::read::time::parse_iso(&text),
+    match v {
+        toml::Value::String(s) => crate::read::time::parse_day_or_iso(s),
+        toml::Value::Datetime(d) => crate::read::time::parse_day_or_iso(&d.to_string()),
+        _ => None,
     }
 }
 

@@ -127,7 +127,7 @@ impl WindowTable {
         ];
         // deepseek-chat and deepseek-reasoner served V3 and R1 (64K), V3.1
         // and V3.2 (128K) from V3.1's launch, and V4 Flash from V4's.
-        let date = |d: &str| crate::read::time::parse_iso(&format!("{d}T00:00:00Z")).unwrap_or(i64::MAX);
+        let date = |d: &str| crate::read::time::parse_day_or_iso(d).unwrap_or(i64::MAX);
         let since = ["deepseek-chat", "deepseek-reasoner"]
             .iter()
             .flat_map(|f| {

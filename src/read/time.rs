@@ -53,6 +53,16 @@ pub fn parse_iso(s: &str) -> Option<i64> {
     Some(((days * 86_400 + hour * 3600 + min * 60 + sec) - offset_min * 60) * 1000 + millis)
 }
 
+/// A date (`2026-05-01`: the day's start in UTC) or an ISO time, as a
+/// prices file or a dated price gives them.
+pub fn parse_day_or_iso(s: &str) -> Option<i64> {
+    let s = s.trim();
+    match s.len() {
+        10 => parse_iso(&format!("{s}T00:00:00Z")),
+        _ => parse_iso(s),
+    }
+}
+
 /// A JSON timestamp: string (ISO) or number (epoch seconds if < 1e11, else ms).
 pub fn parse_value(v: &serde_json::Value) -> Option<i64> {
     match v {
@@ -93,6 +103,14 @@ mod tests {
         assert_eq!(parse_iso("not a date at all!!"), None);
         assert_eq!(parse_iso("2025-13-25T01:22:20Z"), None);
         assert_eq!(parse_iso("2025-09-25T01:22:20Q"), None);
+    }
+
+    #[test]
+    fn a_day_is_its_start_in_utc() {
+        assert_eq!(parse_day_or_iso(" 1970-01-02 "), Some(86_400_000));
+        assert_eq!(parse_day_or_iso("1970-01-02T01:00:00+01:00"), Some(86_400_000));
+        assert_eq!(parse_day_or_iso("1970-1-2"), None);
+        assert_eq!(parse_day_or_iso("last year"), None);
     }
 
     #[test]

@@ -122,6 +122,27 @@ fn fast_mode_calls_are_priced_at_their_multiple_and_said() {
     assert!((diff - first).abs() < 2e-6, "fast costs {diff} more, not {first}");
 }
 
+/// A chat log of one user turn and one `model` reply of 1,000 prompt and 100
+/// completion tokens per entry of `times` (RFC 3339, or none).
+fn chat_log(model: &str, times: &[Option<&str>]) -> String {
+    let turn = |time: &Option<&str>| {
+        let ts = time.map(|t| format!(", \"timestamp\": \"{t}\"")).unwrap_or_default();
+        format!(
+            "{{\"role\": \"user\", \"content\": \"go on\"{ts}}}\n{{\"role\": \"assistant\", \"content\": \"done\", \"model\": \"{model}\", \"usage\": {{\"prompt_tokens\": 1000, \"completion_tokens\": 100}}{ts}}}\n"
+        )
+    };
+    times.iter().map(turn).collect()
+}
+
+/// Each call's `tokens_baseline` from calls.csv in `out`, and the file's text.
+fn baseline_tokens(out: &Path) -> (Vec<f64>, String) {
+    let calls = std::fs::read_to_string(out.join("calls.csv")).unwrap();
+    let head: Vec<&str> = calls.lines().next().unwrap().split(',').collect();
+    let col = head.iter().position(|h| *h == "tokens_baseline").expect("tokens_baseline column");
+    let tokens = calls.lines().skip(1).map(|l| l.split(',').nth(col).unwrap().parse().unwrap()).collect();
+    (tokens, calls)
+}
+
 /// A DeepSeek call is billed at half price off-peak, by its timestamp, and at
 /// the listed (peak) price when it has none; the run says how many of each.
 #[test]
@@ -129,14 +150,8 @@ fn deepseek_calls_are_priced_by_the_hour_they_were_sent() {
     let dir = tempfile::tempdir().unwrap();
     let log = dir.path().join("chat.jsonl");
     // Monday 2026-11-30: 02:00 UTC is peak, 12:00 off-peak; the last call has no time.
-    let turn = |time: Option<&str>| {
-        let ts = time.map(|t| format!(", \"timestamp\": \"2026-11-30T{t}:00Z\"")).unwrap_or_default();
-        format!(
-            "{{\"role\": \"user\", \"content\": \"go on\"{ts}}}\n{{\"role\": \"assistant\", \"content\": \"done\", \"model\": \"deepseek-flash\", \"usage\": {{\"prompt_tokens\": 1000, \"completion_tokens\": 100}}{ts}}}\n"
-        )
-    };
-    let text: String = [Some("02:00"), Some("12:00"), Some("12:01"), None].into_iter().map(turn).collect();
-    std::fs::write(&log, text).unwrap();
+    let times = [Some("2026-11-30T02:00:00Z"), Some("2026-11-30T12:00:00Z"), Some("2026-11-30T12:01:00Z"), None];
+    std::fs::write(&log, chat_log("deepseek-flash", &times)).unwrap();
     let out = dir.path().join("out");
     let o = replay(&[log.to_str().unwrap(), "--preset", "default", "--cache-ttl", "off"], &out);
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
@@ -165,10 +180,7 @@ rates, at peak where priced by the hour"
     assert_eq!((c.off_peak_calls, c.untimed_listed_calls, c.fallback_calls), (2, 1, 0));
     // Each request is the history so far (a growing prompt): price it from the
     // tokens the replay measured, at the multiple of its hour.
-    let calls = std::fs::read_to_string(out.join("calls.csv")).unwrap();
-    let head: Vec<&str> = calls.lines().next().unwrap().split(',').collect();
-    let col = head.iter().position(|h| *h == "tokens_baseline").expect("tokens_baseline column");
-    let tokens: Vec<f64> = calls.lines().skip(1).map(|l| l.split(',').nth(col).unwrap().parse().unwrap()).collect();
+    let (tokens, calls) = baseline_tokens(&out);
     assert_eq!(tokens.len(), 4, "{calls}");
     let share = [1.0, 0.5, 0.5, 1.0];
     let expect: f64 = tokens.iter().zip(share).map(|(t, m)| (t * 0.30 + 100.0 * 1.20) * m).sum::<f64>() / 1e6;
@@ -182,14 +194,8 @@ rates, at peak where priced by the hour"
 fn calls_are_priced_at_the_rates_of_the_day_they_were_sent() {
     let dir = tempfile::tempdir().unwrap();
     let log = dir.path().join("chat.jsonl");
-    let turn = |day: &str| {
-        let ts = format!(", \"timestamp\": \"{day}T12:00:00Z\"");
-        format!(
-            "{{\"role\": \"user\", \"content\": \"go on\"{ts}}}\n{{\"role\": \"assistant\", \"content\": \"done\", \"model\": \"o3\", \"usage\": {{\"prompt_tokens\": 1000, \"completion_tokens\": 100}}{ts}}}\n"
-        )
-    };
-    let text: String = ["2025-06-08", "2025-06-09", "2025-06-10"].into_iter().map(turn).collect();
-    std::fs::write(&log, text).unwrap();
+    let times = [Some("2025-06-08T12:00:00Z"), Some("2025-06-09T12:00:00Z"), Some("2025-06-10T12:00:00Z")];
+    std::fs::write(&log, chat_log("o3", &times)).unwrap();
     let out = dir.path().join("out");
     let o = replay(&[log.to_str().unwrap(), "--preset", "default", "--cache-ttl", "off"], &out);
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
@@ -201,10 +207,7 @@ fn calls_are_priced_at_the_rates_of_the_day_they_were_sent() {
     assert!(md.contains(&format!("Note: {note}")), "{md}");
     let c = cost(&out);
     assert_eq!((c.earlier_price_calls, c.untimed_listed_calls, c.fallback_calls), (2, 0, 0));
-    let calls = std::fs::read_to_string(out.join("calls.csv")).unwrap();
-    let head: Vec<&str> = calls.lines().next().unwrap().split(',').collect();
-    let col = head.iter().position(|h| *h == "tokens_baseline").expect("tokens_baseline column");
-    let tokens: Vec<f64> = calls.lines().skip(1).map(|l| l.split(',').nth(col).unwrap().parse().unwrap()).collect();
+    let (tokens, calls) = baseline_tokens(&out);
     assert_eq!(tokens.len(), 3, "{calls}");
     let rates = [(10.0, 40.0), (10.0, 40.0), (2.0, 8.0)];
     let expect: f64 = tokens.iter().zip(rates).map(|(t, (i, o))| t * i + 100.0 * o).sum::<f64>() / 1e6;
