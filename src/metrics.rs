@@ -282,7 +282,7 @@ pub static METRICS: &[Metric] = &[
         Neither,
         Usd,
         COMPARE | SWEEP_CSV,
-        Of::Totals(|t| t.cost(|c| c.baseline.usd))
+        Of::Totals(|t| t.cost(|c| c.baseline_usd()))
     ),
     metric!(
         "cost_policy_usd",

@@ -42,6 +42,9 @@
 //! Not modelled: minimum cacheable sizes (1–4K tokens), cache breakpoints older
 //! than the previous request, batch discounts.
 
+mod agent_summaries;
+#[cfg(test)]
+mod agent_summaries_tests;
 #[cfg(test)]
 mod dated_tests;
 mod off_peak;
@@ -55,6 +58,7 @@ mod tier_tests;
 mod vendor_tests;
 mod windows;
 
+pub use agent_summaries::AgentSummaries;
 pub use off_peak::OffPeak;
 pub use prices::{
     DEFAULT_FALLBACK, Earlier, Family, ModelSource, PriceError, PriceTable, Prices, Provider, normalize_model,
@@ -264,6 +268,11 @@ pub struct CheckDetail {
 }
 
 impl SessionCost {
+    /// What the agent paid: its calls and its own summary requests.
+    pub fn baseline_usd(&self) -> f64 {
+        round_usd(self.baseline.usd + self.agent_summaries.bill.usd)
+    }
+
     /// The unshown part of the recorded-usage check, if there is one.
     pub fn detail(&self) -> Option<CheckDetail> {
         self.recorded.as_ref().map(|r| CheckDetail { call_errors: r.call_errors.clone(), read_tokens: r.read_tokens })
@@ -311,10 +320,14 @@ pub struct SessionCost {
     pub calls_without_timestamp: u64,
     pub ttl: Option<CacheTtl>,
     pub baseline: Bill,
+    /// The requests that wrote the agent's own compactions' summaries: the
+    /// baseline's too ([`SessionCost::baseline_usd`]).
+    #[serde(default, skip_serializing_if = "AgentSummaries::is_empty")]
+    pub agent_summaries: AgentSummaries,
     pub policy: Bill,
     /// LLM summaries, at the summarizer's price.
     pub summarizer_usd: f64,
-    /// baseline − policy − summarizer.
+    /// baseline (its calls and the agent's summary requests) − policy − summarizer.
     pub saved_usd: f64,
     /// saved / baseline × 100.
     pub saved_pct: f64,
@@ -510,6 +523,7 @@ pub fn session_cost_with(
     let dominant = family_calls.iter().enumerate().max_by_key(|&(i, n)| (*n, std::cmp::Reverse(i))).map(|(i, _)| i);
     let session_family = dominant.filter(|&i| family_calls[i] > 0).unwrap_or(table.fallback);
     let summ_family = models.summarizer.filter(|&i| i < table.families.len()).unwrap_or(session_family);
+    out.agent_summaries = agent_summaries::bill(session, trace, table, models, ttl);
     for c in &trace.compactions {
         let u = &c.summarizer_usage;
         // At the hour of the call it was made at.
@@ -519,11 +533,13 @@ pub fn session_cost_with(
     }
     out.family = table.families[session_family].name.clone();
     out.model_source = sources.iter().copied().max();
-    out.saved_usd = round_usd(out.baseline.usd - out.policy.usd - out.summarizer_usd);
-    out.saved_pct = pct(out.baseline.usd - out.policy.usd - out.summarizer_usd, out.baseline.usd);
+    let baseline_usd = out.baseline.usd + out.agent_summaries.bill.usd;
+    out.saved_usd = round_usd(baseline_usd - out.policy.usd - out.summarizer_usd);
+    out.saved_pct = pct(baseline_usd - out.policy.usd - out.summarizer_usd, baseline_usd);
     out.sheds_tokens_costs_more = trace.metrics.input_tokens_policy < trace.metrics.input_tokens_baseline
-        && out.policy.usd + out.summarizer_usd > out.baseline.usd + 1e-9;
+        && out.policy.usd + out.summarizer_usd > baseline_usd + 1e-9;
     out.baseline = out.baseline.rounded();
+    out.agent_summaries = out.agent_summaries.rounded();
     out.policy = out.policy.rounded();
     out.summarizer_usd = round_usd(out.summarizer_usd);
     if check.calls > 0 {
@@ -563,6 +579,9 @@ fn has_cache_fields(u: &crate::model::Usage) -> bool {
 pub struct CostTotals {
     pub sessions: u64,
     pub baseline: Bill,
+    /// As in [`SessionCost`]: part of the baseline ([`CostTotals::baseline_usd`]).
+    #[serde(default, skip_serializing_if = "AgentSummaries::is_empty")]
+    pub agent_summaries: AgentSummaries,
     pub policy: Bill,
     pub summarizer_usd: f64,
     pub saved_usd: f64,
@@ -598,9 +617,15 @@ pub struct CostTotals {
 }
 
 impl CostTotals {
+    /// What the agent paid: its calls and its own summary requests.
+    pub fn baseline_usd(&self) -> f64 {
+        round_usd(self.baseline.usd + self.agent_summaries.bill.usd)
+    }
+
     pub fn add(&mut self, c: &SessionCost) {
         self.sessions += 1;
         self.baseline.add(&c.baseline);
+        self.agent_summaries.add(&c.agent_summaries);
         self.policy.add(&c.policy);
         self.summarizer_usd += c.summarizer_usd;
         self.sessions_sheds_tokens_costs_more += u64::from(c.sheds_tokens_costs_more);
@@ -631,10 +656,12 @@ impl CostTotals {
     /// Totals and percentages once every session is added.
     pub fn finish(mut self) -> CostTotals {
         keep_most_called(&mut self.unknown_models);
-        let saved = self.baseline.usd - self.policy.usd - self.summarizer_usd;
-        self.saved_pct = pct(saved, self.baseline.usd);
+        let baseline_usd = self.baseline.usd + self.agent_summaries.bill.usd;
+        let saved = baseline_usd - self.policy.usd - self.summarizer_usd;
+        self.saved_pct = pct(saved, baseline_usd);
         self.saved_usd = round_usd(saved);
         self.baseline = self.baseline.rounded();
+        self.agent_summaries = self.agent_summaries.rounded();
         self.policy = self.policy.rounded();
         self.summarizer_usd = round_usd(self.summarizer_usd);
         if self.check.calls > 0 {

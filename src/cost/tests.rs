@@ -48,6 +48,7 @@ pub(super) fn trace(rows: Vec<CallRow>) -> SessionTrace {
         transcript_sources: Vec::new(),
         metrics,
         violations: Vec::new(),
+        agent_summaries: Vec::new(),
     }
 }
 

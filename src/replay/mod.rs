@@ -38,6 +38,9 @@
 //! over what it keeps, and for `merge_first` the first message). The cache prefix
 //! adds O(log n) per change. The engine does no I/O and never prints.
 
+mod agent_summaries;
+#[cfg(test)]
+mod agent_summaries_tests;
 #[cfg(test)]
 mod batch_tests;
 #[cfg(test)]
@@ -67,6 +70,7 @@ mod totals;
 mod unsent_tests;
 mod usage_gap;
 mod verify;
+pub use agent_summaries::{AgentSummaryRequest, priced as agent_summary_priced, unpriced as agent_summary_unpriced};
 use usage_gap::{Baseline, Calibration, Units};
 
 use crate::invariants::Violation;
@@ -407,6 +411,10 @@ pub struct SessionTrace {
     pub transcript_sources: Vec<Option<u32>>,
     pub metrics: SessionMetrics,
     pub violations: Vec<CallViolation>,
+    /// The requests that wrote the summaries of the agent's own compactions
+    /// (Claude Code's): sent by the baseline, not by a policy replay.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub agent_summaries: Vec<AgentSummaryRequest>,
 }
 
 /// Per-message token counts of a session (one estimator call per message).
@@ -505,6 +513,9 @@ pub fn replay_session(
     let mut mdrift: i64 = 0;
     let mut prev_ts: Option<i64> = None;
     let mut prev_call: Option<(usize, u64)> = None;
+    let mut agent_summaries = Vec::new();
+    let mut before: Option<agent_summaries::Before> = None;
+    let sizes = agent_summaries::Sizes { session, baseline: &mbaseline, tokens: &mest, system: msystem };
     for (ci, call) in session.calls.iter().enumerate() {
         if crate::interrupt::requested() {
             return Err(ReplayError::Interrupted);
@@ -523,6 +534,9 @@ pub fn replay_session(
         // its gap is spread before the call is measured, so a request the
         // policy left as the agent sent it measures exactly as recorded.
         let mbase = msystem + mbaseline.at(m);
+        // The agent's own summary requests since the last call, sized with
+        // the drift known before this call's usage.
+        sizes.push_until(before, m, Some(ci), mdrift, &mut agent_summaries);
         if let (Some(r), true) = (recorded, metered) {
             mdrift = signed_diff(r, mbase);
             mcalibration.record(m, mdrift, &mbaseline, &mest, &mut eng, Units::Meter);
@@ -549,6 +563,7 @@ pub fn replay_session(
             row.prefix_baseline = apply_drift(row.prefix_baseline, mdrift).min(row.tokens_baseline);
         }
         prev_call = Some((m, mbase));
+        before = Some(agent_summaries::Before { call: ci, message: m, size: mbase, timestamp: ts.or(prev_ts) });
         row.tokens_recorded = recorded;
         if row.tokens_baseline > policy.context_window {
             row.events.push(Event::OverflowBaseline);
@@ -576,6 +591,7 @@ pub fn replay_session(
             cursor = m + 1;
         }
     }
+    sizes.push_until(before, n, None, mdrift, &mut agent_summaries);
     eng.begin_call(session.calls.len());
     while cursor < n {
         if !hidden[cursor] {
@@ -600,6 +616,7 @@ pub fn replay_session(
         transcript_sources: out.transcript_sources,
         metrics,
         violations,
+        agent_summaries,
     })
 }
 

@@ -15,6 +15,9 @@ pub(super) struct Baseline {
     resets: Vec<usize>,
     /// The ranges each of those compactions kept.
     kept: Vec<[std::ops::Range<usize>; 2]>,
+    /// Per reset: the context just before it (what the agent held when it
+    /// compacted), and its index in `Session::recorded_compactions`.
+    pre: Vec<(u64, usize)>,
     /// (where a recorded clearing takes effect, the context's tokens before
     /// the first message it took something from), sorted.
     cuts: Vec<(usize, u64)>,
@@ -34,15 +37,17 @@ impl Baseline {
             if a < b { prefix[b].saturating_sub(prefix[a]) } else { 0 }
         };
         // Where each recorded compaction takes effect: at its first inserted message.
-        let mut resets: Vec<(usize, u64, [std::ops::Range<usize>; 2])> = session
+        let mut resets: Vec<(usize, u64, [std::ops::Range<usize>; 2], usize)> = session
             .recorded_compactions
             .iter()
-            .map(|c| {
+            .enumerate()
+            .map(|(j, c)| {
                 let kept = c.kept_ranges(n);
-                (c.inserted.start, kept.iter().map(range_sum).sum(), kept)
+                (c.inserted.start, kept.iter().map(range_sum).sum(), kept, j)
             })
             .collect();
-        resets.sort_by_key(|r| r.0);
+        resets.sort_by_key(|r| (r.0, r.3));
+        let mut pre = Vec::with_capacity(resets.len());
         let mut clearings: Vec<(usize, &[(usize, u64)])> =
             session.recorded_clearings.iter().zip(cleared).map(|(c, d)| (c.at, d.as_slice())).collect();
         clearings.sort_by_key(|c| c.0);
@@ -55,6 +60,7 @@ impl Baseline {
         let mut taken = Taken::new(n);
         for i in 0..=n {
             while r < resets.len() && resets[r].0 == i {
+                pre.push((sum, resets[r].3));
                 sum = resets[r].1;
                 taken.clear();
                 r += 1;
@@ -88,6 +94,7 @@ impl Baseline {
             before,
             resets: resets.iter().map(|r| r.0).collect(),
             kept: resets.into_iter().map(|r| r.2).collect(),
+            pre,
             cuts,
         }
     }
@@ -111,6 +118,16 @@ impl Baseline {
 
     pub fn at(&self, i: usize) -> u64 {
         self.before.get(i).copied().unwrap_or(0)
+    }
+
+    /// The recorded compactions that took effect in `(a, b]` (`a = None`:
+    /// from the start), in order: (index in `Session::recorded_compactions`,
+    /// the context just before it).
+    pub fn resets_between(&self, a: Option<usize>, b: usize) -> impl Iterator<Item = (usize, u64)> + '_ {
+        let from = a.map_or(0, |a| self.resets.partition_point(|&r| r <= a));
+        // A reset past the last message (a corrupt session) has no size.
+        let to = self.resets.partition_point(|&r| r <= b).min(self.pre.len());
+        self.pre[from.min(to)..to].iter().map(|&(size, j)| (j, size))
     }
 
     /// Whether a recorded compaction took effect in `(a, b]`.

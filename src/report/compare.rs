@@ -113,14 +113,14 @@ pub fn cost_md(report: &Report) -> String {
             .map(|m| format!("; every call priced as `{}` (--model)", cell(m)))
             .unwrap_or_default()
     );
-    out.push_str("| policy | baseline | policy (+ summaries) | saved | cache read share (baseline → policy) | sheds tokens, costs more | priced as fallback (calls) |\n|---|---:|---:|---:|---:|---:|---:|\n");
+    out.push_str("| policy | baseline (+ summaries) | policy (+ summaries) | saved | cache read share (baseline → policy) | sheds tokens, costs more | priced as fallback (calls) |\n|---|---:|---:|---:|---:|---:|---:|\n");
     for a in &report.aggregates {
         let Some(c) = &a.cost else { continue };
         let _ = writeln!(
             out,
             "| {} | ${:.4} | ${:.4} | {:.1}% | {:.1}% → {:.1}% | {} | {} |",
             cell(&a.policy),
-            c.baseline.usd,
+            c.baseline_usd(),
             c.policy.usd + c.summarizer_usd,
             crate::num::shown(c.saved_pct, 1),
             c.baseline.read_share() * 100.0,
@@ -141,7 +141,7 @@ pub fn cost_md(report: &Report) -> String {
                     cell(&r.session_id),
                     cell(&r.policy),
                     crate::num::shown(r.metrics.savings_pct, 1),
-                    c.baseline.usd,
+                    c.baseline_usd(),
                     c.policy.usd + c.summarizer_usd
                 );
             }

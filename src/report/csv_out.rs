@@ -94,7 +94,7 @@ pub fn sessions_csv(report: &Report) -> Vec<u8> {
         match &r.cost {
             Some(c) => rec.extend([
                 text_cell(&c.family),
-                format!("{:.6}", c.baseline.usd),
+                format!("{:.6}", c.baseline_usd()),
                 format!("{:.6}", c.policy.usd + c.summarizer_usd),
                 format!("{:.6}", c.saved_usd),
                 format!("{:.2}", c.saved_pct),

@@ -395,8 +395,8 @@ fn sent_more(r: &Report) -> Markup {
                     @match &row.cost {
                         Some(c) => {
                             @let now = c.policy.usd + c.summarizer_usd;
-                            td { (format!("${:.4} → ${:.4}", c.baseline.usd, now)) }
-                            td { (signed_pct(c.baseline.usd, now)) }
+                            td { (format!("${:.4} → ${:.4}", c.baseline_usd(), now)) }
+                            td { (signed_pct(c.baseline_usd(), now)) }
                         }
                         None => { td { "–" } td { "–" } }
                     }

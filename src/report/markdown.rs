@@ -118,6 +118,9 @@ prunes and compacts.\n",
     if let Some(note) = off_peak {
         let _ = writeln!(out, "Note: {}.\n", inline(&note, 800));
     }
+    if let Some(note) = super::terminal::agent_summaries_note(report) {
+        let _ = writeln!(out, "Note: {}.\n", inline(&note, 800));
+    }
     out.push_str("## Totals per policy\n\n");
     aggregate_table(&mut out, &report.aggregates);
     out.push('\n');

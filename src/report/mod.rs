@@ -162,6 +162,7 @@ mod tests {
             transcript_sources: Vec::new(),
             metrics: SessionMetrics::default(),
             violations: Vec::new(),
+            agent_summaries: Vec::new(),
         };
         let mut w = Chunks(Vec::new());
         write_transcript(&mut w, &trace).unwrap();

@@ -60,7 +60,7 @@ pub fn recommendation_text(r: &SweepResult) -> String {
                 out,
                 "  savings {:.1}% of billed input, cost ${:.4} → ${:.4} ({:.1}% saved), overflow calls {} → {}, compactions {}, FRR {}",
                 shown(t.savings_pct, 1),
-                t.cost.baseline.usd,
+                t.cost.baseline_usd(),
                 t.cost.policy.usd + t.cost.summarizer_usd,
                 shown(t.cost.saved_pct, 1),
                 t.overflow_calls_baseline,

@@ -110,6 +110,7 @@ pub fn notices(report: &Report) -> Vec<(bool, String)> {
     let (off_peak, untimed) = off_peak_notes(report);
     out.extend(untimed.map(|w| (true, w)));
     out.extend(off_peak.map(|n| (false, n)));
+    out.extend(agent_summaries_note(report).map(|n| (false, n)));
     out
 }
 
@@ -240,6 +241,30 @@ rates, at peak where priced by the hour (docs/cost.md)",
             )
         }),
     )
+}
+
+/// The requests that wrote the agent's own compactions' summaries: what the
+/// baseline's cost includes of them, and how many it leaves out.
+pub(super) fn agent_summaries_note(report: &Report) -> Option<String> {
+    // Every policy bills the same baseline: the first priced one says it.
+    let a = report.aggregates.iter().filter_map(|a| a.cost.as_ref()).map(|c| c.agent_summaries).next()?;
+    let priced = (a.requests > 0).then(|| {
+        format!(
+            "the baseline's cost includes the {} request(s) that wrote the summaries of Claude Code's own \
+compactions (${:.4}), which a policy replay does not send",
+            thousands(a.requests),
+            a.bill.usd
+        )
+    });
+    let unpriced = (a.unpriced > 0).then(|| {
+        format!(
+            "{} compaction(s) Codex, pi, Gemini CLI or Roo Code made are billed without the request that wrote \
+their summary (docs/cost.md)",
+            thousands(a.unpriced)
+        )
+    });
+    let notes: Vec<String> = [priced, unpriced].into_iter().flatten().collect();
+    (!notes.is_empty()).then(|| notes.join("; "))
 }
 
 /// The most calls any policy counts of a kind (every policy prices the same calls).

@@ -288,3 +288,49 @@ fn corpus_default_costs_what_the_agent_paid_far_from_the_window() {
     // The sessions that near their window are where it saves.
     assert!(sessions.iter().any(|s| s["cost"]["saved_usd"].as_f64().unwrap() > 0.0));
 }
+
+/// Claude Code's own compactions cost it the requests that wrote their
+/// summaries: the baseline bills them (read from the cache while it is
+/// warm), what a policy saved is taken against them, and the run says so.
+#[test]
+fn claude_codes_own_summary_requests_are_in_the_baseline() {
+    let dir = tempfile::tempdir().unwrap();
+    let run = |out: &Path, extra: &[&str]| {
+        let o = cargo_bin_cmd!("compactor")
+            .current_dir(env!("CARGO_MANIFEST_DIR"))
+            .args(["replay", "fixtures/claude-code/compaction.jsonl", "--preset", "default"])
+            .args(extra)
+            .arg("--out")
+            .arg(out)
+            .output()
+            .unwrap();
+        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+        String::from_utf8_lossy(&o.stderr).into_owned()
+    };
+    let out = dir.path().join("warm");
+    let stderr = run(&out, &[]);
+    assert!(
+        stderr.contains(
+            "the baseline's cost includes the 2 request(s) that wrote the summaries of Claude Code's own compactions"
+        ),
+        "{stderr}"
+    );
+    let c = cost(&out);
+    let a = c.agent_summaries;
+    assert_eq!((a.requests, a.unpriced), (2, 0));
+    assert!(a.bill.cache_read > 0 && a.bill.output > 0 && a.bill.usd > 0.0, "{a:?}");
+    assert!((c.baseline_usd() - (c.baseline.usd + a.bill.usd)).abs() < 1e-9);
+    assert!((c.saved_usd - (c.baseline_usd() - c.policy.usd - c.summarizer_usd)).abs() < 1e-5);
+    // sessions.csv's baseline is what the agent paid.
+    let mut r = csv::Reader::from_path(out.join("sessions.csv")).unwrap();
+    let h = r.headers().unwrap().clone();
+    let base = h.iter().position(|x| x == "cost_baseline_usd").unwrap();
+    let sum: f64 = r.records().map(|x| x.unwrap()[base].parse::<f64>().unwrap()).sum();
+    assert!((sum - c.baseline_usd()).abs() < 1e-4, "{sum} vs {}", c.baseline_usd());
+    // With no cache, the same input at the input price: dearer.
+    let cold = dir.path().join("off");
+    run(&cold, &["--cache-ttl", "off"]);
+    let off = cost(&cold).agent_summaries;
+    assert_eq!((off.bill.cache_read, off.bill.uncached), (0, a.bill.cache_read + a.bill.cache_write));
+    assert!(off.bill.usd > a.bill.usd, "{off:?} vs {a:?}");
+}

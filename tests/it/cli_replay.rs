@@ -562,7 +562,7 @@ fn sessions_csv_prices_each_session_and_adds_up() {
             rows.iter().filter(|x| x[policy] == *a.policy).map(|x| x[i].parse::<f64>().unwrap_or(0.0)).sum()
         };
         assert!((sum(saved) - cost.saved_usd).abs() < 1e-4, "{}: {} vs {}", a.policy, sum(saved), cost.saved_usd);
-        assert!((sum(base) - cost.baseline.usd).abs() < 1e-4, "{}", a.policy);
+        assert!((sum(base) - cost.baseline_usd()).abs() < 1e-4, "{}", a.policy);
     }
 }
 
