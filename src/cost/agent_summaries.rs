@@ -3,7 +3,7 @@
 
 use super::{Bill, CacheTtl, PriceTable, SessionModels, split_request};
 use crate::model::Session;
-use crate::replay::{SessionTrace, agent_summary_unpriced};
+use crate::replay::{SessionTrace, agent_summary_priced, agent_summary_unpriced};
 use serde::{Deserialize, Serialize};
 
 /// The summary requests of the agent's own compactions, over a session or a run.
@@ -14,8 +14,9 @@ pub struct AgentSummaries {
     pub requests: u64,
     pub bill: Bill,
     /// The agent's own compactions whose summary came from a request that
-    /// is not priced (Codex, pi, Gemini CLI, Roo Code): the baseline leaves
-    /// out what those cost.
+    /// is not priced (Codex, pi, Gemini CLI, Roo Code; Claude Code's when
+    /// what it summarized is in another log): the baseline leaves out what
+    /// those cost.
     pub unpriced: u64,
 }
 
@@ -46,14 +47,13 @@ pub(super) fn bill(
     models: &SessionModels,
     ttl: CacheTtl,
 ) -> AgentSummaries {
-    let mut out = AgentSummaries {
-        unpriced: session
-            .recorded_compactions
-            .iter()
-            .filter(|c| c.inserted.start >= session.inherited && agent_summary_unpriced(c.kind))
-            .count() as u64,
-        ..AgentSummaries::default()
-    };
+    let own = || session.recorded_compactions.iter().filter(|c| c.inserted.start >= session.inherited);
+    // Those of other agents, and Claude Code's whose request the replay
+    // could not size (what they summarized is in another log).
+    let priced = own().filter(|c| agent_summary_priced(c.kind)).count();
+    let unpriced =
+        own().filter(|c| agent_summary_unpriced(c.kind)).count() + priced.saturating_sub(trace.agent_summaries.len());
+    let mut out = AgentSummaries { unpriced: unpriced as u64, ..AgentSummaries::default() };
     for r in &trace.agent_summaries {
         let (fi, _) = r.call.and_then(|c| models.calls.get(c).copied()).unwrap_or(models.unknown);
         let family = table.families.get(fi).unwrap_or(&table.families[table.fallback]);

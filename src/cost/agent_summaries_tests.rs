@@ -96,15 +96,20 @@ fn compactions_of_agents_whose_requests_are_not_priced_are_counted() {
     s.recorded_compactions = vec![
         compaction(CompactionKind::CodexCompacted, 1),
         compaction(CompactionKind::PiCompaction, 2),
-        // No request of its own to bill: a truncation, Claude Code's (priced
-        // from the trace), and one the session inherited.
+        // No request of its own: a truncation, and one the session inherited.
         compaction(CompactionKind::ClineDeletedRange, 3),
-        compaction(CompactionKind::ClaudeBoundary, 4),
         compaction(CompactionKind::GeminiCompression, 0),
+        // Claude Code's: priced when the replay sized its request.
+        compaction(CompactionKind::ClaudeBoundary, 4),
     ];
     s.inherited = 1;
-    let t = trace(vec![row(0, Some(T0), (1_000, 0), (1_000, 0))]);
+    let mut t = trace(vec![row(0, Some(T0), (1_000, 0), (1_000, 0))]);
+    t.agent_summaries.push(request(MIN));
     let c = session_cost(&s, &t, &settings(CacheTtl::FiveMinutes));
-    assert_eq!((c.agent_summaries.requests, c.agent_summaries.unpriced), (0, 2));
+    assert_eq!((c.agent_summaries.requests, c.agent_summaries.unpriced), (1, 2));
+    // The replay could not size it (what it summarized is in another log).
+    t.agent_summaries.clear();
+    let c = session_cost(&s, &t, &settings(CacheTtl::FiveMinutes));
+    assert_eq!((c.agent_summaries.requests, c.agent_summaries.unpriced), (0, 3));
     close(c.agent_summaries.bill.usd, 0.0);
 }

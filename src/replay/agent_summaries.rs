@@ -82,7 +82,9 @@ impl Sizes<'_> {
         let mut first = true;
         for (j, pre) in self.baseline.resets_between(before.map(|b| b.message), upto) {
             let Some(c) = session.recorded_compactions.get(j) else { continue };
-            if c.inserted.start < session.inherited || !priced(c.kind) {
+            // Nothing before it in this log (a session continued from a
+            // compacted one): the request was sent with another log's history.
+            if c.inserted.start < session.inherited || !priced(c.kind) || pre == 0 {
                 first = false;
                 continue;
             }

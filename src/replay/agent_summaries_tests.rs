@@ -59,6 +59,17 @@ fn only_the_agents_own_priced_compactions_have_a_request() {
     let mut s = compacted(CompactionKind::ClaudeBoundary);
     s.inherited = 5;
     assert!(run(&s, &bare()).agent_summaries.is_empty());
+    // A session continued from a compacted one opens with the summary: what
+    // the request sent is in another log.
+    let mut s = SessionBuilder::new("s")
+        .human(filler(40, 0))
+        .human(filler(400, 1))
+        .assistant(filler(100, 2))
+        .recorded_compaction(0..0, 0..1)
+        .build();
+    s.messages[0].origin = Origin::CompactSummary;
+    s.recorded_compactions[0].kind = CompactionKind::ClaudeBoundary;
+    assert!(run(&s, &bare()).agent_summaries.is_empty());
 }
 
 #[test]

@@ -258,8 +258,8 @@ compactions (${:.4}), which a policy replay does not send",
     });
     let unpriced = (a.unpriced > 0).then(|| {
         format!(
-            "{} compaction(s) Codex, pi, Gemini CLI or Roo Code made are billed without the request that wrote \
-their summary (docs/cost.md)",
+            "{} of the agent's own compaction(s) are billed without the request that wrote their summary (those \
+of Codex, pi, Gemini CLI and Roo Code, and any whose summarized history is in another log; docs/cost.md)",
             thousands(a.unpriced)
         )
     });
