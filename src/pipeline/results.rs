@@ -236,6 +236,9 @@ pub struct Aggregate {
     pub pruned_chars_freed: u64,
     pub flush_points: u64,
     pub summarizer_tokens: u64,
+    /// The agent's own summary requests' tokens (`SessionMetrics::agent_summary_tokens`).
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub agent_summary_tokens: u64,
     pub net_savings_tokens: i64,
     pub violations: u64,
     /// Summary quality over this policy's sessions; absent with `--no-quality`.
@@ -490,6 +493,10 @@ fn row(session: &Session, policy: &Policy, trace: Result<&SessionTrace, String>)
     }
 }
 
+fn is_zero(n: &u64) -> bool {
+    *n == 0
+}
+
 fn aggregate<'a>(policy: &str, rows: impl Iterator<Item = &'a SessionRow>) -> Aggregate {
     let mut a = Aggregate { policy: policy.to_string(), ..Aggregate::default() };
     let mut per_session = Vec::new();
@@ -518,6 +525,7 @@ fn aggregate<'a>(policy: &str, rows: impl Iterator<Item = &'a SessionRow>) -> Ag
         a.pruned_chars_freed = a.pruned_chars_freed.saturating_add(m.pruned_chars_freed);
         a.flush_points = a.flush_points.saturating_add(m.flush_points);
         a.summarizer_tokens = a.summarizer_tokens.saturating_add(m.summarizer_tokens);
+        a.agent_summary_tokens = a.agent_summary_tokens.saturating_add(m.agent_summary_tokens);
         a.net_savings_tokens = a.net_savings_tokens.saturating_add(m.net_savings_tokens);
         a.violations += r.violations as u64;
         if m.calls > 0 {

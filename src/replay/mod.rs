@@ -382,8 +382,17 @@ pub struct SessionMetrics {
     pub prefix_tokens_policy: u64,
     pub flush_points: u64,
     pub summarizer_tokens: u64,
-    /// baseline − policy − summarizer tokens.
+    /// Tokens (input and output) of the agent's own summary requests
+    /// (`SessionTrace::agent_summaries`): the baseline's, as
+    /// `summarizer_tokens` are the policy's.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub agent_summary_tokens: u64,
+    /// baseline (with the agent's summary requests) − policy − summarizer tokens.
     pub net_savings_tokens: i64,
+}
+
+fn is_zero(n: &u64) -> bool {
+    *n == 0
 }
 
 /// Everything one replay produced.
@@ -600,7 +609,7 @@ pub fn replay_session(
         cursor += 1;
     }
     let out = eng.finish(ctx.options.keep_transcript);
-    let metrics = metrics(&rows, &out.compactions, &out.prunes, policy.context_window);
+    let metrics = metrics(&rows, &out.compactions, &out.prunes, &agent_summaries, policy.context_window);
     Ok(SessionTrace {
         session_id: session.id.clone(),
         policy: policy.name.clone(),
@@ -630,7 +639,13 @@ fn apply_drift(v: u64, drift: i64) -> u64 {
     if drift >= 0 { v.saturating_add(drift as u64) } else { v.saturating_sub(drift.unsigned_abs()) }
 }
 
-fn metrics(rows: &[CallRow], comps: &[CompactionEvent], prunes: &[PruneEvent], window: u64) -> SessionMetrics {
+fn metrics(
+    rows: &[CallRow],
+    comps: &[CompactionEvent],
+    prunes: &[PruneEvent],
+    agent: &[AgentSummaryRequest],
+    window: u64,
+) -> SessionMetrics {
     let mut m = SessionMetrics { calls: rows.len() as u64, ..SessionMetrics::default() };
     for r in rows {
         // Sums saturate: extreme recorded usage must not wrap (or panic).
@@ -664,7 +679,12 @@ fn metrics(rows: &[CallRow], comps: &[CompactionEvent], prunes: &[PruneEvent], w
         m.savings_pct =
             (m.input_tokens_baseline as f64 - m.input_tokens_policy as f64) * 100.0 / m.input_tokens_baseline as f64;
     }
-    m.net_savings_tokens = net_savings(m.input_tokens_baseline, m.input_tokens_policy, m.summarizer_tokens);
+    m.agent_summary_tokens = agent.iter().fold(0u64, |n, r| n.saturating_add(r.tokens).saturating_add(r.output));
+    m.net_savings_tokens = net_savings(
+        m.input_tokens_baseline.saturating_add(m.agent_summary_tokens),
+        m.input_tokens_policy,
+        m.summarizer_tokens,
+    );
     m
 }
 
