@@ -277,7 +277,7 @@ pub static METRICS: &[Metric] = &[
         Of::Totals(|t| Some(t.savings_pct)), gate: Some(Gate::MaxDrop(|t| t.max_savings_drop))),
     metric!(
         "cost_baseline_usd",
-        "cost baseline",
+        "cost baseline (+ summaries)",
         "cost_baseline_usd",
         Neither,
         Usd,
