@@ -71,17 +71,13 @@ pub struct SessionReport {
     /// Messages copied from the parent at the top of the log
     /// ([`crate::model::Session::inherited`]), and the parent's compactions
     /// among them (not in `compactions`).
-    #[serde(default, skip_serializing_if = "is_zero")]
+    #[serde(default, skip_serializing_if = "crate::num::is_zero")]
     pub inherited_messages: u64,
-    #[serde(default, skip_serializing_if = "is_zero")]
+    #[serde(default, skip_serializing_if = "crate::num::is_zero")]
     pub inherited_compactions: u64,
     pub counts: Counts,
     /// The session's own recorded compactions.
     pub compactions: Vec<CompactionSummary>,
-}
-
-fn is_zero(n: &u64) -> bool {
-    *n == 0
 }
 
 /// Counts of one session, or of all of them in [`Totals`].
@@ -109,11 +105,11 @@ pub struct Counts {
     pub compactions: u64,
     /// Tool outputs the agent's own clearings (Claude Code microcompacts,
     /// Gemini CLI masking) stopped sending in full.
-    #[serde(default, skip_serializing_if = "is_zero")]
+    #[serde(default, skip_serializing_if = "crate::num::is_zero")]
     pub cleared_outputs: u64,
     /// Responses the agent kept in its log but never sent on (pi's aborted
     /// and failed turns): in no later request.
-    #[serde(default, skip_serializing_if = "is_zero")]
+    #[serde(default, skip_serializing_if = "crate::num::is_zero")]
     pub unsent_messages: u64,
     pub api_errors: BTreeMap<ApiErrorKind, u64>,
     pub diagnostics: DiagnosticCounts,

@@ -1,6 +1,12 @@
 //! Rounding and digit grouping shared by every number compactor writes: fixed decimals keep reports
 //! short and byte-identical, whichever layer computed the value.
 
+/// For `skip_serializing_if`: a count of zero is left out of a report, so a
+/// field most logs never fill keeps their outputs as they were.
+pub fn is_zero(n: &u64) -> bool {
+    *n == 0
+}
+
 /// Round to 4 decimals; a non-finite value becomes 0 so JSON stays valid.
 pub fn round4(x: f64) -> f64 {
     if x.is_finite() { (x * 10_000.0).round() / 10_000.0 } else { 0.0 }

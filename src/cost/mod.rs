@@ -303,19 +303,19 @@ pub struct SessionCost {
     pub agent_model_calls: u64,
     /// Calls served in fast mode, at their family's fast-mode prices or,
     /// for `fast_at_standard_calls` of them, at the standard ones.
-    #[serde(default, skip_serializing_if = "is_zero")]
+    #[serde(default, skip_serializing_if = "crate::num::is_zero")]
     pub fast_calls: u64,
-    #[serde(default, skip_serializing_if = "is_zero")]
+    #[serde(default, skip_serializing_if = "crate::num::is_zero")]
     pub fast_at_standard_calls: u64,
     /// Calls of a family priced by time of day ([`OffPeak`]) billed at its
     /// off-peak prices; calls sent before a date of a family's earlier prices
     /// ([`Family::earlier`]), billed at them; and calls of either kind of
     /// family of no timestamp, billed at its latest listed prices.
-    #[serde(default, skip_serializing_if = "is_zero")]
+    #[serde(default, skip_serializing_if = "crate::num::is_zero")]
     pub off_peak_calls: u64,
-    #[serde(default, skip_serializing_if = "is_zero")]
+    #[serde(default, skip_serializing_if = "crate::num::is_zero")]
     pub earlier_price_calls: u64,
-    #[serde(default, skip_serializing_if = "is_zero")]
+    #[serde(default, skip_serializing_if = "crate::num::is_zero")]
     pub untimed_listed_calls: u64,
     pub calls_without_timestamp: u64,
     pub ttl: Option<CacheTtl>,
@@ -378,10 +378,6 @@ fn keep_most_called(map: &mut BTreeMap<String, u64>) {
     if other + rest > 0 {
         map.insert(OTHER_UNKNOWN_MODELS.to_string(), other + rest);
     }
-}
-
-fn is_zero(n: &u64) -> bool {
-    *n == 0
 }
 
 /// USD rounded to a millionth of a dollar, so reports are short and stable.
@@ -596,18 +592,18 @@ pub struct CostTotals {
     #[serde(default)]
     pub agent_model_calls: u64,
     /// Calls served in fast mode; of them, priced at the standard rates.
-    #[serde(default, skip_serializing_if = "is_zero")]
+    #[serde(default, skip_serializing_if = "crate::num::is_zero")]
     pub fast_calls: u64,
-    #[serde(default, skip_serializing_if = "is_zero")]
+    #[serde(default, skip_serializing_if = "crate::num::is_zero")]
     pub fast_at_standard_calls: u64,
     /// Calls billed at off-peak prices, at a family's earlier prices, and
     /// calls of a family priced by hour or date with no timestamp, billed at
     /// its latest listed ones (as in [`SessionCost`]).
-    #[serde(default, skip_serializing_if = "is_zero")]
+    #[serde(default, skip_serializing_if = "crate::num::is_zero")]
     pub off_peak_calls: u64,
-    #[serde(default, skip_serializing_if = "is_zero")]
+    #[serde(default, skip_serializing_if = "crate::num::is_zero")]
     pub earlier_price_calls: u64,
-    #[serde(default, skip_serializing_if = "is_zero")]
+    #[serde(default, skip_serializing_if = "crate::num::is_zero")]
     pub untimed_listed_calls: u64,
     pub calls_without_timestamp: u64,
     /// The baseline simulation against recorded usage over every checked call.

@@ -237,7 +237,7 @@ pub struct Aggregate {
     pub flush_points: u64,
     pub summarizer_tokens: u64,
     /// The agent's own summary requests' tokens (`SessionMetrics::agent_summary_tokens`).
-    #[serde(default, skip_serializing_if = "is_zero")]
+    #[serde(default, skip_serializing_if = "crate::num::is_zero")]
     pub agent_summary_tokens: u64,
     pub net_savings_tokens: i64,
     pub violations: u64,
@@ -491,10 +491,6 @@ fn row(session: &Session, policy: &Policy, trace: Result<&SessionTrace, String>)
         },
         Err(e) => SessionRow { error: Some(e), ..base },
     }
-}
-
-fn is_zero(n: &u64) -> bool {
-    *n == 0
 }
 
 fn aggregate<'a>(policy: &str, rows: impl Iterator<Item = &'a SessionRow>) -> Aggregate {

@@ -385,14 +385,10 @@ pub struct SessionMetrics {
     /// Tokens (input and output) of the agent's own summary requests
     /// (`SessionTrace::agent_summaries`): the baseline's, as
     /// `summarizer_tokens` are the policy's.
-    #[serde(default, skip_serializing_if = "is_zero")]
+    #[serde(default, skip_serializing_if = "crate::num::is_zero")]
     pub agent_summary_tokens: u64,
     /// baseline (with the agent's summary requests) − policy − summarizer tokens.
     pub net_savings_tokens: i64,
-}
-
-fn is_zero(n: &u64) -> bool {
-    *n == 0
 }
 
 /// Everything one replay produced.
