@@ -80,7 +80,7 @@ fn a_request_is_priced_at_its_calls_family_and_date() {
         prefix: 0,
         output: 0,
     };
-    t.agent_summaries.push(r.clone());
+    t.agent_summaries.push(r);
     let off = settings(CacheTtl::Off);
     close(session_cost(&s, &t, &off).agent_summaries.bill.usd, 10.0);
     t.agent_summaries[0].timestamp = Some(before + 30 * 24 * 60 * MIN);

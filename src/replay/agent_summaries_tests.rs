@@ -2,23 +2,13 @@
 //! baseline sent them.
 
 use super::testkit::{SessionBuilder, filler};
-use super::tests::{bare, run};
+use super::tests::{bare, compacted_once, run};
 use super::*;
 use crate::model::{CompactionKind, Origin};
 
-/// u400 a100 u400 a100 [summary 40] u400 a100, the agent compacting before
-/// message 4 and keeping messages 2 and 3 (chars/4: 100, 25, 100, 25, 10, 100, 25).
+/// [`compacted_once`] with its summary and compaction of `kind`.
 fn compacted(kind: CompactionKind) -> Session {
-    let mut s = SessionBuilder::new("s")
-        .human(filler(400, 0))
-        .assistant(filler(100, 1))
-        .human(filler(400, 2))
-        .assistant(filler(100, 3))
-        .human(filler(40, 4))
-        .human(filler(400, 5))
-        .assistant(filler(100, 6))
-        .recorded_compaction(2..4, 4..5)
-        .build();
+    let mut s = compacted_once();
     s.messages[4].origin = Origin::CompactSummary;
     s.recorded_compactions[0].kind = kind;
     s

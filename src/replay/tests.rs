@@ -113,18 +113,25 @@ fn baseline_is_the_full_history_and_policy_equals_it_when_idle() {
     assert_eq!(t.transcript.len(), 4);
 }
 
-#[test]
-fn baseline_follows_recorded_compactions_and_policy_skips_inserted() {
-    let s = SessionBuilder::new("s")
+/// u400 a100 u400 a100 [summary 40] u400 a100 (chars/4: 100, 25, 100, 25,
+/// 10, 100, 25): the agent compacted before message 4, its summary, keeping
+/// messages 2 and 3.
+pub(super) fn compacted_once() -> Session {
+    SessionBuilder::new("s")
         .human(filler(400, 0))
         .assistant(filler(100, 1))
         .human(filler(400, 2))
         .assistant(filler(100, 3))
-        .human(filler(40, 4)) // index 4: the agent's own summary
+        .human(filler(40, 4))
         .human(filler(400, 5))
         .assistant(filler(100, 6))
         .recorded_compaction(2..4, 4..5)
-        .build();
+        .build()
+}
+
+#[test]
+fn baseline_follows_recorded_compactions_and_policy_skips_inserted() {
+    let s = compacted_once();
     let t = run(&s, &bare());
     // After the agent's compaction: kept (2,3) = 125 + inserted 10 + message 5 = 100.
     assert_eq!(baseline_tokens(&t), vec![100, 225, 235]);
